@@ -1,0 +1,17 @@
+import { PGlite } from '@electric-sql/pglite';
+let t=Date.now();
+const db=await PGlite.create();
+await db.exec('create table x(id int primary key, v text)');
+console.log('create', Date.now()-t); t=Date.now();
+const dump = await db.dumpDataDir('none');
+console.log('dump', Date.now()-t, dump.size); t=Date.now();
+const db2 = await PGlite.create({loadDataDir: dump});
+console.log('load', Date.now()-t, (await db2.query('select count(*) from x')).rows); t=Date.now();
+const db3 = await PGlite.create({loadDataDir: dump});
+console.log('load2', Date.now()-t);
+t=Date.now();
+for (let i=0;i<1000;i++) await db3.query('insert into x values($1,$2)', [i, 'a']);
+console.log('1000 inserts', Date.now()-t);
+t=Date.now();
+for (let i=0;i<1000;i++) await db3.query('select * from x where id=$1', [i]);
+console.log('1000 selects', Date.now()-t);

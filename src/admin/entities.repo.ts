@@ -1,0 +1,88 @@
+// SQL for entities and their API keys.
+import type { Queryable } from '../platform/db/index.ts';
+
+export interface EntityRow {
+  id: string;
+  name: string;
+  created_at: Date;
+}
+
+export interface ApiKeyRow {
+  id: string;
+  entity_id: string;
+  prefix: string;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+export const entitiesRepo = {
+  async insert(q: Queryable, e: { id: string; name: string }): Promise<EntityRow> {
+    const { rows } = await q.query<EntityRow>(
+      'INSERT INTO entities (id, name) VALUES ($1, $2) RETURNING id, name, created_at',
+      [e.id, e.name],
+    );
+    return rows[0]!;
+  },
+
+  async get(q: Queryable, id: string): Promise<EntityRow | undefined> {
+    const { rows } = await q.query<EntityRow>('SELECT id, name, created_at FROM entities WHERE id = $1', [id]);
+    return rows[0];
+  },
+
+  async list(q: Queryable, limit: number, after?: { created_at: Date; id: string }): Promise<EntityRow[]> {
+    const { rows } = after
+      ? await q.query<EntityRow>(
+          `SELECT id, name, created_at FROM entities WHERE (created_at, id) > ($1, $2)
+           ORDER BY created_at, id LIMIT $3`,
+          [after.created_at, after.id, limit],
+        )
+      : await q.query<EntityRow>('SELECT id, name, created_at FROM entities ORDER BY created_at, id LIMIT $1', [limit]);
+    return rows;
+  },
+
+  async count(q: Queryable): Promise<number> {
+    const { rows } = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM entities');
+    return rows[0]!.n;
+  },
+
+  async insertApiKey(q: Queryable, k: { id: string; entityId: string; hash: Buffer; prefix: string }): Promise<ApiKeyRow> {
+    const { rows } = await q.query<ApiKeyRow>(
+      `INSERT INTO api_keys (id, entity_id, key_hash, prefix) VALUES ($1, $2, $3, $4)
+       RETURNING id, entity_id, prefix, created_at, revoked_at`,
+      [k.id, k.entityId, k.hash, k.prefix],
+    );
+    return rows[0]!;
+  },
+
+  async listApiKeys(q: Queryable, entityId: string): Promise<ApiKeyRow[]> {
+    const { rows } = await q.query<ApiKeyRow>(
+      'SELECT id, entity_id, prefix, created_at, revoked_at FROM api_keys WHERE entity_id = $1 ORDER BY created_at, id',
+      [entityId],
+    );
+    return rows;
+  },
+
+  /** Revokes once: a second revocation keeps the first revocation time. */
+  async revokeApiKey(q: Queryable, entityId: string, keyId: string): Promise<ApiKeyRow | undefined> {
+    const { rows } = await q.query<ApiKeyRow>(
+      `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
+        WHERE id = $1 AND entity_id = $2
+       RETURNING id, entity_id, prefix, created_at, revoked_at`,
+      [keyId, entityId],
+    );
+    return rows[0];
+  },
+
+  async findActiveApiKeyByHash(q: Queryable, hash: Buffer): Promise<{ id: string; entity_id: string } | undefined> {
+    const { rows } = await q.query<{ id: string; entity_id: string }>(
+      'SELECT id, entity_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
+      [hash],
+    );
+    return rows[0];
+  },
+
+  async revokedSince(q: Queryable, since: Date): Promise<string[]> {
+    const { rows } = await q.query<{ id: string }>('SELECT id FROM api_keys WHERE revoked_at >= $1', [since]);
+    return rows.map((r) => r.id);
+  },
+};

@@ -1,0 +1,115 @@
+// buildApp(deps): the whole payd HTTP application. main.ts and the tests call it.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import formbody from '@fastify/formbody';
+import type { Config } from './config.ts';
+import type { Db } from './platform/db/index.ts';
+import { KeyStore } from './platform/crypto/keystore.ts';
+import { authPlugin } from './platform/http/auth.ts';
+import { errorHandlerPlugin } from './platform/http/error-handler.ts';
+import { openapiPlugin } from './platform/http/openapi.ts';
+import { ProblemSchema } from './platform/http/schemas.ts';
+import { loggerOptions } from './platform/observability/logger.ts';
+import { createMetrics, metricsPlugin } from './platform/observability/metrics.ts';
+import { healthRoutes } from './platform/observability/health.ts';
+import { EntitiesService } from './admin/entities.service.ts';
+import { adminRoutes } from './admin/admin.routes.ts';
+import { ApiKey, Entity } from './admin/entities.schemas.ts';
+import { ACCESS_TOKEN_KEYS, AccessTokens, RevokedKeys } from './identity/oauth/access-tokens.ts';
+import { tokenRoutes } from './identity/oauth/token.routes.ts';
+import { REDIRECTION_KEYS, RedirectionTokens } from './checkout/redirection-token.ts';
+import { Jwk, signingJwksRoutes } from './checkout/signing-jwks.routes.ts';
+import { problems } from './platform/http/problem.ts';
+
+export const VERSION = '0.1.0';
+
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  masterKey: Buffer;
+  /** false to silence logs (tests); default: pino at config.logLevel. */
+  logger?: boolean;
+}
+
+export interface Services {
+  entities: EntitiesService;
+  keys: KeyStore;
+  accessTokens: AccessTokens;
+  revokedKeys: RevokedKeys;
+  redirection: RedirectionTokens;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    services: Services;
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, db } = deps;
+  let shuttingDown = false;
+
+  const keys = new KeyStore(db, deps.masterKey);
+  const purposes = [ACCESS_TOKEN_KEYS, REDIRECTION_KEYS];
+  for (const p of purposes) await keys.ensure(p);
+  const entities = new EntitiesService(db);
+  const revokedKeys = new RevokedKeys(entities, config.accessTokenTtlSeconds);
+  await revokedKeys.start();
+  const accessTokens = new AccessTokens(keys, config.baseUrl, config.accessTokenTtlSeconds, revokedKeys);
+  const redirection = new RedirectionTokens(keys, config.baseUrl);
+  const services: Services = { entities, keys, accessTokens, revokedKeys, redirection };
+
+  const app = Fastify({
+    logger: deps.logger === false ? false : loggerOptions(config.logLevel),
+    bodyLimit: config.bodyLimitBytes,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: true } },
+    return503OnClosing: true,
+  });
+  app.decorate('services', services);
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (shuttingDown) reply.header('connection', 'close');
+    reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
+  });
+  app.addHook('preClose', async () => {
+    shuttingDown = true;
+  });
+  app.addHook('onClose', async () => {
+    revokedKeys.stop();
+  });
+
+  await app.register(errorHandlerPlugin);
+  await app.register(formbody, { bodyLimit: config.bodyLimitBytes });
+  await app.register(metricsPlugin, { metrics: createMetrics() });
+  for (const schema of [ProblemSchema, Entity, ApiKey, Jwk]) app.addSchema(schema);
+  await app.register(openapiPlugin, { baseUrl: config.baseUrl, version: VERSION });
+  await app.register(authPlugin, {
+    authenticators: {
+      adminToken: config.adminToken,
+      bearer: (token) => accessTokens.verify(token),
+      apiKey: async (key) => {
+        const found = await entities.resolveApiKey(key);
+        if (!found) throw problems.unauthorized('The API key is unknown or revoked.', 'ApiKey realm="payd", header="x-api-key"');
+        return { entityId: found.entity_id, scopes: ['payment-api'], via: 'apiKey', apiKeyId: found.id };
+      },
+    },
+  });
+
+  await app.register(healthRoutes, { db, isShuttingDown: () => shuttingDown });
+  if (config.role !== 'worker') {
+    await app.register(tokenRoutes, { apiKeys: entities, tokens: accessTokens });
+  }
+  if (config.role === 'all' || config.role === 'api') {
+    await app.register(adminRoutes, { entities, keys, purposes, onApiKeyRevoked: (id) => revokedKeys.add(id) });
+    await app.register(signingJwksRoutes, { redirection });
+  }
+  return app;
+}

@@ -1,0 +1,91 @@
+// The one place that reads process.env: every setting is parsed, validated and typed here.
+import path from 'node:path';
+
+export type Role = 'all' | 'api' | 'identity' | 'worker';
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Public base URL of the payment API (used in links); defaults to http://localhost:PORT. */
+  baseUrl: string;
+  /** PostgreSQL connection string; when absent payd runs on embedded PGlite. */
+  databaseUrl: string | undefined;
+  dbPoolSize: number;
+  /** Where the embedded database and the development master key live. */
+  dataDir: string;
+  /** Bearer token of the operator API; the operator API is off when unset. */
+  adminToken: string | undefined;
+  /** 32-byte key (base64) that encrypts private signing keys at rest. */
+  masterKey: string | undefined;
+  accessTokenTtlSeconds: number;
+  bodyLimitBytes: number;
+  logLevel: string;
+  /** Create a demo merchant on first start (default: only on the embedded database). */
+  demo: boolean;
+  role: Role;
+  /** Shutdown grace period: in-flight requests get this long to finish after SIGTERM. */
+  shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return n;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function url(env: Env, name: string, fallback: string): string {
+  const raw = env[name] || fallback;
+  try {
+    const u = new URL(raw);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const databaseUrl = env.DATABASE_URL || undefined;
+  const role = (env.PAYD_ROLE || 'all') as Role;
+  if (!['all', 'api', 'identity', 'worker'].includes(role)) {
+    throw new ConfigError(`PAYD_ROLE must be one of all, api, identity, worker, got "${role}"`);
+  }
+  const adminToken = env.PAYD_ADMIN_TOKEN || undefined;
+  if (adminToken !== undefined && adminToken.length < 16) {
+    throw new ConfigError('PAYD_ADMIN_TOKEN must be at least 16 characters long');
+  }
+  const config: Config = {
+    port,
+    host: env.HOST || '0.0.0.0',
+    baseUrl: url(env, 'PAYD_BASE_URL', `http://localhost:${port}`),
+    databaseUrl,
+    dbPoolSize: int(env, 'PAYD_DB_POOL_SIZE', 20, 1, 500),
+    dataDir: path.resolve(env.PAYD_DATA_DIR || '.payd'),
+    adminToken,
+    masterKey: env.PAYD_MASTER_KEY || undefined,
+    accessTokenTtlSeconds: int(env, 'PAYD_ACCESS_TOKEN_TTL', 3600, 60, 86400),
+    bodyLimitBytes: int(env, 'PAYD_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    logLevel: env.LOG_LEVEL || 'info',
+    demo: bool(env, 'PAYD_DEMO', databaseUrl === undefined),
+    role,
+    shutdownGraceMs: int(env, 'PAYD_SHUTDOWN_GRACE_MS', 10000, 0, 600000),
+  };
+  return { ...config, ...overrides };
+}

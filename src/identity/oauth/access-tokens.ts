@@ -1,0 +1,111 @@
+// Access tokens of the payment API: short JWTs signed with an Ed25519 key from the key
+// store. Any payd process verifies them with its cached public keys, no database round
+// trip. Tokens of a revoked API key are refused once the revocation list refreshes.
+import { randomUUID } from 'node:crypto';
+import { SignJWT, decodeProtectedHeader, jwtVerify, errors as joseErrors } from 'jose';
+import type { KeyPurpose, KeyStore } from '../../platform/crypto/keystore.ts';
+import { InvalidCredentials, type Principal } from '../../platform/http/auth.ts';
+
+export const PAYMENT_API_SCOPE = 'payment-api';
+export const ACCESS_TOKEN_AUDIENCE = 'payd';
+const TOKEN_TYPE = 'at+jwt';
+
+export const ACCESS_TOKEN_KEYS: KeyPurpose = { name: 'access-token', alg: 'EdDSA', overlapSeconds: 2 * 86400 };
+
+export interface RevocationSource {
+  revokedKeyIdsSince(since: Date): Promise<string[]>;
+}
+
+/** The API keys revoked within the lifetime of a token, refreshed from the database. */
+export class RevokedKeys {
+  private ids = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly source: RevocationSource,
+    private readonly windowSeconds: number,
+    private readonly refreshMs = 15_000,
+  ) {}
+
+  async refresh(): Promise<void> {
+    const since = new Date(Date.now() - (this.windowSeconds + 300) * 1000);
+    this.ids = new Set(await this.source.revokedKeyIdsSince(since));
+  }
+
+  async start(): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => void this.refresh().catch(() => {}), this.refreshMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  add(id: string): void {
+    this.ids.add(id);
+  }
+
+  has(id: string): boolean {
+    return this.ids.has(id);
+  }
+}
+
+export interface IssuedToken {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+}
+
+export class AccessTokens {
+  constructor(
+    private readonly keys: KeyStore,
+    private readonly issuer: string,
+    private readonly ttlSeconds: number,
+    private readonly revoked: RevokedKeys,
+  ) {}
+
+  async issue(subject: { entityId: string; apiKeyId: string; scope: string }): Promise<IssuedToken> {
+    const key = await this.keys.signingKey(ACCESS_TOKEN_KEYS.name);
+    const token = await new SignJWT({ scope: subject.scope, akid: subject.apiKeyId })
+      .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: TOKEN_TYPE })
+      .setIssuer(this.issuer)
+      .setAudience(ACCESS_TOKEN_AUDIENCE)
+      .setSubject(subject.entityId)
+      .setIssuedAt()
+      .setExpirationTime(`${this.ttlSeconds}s`)
+      .setJti(randomUUID())
+      .sign(key.privateKey);
+    return { access_token: token, token_type: 'Bearer', expires_in: this.ttlSeconds, scope: subject.scope };
+  }
+
+  async verify(token: string): Promise<Principal> {
+    let kid: string | undefined;
+    try {
+      kid = decodeProtectedHeader(token).kid;
+    } catch {
+      throw new InvalidCredentials('The access token is malformed.');
+    }
+    const key = kid ? await this.keys.verificationKey(ACCESS_TOKEN_KEYS.name, kid) : undefined;
+    if (!key) throw new InvalidCredentials('The access token was not signed by payd.');
+    try {
+      const { payload } = await jwtVerify(token, key.publicKey, {
+        issuer: this.issuer,
+        audience: ACCESS_TOKEN_AUDIENCE,
+        algorithms: [key.alg],
+        typ: TOKEN_TYPE,
+        requiredClaims: ['sub', 'exp', 'iat', 'jti'],
+      });
+      const apiKeyId = typeof payload.akid === 'string' ? payload.akid : undefined;
+      if (apiKeyId && this.revoked.has(apiKeyId)) throw new InvalidCredentials('The API key behind this access token was revoked.');
+      const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];
+      return { entityId: payload.sub!, scopes, via: 'bearer', ...(apiKeyId ? { apiKeyId } : {}) };
+    } catch (err) {
+      if (err instanceof InvalidCredentials) throw err;
+      if (err instanceof joseErrors.JWTExpired) throw new InvalidCredentials('The access token has expired.');
+      if (err instanceof joseErrors.JOSEError) throw new InvalidCredentials('The access token is not valid.');
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,56 @@
+// POST /oauth/token: one endpoint, dispatched on grant_type (one file per grant).
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { problemResponses } from '../../platform/http/schemas.ts';
+import type { AccessTokens } from './access-tokens.ts';
+import { type ApiKeyResolver, clientCredentialsGrant } from './grants/client-credentials.ts';
+import { oauthError } from './oauth-errors.ts';
+
+export interface TokenDeps {
+  apiKeys: ApiKeyResolver;
+  tokens: AccessTokens;
+}
+
+const FORM = 'application/x-www-form-urlencoded';
+
+export const TokenResponse = Type.Object({
+  access_token: Type.String({ description: 'JWT to send as Authorization: Bearer' }),
+  token_type: Type.Literal('Bearer'),
+  expires_in: Type.Integer({ description: 'Lifetime in seconds (3600 by default)' }),
+  scope: Type.String({ description: 'Space-separated scopes; payment-api for client credentials' }),
+});
+
+export async function tokenRoutes(root: FastifyInstance, deps: TokenDeps) {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
+  app.post('/oauth/token', {
+    schema: {
+      tags: ['Authentication'],
+      summary: 'Get an access token (OAuth 2.0 client credentials)',
+      description:
+        'Send `grant_type=client_credentials` form-encoded with the API key in the `x-api-key` header. ' +
+        'Errors carry the OAuth members `error` and `error_description` besides the problem fields.',
+      security: [{ apiKey: [] }],
+      consumes: [FORM],
+      body: Type.Object({
+        grant_type: Type.String({ minLength: 1, maxLength: 100, description: 'client_credentials' }),
+        scope: Type.Optional(Type.String({ maxLength: 200, description: 'payment-api (the default)' })),
+      }),
+      response: { 200: TokenResponse, ...problemResponses(400, 401, 415) },
+    },
+    preValidation: async (request) => {
+      const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      if (type !== FORM) {
+        throw oauthError('invalid_request', `The token request must be sent as ${FORM}.`);
+      }
+    },
+  }, async (request, reply) => {
+    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+    switch (request.body.grant_type) {
+      case 'client_credentials':
+        return clientCredentialsGrant({ headers: request.headers, body: request.body }, deps);
+      default:
+        throw oauthError('unsupported_grant_type', `grant_type "${request.body.grant_type}" is not supported.`);
+    }
+  });
+}

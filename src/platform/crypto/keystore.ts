@@ -1,0 +1,160 @@
+// Asymmetric signing keys by purpose, kept in the database with the private half
+// encrypted by the master key. Every process caches them and refreshes periodically,
+// so signing and verifying need no database round trip.
+import { generateKeyPairSync, type KeyObject, createPrivateKey, createPublicKey } from 'node:crypto';
+import { calculateJwkThumbprint, type JWK } from 'jose';
+import type { Db } from '../db/index.ts';
+import { decrypt, encrypt } from './secrets.ts';
+
+export type KeyAlg = 'RS256' | 'EdDSA';
+
+export interface KeyPurpose {
+  name: string;
+  alg: KeyAlg;
+  /** How long a retired key stays published for verification (>= the longest token lifetime). */
+  overlapSeconds: number;
+}
+
+export interface SigningKey {
+  kid: string;
+  alg: KeyAlg;
+  privateKey: KeyObject;
+}
+
+export interface PublishedKey {
+  kid: string;
+  alg: KeyAlg;
+  publicJwk: JWK;
+  publicKey: KeyObject;
+  retired: boolean;
+}
+
+interface KeyRow {
+  kid: string;
+  purpose: string;
+  alg: KeyAlg;
+  public_jwk: JWK;
+  private_key_enc: string;
+  retired_at: Date | null;
+  expires_at: Date | null;
+}
+
+interface CacheEntry {
+  loadedAt: number;
+  signer: SigningKey | undefined;
+  published: PublishedKey[];
+}
+
+const LOCK_KEY = 0x6b657973; // "keys"
+
+export class KeyStore {
+  private cache = new Map<string, CacheEntry>();
+  private lastMissRefresh = new Map<string, number>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly masterKey: Buffer,
+    private readonly refreshMs = 60_000,
+  ) {}
+
+  private generate(alg: KeyAlg): { privateKey: KeyObject; publicKey: KeyObject } {
+    return alg === 'RS256'
+      ? generateKeyPairSync('rsa', { modulusLength: 2048 })
+      : generateKeyPairSync('ed25519');
+  }
+
+  private async insertKey(purpose: KeyPurpose, q: Pick<Db, 'query'>): Promise<string> {
+    const { privateKey, publicKey } = this.generate(purpose.alg);
+    const jwk = publicKey.export({ format: 'jwk' }) as JWK;
+    const kid = await calculateJwkThumbprint(jwk);
+    const publicJwk: JWK = { ...jwk, kid, alg: purpose.alg, use: 'sig' };
+    const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    await q.query(
+      `INSERT INTO signing_keys (kid, purpose, alg, public_jwk, private_key_enc) VALUES ($1, $2, $3, $4, $5)`,
+      [kid, purpose.name, purpose.alg, JSON.stringify(publicJwk), encrypt(this.masterKey, pem, kid)],
+    );
+    return kid;
+  }
+
+  /** Makes sure the purpose has a key that signs; safe when several processes start at once. */
+  async ensure(purpose: KeyPurpose): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
+      const { rows } = await tx.query(
+        `SELECT kid FROM signing_keys WHERE purpose = $1 AND retired_at IS NULL LIMIT 1`,
+        [purpose.name],
+      );
+      if (rows.length === 0) await this.insertKey(purpose, tx);
+    });
+    this.cache.delete(purpose.name);
+  }
+
+  /** A new key signs from now on; the previous ones stay published for overlapSeconds. */
+  async rotate(purpose: KeyPurpose): Promise<string> {
+    const kid = await this.db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
+      await tx.query(
+        `UPDATE signing_keys SET retired_at = now(), expires_at = now() + make_interval(secs => $2)
+         WHERE purpose = $1 AND retired_at IS NULL`,
+        [purpose.name, purpose.overlapSeconds],
+      );
+      return this.insertKey(purpose, tx);
+    });
+    this.cache.delete(purpose.name);
+    return kid;
+  }
+
+  private async load(purpose: string): Promise<CacheEntry> {
+    const { rows } = await this.db.query<KeyRow>(
+      `SELECT kid, purpose, alg, public_jwk, private_key_enc, retired_at, expires_at
+         FROM signing_keys
+        WHERE purpose = $1 AND (expires_at IS NULL OR expires_at > now())
+        ORDER BY created_at DESC, kid`,
+      [purpose],
+    );
+    const active = rows.find((r) => r.retired_at === null);
+    const entry: CacheEntry = {
+      loadedAt: Date.now(),
+      signer: active && {
+        kid: active.kid,
+        alg: active.alg,
+        privateKey: createPrivateKey(decrypt(this.masterKey, active.private_key_enc, active.kid)),
+      },
+      published: rows.map((r) => ({
+        kid: r.kid,
+        alg: r.alg,
+        publicJwk: typeof r.public_jwk === 'string' ? JSON.parse(r.public_jwk) : r.public_jwk,
+        publicKey: createPublicKey({ key: r.public_jwk as never, format: 'jwk' }),
+        retired: r.retired_at !== null,
+      })),
+    };
+    this.cache.set(purpose, entry);
+    return entry;
+  }
+
+  private async entry(purpose: string): Promise<CacheEntry> {
+    const cached = this.cache.get(purpose);
+    if (cached && Date.now() - cached.loadedAt < this.refreshMs) return cached;
+    return this.load(purpose);
+  }
+
+  async signingKey(purpose: string): Promise<SigningKey> {
+    const { signer } = await this.entry(purpose);
+    if (!signer) throw new Error(`no signing key for purpose ${purpose}; call ensure() at start-up`);
+    return signer;
+  }
+
+  async published(purpose: string): Promise<PublishedKey[]> {
+    return (await this.entry(purpose)).published;
+  }
+
+  /** The public key for a kid; an unknown kid triggers a reload at most once a second. */
+  async verificationKey(purpose: string, kid: string): Promise<PublishedKey | undefined> {
+    const found = (await this.entry(purpose)).published.find((k) => k.kid === kid);
+    if (found) return found;
+    const last = this.lastMissRefresh.get(purpose) ?? 0;
+    if (Date.now() - last < 1000) return undefined;
+    this.lastMissRefresh.set(purpose, Date.now());
+    return (await this.load(purpose)).published.find((k) => k.kid === kid);
+  }
+}

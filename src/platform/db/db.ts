@@ -1,0 +1,34 @@
+// The Db port: the only way code talks to the database. Two adapters implement it
+// (node-postgres for PostgreSQL, PGlite in-process); both speak PostgreSQL.
+
+export type Row = Record<string, unknown>;
+
+export interface QueryResult<T> {
+  rows: T[];
+  rowCount: number;
+}
+
+export interface Queryable {
+  /** One statement with $1..$n parameters. */
+  query<T = Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>>;
+  /** A script of several statements, no parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Db extends Queryable {
+  readonly kind: 'pg' | 'pglite';
+  /** Runs fn in one transaction (READ COMMITTED): commit when it resolves, rollback when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Runs fn on one connection holding a session-level advisory lock. */
+  withAdvisoryLock<T>(key: number, fn: (conn: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** int8 (bigint) columns come back as JS numbers; amounts never approach 2^53. */
+export function parseInt8(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`int8 value out of the safe integer range: ${value}`);
+  return n;
+}
+
+export const INT8_OID = 20;

@@ -1,0 +1,53 @@
+// Embedded adapter: PGlite runs PostgreSQL in-process (WASM). One connection, so
+// statements and transactions are serialized by PGlite itself. No fsync: for
+// evaluation and development only.
+import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { type Db, type Queryable, type QueryResult, INT8_OID, parseInt8 } from './db.ts';
+
+type Target = PGlite | Transaction;
+
+function wrap(target: Target): Queryable {
+  return {
+    async query<T>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<T>> {
+      const res = await target.query<T>(sql, params as unknown[]);
+      return { rows: res.rows, rowCount: res.affectedRows ?? res.rows.length };
+    },
+    async exec(sql: string): Promise<void> {
+      await target.exec(sql);
+    },
+  };
+}
+
+export interface PgliteOptions {
+  /** Directory to persist to; in memory when absent. */
+  dataDir?: string;
+  /** A dump (from dumpPglite) to start from instead of running initdb. */
+  loadDataDir?: Blob | File;
+}
+
+export async function createPgliteDb(options: PgliteOptions = {}): Promise<Db & { dump(): Promise<Blob> }> {
+  const db = await PGlite.create({
+    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+    parsers: { [INT8_OID]: parseInt8 },
+  });
+  const root = wrap(db);
+  return {
+    kind: 'pglite',
+    query: root.query,
+    exec: root.exec,
+    transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+    async withAdvisoryLock(key, fn) {
+      await db.query('SELECT pg_advisory_lock($1)', [key]);
+      try {
+        return await fn(root);
+      } finally {
+        await db.query('SELECT pg_advisory_unlock($1)', [key]);
+      }
+    },
+    async close() {
+      await db.close();
+    },
+    dump: () => db.dumpDataDir('none'),
+  };
+}

@@ -1,0 +1,121 @@
+// One handler renders every error of every route as application/problem+json.
+// 5xx bodies never carry internals; the error is logged with the request id instead.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { type InvalidParam, Problem, PROBLEM_BASE, problems } from './problem.ts';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
+
+const CONTEXT: Record<string, InvalidParam['in']> = {
+  body: 'body',
+  querystring: 'query',
+  params: 'path',
+  headers: 'header',
+};
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** "/split/0/amount" -> "split[0].amount" */
+export function fieldName(instancePath: string, child?: string): string {
+  const parts = instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (child !== undefined) parts.push(child);
+  return parts.reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '');
+}
+
+export function invalidParamsFrom(errors: AjvError[], where: InvalidParam['in']): InvalidParam[] {
+  const seen = new Set<string>();
+  const out: InvalidParam[] = [];
+  for (const e of errors) {
+    let name = fieldName(e.instancePath);
+    let reason = e.message ?? 'is invalid';
+    if (e.keyword === 'required') {
+      name = fieldName(e.instancePath, String(e.params.missingProperty));
+      reason = 'is required';
+    } else if (e.keyword === 'additionalProperties') {
+      name = fieldName(e.instancePath, String(e.params.additionalProperty));
+      reason = 'is not a known field';
+    } else if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues)) {
+      reason = `must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`;
+    } else if (e.keyword === 'const' && e.params.allowedValue !== undefined) {
+      reason = `must be ${String(e.params.allowedValue)}`;
+    }
+    // anyOf/oneOf produce one error per branch plus a summary; keep the first per field.
+    const key = `${where}:${name}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ name: name || '(root)', in: where, reason });
+  }
+  return out;
+}
+
+function fromFastifyError(err: FastifyError): Problem {
+  if (err.validation) {
+    const where = CONTEXT[err.validationContext ?? 'body'] ?? 'body';
+    const params = invalidParamsFrom(err.validation as AjvError[], where);
+    const detail = params.map((p) => `${p.name} ${p.reason}`).join('; ');
+    return problems.invalidRequest(`The request ${where === 'body' ? 'body' : where} is invalid: ${detail}`, params);
+  }
+  const status = err.statusCode ?? 500;
+  if (status >= 500) return problems.internal();
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new Problem({ status: 413, type: `${PROBLEM_BASE}payload-too-large`, title: 'Payload too large', detail: 'The request body exceeds the size limit.' });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new Problem({ status: 415, type: `${PROBLEM_BASE}unsupported-media-type`, title: 'Unsupported media type', detail: 'The Content-Type of the request is not accepted by this operation.' });
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return problems.invalidRequest('The Content-Length header does not match the body.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return problems.invalidRequest('The body is empty but Content-Type is application/json.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return problems.invalidRequest('The body is not valid JSON.');
+  }
+  if (err instanceof SyntaxError) return problems.invalidRequest('The body is not valid JSON.');
+  return new Problem({
+    status,
+    type: `${PROBLEM_BASE}${status === 400 ? 'invalid-request' : 'http-' + status}`,
+    title: status === 400 ? 'Invalid request' : (err.name || 'Error'),
+    detail: err.message,
+  });
+}
+
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: Problem): FastifyReply {
+  reply.code(problem.status);
+  for (const [k, v] of Object.entries(problem.headers)) reply.header(k, v);
+  if (problem.noBody) {
+    reply.removeHeader('content-type');
+    return reply.send();
+  }
+  const instance = request.url.split('?')[0];
+  reply.type(PROBLEM_CONTENT_TYPE);
+  return reply.send(
+    JSON.stringify({
+      type: problem.type,
+      title: problem.title,
+      status: problem.status,
+      ...(problem.detail !== undefined ? { detail: problem.detail } : {}),
+      instance,
+      request_id: request.id,
+      ...problem.extra,
+    }),
+  );
+}
+
+export const errorHandlerPlugin = fp(async function errorHandler(app: FastifyInstance) {
+  app.setErrorHandler((error: FastifyError | Problem, request, reply) => {
+    const problem = error instanceof Problem ? error : fromFastifyError(error as FastifyError);
+    if (problem.status >= 500) {
+      request.log.error({ err: error }, 'request failed');
+    } else if (!(error instanceof Problem)) {
+      request.log.info({ code: (error as FastifyError).code, status: problem.status }, 'request refused');
+    }
+    return sendProblem(request, reply, problem);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(request, reply, problems.notFound(`No route ${request.method} ${request.url.split('?')[0]}.`)),
+  );
+});

@@ -1,0 +1,42 @@
+// OpenAPI 3.1 document generated from the route schemas (the same TypeBox schemas that
+// validate requests and serialize responses), served at /openapi.json with a reference
+// page at /docs.
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+
+export const openapiPlugin = fp<{ baseUrl: string; version: string }>(async function openapi(app: FastifyInstance, opts) {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'payd Payment API',
+        version: opts.version,
+        description:
+          'Payment API v2 of payd: client sessions, payments split across partners, captures, refunds, voids, ' +
+          'payment links, eligible solutions and signing keys; plus the OAuth token endpoint and the operator API. ' +
+          'Amounts are integers in the minor unit of the currency (cents for EUR). Errors are application/problem+json ' +
+          '(RFC 9457). Decisions on the gaps of the specification are listed in docs/decisions.md.',
+      },
+      servers: [{ url: opts.baseUrl }],
+      tags: [
+        { name: 'Authentication', description: 'OAuth 2.0 token endpoint' },
+        { name: 'Signing keys', description: 'Keys that verify service-redirection-data tokens' },
+        { name: 'Operator', description: 'Onboarding of merchant entities and API keys (operator token, PAYD_ADMIN_TOKEN)' },
+      ],
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Access token from POST /oauth/token, scope payment-api' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Merchant API key (payd_sk_...)' },
+          operatorToken: { type: 'http', scheme: 'bearer', description: 'The operator token (PAYD_ADMIN_TOKEN)' },
+        },
+      },
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+});

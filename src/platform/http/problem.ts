@@ -1,0 +1,112 @@
+// The one error hierarchy. Every failure a client sees is a Problem rendered as
+// application/problem+json (RFC 9457) by the handler in error-handler.ts.
+
+export const PROBLEM_BASE = 'urn:eu.service:';
+
+export interface InvalidParam {
+  /** Dotted path of the field, e.g. "order.reference" or "grant_type". */
+  name: string;
+  /** Where the field was sent: body, query, path or header. */
+  in: 'body' | 'query' | 'path' | 'header';
+  reason: string;
+}
+
+export interface ProblemInit {
+  status: number;
+  type: string;
+  title: string;
+  detail?: string;
+  /** Extra members of the problem body (e.g. resource_id, invalid_params). */
+  extra?: Record<string, unknown>;
+  /** Response headers (e.g. WWW-Authenticate, Retry-After). */
+  headers?: Record<string, string>;
+  /** Send the status with no body (the spec's "404 (no body)"). */
+  noBody?: boolean;
+}
+
+export class Problem extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly title: string;
+  readonly detail: string | undefined;
+  readonly extra: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+  readonly noBody: boolean;
+
+  constructor(init: ProblemInit) {
+    super(init.detail ?? init.title);
+    this.name = 'Problem';
+    this.status = init.status;
+    this.type = init.type;
+    this.title = init.title;
+    this.detail = init.detail;
+    this.extra = init.extra ?? {};
+    this.headers = init.headers ?? {};
+    this.noBody = init.noBody ?? false;
+  }
+}
+
+const t = (kind: string) => `${PROBLEM_BASE}${kind}`;
+
+export const problems = {
+  invalidRequest: (detail: string, invalidParams?: InvalidParam[]) =>
+    new Problem({
+      status: 400,
+      type: t('invalid-request'),
+      title: 'Invalid request',
+      detail,
+      ...(invalidParams ? { extra: { invalid_params: invalidParams } } : {}),
+    }),
+  invalidField: (name: string, reason: string, where: InvalidParam['in'] = 'body') =>
+    problems.invalidRequest(`${name}: ${reason}`, [{ name, in: where, reason }]),
+  /** A business rule refused the request (amount not available, status incompatible, ...). */
+  unprocessable: (kind: string, title: string, detail: string, extra?: Record<string, unknown>) =>
+    new Problem({ status: 400, type: t(kind), title, detail, ...(extra ? { extra } : {}) }),
+  unauthorized: (detail: string, challenge = 'Bearer realm="payd"') =>
+    new Problem({
+      status: 401,
+      type: t('unauthorized'),
+      title: 'Unauthorized',
+      detail,
+      headers: { 'www-authenticate': challenge },
+    }),
+  forbidden: (detail: string) => new Problem({ status: 403, type: t('forbidden'), title: 'Forbidden', detail }),
+  notFound: (detail = 'The resource does not exist.', noBody = false) =>
+    new Problem({ status: 404, type: t('not-found'), title: 'Not found', detail, noBody }),
+  /** The spec's bodiless 404 for client sessions and payments. */
+  notFoundNoBody: () => problems.notFound(undefined, true),
+  idempotencyViolation: (instance: string, resourceId: string) =>
+    new Problem({
+      status: 409,
+      type: 'urn:eu.service:write-conflict',
+      title: 'Idempotency violation',
+      detail: 'This idempotency key was already used; resource_id names what the first request created.',
+      extra: { instance, resource_id: resourceId },
+    }),
+  conflict: (detail: string) => new Problem({ status: 409, type: t('conflict'), title: 'Conflict', detail }),
+  tooManyRequests: (detail: string, retryAfterSeconds: number) =>
+    new Problem({
+      status: 429,
+      type: t('too-many-requests'),
+      title: 'Too many requests',
+      detail,
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    }),
+  internal: () =>
+    new Problem({
+      status: 500,
+      type: t('internal-error'),
+      title: 'Internal server error',
+      detail: 'An unexpected error occurred. It has been logged with the request id.',
+    }),
+  unavailable: (detail: string, retryAfterSeconds = 1) =>
+    new Problem({
+      status: 503,
+      type: t('service-unavailable'),
+      title: 'Service unavailable',
+      detail,
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    }),
+  gatewayTimeout: (detail: string) =>
+    new Problem({ status: 504, type: t('gateway-timeout'), title: 'Gateway timeout', detail }),
+};

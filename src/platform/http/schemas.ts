@@ -1,0 +1,58 @@
+// Schemas shared by every module: ids, timestamps, the problem body, auth requirements.
+import { Type } from 'typebox';
+
+export const Uuid = (description?: string) => Type.String({ format: 'uuid', ...(description ? { description } : {}) });
+/** ISO 8601 with milliseconds and offset; handlers may return Date objects (serialized with toISOString). */
+export const Timestamp = (description?: string) =>
+  Type.Unsafe<Date | string>(Type.String({ format: 'date-time', ...(description ? { description } : {}) }));
+
+export const IdParams = Type.Object({ id: Uuid() });
+
+export const InvalidParamSchema = Type.Object({
+  name: Type.String({ description: 'Dotted path of the field, e.g. order.reference or split[0].amount' }),
+  in: Type.Union([Type.Literal('body'), Type.Literal('query'), Type.Literal('path'), Type.Literal('header')]),
+  reason: Type.String(),
+});
+
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String({ description: 'URI identifying the kind of problem, e.g. urn:eu.service:invalid-request' }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.Optional(Type.String()),
+    instance: Type.String({ description: 'Path of the request' }),
+    request_id: Type.Optional(Type.String({ description: 'Id of the request in payd logs (also in the x-request-id header)' })),
+    invalid_params: Type.Optional(Type.Array(InvalidParamSchema)),
+    resource_id: Type.Optional(Uuid('On idempotency violations: what the first request created')),
+  },
+  { $id: 'Problem', title: 'Problem', description: 'RFC 9457 problem details (application/problem+json)' },
+);
+
+/** Response entries for the error statuses of an operation, all rendered as problem+json. */
+export function problemResponses(...statuses: number[]): Record<number, unknown> {
+  const out: Record<number, unknown> = {};
+  for (const s of statuses) {
+    out[s] = {
+      description: STATUS_TEXT[s] ?? 'Error',
+      content: { 'application/problem+json': { schema: Type.Ref('Problem') } },
+    };
+  }
+  return out;
+}
+
+/** A bodiless response (the spec's "404 (no body)"). */
+export const NoBody = (description: string) => Type.Null({ description });
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Invalid request',
+  401: 'Missing or invalid credentials',
+  403: 'Credentials lack the right scope or entity',
+  404: 'Not found',
+  409: 'Conflict (idempotency violation)',
+  413: 'Body too large',
+  415: 'Unsupported content type',
+  429: 'Too many requests',
+  500: 'Internal error',
+  503: 'Service unavailable',
+  504: 'Upstream timeout',
+};

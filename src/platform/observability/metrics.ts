@@ -1,0 +1,38 @@
+// Prometheus metrics: default process metrics plus HTTP request counts and latency
+// by route template (never by raw URL, which would leak ids and explode cardinality).
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'payd_' });
+  const requests = new Counter({
+    name: 'payd_http_requests_total',
+    help: 'HTTP requests by method, route template and status code',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'payd_http_request_duration_seconds',
+    help: 'HTTP request duration by method and route template',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  return { registry, requests, duration };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+export const metricsPlugin = fp<{ metrics: Metrics }>(async function metricsPlugin(app: FastifyInstance, { metrics }) {
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.requests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    metrics.duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    reply.type(metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+});
