@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+// npm test: runs every test/**/*.test.ts with node's test runner (through tsx).
+// Test files run in parallel processes; each makes its own database.
+// Usage: npm test [-- <file or folder filter>...]
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+function walk(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const p = path.join(dir, name);
+    return statSync(p).isDirectory() ? walk(p) : p.endsWith('.test.ts') ? [p] : [];
+  });
+}
+
+const filters = process.argv.slice(2);
+const files = walk('test').filter((f) => filters.length === 0 || filters.some((x) => f.includes(x))).sort();
+if (files.length === 0) {
+  console.error('no test files matched');
+  process.exit(1);
+}
+const concurrency = Number(process.env.TEST_CONCURRENCY) || Math.max(2, os.availableParallelism());
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=120000', ...files],
+  { stdio: 'inherit', env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' } },
+);
+process.exit(result.status ?? 1);

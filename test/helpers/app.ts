@@ -1,0 +1,91 @@
+// A real payd app on a fresh test database, plus shortcuts tests share: onboarding a
+// merchant, getting a token, reading problem bodies.
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import assert from 'node:assert/strict';
+import { buildApp } from '../../src/app.ts';
+import { type Config, loadConfig } from '../../src/config.ts';
+import { createTestDb, type TestDb } from './db.ts';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const MASTER_KEY = randomBytes(32);
+
+export interface Merchant {
+  entityId: string;
+  apiKey: string;
+  apiKeyId: string;
+  token: string;
+  /** Authorization header with the merchant's bearer token. */
+  auth: { authorization: string };
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  testDb: TestDb;
+  config: Config;
+  adminHeaders: { authorization: string };
+  createMerchant(name?: string): Promise<Merchant>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  /** Register extra (test-only) routes or hooks before the app is ready. */
+  beforeReady?: (app: FastifyInstance) => void | Promise<void>;
+}
+
+export async function createTestApp(overrides: Partial<Config> = {}, options: TestAppOptions = {}): Promise<TestApp> {
+  const testDb = await createTestDb();
+  const config = loadConfig(
+    { PAYD_ADMIN_TOKEN: ADMIN_TOKEN, PAYD_BASE_URL: 'http://payd.test', LOG_LEVEL: 'silent' },
+    overrides,
+  );
+  const app = await buildApp({ config, db: testDb.db, masterKey: MASTER_KEY, logger: false });
+  if (options.beforeReady) await options.beforeReady(app);
+  await app.ready();
+  const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+  return {
+    app,
+    testDb,
+    config,
+    adminHeaders,
+    async createMerchant(name = 'Test merchant') {
+      const entity = await app.inject({ method: 'POST', url: '/admin/v1/entities', headers: adminHeaders, payload: { name } });
+      assert.equal(entity.statusCode, 201, entity.body);
+      const entityId = entity.json().id as string;
+      const key = await app.inject({ method: 'POST', url: `/admin/v1/entities/${entityId}/api-keys`, headers: adminHeaders });
+      assert.equal(key.statusCode, 201, key.body);
+      const apiKey = key.json().api_key as string;
+      const token = await getToken(app, apiKey);
+      return { entityId, apiKey, apiKeyId: key.json().id, token, auth: { authorization: `Bearer ${token}` } };
+    },
+    async close() {
+      await app.close();
+      await testDb.close();
+    },
+  };
+}
+
+export async function getToken(app: FastifyInstance, apiKey: string): Promise<string> {
+  const res = await app.inject({
+    method: 'POST',
+    url: '/oauth/token',
+    headers: { 'x-api-key': apiKey, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'grant_type=client_credentials',
+  });
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json().access_token as string;
+}
+
+/** Asserts a problem+json response with the given status and returns its body. */
+export function expectProblem(res: LightMyRequestResponse, status: number): Record<string, unknown> & { invalid_params?: Array<{ name: string; in: string; reason: string }> } {
+  assert.equal(res.statusCode, status, `expected ${status}, got ${res.statusCode}: ${res.body}`);
+  assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
+  const body = res.json();
+  assert.equal(body.status, status);
+  assert.equal(typeof body.type, 'string');
+  assert.equal(typeof body.title, 'string');
+  assert.equal(typeof body.instance, 'string');
+  assert.doesNotMatch(res.body, /\bat .+\.(ts|js):\d+|SELECT |INSERT |node_modules/);
+  return body;
+}

@@ -1,0 +1,69 @@
+// Test databases. On PGlite (default) every call gets a fresh in-memory database
+// started from a migrated template (cached on disk per migration checksum, so initdb
+// runs once per machine). With DATABASE_URL each call creates its own PostgreSQL
+// database on that server and drops it on close.
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { Db } from '../../src/platform/db/index.ts';
+import { createPgDb } from '../../src/platform/db/pg.ts';
+import { createPgliteDb } from '../../src/platform/db/pglite.ts';
+import { loadMigrations, migrate } from '../../src/platform/db/migrator.ts';
+
+export interface TestDb {
+  db: Db;
+  /** Connection string of the test database (PostgreSQL only), for child processes. */
+  url: string | undefined;
+  close(): Promise<void>;
+}
+
+let template: Blob | undefined;
+
+async function pgliteTemplate(): Promise<Blob> {
+  if (template) return template;
+  const migrations = loadMigrations();
+  const hash = createHash('sha256').update(migrations.map((m) => m.checksum).join(',')).digest('hex').slice(0, 16);
+  const file = path.join(os.tmpdir(), `payd-pglite-template-${hash}.tar`);
+  if (existsSync(file)) {
+    template = new Blob([readFileSync(file)]);
+    return template;
+  }
+  const db = await createPgliteDb();
+  await migrate(db, migrations);
+  template = await db.dump();
+  await db.close();
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(tmp, Buffer.from(await template.arrayBuffer()));
+  renameSync(tmp, file);
+  return template;
+}
+
+export async function createTestDb(): Promise<TestDb> {
+  const serverUrl = process.env.DATABASE_URL;
+  if (!serverUrl) {
+    const db = await createPgliteDb({ loadDataDir: await pgliteTemplate() });
+    return { db, url: undefined, close: () => db.close() };
+  }
+  const name = `payd_t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const db = createPgDb(url.toString(), 20);
+  await migrate(db);
+  return {
+    db,
+    url: url.toString(),
+    async close() {
+      await db.close();
+      const c = new pg.Client({ connectionString: serverUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
