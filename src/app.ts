@@ -20,6 +20,19 @@ import { tokenRoutes } from './identity/oauth/token.routes.ts';
 import { REDIRECTION_KEYS, RedirectionTokens } from './checkout/redirection-token.ts';
 import { Jwk, signingJwksRoutes } from './checkout/signing-jwks.routes.ts';
 import { problems } from './platform/http/problem.ts';
+import type { PartnerRegistry } from './partners/port.ts';
+import { simulatedPartners } from './partners/simulators/index.ts';
+import { EligibilityEngine } from './eligibility/engine.ts';
+import { COMMON_SCHEMAS } from './payments/common.schemas.ts';
+import { PAYMENT_SCHEMAS } from './payments/payments.schemas.ts';
+import { ClientSession } from './payments/client-sessions.schemas.ts';
+import { PaymentsService } from './payments/payments.service.ts';
+import { OperationsService } from './payments/operations.service.ts';
+import { ClientSessionsService, widgetKey } from './payments/client-sessions.service.ts';
+import { paymentsRoutes } from './payments/payments.routes.ts';
+import { clientSessionsRoutes } from './payments/client-sessions.routes.ts';
+import { Recovery } from './payments/recovery.ts';
+import { fingerprintKey } from './payments/cards.ts';
 
 export const VERSION = '0.1.0';
 
@@ -37,6 +50,12 @@ export interface Services {
   accessTokens: AccessTokens;
   revokedKeys: RevokedKeys;
   redirection: RedirectionTokens;
+  partners: PartnerRegistry;
+  eligibility: EligibilityEngine;
+  payments: PaymentsService;
+  operations: OperationsService;
+  clientSessions: ClientSessionsService;
+  recovery: Recovery;
 }
 
 declare module 'fastify' {
@@ -59,7 +78,25 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await revokedKeys.start();
   const accessTokens = new AccessTokens(keys, config.baseUrl, config.accessTokenTtlSeconds, revokedKeys);
   const redirection = new RedirectionTokens(keys, config.baseUrl);
-  const services: Services = { entities, keys, accessTokens, revokedKeys, redirection };
+  const partners = simulatedPartners(db, { baseUrl: config.baseUrl });
+  const eligibility = new EligibilityEngine(partners);
+  const paymentsConfig = {
+    baseUrl: config.baseUrl,
+    fingerprintKey: fingerprintKey(deps.masterKey),
+    partnerTimeoutMs: config.partnerTimeoutMs,
+    holdAttempts: config.idempotencyHoldAttempts,
+    holdIntervalMs: config.idempotencyHoldIntervalMs,
+  };
+  const payments = new PaymentsService(db, partners, paymentsConfig);
+  const operations = new OperationsService(db, partners, payments, paymentsConfig);
+  payments.autoCapture = async (entityId, paymentId, amount) => {
+    await operations.run('CAPTURE', entityId, paymentId, { amount }, { instance: `/v2/payments/${paymentId}/captures`, triggeredBy: 'SYSTEM' });
+  };
+  const clientSessions = new ClientSessionsService(db, eligibility, { baseUrl: config.baseUrl, widgetKey: widgetKey(deps.masterKey) });
+  const recovery = new Recovery(db, payments, config.recoveryGraceSeconds);
+  const services: Services = {
+    entities, keys, accessTokens, revokedKeys, redirection, partners, eligibility, payments, operations, clientSessions, recovery,
+  };
 
   const app = Fastify({
     logger: deps.logger === false ? false : loggerOptions(config.logLevel),
@@ -84,12 +121,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.addHook('onClose', async () => {
     revokedKeys.stop();
+    recovery.stop();
   });
 
   await app.register(errorHandlerPlugin);
   await app.register(formbody, { bodyLimit: config.bodyLimitBytes });
   await app.register(metricsPlugin, { metrics: createMetrics() });
-  for (const schema of [ProblemSchema, Entity, ApiKey, Jwk]) app.addSchema(schema);
+  for (const schema of [ProblemSchema, Entity, ApiKey, Jwk, ...COMMON_SCHEMAS, ...PAYMENT_SCHEMAS, ClientSession]) app.addSchema(schema);
   await app.register(openapiPlugin, { baseUrl: config.baseUrl, version: VERSION });
   await app.register(authPlugin, {
     authenticators: {
@@ -110,6 +148,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (config.role === 'all' || config.role === 'api') {
     await app.register(adminRoutes, { entities, keys, purposes, onApiKeyRevoked: (id) => revokedKeys.add(id) });
     await app.register(signingJwksRoutes, { redirection });
+    await app.register(clientSessionsRoutes, { sessions: clientSessions });
+    await app.register(paymentsRoutes, { payments, operations });
   }
   return app;
 }

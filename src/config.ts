@@ -25,6 +25,13 @@ export interface Config {
   role: Role;
   /** Shutdown grace period: in-flight requests get this long to finish after SIGTERM. */
   shutdownGraceMs: number;
+  /** A partner call that takes longer has an unknown outcome (the transaction stays PENDING). */
+  partnerTimeoutMs: number;
+  /** A replay of an in-flight idempotency key is held this many times the interval, then answered 409. */
+  idempotencyHoldAttempts: number;
+  idempotencyHoldIntervalMs: number;
+  /** Pending partner transactions older than this are settled by the recovery worker. */
+  recoveryGraceSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -86,6 +93,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     demo: bool(env, 'PAYD_DEMO', databaseUrl === undefined),
     role,
     shutdownGraceMs: int(env, 'PAYD_SHUTDOWN_GRACE_MS', 10000, 0, 600000),
+    partnerTimeoutMs: int(env, 'PAYD_PARTNER_TIMEOUT_MS', 10000, 100, 120000),
+    idempotencyHoldAttempts: int(env, 'PAYD_IDEMPOTENCY_HOLD_ATTEMPTS', 20, 0, 1000),
+    idempotencyHoldIntervalMs: int(env, 'PAYD_IDEMPOTENCY_HOLD_INTERVAL_MS', 100, 1, 10000),
+    recoveryGraceSeconds: int(env, 'PAYD_RECOVERY_GRACE_SECONDS', 60, 1, 86400),
   };
   return { ...config, ...overrides };
 }

@@ -22,6 +22,8 @@ export const openapiPlugin = fp<{ baseUrl: string; version: string }>(async func
       servers: [{ url: opts.baseUrl }],
       tags: [
         { name: 'Authentication', description: 'OAuth 2.0 token endpoint' },
+        { name: 'Client sessions', description: 'Sessions a merchant front office creates for the payment widget' },
+        { name: 'Payments', description: 'Payments split across partners, and their captures, refunds and voids' },
         { name: 'Signing keys', description: 'Keys that verify service-redirection-data tokens' },
         { name: 'Operator', description: 'Onboarding of merchant entities and API keys (operator token, PAYD_ADMIN_TOKEN)' },
       ],

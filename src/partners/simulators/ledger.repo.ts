@@ -1,0 +1,65 @@
+// SQL of the simulated partners' own records (they play external systems).
+import type { Queryable } from '../../platform/db/index.ts';
+
+export interface SimOperation {
+  partner: string;
+  key: string;
+  kind: string;
+  reference: string;
+  parent_ref: string | null;
+  amount: number;
+  status: string;
+  data: Record<string, unknown>;
+  resolve_at: Date | null;
+}
+
+const COLS = 'partner, key, kind, reference, parent_ref, amount, status, data, resolve_at';
+
+export const simRepo = {
+  async byKey(q: Queryable, partner: string, key: string): Promise<SimOperation | undefined> {
+    const { rows } = await q.query<SimOperation>(`SELECT ${COLS} FROM sim_partner_operations WHERE partner = $1 AND key = $2`, [partner, key]);
+    return rows[0];
+  },
+  async byReference(q: Queryable, partner: string, reference: string, lock = false): Promise<SimOperation | undefined> {
+    const { rows } = await q.query<SimOperation>(
+      `SELECT ${COLS} FROM sim_partner_operations WHERE partner = $1 AND reference = $2${lock ? ' FOR UPDATE' : ''}`,
+      [partner, reference],
+    );
+    return rows[0];
+  },
+  /** Inserts unless the key exists; returns the stored row either way (first writer wins). */
+  async insert(q: Queryable, op: SimOperation): Promise<SimOperation> {
+    await q.query(
+      `INSERT INTO sim_partner_operations (${COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       ON CONFLICT (partner, key) DO NOTHING`,
+      [op.partner, op.key, op.kind, op.reference, op.parent_ref, op.amount, op.status, JSON.stringify(op.data), op.resolve_at],
+    );
+    return (await simRepo.byKey(q, op.partner, op.key))!;
+  },
+  async setStatus(q: Queryable, partner: string, reference: string, status: string, data?: Record<string, unknown>): Promise<void> {
+    await q.query(
+      `UPDATE sim_partner_operations SET status = $3, resolve_at = NULL, data = data || $4::jsonb WHERE partner = $1 AND reference = $2`,
+      [partner, reference, status, JSON.stringify(data ?? {})],
+    );
+  },
+  /** Sum of successful children of an authorization, by kind. */
+  async childTotals(q: Queryable, partner: string, parentRef: string): Promise<Record<string, number>> {
+    const { rows } = await q.query<{ kind: string; total: number }>(
+      `SELECT kind, coalesce(sum(amount), 0)::bigint AS total FROM sim_partner_operations
+        WHERE partner = $1 AND parent_ref = $2 AND status IN ('SUCCEEDED', 'PENDING') GROUP BY kind`,
+      [partner, parentRef],
+    );
+    return Object.fromEntries(rows.map((r) => [r.kind, Number(r.total)]));
+  },
+  async giftBalance(q: Queryable, fingerprint: string, initial: number, currency: string): Promise<number> {
+    await q.query(
+      `INSERT INTO sim_gift_cards (fingerprint, balance, currency) VALUES ($1, $2, $3) ON CONFLICT (fingerprint) DO NOTHING`,
+      [fingerprint, initial, currency],
+    );
+    const { rows } = await q.query<{ balance: number }>('SELECT balance FROM sim_gift_cards WHERE fingerprint = $1 FOR UPDATE', [fingerprint]);
+    return rows[0]!.balance;
+  },
+  async adjustGiftBalance(q: Queryable, fingerprint: string, delta: number): Promise<void> {
+    await q.query('UPDATE sim_gift_cards SET balance = balance + $2 WHERE fingerprint = $1', [fingerprint, delta]);
+  },
+};

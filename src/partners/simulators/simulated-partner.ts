@@ -1,0 +1,178 @@
+// Common behaviour of the built-in simulated partners: each keeps its own ledger keyed
+// by the idempotency key payd sends (a retry returns the first answer), guards amounts
+// like a real acquirer, and can play timeouts whose outcome sync reveals later.
+import { randomUUID } from 'node:crypto';
+import type { Db, Queryable } from '../../platform/db/index.ts';
+import {
+  type AuthorizeRequest,
+  type FollowUpRequest,
+  type PartnerConnector,
+  type PartnerOutcome,
+  type PartnerResult,
+  PartnerTimeout,
+  type SyncRequest,
+} from '../port.ts';
+import { type SimOperation, simRepo } from './ledger.repo.ts';
+
+/** What the simulator decided for an authorization. */
+export interface Decision {
+  status: 'AUTHORIZED' | 'REFUSED' | 'ERROR' | 'CHALLENGE_REQUIRED';
+  code: string;
+  description: string;
+  /** Behaviour flags kept with the authorization (e.g. fail_capture). */
+  flags?: Record<string, boolean>;
+  /** Extra data echoed in results (e.g. card details). */
+  data?: Record<string, unknown>;
+  /** The partner processes the call but the answer is lost: payd sees a timeout. */
+  timeout?: boolean;
+}
+
+export interface SimOptions {
+  /** Public base URL of payd, for challenge pages. */
+  baseUrl: string;
+  /** How long a simulated timeout stays unresolved before sync reveals the outcome. */
+  timeoutResolveMs?: number;
+}
+
+const OUTCOME: Record<string, PartnerOutcome> = {
+  AUTHORIZED: 'SUCCESS',
+  SUCCEEDED: 'SUCCESS',
+  REFUSED: 'REFUSED',
+  ERROR: 'ERROR',
+};
+
+export abstract class SimulatedPartner implements PartnerConnector {
+  abstract readonly name: string;
+  abstract readonly methods: readonly string[];
+  abstract readonly limits: PartnerConnector['limits'];
+
+  constructor(
+    protected readonly db: Db,
+    protected readonly options: SimOptions,
+  ) {}
+
+  protected abstract decide(req: AuthorizeRequest, tx: Queryable): Promise<Decision>;
+
+  /** Hook for partners that move balances (gift cards). */
+  protected async onSettled(_tx: Queryable, _op: SimOperation, _parent: SimOperation | undefined): Promise<void> {}
+
+  protected result(op: SimOperation): PartnerResult {
+    const data = op.data as { code?: string; description?: string; card?: PartnerResult['card'] };
+    const challenge = op.status === 'CHALLENGE_REQUIRED';
+    return {
+      outcome: OUTCOME[op.status] ?? 'PENDING',
+      partner_reference: op.reference,
+      partner_status: op.status,
+      ...(data.description ? { partner_status_description: data.description } : {}),
+      status_code: data.code ?? (op.status === 'SUCCEEDED' || op.status === 'AUTHORIZED' ? 'SUCCEEDED' : op.status),
+      ...(data.card ? { card: data.card } : {}),
+      ...(challenge ? { redirection: { url: `${this.options.baseUrl}/sim/acs/${op.reference}`, method: 'GET' as const } } : {}),
+    };
+  }
+
+  /** A timed-out operation resolves once its time has come (the partner did process it). */
+  private async resolved(tx: Queryable, op: SimOperation): Promise<SimOperation> {
+    if (op.status !== 'PROCESSING' || !op.resolve_at || op.resolve_at.getTime() > Date.now()) return op;
+    const final = String(op.data.final ?? 'ERROR');
+    await simRepo.setStatus(tx, this.name, op.reference, final);
+    const updated = { ...op, status: final, resolve_at: null };
+    if (final === 'SUCCEEDED' || final === 'AUTHORIZED') {
+      const parent = op.parent_ref ? await simRepo.byReference(tx, this.name, op.parent_ref) : undefined;
+      await this.onSettled(tx, updated, parent);
+    }
+    return updated;
+  }
+
+  private pendingTimeout(final: string, data: Record<string, unknown>): Pick<SimOperation, 'status' | 'data' | 'resolve_at'> {
+    return {
+      status: 'PROCESSING',
+      data: { ...data, final },
+      resolve_at: new Date(Date.now() + (this.options.timeoutResolveMs ?? 1000)),
+    };
+  }
+
+  async authorize(req: AuthorizeRequest): Promise<PartnerResult> {
+    let timedOut = false;
+    const result = await this.db.transaction(async (tx) => {
+      const existing = await simRepo.byKey(tx, this.name, req.key);
+      if (existing) return this.result(await this.resolved(tx, existing));
+      const d = await this.decide(req, tx);
+      const data = { code: d.code, description: d.description, flags: d.flags ?? {}, currency: req.currency, ...d.data };
+      const base = { partner: this.name, key: req.key, kind: 'AUTHORIZATION', reference: randomUUID(), parent_ref: null, amount: req.amount };
+      const op: SimOperation = d.timeout
+        ? { ...base, ...this.pendingTimeout(d.status, data) }
+        : { ...base, status: d.status, data, resolve_at: null };
+      const stored = await simRepo.insert(tx, op);
+      if (stored.status === 'AUTHORIZED') await this.onSettled(tx, stored, undefined);
+      timedOut = Boolean(d.timeout);
+      return this.result(stored);
+    });
+    if (timedOut) throw new PartnerTimeout(`${this.name} did not answer the authorization in time`);
+    return result;
+  }
+
+  private async followUp(kind: 'CAPTURE' | 'REFUND' | 'VOID', req: FollowUpRequest): Promise<PartnerResult> {
+    let timedOut = false;
+    const result = await this.db.transaction(async (tx) => {
+      const existing = await simRepo.byKey(tx, this.name, req.key);
+      if (existing) return this.result(await this.resolved(tx, existing));
+      const parent = await simRepo.byReference(tx, this.name, req.authorization_reference, true);
+      const base = { partner: this.name, key: req.key, kind, reference: randomUUID(), parent_ref: req.authorization_reference, amount: req.amount, resolve_at: null };
+      const refuse = (code: string, description: string) =>
+        simRepo.insert(tx, { ...base, status: 'REFUSED', data: { code, description } }).then((op) => this.result(op));
+      if (!parent || parent.status !== 'AUTHORIZED') return refuse('NO_AUTHORIZATION', 'No authorization with this reference');
+      const totals = await simRepo.childTotals(tx, this.name, parent.reference);
+      const uncaptured = parent.amount - (totals.CAPTURE ?? 0) - (totals.VOID ?? 0);
+      const room = kind === 'REFUND' ? (totals.CAPTURE ?? 0) - (totals.REFUND ?? 0) : uncaptured;
+      if (req.amount > room) return refuse('AMOUNT_NOT_AVAILABLE', `Only ${room} is available to ${kind.toLowerCase()}`);
+      const flags = (parent.data.flags ?? {}) as Record<string, boolean>;
+      if (flags[`fail_${kind.toLowerCase()}`]) return refuse('DECLINED', `The issuer declined the ${kind.toLowerCase()}`);
+      const data = { code: 'SUCCEEDED', description: 'Approved' };
+      if (flags[`timeout_${kind.toLowerCase()}`]) {
+        timedOut = true;
+        return this.result(await simRepo.insert(tx, { ...base, ...this.pendingTimeout('SUCCEEDED', data) }));
+      }
+      const op = await simRepo.insert(tx, { ...base, status: 'SUCCEEDED', data });
+      await this.onSettled(tx, op, parent);
+      return this.result(op);
+    });
+    if (timedOut) throw new PartnerTimeout(`${this.name} did not answer the ${kind.toLowerCase()} in time`);
+    return result;
+  }
+
+  capture(req: FollowUpRequest) {
+    return this.followUp('CAPTURE', req);
+  }
+  refund(req: FollowUpRequest) {
+    return this.followUp('REFUND', req);
+  }
+  void(req: FollowUpRequest) {
+    return this.followUp('VOID', req);
+  }
+
+  async sync(req: SyncRequest): Promise<PartnerResult | 'NOT_FOUND'> {
+    return this.db.transaction(async (tx) => {
+      const op = await simRepo.byKey(tx, this.name, req.key);
+      return op ? this.result(await this.resolved(tx, op)) : 'NOT_FOUND';
+    });
+  }
+
+  /** The simulated ACS: the shopper passed or failed the challenge of an authorization. */
+  async completeChallenge(reference: string, passed: boolean): Promise<PartnerResult | undefined> {
+    return this.db.transaction(async (tx) => {
+      const op = await simRepo.byReference(tx, this.name, reference, true);
+      if (!op || op.kind !== 'AUTHORIZATION') return undefined;
+      if (op.status !== 'CHALLENGE_REQUIRED') return this.result(op);
+      const card = op.data.card as Record<string, unknown> | undefined;
+      const threeDs = card?.three_ds as Record<string, unknown> | undefined;
+      const patch = passed
+        ? { code: 'SUCCEEDED', description: 'Approved after 3-D Secure challenge', ...(card ? { card: { ...card, three_ds: { ...threeDs, eci: '05', flow: 'CHALLENGE' } } } : {}) }
+        : { code: 'AUTHENTICATION_FAILED', description: 'The cardholder failed 3-D Secure authentication' };
+      const status = passed ? 'AUTHORIZED' : 'REFUSED';
+      await simRepo.setStatus(tx, this.name, reference, status, patch);
+      const updated = { ...op, status, data: { ...op.data, ...patch } };
+      if (passed) await this.onSettled(tx, updated, undefined);
+      return this.result(updated);
+    });
+  }
+}

@@ -1,0 +1,122 @@
+// Money math of a payment. Amounts are integers in the currency's minor unit. The
+// totals come from partner transactions; everything else is derived here, in one place.
+
+export interface Totals {
+  authorize_pending: number;
+  total_authorized: number;
+  total_voided: number;
+  total_captured: number;
+  total_refunded: number;
+}
+
+export interface Amounts extends Totals {
+  available_to_void: number;
+  available_to_capture: number;
+  available_to_refund: number;
+}
+
+export type Degree = 'NOT' | 'PARTIALLY' | 'FULLY';
+
+export interface Overview {
+  consumed: Degree;
+  captured: Degree;
+  voided: Degree;
+  refunded: Degree;
+}
+
+/** Amounts reserved by operations still in flight (PENDING), per kind. */
+export interface Reserved {
+  capture: number;
+  void: number;
+  refund: number;
+}
+
+export const NO_RESERVATION: Reserved = { capture: 0, void: 0, refund: 0 };
+
+export function assertMinorUnits(value: number, name: string): void {
+  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
+}
+
+export function deriveAmounts(t: Totals): Amounts {
+  const uncaptured = Math.max(0, t.total_authorized - t.total_captured - t.total_voided);
+  return {
+    ...t,
+    available_to_capture: uncaptured,
+    available_to_void: uncaptured,
+    available_to_refund: Math.max(0, t.total_captured - t.total_refunded),
+  };
+}
+
+function degree(part: number, whole: number): Degree {
+  if (part <= 0) return 'NOT';
+  return part >= whole ? 'FULLY' : 'PARTIALLY';
+}
+
+export function deriveOverview(a: Amounts): Overview {
+  return {
+    consumed: a.total_authorized === 0 ? 'NOT' : degree(a.total_captured + a.total_voided, a.total_authorized),
+    captured: degree(a.total_captured, a.total_authorized),
+    voided: degree(a.total_voided, a.total_authorized),
+    refunded: degree(a.total_refunded, a.total_captured),
+  };
+}
+
+/** What an operation of this kind may still take, after the reservations of in-flight operations. */
+export function availableFor(kind: keyof Reserved, a: Amounts, reserved: Reserved): number {
+  const uncapturedLeft = a.available_to_capture - reserved.capture - reserved.void;
+  switch (kind) {
+    case 'capture':
+    case 'void':
+      return Math.max(0, uncapturedLeft);
+    case 'refund':
+      return Math.max(0, a.available_to_refund - reserved.refund);
+  }
+}
+
+/** One authorization's share of the payment, for allocating operations across a split. */
+export interface Slice {
+  /** The authorization partner transaction id. */
+  id: string;
+  method: string;
+  authorized: number;
+  captured: number;
+  voided: number;
+  refunded: number;
+}
+
+export interface Allocation {
+  id: string;
+  amount: number;
+}
+
+/** Gift cards are consumed first on capture; cards are refunded (and voided) first. */
+export const GIFT_CARD_METHODS = new Set(['GIFT_CARD']);
+
+function order(slices: Slice[], giftCardsFirst: boolean): Slice[] {
+  const gift = slices.filter((s) => GIFT_CARD_METHODS.has(s.method));
+  const other = slices.filter((s) => !GIFT_CARD_METHODS.has(s.method));
+  return giftCardsFirst ? [...gift, ...other] : [...other, ...gift];
+}
+
+/**
+ * Splits an operation amount over the authorizations of a split payment, in the
+ * spec's order: captures take gift cards first, refunds take cards first. Voids
+ * release cards first too (they are the costly holds). Throws when the slices cannot
+ * cover the amount, which the caller has already ruled out under the row lock.
+ */
+export function allocate(kind: keyof Reserved, amount: number, slices: Slice[]): Allocation[] {
+  const room = (s: Slice) =>
+    kind === 'refund' ? s.captured - s.refunded : Math.max(0, s.authorized - s.captured - s.voided);
+  let left = amount;
+  const out: Allocation[] = [];
+  for (const s of order(slices, kind === 'capture')) {
+    if (left === 0) break;
+    const take = Math.min(left, room(s));
+    if (take > 0) {
+      out.push({ id: s.id, amount: take });
+      left -= take;
+    }
+  }
+  if (left !== 0) throw new RangeError(`cannot allocate ${amount} for ${kind}: ${left} left over`);
+  return out;
+}

@@ -1,0 +1,64 @@
+// SQL for client sessions.
+import type { Queryable } from '../platform/db/index.ts';
+
+export interface ClientSessionRow {
+  id: string;
+  entity_id: string;
+  status: string;
+  amount: number;
+  currency: string;
+  capture_mode: string;
+  integration_mode: string;
+  allow_future_usage: boolean;
+  order: Record<string, unknown> | null;
+  customer: Record<string, unknown> | null;
+  shopper_redirection_url: string | null;
+  expires_at: Date;
+  eligible_solutions: Array<{ partner: string; method: string }>;
+  payment_id: string | null;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLS = `id, entity_id, status, amount, currency, capture_mode, integration_mode, allow_future_usage, "order", customer,
+  shopper_redirection_url, expires_at, eligible_solutions, payment_id, version, created_at, updated_at`;
+
+export type NewClientSession = Omit<ClientSessionRow, 'payment_id' | 'version' | 'created_at' | 'updated_at'>;
+
+export const clientSessionsRepo = {
+  async insert(q: Queryable, s: NewClientSession): Promise<ClientSessionRow> {
+    const { rows } = await q.query<ClientSessionRow>(
+      `INSERT INTO client_sessions (id, entity_id, status, amount, currency, capture_mode, integration_mode, allow_future_usage,
+         "order", customer, shopper_redirection_url, expires_at, eligible_solutions)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING ${COLS}`,
+      [s.id, s.entity_id, s.status, s.amount, s.currency, s.capture_mode, s.integration_mode, s.allow_future_usage,
+        s.order === null ? null : JSON.stringify(s.order), s.customer === null ? null : JSON.stringify(s.customer),
+        s.shopper_redirection_url, s.expires_at, JSON.stringify(s.eligible_solutions)],
+    );
+    return rows[0]!;
+  },
+
+  async get(q: Queryable, entityId: string, id: string, lock = false): Promise<ClientSessionRow | undefined> {
+    const { rows } = await q.query<ClientSessionRow>(
+      `SELECT ${COLS} FROM client_sessions WHERE id = $1 AND entity_id = $2${lock ? ' FOR UPDATE' : ''}`,
+      [id, entityId],
+    );
+    return rows[0];
+  },
+
+  /** For the browser path: the session by id alone (the widget credential is checked by the caller). */
+  async getById(q: Queryable, id: string, lock = false): Promise<ClientSessionRow | undefined> {
+    const { rows } = await q.query<ClientSessionRow>(`SELECT ${COLS} FROM client_sessions WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
+    return rows[0];
+  },
+
+  async setStatus(q: Queryable, id: string, status: string, paymentId?: string): Promise<ClientSessionRow> {
+    const { rows } = await q.query<ClientSessionRow>(
+      `UPDATE client_sessions SET status = $2, payment_id = coalesce($3, payment_id), version = version + 1, updated_at = now()
+        WHERE id = $1 RETURNING ${COLS}`,
+      [id, status, paymentId ?? null],
+    );
+    return rows[0]!;
+  },
+};

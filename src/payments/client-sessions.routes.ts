@@ -1,0 +1,46 @@
+// HTTP wiring of client sessions.
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { entityOf } from '../platform/http/auth.ts';
+import { IdParams, NoBody, problemResponses } from '../platform/http/schemas.ts';
+import { AbortBody, CreateClientSessionBody } from './client-sessions.schemas.ts';
+import type { CreateClientSessionBody as CreateInput } from './client-sessions.schemas.ts';
+import type { ClientSessionsService } from './client-sessions.service.ts';
+
+const auth = { schemes: ['bearer' as const], scope: 'payment-api' };
+const tags = ['Client sessions'];
+const security = [{ bearerAuth: [] }];
+
+export async function clientSessionsRoutes(root: FastifyInstance, { sessions }: { sessions: ClientSessionsService }) {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.post('/v2/client-sessions', {
+    config: { auth },
+    schema: {
+      tags, security, summary: 'Create a client session',
+      body: CreateClientSessionBody,
+      response: { 200: Type.Ref('ClientSession'), ...problemResponses(400, 401, 403, 413, 415, 500, 503, 504) },
+    },
+  }, async (request) => sessions.create(entityOf(request), request.body as CreateInput));
+
+  app.get('/v2/client-sessions/:id', {
+    config: { auth },
+    schema: {
+      tags, security, summary: 'Get a client session',
+      params: IdParams,
+      response: { 200: Type.Ref('ClientSession'), 404: NoBody('No such client session for this entity (no body)'), ...problemResponses(400, 401, 403, 429, 500) },
+    },
+  }, async (request) => sessions.get(entityOf(request), request.params.id));
+
+  app.post('/v2/client-sessions/:id/abort', {
+    config: { auth },
+    schema: {
+      tags, security, summary: 'Abort a client session',
+      description: 'Allowed while the session is CREATED, or SUBMITTED with a payment that was refused or failed. Aborting an aborted session returns it unchanged.',
+      params: IdParams,
+      body: AbortBody,
+      response: { 200: Type.Ref('ClientSession'), 404: NoBody('No such client session for this entity (no body)'), ...problemResponses(400, 401, 403, 500) },
+    },
+  }, async (request) => sessions.abort(entityOf(request), request.params.id));
+}

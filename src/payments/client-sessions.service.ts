@@ -1,0 +1,132 @@
+// Client sessions: what a merchant front office creates so the shopper can pay in the
+// browser. The widget credential (widget.data) is derived from the session id with a
+// key of payd's (HMAC), so it can be shown on every read and checked without storage.
+import { createHmac, hkdfSync, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Db } from '../platform/db/index.ts';
+import { problems } from '../platform/http/problem.ts';
+import type { EligibilityEngine } from '../eligibility/engine.ts';
+import { type ClientSessionRow, clientSessionsRepo } from './client-sessions.repo.ts';
+import type { CreateClientSessionBody } from './client-sessions.schemas.ts';
+import { paymentsRepo } from './payments.repo.ts';
+
+export const DEFAULT_SESSION_TTL_MS = 30 * 60_000;
+export const MAX_SESSION_TTL_MS = 24 * 3600_000;
+
+export interface ClientSessionsConfig {
+  baseUrl: string;
+  widgetKey: Buffer;
+}
+
+export function widgetKey(masterKey: Buffer): Buffer {
+  return Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'payd widget credential v1', 32));
+}
+
+export class ClientSessionsService {
+  constructor(
+    private readonly db: Db,
+    private readonly eligibility: EligibilityEngine,
+    private readonly config: ClientSessionsConfig,
+  ) {}
+
+  private mac(id: string): string {
+    return createHmac('sha256', this.config.widgetKey).update(`client-session:${id}`).digest('base64url');
+  }
+
+  widgetData(id: string): string {
+    return Buffer.from(`${id}.${this.mac(id)}`).toString('base64url');
+  }
+
+  /** The session id a widget credential stands for, or undefined when it was not made by payd. */
+  verifyWidgetData(data: string): string | undefined {
+    const [id, mac] = Buffer.from(data, 'base64url').toString('utf8').split('.');
+    if (!id || !mac || !/^[0-9a-f-]{36}$/.test(id)) return undefined;
+    const expected = Buffer.from(this.mac(id));
+    const given = Buffer.from(mac);
+    return given.length === expected.length && timingSafeEqual(given, expected) ? id : undefined;
+  }
+
+  /** CREATED sessions past their expiry read as EXPIRED. */
+  static effectiveStatus(s: ClientSessionRow, now = Date.now()): string {
+    return s.status === 'CREATED' && s.expires_at.getTime() <= now ? 'EXPIRED' : s.status;
+  }
+
+  view(s: ClientSessionRow) {
+    const self = `${this.config.baseUrl}/v2/client-sessions/${s.id}`;
+    return {
+      id: s.id,
+      status: ClientSessionsService.effectiveStatus(s),
+      amount: s.amount,
+      currency: s.currency,
+      entity_id: s.entity_id,
+      capture_mode: s.capture_mode,
+      integration_mode: s.integration_mode,
+      allow_future_usage: s.allow_future_usage,
+      ...(s.order ? { order: s.order } : {}),
+      ...(s.customer ? { customer: s.customer } : {}),
+      expires_at: s.expires_at,
+      ...(s.shopper_redirection_url ? { shopper_redirection_url: s.shopper_redirection_url } : {}),
+      widget: { data: this.widgetData(s.id), js_url: `${this.config.baseUrl}/checkout/widget.js` },
+      eligible_solutions: s.eligible_solutions,
+      ...(s.payment_id ? { payment_id: s.payment_id } : {}),
+      created_at: s.created_at,
+      links: {
+        self: { href: self, method: 'GET' },
+        ...(s.payment_id
+          ? {
+              abort: { href: `${self}/abort`, method: 'POST' },
+              payment: { href: `${this.config.baseUrl}/v2/payments/${s.payment_id}`, method: 'GET' },
+            }
+          : {}),
+      },
+    };
+  }
+
+  async create(entityId: string, body: CreateClientSessionBody) {
+    if (body.entity_id && body.entity_id !== entityId) throw problems.forbidden('entity_id does not match the entity of the credentials.');
+    const now = Date.now();
+    const expiresAt = body.expires_at ? new Date(body.expires_at) : new Date(now + DEFAULT_SESSION_TTL_MS);
+    if (expiresAt.getTime() <= now) throw problems.invalidField('expires_at', 'must be in the future');
+    if (expiresAt.getTime() > now + MAX_SESSION_TTL_MS) throw problems.invalidField('expires_at', 'must be at most 24 hours from now');
+    const row = await clientSessionsRepo.insert(this.db, {
+      id: randomUUID(),
+      entity_id: entityId,
+      status: 'CREATED',
+      amount: body.amount,
+      currency: body.currency,
+      capture_mode: body.capture_mode ?? 'MANUAL',
+      integration_mode: body.integration_mode ?? 'EMBEDDED',
+      allow_future_usage: body.allow_future_usage ?? false,
+      order: (body.order as Record<string, unknown> | undefined) ?? null,
+      customer: (body.customer as Record<string, unknown> | undefined) ?? null,
+      shopper_redirection_url: body.shopper_redirection_url ?? null,
+      expires_at: expiresAt,
+      eligible_solutions: this.eligibility.solutions({ amount: body.amount, currency: body.currency }),
+    });
+    return this.view(row);
+  }
+
+  async get(entityId: string, id: string) {
+    const row = await clientSessionsRepo.get(this.db, entityId, id);
+    if (!row) throw problems.notFoundNoBody();
+    return this.view(row);
+  }
+
+  async abort(entityId: string, id: string) {
+    const row = await this.db.transaction(async (tx) => {
+      const s = await clientSessionsRepo.get(tx, entityId, id, true);
+      if (!s) throw problems.notFoundNoBody();
+      const status = ClientSessionsService.effectiveStatus(s);
+      if (status === 'ABORTED_BY_MERCHANT') return s;
+      const refuse = (why: string) => problems.unprocessable('client-session-status', 'Status incompatible with abort', why);
+      if (status === 'EXPIRED') throw refuse('The client session has expired.');
+      if (status === 'SUBMITTED' && s.payment_id) {
+        const p = await paymentsRepo.get(tx, entityId, s.payment_id);
+        if (p && (p.authorization_status === 'AUTHORIZED' || p.authorization_status === 'PENDING')) {
+          throw refuse(`The payment of this session is ${p.authorization_status}; void it instead of aborting the session.`);
+        }
+      }
+      return clientSessionsRepo.setStatus(tx, id, 'ABORTED_BY_MERCHANT');
+    });
+    return this.view(row);
+  }
+}

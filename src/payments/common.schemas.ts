@@ -1,0 +1,170 @@
+// Shapes the spec shares between client sessions, payments and payment links:
+// Order, Address, Shipment, Item line, Marketplace seller, Customer, Browser.
+// Bounds the spec leaves open are documented in docs/decisions.md.
+import { Type, type Static } from 'typebox';
+import { Timestamp } from '../platform/http/schemas.ts';
+
+const Str = (max = 255, extra: Record<string, unknown> = {}) => Type.String({ maxLength: max, ...extra });
+const Opt = <T extends Parameters<typeof Type.Optional>[0]>(t: T) => Type.Optional(t);
+
+export const MAX_AMOUNT = 99_999_999_999;
+export const Amount = (description = 'Integer amount in the minor unit of the currency (cents for EUR)') =>
+  Type.Integer({ minimum: 1, maximum: MAX_AMOUNT, description });
+export const NonNegativeAmount = () => Type.Integer({ minimum: 0, maximum: MAX_AMOUNT });
+
+/** ISO 4217 currencies payd accepts, with their minor units. */
+export const CURRENCY_DIGITS: Record<string, number> = { EUR: 2, USD: 2, GBP: 2, CHF: 2, JPY: 0, SEK: 2, DKK: 2, NOK: 2, PLN: 2, CZK: 2 };
+export const Currency = Type.Union(Object.keys(CURRENCY_DIGITS).map((c) => Type.Literal(c)), { description: 'ISO 4217 code' });
+
+export const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2' });
+export const CaptureMode = Type.Union([Type.Literal('MANUAL'), Type.Literal('AUTOMATIC')], {
+  description: 'MANUAL: capture later with POST /captures. AUTOMATIC: payd captures the whole amount once authorized.',
+});
+
+export const Address = Type.Object(
+  {
+    gender: Opt(Type.Union([Type.Literal('FEMALE'), Type.Literal('MALE'), Type.Literal('OTHER'), Type.Literal('UNKNOWN')])),
+    first_name: Opt(Str()),
+    middle_name: Opt(Str()),
+    last_name: Opt(Str()),
+    address_lines: Opt(Type.Array(Str(), { maxItems: 5 })),
+    city: Opt(Str()),
+    postal_code: Opt(Str(32)),
+    country_code: Opt(CountryCode),
+    province_code: Opt(Type.String({ pattern: '^[A-Z]{2}-[A-Z0-9]{1,3}$', description: '<country>-<subdivision>, ISO 3166-2' })),
+    phone_number: Opt(Str(32)),
+    mobile_phone_number: Opt(Str(32)),
+    work_phone_number: Opt(Str(32)),
+    delivery_point_name: Opt(Str()),
+  },
+  { additionalProperties: false, $id: 'Address' },
+);
+
+export const ItemLine = Type.Object(
+  {
+    type: Opt(Type.Union([Type.Literal('PHYSICAL'), Type.Literal('DIGITAL'), Type.Literal('SERVICE'), Type.Literal('SHIPPING_FEES'), Type.Literal('DISCOUNT'), Type.Literal('GIFT_CARD')])),
+    sku_reference: Opt(Str()),
+    name: Opt(Str()),
+    quantity: Opt(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    unit_gross_price: Opt(NonNegativeAmount()),
+    net_amount: Opt(NonNegativeAmount()),
+    tax_amount: Opt(NonNegativeAmount()),
+    tax_rate: Opt(Type.Number({ minimum: 0, maximum: 100 })),
+    seller_reference: Opt(Str()),
+    seller_name: Opt(Str()),
+    is_marketplace_seller: Opt(Type.Boolean()),
+    product_uri: Opt(Type.String({ format: 'uri', maxLength: 2048 })),
+    image_uri: Opt(Type.String({ format: 'uri', maxLength: 2048 })),
+    categories: Opt(Type.Array(Str(), { maxItems: 20 })),
+  },
+  { additionalProperties: false, $id: 'ItemLine' },
+);
+
+export const Shipment = Type.Object(
+  {
+    net_amount: Opt(NonNegativeAmount()),
+    delivery_type: Opt(Type.Union([Type.Literal('EXTERNAL_PICKUP'), Type.Literal('USER_DELIVERY'), Type.Literal('STORE_PICKUP'), Type.Literal('DIGITAL')])),
+    delivery_quickness: Opt(Type.Union([Type.Literal('REGULAR'), Type.Literal('EXPRESS'), Type.Literal('SAME_DAY')])),
+    delivery_method_reference: Opt(Str()),
+    estimated_delivery_date_time: Opt(Timestamp()),
+    shipping_address: Opt(Type.Ref('Address')),
+    item_lines: Opt(Type.Array(Type.Ref('ItemLine'), { maxItems: 500 })),
+  },
+  { additionalProperties: false, $id: 'Shipment' },
+);
+
+export const MarketplaceSeller = Type.Object(
+  {
+    name: Opt(Str()),
+    reference: Opt(Str()),
+    total_sales_count: Opt(Type.Integer({ minimum: 0 })),
+    total_sales_amount: Opt(NonNegativeAmount()),
+    registration_date_time: Opt(Timestamp()),
+    last_update_date_time: Opt(Timestamp()),
+  },
+  { additionalProperties: false, $id: 'MarketplaceSeller' },
+);
+
+export const Order = Type.Object(
+  {
+    reference: Opt(Str(128, { description: "The merchant's order reference" })),
+    additional_data: Opt(Type.Record(Type.String({ maxLength: 64 }), Type.Union([Type.String({ maxLength: 1024 }), Type.Number()]), {
+      maxProperties: 50,
+      description: 'Free-form custom keys with string or number values',
+    })),
+    net_amount: Opt(NonNegativeAmount()),
+    tax_amount: Opt(NonNegativeAmount()),
+    billing_address: Opt(Type.Ref('Address')),
+    shipments: Opt(Type.Array(Type.Ref('Shipment'), { maxItems: 50 })),
+    marketplace_sellers: Opt(Type.Array(Type.Ref('MarketplaceSeller'), { maxItems: 100 })),
+  },
+  { additionalProperties: false, $id: 'Order' },
+);
+export type Order = Static<typeof Order>;
+
+const Indicator = () => Str(64, { description: 'e.g. MORE_60_DAYS' });
+export const Customer = Type.Object(
+  {
+    reference: Opt(Str()),
+    type: Opt(Type.Union([Type.Literal('PERSON'), Type.Literal('COMPANY')])),
+    email: Opt(Type.String({ format: 'email', maxLength: 254 })),
+    gender: Opt(Type.Union([Type.Literal('FEMALE'), Type.Literal('MALE'), Type.Literal('OTHER'), Type.Literal('UNKNOWN')])),
+    first_name: Opt(Str()),
+    middle_name: Opt(Str()),
+    last_name: Opt(Str()),
+    birth_date: Opt(Type.String({ format: 'date' })),
+    ip_address: Opt(Type.String({ anyOf: [{ format: 'ipv4' }, { format: 'ipv6' }], maxLength: 45 })),
+    locale: Opt(Type.String({ pattern: '^[a-zA-Z]{2,3}([-_][a-zA-Z0-9]{2,8})*$', maxLength: 35, description: 'Language tag, e.g. fr-FR' })),
+    account: Opt(Type.Object(
+      {
+        creation_date_time: Opt(Timestamp()),
+        update_date_time: Opt(Timestamp()),
+        password_update_date_time: Opt(Timestamp()),
+        first_purchase_date_time: Opt(Timestamp()),
+        prior_purchase_date_time: Opt(Timestamp()),
+        authentication_date_time: Opt(Timestamp()),
+        purchase_count_last_day: Opt(Type.Integer({ minimum: 0 })),
+        purchase_count_last_six_months: Opt(Type.Integer({ minimum: 0 })),
+        purchase_count_last_year: Opt(Type.Integer({ minimum: 0 })),
+        different_card_count_last_day: Opt(Type.Integer({ minimum: 0 })),
+        purchase_total_amount: Opt(NonNegativeAmount()),
+        authentication_method: Opt(Str(64, { description: 'e.g. MERCHANT_CREDENTIALS' })),
+        age_indicator: Opt(Indicator()),
+        change_indicator: Opt(Indicator()),
+        password_change_indicator: Opt(Indicator()),
+      },
+      { additionalProperties: false },
+    )),
+  },
+  { additionalProperties: false, $id: 'Customer' },
+);
+export type Customer = Static<typeof Customer>;
+
+export const Browser = Type.Object(
+  {
+    user_agent: Opt(Str(2048)),
+    referrer: Opt(Str(2048)),
+    accept_header: Opt(Str(2048)),
+    color_depth: Opt(Type.Integer({ minimum: 1, maximum: 64 })),
+    java_enabled: Opt(Type.Boolean()),
+    javascript_enabled: Opt(Type.Boolean()),
+    locale: Opt(Str(35)),
+    screen_height: Opt(Type.Integer({ minimum: 0, maximum: 100_000 })),
+    screen_width: Opt(Type.Integer({ minimum: 0, maximum: 100_000 })),
+    utc_time_zone: Opt(Type.Integer({ minimum: -840, maximum: 840, description: 'Offset from UTC in minutes' })),
+  },
+  { additionalProperties: false, $id: 'Browser' },
+);
+
+export const ThreeDsOptions = Type.Object(
+  {
+    challenge_indicator: Opt(Type.Union([Type.Literal('NO_PREFERENCE'), Type.Literal('NO_CHALLENGE_REQUESTED'), Type.Literal('CHALLENGE_REQUESTED'), Type.Literal('CHALLENGE_MANDATED')])),
+    challenge_exemption: Opt(Type.Union([Type.Literal('LOW_VALUE'), Type.Literal('TRANSACTION_RISK_ANALYSIS'), Type.Literal('TRUSTED_BENEFICIARY'), Type.Literal('SECURE_CORPORATE_PAYMENT')])),
+  },
+  { additionalProperties: false, $id: 'ThreeDsAuthenticationOptions' },
+);
+
+export const Link = Type.Object({ href: Type.String(), method: Type.String() });
+export const Links = Type.Record(Type.String(), Link);
+
+export const COMMON_SCHEMAS = [Address, ItemLine, Shipment, MarketplaceSeller, Order, Customer, Browser, ThreeDsOptions];

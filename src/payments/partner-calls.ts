@@ -1,0 +1,50 @@
+// Calling a partner: bounded in time, and translated into a ledger update. A call that
+// throws or times out has an unknown outcome, so the transaction stays PENDING until
+// a sync with the same partner key settles it.
+import type { PartnerResult } from '../partners/port.ts';
+import type { TxKind, TxUpdate } from './payments.repo.ts';
+
+export async function callPartner(call: () => Promise<PartnerResult>, timeoutMs: number): Promise<PartnerResult | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      call(),
+      new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), timeoutMs);
+      }),
+    ]);
+  } catch {
+    return undefined;
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}
+
+/** Ledger status of a transaction of this kind for the partner's outcome. */
+export function txStatus(kind: TxKind, result: PartnerResult | undefined): string {
+  if (!result || result.outcome === 'PENDING') return 'PENDING';
+  if (kind === 'AUTHORIZATION') return result.outcome === 'SUCCESS' ? 'AUTHORIZED' : result.outcome;
+  return result.outcome === 'SUCCESS' ? 'SUCCESS' : 'FAILURE';
+}
+
+export function txUpdate(kind: TxKind, result: PartnerResult | undefined): TxUpdate | undefined {
+  if (!result) return undefined;
+  return {
+    status: txStatus(kind, result),
+    partner_reference: result.partner_reference,
+    partner_status: result.partner_status,
+    partner_status_description: result.partner_status_description,
+    status_code: result.status_code,
+    card: result.card as Record<string, unknown> | undefined,
+    redirection: result.outcome === 'PENDING' ? (result.redirection ?? null) : null,
+    token_saved: result.token_saved,
+  };
+}
+
+/** The status of an operation from the statuses of its partner transactions. */
+export function operationStatus(statuses: string[]): string {
+  if (statuses.some((s) => s === 'PENDING')) return 'PENDING';
+  if (statuses.every((s) => s === 'SUCCESS')) return 'SUCCESS';
+  if (statuses.every((s) => s === 'FAILURE')) return 'FAILURE';
+  return 'CONFLICT';
+}

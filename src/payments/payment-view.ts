@@ -1,0 +1,114 @@
+// Builds the Payment resource from its rows: the ledger (partner transactions) is the
+// source of every amount; amounts.ts derives the rest.
+import { type Amounts, type Overview, type Reserved, type Slice, type Totals, deriveAmounts, deriveOverview } from './amounts.ts';
+import type { OperationRow, PartnerTxRow, PaymentRow } from './payments.repo.ts';
+
+export function totalsOf(txs: PartnerTxRow[]): Totals {
+  const sum = (kind: string, status: string) =>
+    txs.filter((t) => t.kind === kind && t.status === status).reduce((s, t) => s + t.amount, 0);
+  return {
+    authorize_pending: sum('AUTHORIZATION', 'PENDING'),
+    total_authorized: sum('AUTHORIZATION', 'AUTHORIZED'),
+    total_voided: sum('VOID', 'SUCCESS'),
+    total_captured: sum('CAPTURE', 'SUCCESS'),
+    total_refunded: sum('REFUND', 'SUCCESS'),
+  };
+}
+
+export function reservedOf(txs: PartnerTxRow[]): Reserved {
+  const sum = (kind: string) => txs.filter((t) => t.kind === kind && t.status === 'PENDING').reduce((s, t) => s + t.amount, 0);
+  return { capture: sum('CAPTURE'), void: sum('VOID'), refund: sum('REFUND') };
+}
+
+/** Each authorization with what its children took or reserved (SUCCESS or PENDING). */
+export function slicesOf(txs: PartnerTxRow[]): Slice[] {
+  return txs
+    .filter((t) => t.kind === 'AUTHORIZATION' && t.status === 'AUTHORIZED')
+    .map((a) => {
+      const taken = (kind: string) =>
+        txs.filter((t) => t.parent_id === a.id && t.kind === kind && (t.status === 'SUCCESS' || t.status === 'PENDING'))
+          .reduce((s, t) => s + t.amount, 0);
+      return { id: a.id, method: a.method, authorized: a.amount, captured: taken('CAPTURE'), voided: taken('VOID'), refunded: taken('REFUND') };
+    });
+}
+
+function txView(t: PartnerTxRow) {
+  return {
+    id: t.id,
+    created_at: t.created_at,
+    updated_at: t.updated_at,
+    status: t.status,
+    amount: t.amount,
+    partner: t.partner,
+    method: t.method,
+    ...(t.card ? { card: t.card } : {}),
+    ...(t.partner_reference ? { partner_reference: t.partner_reference } : {}),
+    ...(t.partner_status ? { partner_status: t.partner_status } : {}),
+    ...(t.partner_status_description ? { partner_status_description: t.partner_status_description } : {}),
+    ...(t.status_code ? { status_code: t.status_code } : {}),
+    ...(t.save_token !== null ? { save_token: t.save_token } : {}),
+    ...(t.save_token ? { token_saved: t.token_saved ?? false } : {}),
+  };
+}
+
+function operationView(o: OperationRow, txs: PartnerTxRow[]) {
+  return {
+    id: o.id,
+    amount: o.amount,
+    created_at: o.created_at,
+    updated_at: o.updated_at,
+    triggered_by: o.triggered_by,
+    ...(o.merchant_reference ? { merchant_reference: o.merchant_reference } : {}),
+    ...(o.reason ? { reason: o.reason } : {}),
+    status: o.status,
+    partner_transactions: txs.filter((t) => t.operation_id === o.id).map(txView),
+  };
+}
+
+export interface PaymentState {
+  amounts: Amounts;
+  overview: Overview;
+}
+
+export function stateOf(txs: PartnerTxRow[]): PaymentState {
+  const amounts = deriveAmounts(totalsOf(txs));
+  return { amounts, overview: deriveOverview(amounts) };
+}
+
+export function paymentView(p: PaymentRow, txs: PartnerTxRow[], ops: OperationRow[], baseUrl: string) {
+  const { amounts, overview } = stateOf(txs);
+  const auths = txs.filter((t) => t.kind === 'AUTHORIZATION');
+  const redirection = auths.find((t) => t.status === 'PENDING' && t.redirection)?.redirection;
+  const self = `${baseUrl}/v2/payments/${p.id}`;
+  return {
+    id: p.id,
+    created_at: p.created_at,
+    version: p.version,
+    entity_id: p.entity_id,
+    amount: p.amount,
+    currency: p.currency,
+    allow_future_usage: p.allow_future_usage,
+    ...(p.client_session_id ? { client_session_id: p.client_session_id } : {}),
+    ...(p.order_reference ? { order_reference: p.order_reference } : {}),
+    ...(p.order ? { order: p.order } : {}),
+    capture_mode: p.capture_mode,
+    amounts,
+    overview,
+    ...(p.browser ? { browser: p.browser } : {}),
+    split: p.split.map((s) => ({ partner: s.partner, method: s.method, amount: s.amount })),
+    authorization: {
+      status: p.authorization_status,
+      ...(redirection ? { redirection } : {}),
+      partner_transactions: auths.map(txView),
+    },
+    captures: ops.filter((o) => o.kind === 'CAPTURE').map((o) => operationView(o, txs)),
+    voids: ops.filter((o) => o.kind === 'VOID').map((o) => operationView(o, txs)),
+    refunds: ops.filter((o) => o.kind === 'REFUND').map((o) => operationView(o, txs)),
+    links: {
+      self: { href: self, method: 'GET' },
+      capture: { href: `${self}/captures`, method: 'POST' },
+      refund: { href: `${self}/refunds`, method: 'POST' },
+      void: { href: `${self}/voids`, method: 'POST' },
+    },
+  };
+}

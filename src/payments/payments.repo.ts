@@ -1,0 +1,213 @@
+// SQL for payments, their operations and the partner-transaction ledger.
+import type { Queryable } from '../platform/db/index.ts';
+
+export interface PaymentRow {
+  id: string;
+  entity_id: string;
+  version: number;
+  amount: number;
+  currency: string;
+  capture_mode: string;
+  allow_future_usage: boolean;
+  client_session_id: string | null;
+  order_reference: string | null;
+  order: Record<string, unknown> | null;
+  customer: Record<string, unknown> | null;
+  browser: Record<string, unknown> | null;
+  split: Array<{ partner: string; method: string; amount: number }>;
+  authorization_status: string;
+  processing: boolean;
+  idempotency_key: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type TxKind = 'AUTHORIZATION' | 'CAPTURE' | 'REFUND' | 'VOID';
+
+export interface PartnerTxRow {
+  id: string;
+  payment_id: string;
+  operation_id: string | null;
+  parent_id: string | null;
+  kind: TxKind;
+  seq: number;
+  partner: string;
+  method: string;
+  amount: number;
+  status: string;
+  partner_key: string;
+  partner_reference: string | null;
+  partner_status: string | null;
+  partner_status_description: string | null;
+  status_code: string | null;
+  card: Record<string, unknown> | null;
+  redirection: { url: string; method: string } | null;
+  save_token: boolean | null;
+  token_saved: boolean | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type OperationKind = 'CAPTURE' | 'REFUND' | 'VOID';
+
+export interface OperationRow {
+  id: string;
+  payment_id: string;
+  kind: OperationKind;
+  amount: number;
+  status: string;
+  triggered_by: string;
+  merchant_reference: string | null;
+  reason: string | null;
+  idempotency_key: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const PAYMENT_COLS = `id, entity_id, version, amount, currency, capture_mode, allow_future_usage, client_session_id,
+  order_reference, "order", customer, browser, split, authorization_status, processing, idempotency_key, created_at, updated_at`;
+const TX_COLS = `id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key,
+  partner_reference, partner_status, partner_status_description, status_code, card, redirection, save_token, token_saved,
+  created_at, updated_at`;
+const OP_COLS = 'id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, created_at, updated_at';
+
+const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
+
+export type NewPayment = Omit<PaymentRow, 'version' | 'created_at' | 'updated_at'>;
+export type NewPartnerTx = Pick<PartnerTxRow, 'id' | 'payment_id' | 'operation_id' | 'parent_id' | 'kind' | 'seq' | 'partner' | 'method' | 'amount' | 'status' | 'partner_key' | 'card' | 'save_token'>;
+export type NewOperation = Pick<OperationRow, 'id' | 'payment_id' | 'kind' | 'amount' | 'status' | 'triggered_by' | 'merchant_reference' | 'reason' | 'idempotency_key'>;
+
+export interface TxUpdate {
+  status: string;
+  partner_reference?: string | undefined;
+  partner_status?: string | undefined;
+  partner_status_description?: string | undefined;
+  status_code?: string | undefined;
+  card?: Record<string, unknown> | undefined;
+  redirection?: { url: string; method: string } | null | undefined;
+  token_saved?: boolean | undefined;
+}
+
+export const paymentsRepo = {
+  /** Inserts unless the entity already used the idempotency key; returns undefined then. */
+  async insert(q: Queryable, p: NewPayment): Promise<PaymentRow | undefined> {
+    const { rows } = await q.query<PaymentRow>(
+      `INSERT INTO payments (id, entity_id, amount, currency, capture_mode, allow_future_usage, client_session_id,
+         order_reference, "order", customer, browser, split, authorization_status, processing, idempotency_key)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+       ON CONFLICT (entity_id, idempotency_key) DO NOTHING
+       RETURNING ${PAYMENT_COLS}`,
+      [p.id, p.entity_id, p.amount, p.currency, p.capture_mode, p.allow_future_usage, p.client_session_id,
+        p.order_reference, json(p.order), json(p.customer), json(p.browser), json(p.split), p.authorization_status,
+        p.processing, p.idempotency_key],
+    );
+    return rows[0];
+  },
+
+  async get(q: Queryable, entityId: string, id: string, lock = false): Promise<PaymentRow | undefined> {
+    const { rows } = await q.query<PaymentRow>(
+      `SELECT ${PAYMENT_COLS} FROM payments WHERE id = $1 AND entity_id = $2${lock ? ' FOR UPDATE' : ''}`,
+      [id, entityId],
+    );
+    return rows[0];
+  },
+
+  async getByKey(q: Queryable, entityId: string, key: string): Promise<PaymentRow | undefined> {
+    const { rows } = await q.query<PaymentRow>(
+      `SELECT ${PAYMENT_COLS} FROM payments WHERE entity_id = $1 AND idempotency_key = $2`,
+      [entityId, key],
+    );
+    return rows[0];
+  },
+
+  /** Records a change: new authorization status and/or end of processing; version + 1. */
+  async touch(q: Queryable, id: string, change: { authorization_status?: string; processing?: boolean } = {}): Promise<void> {
+    await q.query(
+      `UPDATE payments SET version = version + 1, updated_at = now(),
+         authorization_status = coalesce($2, authorization_status), processing = coalesce($3, processing)
+       WHERE id = $1`,
+      [id, change.authorization_status ?? null, change.processing ?? null],
+    );
+  },
+
+  async insertTx(q: Queryable, t: NewPartnerTx): Promise<void> {
+    await q.query(
+      `INSERT INTO partner_transactions (id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key, card, save_token)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+      [t.id, t.payment_id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key, json(t.card), t.save_token],
+    );
+  },
+
+  /** Applies a partner answer to a transaction still PENDING (a settled transaction never changes). */
+  async settleTx(q: Queryable, id: string, u: TxUpdate): Promise<boolean> {
+    const { rowCount } = await q.query(
+      `UPDATE partner_transactions SET status = $2, partner_reference = coalesce($3, partner_reference),
+         partner_status = coalesce($4, partner_status), partner_status_description = coalesce($5, partner_status_description),
+         status_code = coalesce($6, status_code), card = coalesce($7::jsonb, card),
+         redirection = CASE WHEN $8::boolean THEN $9::jsonb ELSE redirection END,
+         token_saved = coalesce($10, token_saved), updated_at = now()
+       WHERE id = $1 AND status = 'PENDING'`,
+      [id, u.status, u.partner_reference ?? null, u.partner_status ?? null, u.partner_status_description ?? null,
+        u.status_code ?? null, json(u.card), u.redirection !== undefined, json(u.redirection), u.token_saved ?? null],
+    );
+    return rowCount > 0;
+  },
+
+  async txs(q: Queryable, paymentId: string): Promise<PartnerTxRow[]> {
+    const { rows } = await q.query<PartnerTxRow>(
+      `SELECT ${TX_COLS} FROM partner_transactions WHERE payment_id = $1 ORDER BY seq`,
+      [paymentId],
+    );
+    return rows;
+  },
+
+  async nextSeq(q: Queryable, paymentId: string): Promise<number> {
+    const { rows } = await q.query<{ n: number }>(
+      'SELECT coalesce(max(seq), 0)::int + 1 AS n FROM partner_transactions WHERE payment_id = $1',
+      [paymentId],
+    );
+    return rows[0]!.n;
+  },
+
+  async insertOperation(q: Queryable, o: NewOperation): Promise<OperationRow | undefined> {
+    const { rows } = await q.query<OperationRow>(
+      `INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       ON CONFLICT (payment_id, idempotency_key) DO NOTHING
+       RETURNING ${OP_COLS}`,
+      [o.id, o.payment_id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key],
+    );
+    return rows[0];
+  },
+
+  async operationByKey(q: Queryable, paymentId: string, key: string): Promise<OperationRow | undefined> {
+    const { rows } = await q.query<OperationRow>(
+      `SELECT ${OP_COLS} FROM payment_operations WHERE payment_id = $1 AND idempotency_key = $2`,
+      [paymentId, key],
+    );
+    return rows[0];
+  },
+
+  async setOperationStatus(q: Queryable, id: string, status: string): Promise<void> {
+    await q.query(`UPDATE payment_operations SET status = $2, updated_at = now() WHERE id = $1`, [id, status]);
+  },
+
+  async operations(q: Queryable, paymentId: string): Promise<OperationRow[]> {
+    const { rows } = await q.query<OperationRow>(
+      `SELECT ${OP_COLS} FROM payment_operations WHERE payment_id = $1 ORDER BY created_at, id`,
+      [paymentId],
+    );
+    return rows;
+  },
+
+  /** Payments with partner transactions left PENDING for longer than the grace period (crash recovery). */
+  async stalePayments(q: Queryable, olderThanSeconds: number, limit: number): Promise<Array<{ id: string; entity_id: string }>> {
+    const { rows } = await q.query<{ id: string; entity_id: string }>(
+      `SELECT DISTINCT p.id, p.entity_id FROM partner_transactions t JOIN payments p ON p.id = t.payment_id
+        WHERE t.status = 'PENDING' AND t.redirection IS NULL AND t.updated_at < now() - make_interval(secs => $1)
+        LIMIT $2`,
+      [olderThanSeconds, limit],
+    );
+    return rows;
+  },
+};

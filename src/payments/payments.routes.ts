@@ -1,0 +1,87 @@
+// HTTP wiring of payments and their operations: schema, auth, call the service.
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { entityOf } from '../platform/http/auth.ts';
+import { IdParams, NoBody, problemResponses } from '../platform/http/schemas.ts';
+import { CaptureBody, CreatePaymentBody, RefundBody, VoidBody } from './payments.schemas.ts';
+import type { CreatePaymentBody as CreatePaymentInput, OperationBody } from './payments.schemas.ts';
+import type { PaymentsService } from './payments.service.ts';
+import type { OperationsService } from './operations.service.ts';
+import type { OperationKind } from './payments.repo.ts';
+
+const bearer = { schemes: ['bearer' as const], scope: 'payment-api' };
+const tags = ['Payments'];
+const security = [{ bearerAuth: [] }];
+
+export const IdempotencyHeaders = Type.Object({
+  'x-idempotency-key': Type.Optional(Type.String({
+    pattern: '^[\\x21-\\x7e]{1,255}$',
+    description: 'One key per operation (1-255 printable ASCII characters). A key already processed on the same payment (on the same entity for creation) is answered 409 with resource_id.',
+  })),
+});
+
+const CacheHeaders = Type.Object({
+  'cache-control': Type.Optional(Type.String({ maxLength: 200, description: 'With max-age=<seconds>, stored data is served and partners are not asked' })),
+});
+
+export function hasMaxAge(cacheControl: string | undefined): boolean {
+  return /(^|,)\s*max-age\s*=\s*\d+\s*(,|$)/i.test(cacheControl ?? '');
+}
+
+export async function paymentsRoutes(root: FastifyInstance, { payments, operations }: { payments: PaymentsService; operations: OperationsService }) {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
+  const path = (url: string) => url.split('?')[0]!;
+
+  app.post('/v2/payments', {
+    config: { auth: { schemes: ['bearer', 'apiKey'], scope: 'payment-api' } },
+    schema: {
+      tags, summary: 'Create a payment',
+      description: 'Authorizes the amount across the split (gift cards first, cards last). The outcome is in authorization.status: ' +
+        'AUTHORIZED, REFUSED, ERROR, or PENDING with authorization.redirection for a 3-D Secure challenge.',
+      security: [{ bearerAuth: [] }, { apiKey: [] }],
+      headers: IdempotencyHeaders,
+      body: CreatePaymentBody,
+      response: { 200: Type.Ref('Payment'), ...problemResponses(400, 401, 403, 409, 413, 415, 500, 503) },
+    },
+  }, async (request) =>
+    payments.create(entityOf(request), request.body as CreatePaymentInput, request.headers['x-idempotency-key'], path(request.url)));
+
+  app.get('/v2/payments/:id', {
+    config: { auth: bearer },
+    schema: {
+      tags, security, summary: 'Get a payment',
+      description: 'Asks the partners about pending transactions first, unless Cache-Control carries max-age.',
+      params: IdParams,
+      headers: CacheHeaders,
+      response: { 200: Type.Ref('Payment'), 404: NoBody('No such payment for this entity (no body)'), ...problemResponses(400, 401, 403, 500, 503) },
+    },
+  }, async (request) =>
+    hasMaxAge(request.headers['cache-control'])
+      ? payments.getStored(entityOf(request), request.params.id)
+      : payments.get(entityOf(request), request.params.id));
+
+  const operation = (kind: OperationKind, suffix: string, body: typeof CaptureBody | typeof RefundBody | typeof VoidBody, summary: string) =>
+    app.post(`/v2/payments/:id/${suffix}`, {
+      config: { auth: bearer },
+      schema: {
+        tags, security, summary,
+        description: 'Answers the Payment with the x-created-operation-id header naming the new operation.',
+        params: IdParams,
+        headers: IdempotencyHeaders,
+        ...(kind === 'CAPTURE' ? { body } : { body: Type.Optional(body) }),
+        response: { 200: Type.Ref('Payment'), ...problemResponses(400, 401, 403, 404, 409, 413, 415, 500) },
+      },
+    }, async (request, reply) => {
+      const result = await operations.run(kind, entityOf(request), request.params.id, (request.body ?? {}) as OperationBody, {
+        idempotencyKey: request.headers['x-idempotency-key'],
+        instance: path(request.url),
+      });
+      reply.header('x-created-operation-id', result.operationId);
+      return result.payment;
+    });
+
+  operation('CAPTURE', 'captures', CaptureBody, 'Capture (part of) the authorized amount');
+  operation('REFUND', 'refunds', RefundBody, 'Refund (part of) the captured amount');
+  operation('VOID', 'voids', VoidBody, 'Void (part of) the uncaptured authorized amount');
+}

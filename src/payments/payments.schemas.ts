@@ -1,0 +1,191 @@
+// Payment API request and response shapes (POST /v2/payments and operations).
+import { Type, type Static } from 'typebox';
+import { Timestamp, Uuid } from '../platform/http/schemas.ts';
+import { Amount, Browser, CaptureMode, Currency, Customer, Links, NonNegativeAmount, Order, ThreeDsOptions } from './common.schemas.ts';
+
+const Opt = Type.Optional;
+
+export const CardInstrument = Type.Object(
+  {
+    type: Type.Literal('CARD'),
+    number: Type.String({ pattern: '^[0-9]{12,19}$', description: 'Card number (PAN), digits only. Never stored or logged.' }),
+    expiry_month: Type.String({ pattern: '^(0[1-9]|1[0-2])$', description: 'MM' }),
+    expiry_year: Type.String({ pattern: '^20[0-9]{2}$', description: 'YYYY' }),
+    cvv: Opt(Type.String({ pattern: '^[0-9]{3,4}$', description: 'Never stored or logged' })),
+    holder_name: Opt(Type.String({ maxLength: 255 })),
+  },
+  { additionalProperties: false },
+);
+
+export const GiftCardInstrument = Type.Object(
+  {
+    type: Type.Literal('GIFT_CARD'),
+    number: Type.String({ pattern: '^[0-9]{12,19}$' }),
+    pin: Opt(Type.String({ pattern: '^[0-9]{4,8}$' })),
+  },
+  { additionalProperties: false },
+);
+
+export const SplitPart = Type.Object(
+  {
+    partner: Type.String({ minLength: 1, maxLength: 64, description: 'e.g. card-sim, gift-sim, bnpl-sim' }),
+    method: Type.String({ minLength: 1, maxLength: 64, description: 'e.g. CARD, GIFT_CARD, INSTALLMENTS_3X' }),
+    amount: Amount(),
+    instrument: Opt(Type.Union([CardInstrument, GiftCardInstrument], { description: 'Required for CARD and GIFT_CARD' })),
+    save_token: Opt(Type.Boolean({ description: 'Ask the partner to keep a token of the instrument for future use' })),
+  },
+  { additionalProperties: false },
+);
+export type SplitPart = Static<typeof SplitPart>;
+
+export const CreatePaymentBody = Type.Object(
+  {
+    amount: Amount(),
+    currency: Currency,
+    entity_id: Opt(Uuid('Defaults to the authenticated entity; any other value is refused')),
+    capture_mode: Opt(CaptureMode),
+    allow_future_usage: Opt(Type.Boolean()),
+    client_session_id: Opt(Uuid('The client session this payment completes')),
+    order: Opt(Type.Ref('Order')),
+    customer: Opt(Type.Ref('Customer')),
+    browser: Opt(Type.Ref('Browser')),
+    three_ds_authentication_options: Opt(Type.Ref('ThreeDsAuthenticationOptions')),
+    split: Type.Array(SplitPart, { minItems: 1, maxItems: 10, description: 'How the amount is paid; the amounts must add up to amount' }),
+  },
+  { additionalProperties: false },
+);
+/** Referenced shapes (Type.Ref) resolved to their static types. */
+export type CreatePaymentBody = Omit<Static<typeof CreatePaymentBody>, 'order' | 'customer' | 'browser' | 'three_ds_authentication_options'> & {
+  order?: Static<typeof Order>;
+  customer?: Static<typeof Customer>;
+  browser?: Static<typeof Browser>;
+  three_ds_authentication_options?: Static<typeof ThreeDsOptions>;
+};
+
+
+export const CaptureBody = Type.Object(
+  {
+    amount: Amount('Amount to capture; at most available_to_capture'),
+    merchant_reference: Opt(Type.String({ maxLength: 128 })),
+  },
+  { additionalProperties: false },
+);
+export const RefundBody = Type.Object(
+  {
+    amount: Opt(Amount('Amount to refund; defaults to available_to_refund')),
+    merchant_reference: Opt(Type.String({ maxLength: 128 })),
+    reason: Opt(Type.String({ maxLength: 255 })),
+  },
+  { additionalProperties: false },
+);
+export const VoidBody = Type.Object(
+  {
+    amount: Opt(Amount('Amount to void; defaults to available_to_void')),
+    merchant_reference: Opt(Type.String({ maxLength: 128 })),
+  },
+  { additionalProperties: false },
+);
+export type OperationBody = { amount?: number; merchant_reference?: string; reason?: string };
+
+export const ThreeDs = Type.Object({
+  eci: Type.String(),
+  version: Type.String(),
+  flow: Type.String({ description: 'FRICTIONLESS or CHALLENGE' }),
+  ds_transaction_id: Uuid(),
+  acs_transaction_id: Uuid(),
+});
+
+export const Card = Type.Object(
+  {
+    bin: Type.String(),
+    type: Type.String({ description: 'CREDIT or DEBIT' }),
+    last_four_digits: Type.String(),
+    holder_name: Opt(Type.String()),
+    expiry_month: Type.String(),
+    expiry_year: Type.String(),
+    country_code: Opt(Type.String()),
+    fingerprint: Type.String({ description: 'Keyed hash of the card number, stable per merchant entity' }),
+    selected_network: Type.String(),
+    three_ds: Opt(ThreeDs),
+  },
+  { $id: 'Card' },
+);
+
+export const PartnerTransaction = Type.Object(
+  {
+    id: Uuid(),
+    created_at: Timestamp(),
+    updated_at: Timestamp(),
+    status: Type.String({ description: 'Authorization: AUTHORIZED, REFUSED, ERROR, PENDING. Operations: SUCCESS, FAILURE, PENDING' }),
+    amount: Type.Integer(),
+    partner: Type.String(),
+    method: Type.String(),
+    card: Opt(Type.Ref('Card')),
+    partner_reference: Opt(Type.String()),
+    partner_status: Opt(Type.String()),
+    partner_status_description: Opt(Type.String()),
+    status_code: Opt(Type.String()),
+    save_token: Opt(Type.Boolean()),
+    token_saved: Opt(Type.Boolean()),
+  },
+  { $id: 'PartnerTransaction' },
+);
+
+export const Operation = Type.Object(
+  {
+    id: Uuid(),
+    amount: Type.Integer(),
+    created_at: Timestamp(),
+    updated_at: Timestamp(),
+    triggered_by: Type.String({ description: 'MERCHANT, or SYSTEM for automatic captures and reversals' }),
+    merchant_reference: Opt(Type.String()),
+    reason: Opt(Type.String()),
+    status: Type.String({ description: 'SUCCESS, FAILURE, PENDING, or CONFLICT when some partner transactions succeeded and others failed' }),
+    partner_transactions: Type.Array(Type.Ref('PartnerTransaction')),
+  },
+  { $id: 'Operation' },
+);
+
+const Degree = Type.String({ description: 'NOT, PARTIALLY or FULLY' });
+
+export const Payment = Type.Object(
+  {
+    id: Uuid(),
+    created_at: Timestamp(),
+    version: Type.Integer({ description: 'Starts at 1 and increases by one on every change of the payment' }),
+    entity_id: Uuid(),
+    amount: Type.Integer(),
+    currency: Type.String(),
+    allow_future_usage: Type.Boolean(),
+    client_session_id: Opt(Uuid()),
+    order_reference: Opt(Type.String()),
+    order: Opt(Type.Ref('Order')),
+    capture_mode: Type.String(),
+    amounts: Type.Object({
+      authorize_pending: NonNegativeAmount(),
+      total_authorized: NonNegativeAmount(),
+      total_voided: NonNegativeAmount(),
+      available_to_void: NonNegativeAmount(),
+      total_captured: NonNegativeAmount(),
+      available_to_capture: NonNegativeAmount(),
+      total_refunded: NonNegativeAmount(),
+      available_to_refund: NonNegativeAmount(),
+    }),
+    overview: Type.Object({ consumed: Degree, captured: Degree, voided: Degree, refunded: Degree }),
+    browser: Opt(Type.Ref('Browser')),
+    split: Type.Array(Type.Object({ partner: Type.String(), method: Type.String(), amount: Type.Integer() })),
+    authorization: Type.Object({
+      status: Type.String({ description: 'AUTHORIZED, REFUSED, ERROR or PENDING' }),
+      redirection: Opt(Type.Object({ url: Type.String(), method: Type.String() }, { description: 'Present while a shopper action (3-D Secure challenge) is needed' })),
+      partner_transactions: Type.Array(Type.Ref('PartnerTransaction')),
+    }),
+    captures: Type.Array(Type.Ref('Operation')),
+    voids: Type.Array(Type.Ref('Operation')),
+    refunds: Type.Array(Type.Ref('Operation')),
+    links: Links,
+  },
+  { $id: 'Payment' },
+);
+export type PaymentView = Static<typeof Payment>;
+
+export const PAYMENT_SCHEMAS = [Card, PartnerTransaction, Operation, Payment];

@@ -1,0 +1,301 @@
+// Payments: creation (authorization across the split), reading with partner sync,
+// settling pending partner transactions, and the reversal of half-authorized splits.
+// No HTTP and no SQL here: repos hold the SQL, connectors talk to partners.
+import { randomUUID } from 'node:crypto';
+import type { Db, Queryable } from '../platform/db/index.ts';
+import { problems } from '../platform/http/problem.ts';
+import type { CardInstrument, GiftCardInstrument, Instrument, PartnerRegistry } from '../partners/port.ts';
+import { GIFT_CARD_METHODS } from './amounts.ts';
+import { cardDetails, luhnValid } from './cards.ts';
+import { clientSessionsRepo } from './client-sessions.repo.ts';
+import { holdWhileInFlight } from './idempotency.ts';
+import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
+import type { CreatePaymentBody } from './payments.schemas.ts';
+import { type PartnerTxRow, type PaymentRow, paymentsRepo } from './payments.repo.ts';
+import { paymentView } from './payment-view.ts';
+
+export interface PaymentsConfig {
+  baseUrl: string;
+  fingerprintKey: Buffer;
+  partnerTimeoutMs: number;
+  /** Replays of an in-flight request wait this many times holdIntervalMs before the 409. */
+  holdAttempts: number;
+  holdIntervalMs: number;
+}
+
+export type PaymentViewT = ReturnType<typeof paymentView>;
+
+/** Capture callback, so that AUTOMATIC capture reuses the operations service. */
+export type AutoCapture = (entityId: string, paymentId: string, amount: number) => Promise<void>;
+
+export class PaymentsService {
+  autoCapture: AutoCapture | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly partners: PartnerRegistry,
+    private readonly config: PaymentsConfig,
+  ) {}
+
+  // ---- reading ----
+
+  async view(q: Queryable, p: PaymentRow): Promise<PaymentViewT> {
+    const [txs, ops] = await Promise.all([paymentsRepo.txs(q, p.id), paymentsRepo.operations(q, p.id)]);
+    return paymentView(p, txs, ops, this.config.baseUrl);
+  }
+
+  /** The payment as stored (no partner call), or a bodiless 404. */
+  async getStored(entityId: string, id: string): Promise<PaymentViewT> {
+    const p = await paymentsRepo.get(this.db, entityId, id);
+    if (!p) throw problems.notFoundNoBody();
+    return this.view(this.db, p);
+  }
+
+  /** The payment after asking partners about every transaction still PENDING. */
+  async get(entityId: string, id: string): Promise<PaymentViewT> {
+    const p = await paymentsRepo.get(this.db, entityId, id);
+    if (!p) throw problems.notFoundNoBody();
+    await this.settle(p, { recover: false });
+    return this.getStored(entityId, id);
+  }
+
+  // ---- creation ----
+
+  private validate(entityId: string, body: CreatePaymentBody): void {
+    if (body.entity_id && body.entity_id !== entityId) {
+      throw problems.forbidden('entity_id does not match the entity of the credentials.');
+    }
+    const sum = body.split.reduce((s, part) => s + part.amount, 0);
+    if (sum !== body.amount) {
+      throw problems.invalidField('split', `the split amounts add up to ${sum} but amount is ${body.amount}`);
+    }
+    if (body.split.filter((p) => p.method === 'CARD').length > 1) {
+      throw problems.invalidField('split', 'at most one part may be paid by CARD');
+    }
+    body.split.forEach((part, i) => {
+      const name = `split[${i}]`;
+      const connector = this.partners.get(part.partner);
+      if (!connector) throw problems.invalidField(`${name}.partner`, `unknown partner "${part.partner}"`);
+      if (!connector.methods.includes(part.method)) {
+        throw problems.invalidField(`${name}.method`, `partner ${part.partner} does not offer ${part.method} (it offers ${connector.methods.join(', ')})`);
+      }
+      if (!connector.limits.currencies.includes(body.currency)) {
+        throw problems.invalidField('currency', `partner ${part.partner} does not accept ${body.currency}`);
+      }
+      const wanted = part.method === 'CARD' ? 'CARD' : GIFT_CARD_METHODS.has(part.method) ? 'GIFT_CARD' : undefined;
+      if (wanted && part.instrument?.type !== wanted) {
+        throw problems.invalidField(`${name}.instrument`, `a ${wanted} instrument is required for method ${part.method}`);
+      }
+      if (!wanted && part.instrument) {
+        throw problems.invalidField(`${name}.instrument`, `method ${part.method} takes no instrument`);
+      }
+      if (part.instrument?.type === 'CARD' && !luhnValid(part.instrument.number)) {
+        throw problems.invalidField(`${name}.instrument.number`, 'is not a valid card number (Luhn check failed)');
+      }
+    });
+  }
+
+  async create(entityId: string, body: CreatePaymentBody, idempotencyKey: string | undefined, instance: string): Promise<PaymentViewT> {
+    this.validate(entityId, body);
+    if (idempotencyKey) await this.refuseReplay(entityId, idempotencyKey, instance);
+
+    const id = randomUUID();
+    // Gift cards first (their balance decides early), cards last (a 3-D Secure challenge
+    // suspends the authorization, so nothing may come after it).
+    const rank = (m: string) => (GIFT_CARD_METHODS.has(m) ? 0 : m === 'CARD' ? 2 : 1);
+    const parts = [...body.split].sort((a, b) => rank(a.method) - rank(b.method));
+    const created = await this.db.transaction(async (tx) => {
+      if (body.client_session_id) await this.claimSession(tx, entityId, body);
+      const row = await paymentsRepo.insert(tx, {
+        id,
+        entity_id: entityId,
+        amount: body.amount,
+        currency: body.currency,
+        capture_mode: body.capture_mode ?? 'MANUAL',
+        allow_future_usage: body.allow_future_usage ?? false,
+        client_session_id: body.client_session_id ?? null,
+        order_reference: body.order?.reference ?? null,
+        order: (body.order as Record<string, unknown> | undefined) ?? null,
+        customer: (body.customer as Record<string, unknown> | undefined) ?? null,
+        browser: (body.browser as Record<string, unknown> | undefined) ?? null,
+        split: body.split.map((s) => ({ partner: s.partner, method: s.method, amount: s.amount })),
+        authorization_status: 'PENDING',
+        processing: true,
+        idempotency_key: idempotencyKey ?? null,
+      });
+      if (row && body.client_session_id) await clientSessionsRepo.setStatus(tx, body.client_session_id, 'SUBMITTED', id);
+      return row;
+    });
+    if (!created) {
+      // Another request with the same key won the race.
+      await this.refuseReplay(entityId, idempotencyKey!, instance);
+      throw problems.conflict('Idempotency key already used.');
+    }
+
+    for (const [i, part] of parts.entries()) {
+      const txId = randomUUID();
+      const instrument: Instrument = part.instrument ? (part.instrument as CardInstrument | GiftCardInstrument) : { type: 'NONE' };
+      const card = instrument.type === 'CARD' ? cardDetails(this.config.fingerprintKey, entityId, instrument) : undefined;
+      const key = `${id}:${i + 1}`;
+      await paymentsRepo.insertTx(this.db, {
+        id: txId, payment_id: id, operation_id: null, parent_id: null, kind: 'AUTHORIZATION', seq: i + 1,
+        partner: part.partner, method: part.method, amount: part.amount, status: 'PENDING', partner_key: key,
+        card: (card as Record<string, unknown> | undefined) ?? null, save_token: part.save_token ?? null,
+      });
+      const connector = this.partners.get(part.partner)!;
+      const result = await callPartner(() => connector.authorize({
+        key, entityId, method: part.method, amount: part.amount, currency: body.currency, instrument,
+        ...(card ? { card } : {}),
+        save_token: part.save_token ?? false,
+        customer: body.customer as Record<string, unknown> | undefined,
+        browser: body.browser as Record<string, unknown> | undefined,
+        three_ds: body.three_ds_authentication_options,
+        return_url: `${this.config.baseUrl}/v2/payments/${id}`,
+      }), this.config.partnerTimeoutMs);
+      const update = txUpdate('AUTHORIZATION', result);
+      if (update) await paymentsRepo.settleTx(this.db, txId, update);
+      if (update?.status !== 'AUTHORIZED') break;
+    }
+
+    await this.finalize(entityId, id, { endProcessing: true, recover: false });
+    return this.getStored(entityId, id);
+  }
+
+  /** A key already used by this entity: hold while the first request runs, then 409. */
+  private async refuseReplay(entityId: string, key: string, instance: string): Promise<void> {
+    const first = await holdWhileInFlight(
+      () => paymentsRepo.getByKey(this.db, entityId, key),
+      (p) => p.processing,
+      this.config,
+    );
+    if (first) throw problems.idempotencyViolation(instance, first.id);
+  }
+
+  private async claimSession(tx: Queryable, entityId: string, body: CreatePaymentBody): Promise<void> {
+    const s = await clientSessionsRepo.get(tx, entityId, body.client_session_id!, true);
+    if (!s) throw problems.invalidField('client_session_id', 'no such client session');
+    if (s.status !== 'CREATED' || s.payment_id) {
+      throw problems.invalidField('client_session_id', `the client session is ${s.status} and already has a payment or cannot take one`);
+    }
+    if (s.expires_at.getTime() <= Date.now()) throw problems.invalidField('client_session_id', 'the client session has expired');
+    if (s.amount !== body.amount || s.currency !== body.currency) {
+      throw problems.invalidField('client_session_id', `the client session is for ${s.amount} ${s.currency}`);
+    }
+  }
+
+  // ---- settling ----
+
+  /**
+   * Asks partners about PENDING transactions and records their answers. With recover,
+   * a transaction the partner never received is given up (authorizations) or sent again
+   * with the same key (operations: the merchant's request then completes at most once).
+   */
+  async settle(p: PaymentRow, { recover }: { recover: boolean }): Promise<void> {
+    const all = await paymentsRepo.txs(this.db, p.id);
+    const pending = all.filter((t) => t.status === 'PENDING');
+    if (pending.length === 0 && !(recover && p.processing)) return;
+    for (const t of pending) await this.settleTx(p, t, all, recover);
+    await this.finalize(p.entity_id, p.id, { endProcessing: recover, recover });
+  }
+
+  private async settleTx(p: PaymentRow, t: PartnerTxRow, all: PartnerTxRow[], recover: boolean): Promise<void> {
+    const connector = this.partners.get(t.partner);
+    if (!connector) return;
+    const synced = await callPartner(async () => {
+      const r = await connector.sync({ key: t.partner_key, kind: t.kind });
+      if (r !== 'NOT_FOUND') return r;
+      if (!recover) throw new Error('not received yet');
+      if (t.kind === 'AUTHORIZATION') {
+        return { outcome: 'ERROR' as const, partner_status: 'NOT_RECEIVED', status_code: 'NOT_RECEIVED', partner_status_description: 'The partner never received the authorization' };
+      }
+      const parent = all.find((x) => x.id === t.parent_id);
+      const req = { key: t.partner_key, authorization_reference: parent?.partner_reference ?? '', amount: t.amount, currency: p.currency };
+      return t.kind === 'CAPTURE' ? connector.capture(req) : t.kind === 'REFUND' ? connector.refund(req) : connector.void(req);
+    }, this.config.partnerTimeoutMs);
+    const update = txUpdate(t.kind, synced);
+    if (update) await paymentsRepo.settleTx(this.db, t.id, update);
+  }
+
+  /**
+   * Recomputes the payment from its ledger under the row lock: authorization status,
+   * operation statuses, reversal of a split that could not be fully authorized, and
+   * the automatic capture.
+   */
+  async finalize(entityId: string, id: string, opts: { endProcessing: boolean; recover: boolean }): Promise<void> {
+    const toReverse: PartnerTxRow[] = [];
+    let capture = 0;
+    await this.db.transaction(async (tx) => {
+      const p = await paymentsRepo.get(tx, entityId, id, true);
+      if (!p) return;
+      const txs = await paymentsRepo.txs(tx, id);
+      const auths = txs.filter((t) => t.kind === 'AUTHORIZATION');
+      const authorized = auths.filter((t) => t.status === 'AUTHORIZED').reduce((s, t) => s + t.amount, 0);
+      const pending = auths.some((t) => t.status === 'PENDING');
+      const stillRunning = p.processing && !opts.endProcessing;
+      let status: string;
+      if (pending || stillRunning) status = 'PENDING';
+      else if (authorized === p.amount) status = 'AUTHORIZED';
+      else status = auths.some((t) => t.status === 'REFUSED') ? 'REFUSED' : 'ERROR';
+
+      if (status === 'REFUSED' || status === 'ERROR') {
+        const reversed = new Set(txs.filter((t) => t.kind === 'VOID').map((t) => t.parent_id));
+        toReverse.push(...auths.filter((t) => t.status === 'AUTHORIZED' && !reversed.has(t.id)));
+      }
+      const ops = await paymentsRepo.operations(tx, id);
+      let changed = status !== p.authorization_status || (opts.endProcessing && p.processing);
+      for (const o of ops) {
+        const children = txs.filter((t) => t.operation_id === o.id).map((t) => t.status);
+        const next = children.length ? operationStatus(children) : o.status;
+        if (next !== o.status) {
+          await paymentsRepo.setOperationStatus(tx, o.id, next);
+          changed = true;
+        }
+      }
+      if (status === 'AUTHORIZED' && p.authorization_status !== 'AUTHORIZED' && p.capture_mode === 'AUTOMATIC' && !ops.some((o) => o.kind === 'CAPTURE')) {
+        capture = p.amount;
+      }
+      if (changed) {
+        await paymentsRepo.touch(tx, id, { authorization_status: status, ...(opts.endProcessing ? { processing: false } : {}) });
+      }
+    });
+    if (toReverse.length) await this.reverse(entityId, id, toReverse);
+    if (capture && this.autoCapture) await this.autoCapture(entityId, id, capture);
+  }
+
+  /** Voids the authorized parts of a split whose other parts failed (triggered_by SYSTEM). */
+  private async reverse(entityId: string, id: string, auths: PartnerTxRow[]): Promise<void> {
+    const opId = randomUUID();
+    const children = await this.db.transaction(async (tx) => {
+      const p = await paymentsRepo.get(tx, entityId, id, true);
+      if (!p) return [];
+      const total = auths.reduce((s, a) => s + a.amount, 0);
+      await paymentsRepo.insertOperation(tx, {
+        id: opId, payment_id: id, kind: 'VOID', amount: total, status: 'PENDING', triggered_by: 'SYSTEM',
+        merchant_reference: null, reason: 'Reversal of a split payment that was not fully authorized', idempotency_key: `reversal:${id}`,
+      });
+      let seq = await paymentsRepo.nextSeq(tx, id);
+      const out: Array<{ txId: string; key: string; auth: PartnerTxRow }> = [];
+      for (const a of auths) {
+        const txId = randomUUID();
+        const key = `${opId}:${out.length + 1}`;
+        await paymentsRepo.insertTx(tx, {
+          id: txId, payment_id: id, operation_id: opId, parent_id: a.id, kind: 'VOID', seq: seq++,
+          partner: a.partner, method: a.method, amount: a.amount, status: 'PENDING', partner_key: key, card: null, save_token: null,
+        });
+        out.push({ txId, key, auth: a });
+      }
+      await paymentsRepo.touch(tx, id);
+      return out;
+    });
+    const currency = (await paymentsRepo.get(this.db, entityId, id))?.currency ?? '';
+    for (const c of children) {
+      const connector = this.partners.get(c.auth.partner)!;
+      const result = await callPartner(() => connector.void({
+        key: c.key, authorization_reference: c.auth.partner_reference ?? '', amount: c.auth.amount, currency,
+      }), this.config.partnerTimeoutMs);
+      const update = txUpdate('VOID', result);
+      if (update) await paymentsRepo.settleTx(this.db, c.txId, update);
+    }
+    await this.finalize(entityId, id, { endProcessing: false, recover: false });
+  }
+}
