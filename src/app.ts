@@ -78,7 +78,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await revokedKeys.start();
   const accessTokens = new AccessTokens(keys, config.baseUrl, config.accessTokenTtlSeconds, revokedKeys);
   const redirection = new RedirectionTokens(keys, config.baseUrl);
-  const partners = simulatedPartners(db, { baseUrl: config.baseUrl });
+  const partners = simulatedPartners(db, { baseUrl: config.baseUrl, latencyMs: config.simLatencyMs });
   const eligibility = new EligibilityEngine(partners);
   const paymentsConfig = {
     baseUrl: config.baseUrl,

@@ -32,7 +32,11 @@ export interface SimOptions {
   baseUrl: string;
   /** How long a simulated timeout stays unresolved before sync reveals the outcome. */
   timeoutResolveMs?: number;
+  /** Network latency before the partner receives each authorize/capture/refund/void call. */
+  latencyMs?: number;
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const OUTCOME: Record<string, PartnerOutcome> = {
   AUTHORIZED: 'SUCCESS',
@@ -92,6 +96,7 @@ export abstract class SimulatedPartner implements PartnerConnector {
   }
 
   async authorize(req: AuthorizeRequest): Promise<PartnerResult> {
+    if (this.options.latencyMs) await sleep(this.options.latencyMs);
     let timedOut = false;
     const result = await this.db.transaction(async (tx) => {
       const existing = await simRepo.byKey(tx, this.name, req.key);
@@ -112,6 +117,7 @@ export abstract class SimulatedPartner implements PartnerConnector {
   }
 
   private async followUp(kind: 'CAPTURE' | 'REFUND' | 'VOID', req: FollowUpRequest): Promise<PartnerResult> {
+    if (this.options.latencyMs) await sleep(this.options.latencyMs);
     let timedOut = false;
     const result = await this.db.transaction(async (tx) => {
       const existing = await simRepo.byKey(tx, this.name, req.key);
