@@ -19,7 +19,7 @@ import { ACCESS_TOKEN_KEYS, AccessTokens, RevokedKeys } from './identity/oauth/a
 import { tokenRoutes } from './identity/oauth/token.routes.ts';
 import { REDIRECTION_KEYS, RedirectionTokens } from './checkout/redirection-token.ts';
 import { Jwk, signingJwksRoutes } from './checkout/signing-jwks.routes.ts';
-import { problems } from './platform/http/problem.ts';
+import { Problem, problems } from './platform/http/problem.ts';
 import type { PartnerRegistry } from './partners/port.ts';
 import { simulatedPartners } from './partners/simulators/index.ts';
 import { EligibilityEngine } from './eligibility/engine.ts';
@@ -90,7 +90,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const payments = new PaymentsService(db, partners, paymentsConfig);
   const operations = new OperationsService(db, partners, payments, paymentsConfig);
   payments.autoCapture = async (entityId, paymentId, amount) => {
-    await operations.run('CAPTURE', entityId, paymentId, { amount }, { instance: `/v2/payments/${paymentId}/captures`, triggeredBy: 'SYSTEM' });
+    // One automatic capture per payment, whoever notices the authorization first.
+    await operations.run('CAPTURE', entityId, paymentId, { amount }, {
+      idempotencyKey: `auto-capture:${paymentId}`, instance: `/v2/payments/${paymentId}/captures`, triggeredBy: 'SYSTEM',
+    }).catch((err: unknown) => {
+      if (err instanceof Problem && (err.status === 409 || err.status === 400)) return;
+      throw err;
+    });
   };
   const clientSessions = new ClientSessionsService(db, eligibility, { baseUrl: config.baseUrl, widgetKey: widgetKey(deps.masterKey) });
   const recovery = new Recovery(db, payments, config.recoveryGraceSeconds);
@@ -125,6 +131,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(errorHandlerPlugin);
+  // JSON bodies: an empty body with a JSON content type counts as no body (operations
+  // whose body is optional); anything else goes through Fastify's safe parser.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    return parseJson(request, body as string, done);
+  });
   await app.register(formbody, { bodyLimit: config.bodyLimitBytes });
   await app.register(metricsPlugin, { metrics: createMetrics() });
   for (const schema of [ProblemSchema, Entity, ApiKey, Jwk, ...COMMON_SCHEMAS, ...PAYMENT_SCHEMAS, ClientSession]) app.addSchema(schema);

@@ -200,12 +200,15 @@ export const paymentsRepo = {
     return rows;
   },
 
-  /** Payments with partner transactions left PENDING for longer than the grace period (crash recovery). */
+  /** Payments left processing, or with partner transactions left PENDING, for longer than the grace period (crash recovery). */
   async stalePayments(q: Queryable, olderThanSeconds: number, limit: number): Promise<Array<{ id: string; entity_id: string }>> {
     const { rows } = await q.query<{ id: string; entity_id: string }>(
-      `SELECT DISTINCT p.id, p.entity_id FROM partner_transactions t JOIN payments p ON p.id = t.payment_id
+      `SELECT p.id, p.entity_id FROM payments p
+        WHERE p.processing AND p.updated_at < now() - make_interval(secs => $1)
+       UNION
+       SELECT p.id, p.entity_id FROM partner_transactions t JOIN payments p ON p.id = t.payment_id
         WHERE t.status = 'PENDING' AND t.redirection IS NULL AND t.updated_at < now() - make_interval(secs => $1)
-        LIMIT $2`,
+       LIMIT $2`,
       [olderThanSeconds, limit],
     );
     return rows;

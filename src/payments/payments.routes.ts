@@ -69,8 +69,12 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
         description: 'Answers the Payment with the x-created-operation-id header naming the new operation.',
         params: IdParams,
         headers: IdempotencyHeaders,
-        ...(kind === 'CAPTURE' ? { body } : { body: Type.Optional(body) }),
+        body,
         response: { 200: Type.Ref('Payment'), ...problemResponses(400, 401, 403, 404, 409, 413, 415, 500) },
+      },
+      // The body is optional for refunds and voids: none means "the whole available amount".
+      preValidation: async (request) => {
+        if (kind !== 'CAPTURE' && (request.body === undefined || request.body === null)) request.body = {};
       },
     }, async (request, reply) => {
       const result = await operations.run(kind, entityOf(request), request.params.id, (request.body ?? {}) as OperationBody, {

@@ -48,7 +48,7 @@ export function invalidParamsFrom(errors: AjvError[], where: InvalidParam['in'])
     const key = `${where}:${name}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    out.push({ name: name || '(root)', in: where, reason });
+    out.push({ name: name || where, in: where, reason });
   }
   return out;
 }
