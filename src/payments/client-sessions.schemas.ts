@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { Timestamp, Uuid } from '../platform/http/schemas.ts';
-import { Amount, CaptureMode, Currency, Customer, Links, Order } from './common.schemas.ts';
+import type { Customer, Order } from './common.schemas.ts';
+import { Amount, CaptureMode, Currency, Links } from './common.schemas.ts';
 
 const Opt = Type.Optional;
 

@@ -1,7 +1,8 @@
 // Payment API request and response shapes (POST /v2/payments and operations).
 import { Type, type Static } from 'typebox';
 import { Timestamp, Uuid } from '../platform/http/schemas.ts';
-import { Amount, Browser, CaptureMode, Currency, Customer, Links, NonNegativeAmount, Order, ThreeDsOptions } from './common.schemas.ts';
+import type { Browser, Customer, Order, ThreeDsOptions } from './common.schemas.ts';
+import { Amount, CaptureMode, Currency, Links, NonNegativeAmount } from './common.schemas.ts';
 
 const Opt = Type.Optional;
 
