@@ -111,6 +111,7 @@ CREATE TABLE sim_partner_operations (
   PRIMARY KEY (partner, key)
 );
 CREATE UNIQUE INDEX sim_partner_operations_ref_idx ON sim_partner_operations (partner, reference);
+CREATE INDEX sim_partner_operations_parent_idx ON sim_partner_operations (partner, parent_ref) WHERE parent_ref IS NOT NULL;
 
 CREATE TABLE sim_gift_cards (
   fingerprint  text PRIMARY KEY,

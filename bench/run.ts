@@ -1,0 +1,101 @@
+// npm run bench: starts bench/server.ts in its own process and loads it with autocannon,
+// each scenario beside its baseline in the same run. Prints requests/s, p50/p99 and the
+// ratio to the baseline, and the server's peak RSS.
+// Env: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50), DATABASE_URL (else PGlite).
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+// @ts-expect-error autocannon ships no type declarations
+import autocannon from 'autocannon';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+const server = spawn(process.execPath, ['--import', 'tsx', 'bench/server.ts'], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
+const info = await new Promise<{ port: number; apiKey: string; seedId: string }>((resolve, reject) => {
+  server.once('exit', (code) => reject(new Error(`bench server exited (${code})`)));
+  createInterface({ input: server.stdout! }).once('line', (line) => resolve(JSON.parse(line)));
+});
+const base = `http://127.0.0.1:${info.port}`;
+
+let peakRss = 0;
+const rssTimer = setInterval(() => {
+  try {
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))?.[1] ?? 0);
+    peakRss = Math.max(peakRss, kb / 1024);
+  } catch { /* not on Linux */ }
+}, 200);
+
+async function json(method: string, path: string, headers: Record<string, string>, body?: string) {
+  const res = await fetch(base + path, { method, headers, ...(body ? { body } : {}) });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return res.json() as Promise<Record<string, unknown>>;
+}
+
+const form = { 'content-type': 'application/x-www-form-urlencoded', 'x-api-key': info.apiKey };
+const token = (await json('POST', '/oauth/token', form, 'grant_type=client_credentials')).access_token as string;
+const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+const paymentBody = (amount: number) => JSON.stringify({
+  amount, currency: 'EUR', capture_mode: 'MANUAL', order: { reference: 'bench' },
+  split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2030', cvv: '123' } }],
+});
+// Payments to capture from: many, so that captures do not all queue on one row lock.
+const payments: string[] = [];
+for (let i = 0; i < 200; i++) payments.push((await json('POST', '/v2/payments', auth, paymentBody(5_000_000))).id as string);
+let next = 0;
+
+interface Req { path?: string; [k: string]: unknown }
+interface Scenario {
+  name: string;
+  baseline?: string;
+  opts: { method: string; path?: string; headers?: Record<string, string>; body?: string; requests?: Array<{ setupRequest: (req: Req) => Req }> };
+}
+
+const scenarios: Scenario[] = [
+  { name: 'hello (baseline)', opts: { method: 'GET', path: '/bench/hello' } },
+  { name: 'POST /oauth/token', baseline: 'hello (baseline)', opts: { method: 'POST', path: '/oauth/token', headers: form, body: 'grant_type=client_credentials' } },
+  { name: 'one INSERT (baseline)', opts: { method: 'POST', path: '/bench/insert' } },
+  { name: 'POST /v2/payments', baseline: 'one INSERT (baseline)', opts: { method: 'POST', path: '/v2/payments', headers: auth, body: paymentBody(1000) } },
+  {
+    name: 'POST /v2/payments/{id}/captures', baseline: 'one INSERT (baseline)',
+    opts: {
+      method: 'POST', headers: auth, body: JSON.stringify({ amount: 1 }),
+      requests: [{ setupRequest: (req: Req) => ({ ...req, path: `/v2/payments/${payments[next++ % payments.length]}/captures` }) }],
+    },
+  },
+  { name: 'one SELECT (baseline)', opts: { method: 'GET', path: `/bench/select/${info.seedId}` } },
+  {
+    name: 'GET /v2/payments/{id} max-age', baseline: 'one SELECT (baseline)',
+    opts: {
+      method: 'GET', headers: { ...auth, 'cache-control': 'max-age=60' },
+      requests: [{ setupRequest: (req: Req) => ({ ...req, path: `/v2/payments/${payments[next++ % payments.length]}` }) }],
+    },
+  },
+];
+
+const only = process.env.BENCH_ONLY?.split(',');
+const results = new Map<string, { rps: number; p50: number; p99: number; bad: number }>();
+console.log(`payd bench: ${seconds}s per scenario, ${connections} connections, database ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}\n`);
+for (const s of scenarios) {
+  if (only && !only.some((o) => s.name.includes(o)) && !s.name.includes('baseline')) continue;
+  const r = await autocannon({ url: base + (s.opts.path ?? ''), connections, duration: seconds, ...s.opts });
+  const row = { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, bad: r.non2xx + r.errors + r.timeouts };
+  results.set(s.name, row);
+  const b = s.baseline ? results.get(s.baseline) : undefined;
+  const ratio = b ? ` ratio ${(row.rps / b.rps).toFixed(2)}` : '';
+  console.log(`${s.name.padEnd(34)} ${row.rps.toFixed(0).padStart(7)} req/s  p50 ${String(row.p50).padStart(4)} ms  p99 ${String(row.p99).padStart(4)} ms  non-2xx/errors ${row.bad}${ratio}`);
+}
+clearInterval(rssTimer);
+console.log(`\npeak server RSS: ${peakRss.toFixed(0)} MB`);
+
+const check = (name: string, baseline: string, min: number) => {
+  const a = results.get(name);
+  const b = results.get(baseline);
+  if (a && b && a.rps / b.rps < min) console.log(`BELOW TARGET: ${name} is ${(a.rps / b.rps).toFixed(2)} of ${baseline} (target ${min})`);
+};
+check('POST /oauth/token', 'hello (baseline)', 0.4);
+check('POST /v2/payments', 'one INSERT (baseline)', 0.5);
+check('POST /v2/payments/{id}/captures', 'one INSERT (baseline)', 0.5);
+check('GET /v2/payments/{id} max-age', 'one SELECT (baseline)', 0.7);
+if (peakRss > 200) console.log(`ABOVE TARGET: peak RSS ${peakRss.toFixed(0)} MB (target 200 MB)`);
+server.kill('SIGTERM');

@@ -1,0 +1,40 @@
+// The payd app as a benchmark target, plus baseline routes that exist only here:
+// GET /bench/hello (no work), POST /bench/insert (one INSERT), GET /bench/select/:id
+// (one SELECT by primary key). Prints {port, apiKey} on stdout once listening.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildApp } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { openDb } from '../src/platform/db/index.ts';
+import { migrate } from '../src/platform/db/migrator.ts';
+
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'payd-bench-'));
+const config = loadConfig({ ...process.env, PAYD_DATA_DIR: dataDir, LOG_LEVEL: 'warn', PAYD_DB_POOL_SIZE: process.env.PAYD_DB_POOL_SIZE ?? '50' });
+const db = await openDb(config);
+await migrate(db);
+await db.exec('CREATE TABLE IF NOT EXISTS bench_rows (id uuid PRIMARY KEY, entity_id uuid NOT NULL, amount bigint NOT NULL, data jsonb, created_at timestamptz NOT NULL DEFAULT now())');
+const seedId = randomUUID();
+await db.query('INSERT INTO bench_rows (id, entity_id, amount) VALUES ($1, $2, 1)', [seedId, randomUUID()]);
+
+const app = await buildApp({ config, db, masterKey: randomBytes(32), logger: false });
+app.get('/bench/hello', async () => ({ hello: 'world' }));
+app.post('/bench/insert', async () => {
+  const id = randomUUID();
+  await db.query('INSERT INTO bench_rows (id, entity_id, amount, data) VALUES ($1, $2, $3, $4)', [id, randomUUID(), 1000, JSON.stringify({ a: 1 })]);
+  return { id };
+});
+app.get('/bench/select/:id', async (request) => {
+  const { rows } = await db.query('SELECT id, entity_id, amount, data, created_at FROM bench_rows WHERE id = $1', [(request.params as { id: string }).id]);
+  return rows[0];
+});
+const entity = await app.services.entities.create('Bench merchant');
+const key = await app.services.entities.createApiKey(entity.id);
+await app.listen({ port: 0, host: '127.0.0.1' });
+const address = app.server.address();
+console.log(JSON.stringify({ port: typeof address === 'object' && address ? address.port : 0, apiKey: key.api_key, seedId }));
+
+process.on('SIGTERM', () => {
+  void app.close().then(() => db.close()).then(() => process.exit(0));
+});
