@@ -76,6 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const entities = new EntitiesService(db);
   const revokedKeys = new RevokedKeys(entities, config.accessTokenTtlSeconds);
   await revokedKeys.start();
+  await entities.startRevocationFeed((keyId) => revokedKeys.add(keyId));
   const accessTokens = new AccessTokens(keys, config.baseUrl, config.accessTokenTtlSeconds, revokedKeys);
   const redirection = new RedirectionTokens(keys, config.baseUrl);
   const partners = simulatedPartners(db, { baseUrl: config.baseUrl, latencyMs: config.simLatencyMs });
@@ -127,6 +128,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.addHook('onClose', async () => {
     revokedKeys.stop();
+    await entities.stopRevocationFeed();
     recovery.stop();
   });
 

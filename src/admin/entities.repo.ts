@@ -73,6 +73,11 @@ export const entitiesRepo = {
     return rows[0];
   },
 
+  /** Tells every payd process listening on the channel, when the transaction commits. */
+  async notify(q: Queryable, channel: string, payload: string): Promise<void> {
+    await q.query('SELECT pg_notify($1, $2)', [channel, payload]);
+  },
+
   async findActiveApiKeyByHash(q: Queryable, hash: Buffer): Promise<{ id: string; entity_id: string } | undefined> {
     const { rows } = await q.query<{ id: string; entity_id: string }>(
       'SELECT id, entity_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',

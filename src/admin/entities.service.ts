@@ -36,8 +36,46 @@ export function decodeCursor(raw: string): Cursor {
   }
 }
 
+/** NOTIFY channel that carries the id of each revoked API key to every process. */
+export const API_KEY_REVOKED_CHANNEL = 'payd_api_key_revoked';
+const KEY_CACHE_TTL_MS = 30_000;
+const KEY_CACHE_MAX = 10_000;
+
+interface CachedKey {
+  id: string;
+  entity_id: string;
+  at: number;
+}
+
 export class EntitiesService {
+  /**
+   * Active API keys by hash. An entry is dropped when any process revokes the key (NOTIFY
+   * on commit), when the notification connection is lost, and after 30 s in any case.
+   */
+  private keyCache = new Map<string, CachedKey>();
+  private stopFeed: (() => Promise<void>) | undefined;
+
   constructor(private readonly db: Db) {}
+
+  /** Subscribes to revocations from every process; onRevoked also learns of them. */
+  async startRevocationFeed(onRevoked: (keyId: string) => void): Promise<void> {
+    this.stopFeed = await this.db.listen(
+      API_KEY_REVOKED_CHANNEL,
+      (keyId) => {
+        this.evict(keyId);
+        onRevoked(keyId);
+      },
+      () => this.keyCache.clear(),
+    );
+  }
+
+  async stopRevocationFeed(): Promise<void> {
+    await this.stopFeed?.();
+  }
+
+  private evict(keyId: string): void {
+    for (const [hash, entry] of this.keyCache) if (entry.id === keyId) this.keyCache.delete(hash);
+  }
 
   async create(name: string): Promise<EntityRow> {
     const trimmed = name.trim();
@@ -79,15 +117,31 @@ export class EntitiesService {
   }
 
   async revokeApiKey(entityId: string, keyId: string): Promise<ApiKeyRow> {
-    const row = await entitiesRepo.revokeApiKey(this.db, entityId, keyId);
+    const row = await this.db.transaction(async (tx) => {
+      const revoked = await entitiesRepo.revokeApiKey(tx, entityId, keyId);
+      if (revoked) await entitiesRepo.notify(tx, API_KEY_REVOKED_CHANNEL, revoked.id);
+      return revoked;
+    });
     if (!row) throw problems.notFound(`API key ${keyId} does not exist for entity ${entityId}.`);
+    this.evict(row.id);
     return row;
   }
 
   /** The entity and key id behind an API key, or undefined when unknown or revoked. */
   async resolveApiKey(apiKey: string): Promise<{ id: string; entity_id: string } | undefined> {
     if (!API_KEY_SHAPE.test(apiKey)) return undefined;
-    return entitiesRepo.findActiveApiKeyByHash(this.db, sha256(apiKey));
+    const hash = sha256(apiKey);
+    const cacheKey = hash.toString('base64');
+    const cached = this.keyCache.get(cacheKey);
+    if (cached && Date.now() - cached.at < KEY_CACHE_TTL_MS) return { id: cached.id, entity_id: cached.entity_id };
+    const found = await entitiesRepo.findActiveApiKeyByHash(this.db, hash);
+    if (found) {
+      if (this.keyCache.size >= KEY_CACHE_MAX) this.keyCache.clear();
+      this.keyCache.set(cacheKey, { ...found, at: Date.now() });
+    } else {
+      this.keyCache.delete(cacheKey);
+    }
+    return found;
   }
 
   async revokedKeyIdsSince(since: Date): Promise<string[]> {

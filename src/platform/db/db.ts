@@ -21,6 +21,11 @@ export interface Db extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Runs fn on one connection holding a session-level advisory lock. */
   withAdvisoryLock<T>(key: number, fn: (conn: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Subscribes to NOTIFY on a channel. onLost is called when notifications may have been
+   * missed (connection lost); the subscription then reconnects by itself.
+   */
+  listen(channel: string, onMessage: (payload: string) => void, onLost: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 

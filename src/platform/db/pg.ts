@@ -60,6 +60,36 @@ export function createPgDb(connectionString: string, poolSize: number): Db {
         client.release();
       }
     },
+    async listen(channel, onMessage, onLost) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`bad channel name ${channel}`);
+      let client: pg.Client | undefined;
+      let stopped = false;
+      const reconnect = (): void => {
+        setTimeout(() => {
+          if (!stopped) connect().catch(() => reconnect());
+        }, 1000).unref();
+      };
+      const connect = async (): Promise<void> => {
+        const c = new pg.Client({ connectionString });
+        c.on('notification', (n) => {
+          if (n.channel === channel) onMessage(n.payload ?? '');
+        });
+        c.on('error', () => {});
+        c.on('end', () => {
+          if (stopped) return;
+          onLost();
+          reconnect();
+        });
+        await c.connect();
+        await c.query(`LISTEN ${channel}`);
+        client = c;
+      };
+      await connect();
+      return async () => {
+        stopped = true;
+        await client?.end().catch(() => {});
+      };
+    },
     async close() {
       await pool.end();
     },

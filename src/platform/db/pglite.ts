@@ -45,6 +45,12 @@ export async function createPgliteDb(options: PgliteOptions = {}): Promise<Db & 
         await db.query('SELECT pg_advisory_unlock($1)', [key]);
       }
     },
+    async listen(channel, onMessage) {
+      const unsubscribe = await db.listen(channel, onMessage);
+      return async () => {
+        await unsubscribe();
+      };
+    },
     async close() {
       await db.close();
     },

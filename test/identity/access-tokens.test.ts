@@ -1,0 +1,104 @@
+// Access tokens: our compact EdDSA JWS interoperates with jose both ways, and
+// revocation reaches other payd processes at once (NOTIFY on PostgreSQL).
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { SignJWT, jwtVerify } from 'jose';
+import { buildApp } from '../../src/app.ts';
+import { createPgDb } from '../../src/platform/db/pg.ts';
+import { decodeJwt, signEdDsaJwt, verifyEdDsaJwt } from '../../src/platform/crypto/compact-jws.ts';
+import { ACCESS_TOKEN_KEYS } from '../../src/identity/oauth/access-tokens.ts';
+import { MASTER_KEY, createTestApp, expectProblem, getToken, type TestApp } from '../helpers/app.ts';
+
+const opts = { issuer: 'http://payd.test', audience: 'payd', typ: 'at+jwt' };
+
+describe('compact EdDSA JWS', () => {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const now = () => Math.floor(Date.now() / 1000);
+
+  it('signs tokens that jose verifies', async () => {
+    const token = signEdDsaJwt({ kid: 'k1', typ: 'at+jwt' }, { iss: opts.issuer, aud: 'payd', sub: 's', iat: now(), exp: now() + 60, jti: randomUUID() }, privateKey);
+    const { payload, protectedHeader } = await jwtVerify(token, publicKey, { issuer: opts.issuer, audience: 'payd', typ: 'at+jwt', algorithms: ['EdDSA'] });
+    assert.equal(payload.sub, 's');
+    assert.equal(protectedHeader.kid, 'k1');
+  });
+
+  it('verifies tokens jose signed, and refuses tampered, expired, foreign and wrong-alg tokens', async () => {
+    const good = await new SignJWT({}).setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt' }).setIssuer(opts.issuer).setAudience('payd')
+      .setSubject('s').setIssuedAt().setExpirationTime('60s').setJti('j').sign(privateKey);
+    assert.equal(verifyEdDsaJwt(decodeJwt(good), publicKey, opts).sub, 's');
+    const [h, p, s] = good.split('.');
+    const tampered = `${h}.${Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), sub: 'evil' })).toString('base64url')}.${s}`;
+    assert.throws(() => verifyEdDsaJwt(decodeJwt(tampered), publicKey, opts), /bad signature/);
+    const expired = signEdDsaJwt({ typ: 'at+jwt' }, { iss: opts.issuer, aud: 'payd', sub: 's', iat: now() - 100, exp: now() - 50, jti: 'j' }, privateKey);
+    assert.throws(() => verifyEdDsaJwt(decodeJwt(expired), publicKey, opts), /expired/);
+    const other = generateKeyPairSync('ed25519');
+    assert.throws(() => verifyEdDsaJwt(decodeJwt(good), other.publicKey, opts), /bad signature/);
+    const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'at+jwt' })).toString('base64url')}.${p}.`;
+    assert.throws(() => verifyEdDsaJwt(decodeJwt(none), publicKey, opts), /unexpected header/);
+    assert.throws(() => decodeJwt('a.b'), /malformed/);
+    assert.throws(() => verifyEdDsaJwt(decodeJwt(good), publicKey, { ...opts, audience: 'other' }), /audience/);
+  });
+});
+
+describe('access tokens through the app', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp({}, {
+      beforeReady: (app) => {
+        app.get('/v2/test-protected', { config: { auth: { schemes: ['bearer'], scope: 'payment-api' } } }, async (req) => ({ entity: req.principal?.entityId }));
+      },
+    });
+  });
+  after(() => t.close());
+
+  it('a token issued by payd opens a payment-api route; one signed with another scope is 403', async () => {
+    const m = await t.createMerchant();
+    const ok = await t.app.inject({ url: '/v2/test-protected', headers: m.auth });
+    assert.equal(ok.statusCode, 200);
+    assert.equal(ok.json().entity, m.entityId);
+    const key = await t.app.services.keys.signingKey(ACCESS_TOKEN_KEYS.name);
+    const now = Math.floor(Date.now() / 1000);
+    const otherScope = signEdDsaJwt({ kid: key.kid, typ: 'at+jwt' }, { iss: 'http://payd.test', aud: 'payd', sub: m.entityId, scope: 'other', iat: now, exp: now + 60, jti: 'j' }, key.privateKey);
+    expectProblem(await t.app.inject({ url: '/v2/test-protected', headers: { authorization: `Bearer ${otherScope}` } }), 403);
+    const expired = signEdDsaJwt({ kid: key.kid, typ: 'at+jwt' }, { iss: 'http://payd.test', aud: 'payd', sub: m.entityId, scope: 'payment-api', iat: now - 7200, exp: now - 3600, jti: 'j' }, key.privateKey);
+    const res = await t.app.inject({ url: '/v2/test-protected', headers: { authorization: `Bearer ${expired}` } });
+    assert.match(String(expectProblem(res, 401).detail), /expired/);
+    assert.match(String(res.headers['www-authenticate']), /invalid_token/);
+  });
+
+  it('revoking a key refuses new tokens and the tokens it issued, at once', async () => {
+    const m = await t.createMerchant();
+    const del = await t.app.inject({ method: 'DELETE', url: `/admin/v1/entities/${m.entityId}/api-keys/${m.apiKeyId}`, headers: t.adminHeaders });
+    assert.equal(del.statusCode, 200);
+    expectProblem(await t.app.inject({ url: '/v2/test-protected', headers: m.auth }), 401);
+    const token = await t.app.inject({ method: 'POST', url: '/oauth/token', headers: { 'x-api-key': m.apiKey, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'grant_type=client_credentials' });
+    assert.equal(expectProblem(token, 401).error, 'invalid_client');
+  });
+
+  it('a revocation in one process reaches another process sharing the database', async () => {
+    // A second app on the same database: on PostgreSQL through its own pool and LISTEN
+    // connection (like a second process); on PGlite through the same embedded database.
+    const db2 = t.testDb.url ? createPgDb(t.testDb.url, 5) : t.testDb.db;
+    const app2 = await buildApp({ config: t.config, db: db2, masterKey: MASTER_KEY, logger: false });
+    app2.get('/v2/test-protected', { config: { auth: { schemes: ['bearer'], scope: 'payment-api' } } }, async () => ({ ok: true }));
+    await app2.ready();
+    try {
+      const m = await t.createMerchant();
+      const token2 = await getToken(app2, m.apiKey); // app2 now caches the key
+      assert.equal((await app2.inject({ url: '/v2/test-protected', headers: { authorization: `Bearer ${token2}` } })).statusCode, 200);
+      await t.app.inject({ method: 'DELETE', url: `/admin/v1/entities/${m.entityId}/api-keys/${m.apiKeyId}`, headers: t.adminHeaders });
+      let refused = false;
+      for (let i = 0; i < 20 && !refused; i++) {
+        await new Promise((r) => setTimeout(r, 25));
+        const res = await app2.inject({ method: 'POST', url: '/oauth/token', headers: { 'x-api-key': m.apiKey, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'grant_type=client_credentials' });
+        refused = res.statusCode === 401;
+      }
+      assert.ok(refused, 'the other process kept issuing tokens for a revoked key');
+      expectProblem(await app2.inject({ url: '/v2/test-protected', headers: { authorization: `Bearer ${token2}` } }), 401);
+    } finally {
+      await app2.close();
+      if (db2 !== t.testDb.db) await db2.close();
+    }
+  });
+});
