@@ -3,7 +3,6 @@ import path from 'node:path';
 import type { Config } from '../../config.ts';
 import type { Db } from './db.ts';
 import { createPgDb } from './pg.ts';
-import { createPgliteDb } from './pglite.ts';
 
 export type { Db, Queryable, QueryResult, Row } from './db.ts';
 
@@ -12,5 +11,7 @@ export async function openDb(config: Pick<Config, 'databaseUrl' | 'dbPoolSize' |
   if (config.databaseUrl) return createPgDb(config.databaseUrl, config.dbPoolSize);
   const dir = path.join(config.dataDir, 'pgdata');
   mkdirSync(dir, { recursive: true });
+  // Imported only when used: loading PGlite costs ~50 MB of memory.
+  const { createPgliteDb } = await import('./pglite.ts');
   return createPgliteDb({ dataDir: dir });
 }
