@@ -32,6 +32,8 @@ export interface Config {
   idempotencyHoldIntervalMs: number;
   /** Pending partner transactions older than this are settled by the recovery worker. */
   recoveryGraceSeconds: number;
+  /** How often the recovery worker looks for pending partner transactions. */
+  recoveryIntervalMs: number;
   /** Latency of the simulated partners (to play slow acquirers in tests and demos). */
   simLatencyMs: number;
 }
@@ -99,6 +101,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     idempotencyHoldAttempts: int(env, 'PAYD_IDEMPOTENCY_HOLD_ATTEMPTS', 20, 0, 1000),
     idempotencyHoldIntervalMs: int(env, 'PAYD_IDEMPOTENCY_HOLD_INTERVAL_MS', 100, 1, 10000),
     recoveryGraceSeconds: int(env, 'PAYD_RECOVERY_GRACE_SECONDS', 60, 1, 86400),
+    recoveryIntervalMs: int(env, 'PAYD_RECOVERY_INTERVAL_MS', 10000, 100, 3600000),
     simLatencyMs: int(env, 'PAYD_SIM_LATENCY_MS', 0, 0, 60000),
   };
   return { ...config, ...overrides };

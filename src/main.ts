@@ -42,7 +42,7 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
   const app = await buildApp({ config, db, masterKey: master.key });
   const demo = config.demo ? await bootstrapDemo(app.services.entities) : undefined;
   if (config.role === 'all' || config.role === 'worker') {
-    app.services.recovery.start(10_000, (err) => log.error({ err }, 'recovery pass failed'));
+    app.services.recovery.start(config.recoveryIntervalMs, (err) => log.error({ err }, 'recovery pass failed'));
   }
   await app.listen({ port: config.port, host: config.host });
 

@@ -1,0 +1,101 @@
+// Real payd processes: two servers on one database never over-capture, and a process
+// killed in the middle of a capture loses nothing and doubles nothing.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createTestDb, type TestDb } from '../helpers/db.ts';
+import { call, onboard, startServer } from '../helpers/server.ts';
+
+const card = { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2030', cvv: '123' };
+const paymentBody = (amount: number) => ({ amount, currency: 'EUR', split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: card }] });
+
+/** Database settings for spawned servers: the test's PostgreSQL database, or a PGlite data dir. */
+function dbEnv(testDb: TestDb | undefined, dir: string): Record<string, string> {
+  return testDb?.url ? { DATABASE_URL: testDb.url } : { PAYD_DATA_DIR: dir };
+}
+
+describe('payd processes', () => {
+  let testDb: TestDb | undefined;
+  let dir: string;
+  before(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'payd-proc-'));
+    if (process.env.DATABASE_URL) testDb = await createTestDb();
+  });
+  after(async () => {
+    await testDb?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('two processes on one PostgreSQL never capture more than authorized', async () => {
+    // PGlite serves one process only (documented), so there the two "processes" are
+    // one server taking the concurrent load from both clients.
+    const a = await startServer(dbEnv(testDb, dir));
+    // Behind one load balancer every process has the same public URL (the token issuer).
+    const b = testDb ? await startServer({ ...dbEnv(testDb, dir), PAYD_BASE_URL: a.base }) : a;
+    try {
+      const m = await onboard(a.base);
+      const p = await call(a.base, 'POST', '/v2/payments', m.auth, paymentBody(10_000));
+      assert.equal(p.body!.authorization.status, 'AUTHORIZED');
+      const results = await Promise.all(Array.from({ length: 40 }, (_, i) =>
+        call(i % 2 ? b.base : a.base, 'POST', `/v2/payments/${p.body!.id}/captures`, m.auth, { amount: 500 })));
+      const ok = results.filter((r) => r.status === 200);
+      assert.equal(ok.length, 20, `statuses: ${results.map((r) => r.status).join(',')}`);
+      assert.ok(results.every((r) => r.status === 200 || r.status === 400), JSON.stringify(results.filter((r) => r.status !== 200 && r.status !== 400).map((r) => r.body)));
+      const final = await call(b.base, 'GET', `/v2/payments/${p.body!.id}`, m.auth);
+      assert.equal(final.body!.amounts.total_captured, 10_000);
+      assert.equal(final.body!.amounts.available_to_capture, 0);
+      assert.equal(final.body!.captures.length, 20);
+    } finally {
+      if (b !== a) await b.stop();
+      await a.stop();
+    }
+  });
+
+  it('a process killed during a capture: the replay answers 409, recovery completes it exactly once', async () => {
+    let server = await startServer(dbEnv(testDb, dir));
+    const PORT = new URL(server.base).port;
+    const m = await onboard(server.base);
+    const p = await call(server.base, 'POST', '/v2/payments', m.auth, paymentBody(10_000));
+    assert.equal(p.body!.authorization.status, 'AUTHORIZED');
+    assert.equal(await server.stop(), 0);
+
+    // Slow partner: the capture is recorded PENDING, then the process dies mid-call.
+    server = await startServer({ ...dbEnv(testDb, dir), PORT, PAYD_SIM_LATENCY_MS: '3000' });
+    const key = { ...m.auth, 'x-idempotency-key': 'capture-crash-1' };
+    const inFlight = call(server.base, 'POST', `/v2/payments/${p.body!.id}/captures`, key, { amount: 4000 }).catch((e: Error) => e);
+    await new Promise((r) => setTimeout(r, 800));
+    await server.stop('SIGKILL');
+    const lost = await inFlight;
+    assert.ok(lost instanceof Error, `the first call lost its response: ${JSON.stringify(lost)}`);
+
+    server = await startServer({ ...dbEnv(testDb, dir), PORT, PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_RECOVERY_INTERVAL_MS: '300' });
+    try {
+      const replay = await call(server.base, 'POST', `/v2/payments/${p.body!.id}/captures`, key, { amount: 4000 });
+      assert.equal(replay.status, 409);
+      assert.equal(replay.body!.type, 'urn:eu.service:write-conflict');
+      const opId = replay.body!.resource_id as string;
+      let payment: Record<string, any> | undefined; // eslint-disable-line @typescript-eslint/no-explicit-any
+      for (let i = 0; i < 100; i++) {
+        payment = (await call(server.base, 'GET', `/v2/payments/${p.body!.id}`, { ...m.auth, 'cache-control': 'max-age=0' })).body;
+        if (payment!.captures[0]?.status === 'SUCCESS') break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      assert.equal(payment!.captures.length, 1);
+      assert.equal(payment!.captures[0].id, opId);
+      assert.equal(payment!.captures[0].status, 'SUCCESS');
+      assert.equal(payment!.amounts.total_captured, 4000);
+      assert.equal(payment!.amounts.available_to_capture, 6000);
+      // A second replay still names the same operation; nothing ran twice.
+      const again = await call(server.base, 'POST', `/v2/payments/${p.body!.id}/captures`, key, { amount: 4000 });
+      assert.equal(again.body!.resource_id, opId);
+      if (testDb) {
+        const { rows } = await testDb.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM sim_partner_operations WHERE kind = 'CAPTURE' AND key LIKE $1`, [`${opId}:%`]);
+        assert.equal(rows[0]!.n, 1, 'the acquirer received the capture exactly once');
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+});
