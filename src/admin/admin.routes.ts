@@ -46,7 +46,7 @@ export async function adminRoutes(root: FastifyInstance, { entities, keys, purpo
       querystring: ListQuery,
       response: { 200: EntityList, ...problemResponses(400, 401) },
     },
-  }, async (request) => entities.list(request.query.limit, request.query.starting_after));
+  }, async (request) => entities.list(Number(request.query.limit ?? 20), request.query.starting_after));
 
   app.get('/admin/v1/entities/:id', {
     config: { auth },

@@ -19,7 +19,8 @@ export const EntityList = Type.Object({
 
 export const ListQuery = Type.Object(
   {
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+    // Query strings are not coerced (coercion is off so that JSON bodies keep their types).
+    limit: Type.Optional(Type.String({ pattern: '^(100|[1-9][0-9]?)$', description: 'Page size, 1 to 100 (default 20)' })),
     starting_after: Type.Optional(Type.String({ maxLength: 200 })),
   },
   { additionalProperties: false },

@@ -6,6 +6,7 @@ import { problemResponses } from '../../platform/http/schemas.ts';
 import type { AccessTokens } from './access-tokens.ts';
 import { type ApiKeyResolver, clientCredentialsGrant } from './grants/client-credentials.ts';
 import { oauthError } from './oauth-errors.ts';
+import { invalidParamsFrom } from '../../platform/http/error-handler.ts';
 
 export interface TokenDeps {
   apiKeys: ApiKeyResolver;
@@ -38,6 +39,7 @@ export async function tokenRoutes(root: FastifyInstance, deps: TokenDeps) {
       }),
       response: { 200: TokenResponse, ...problemResponses(400, 401, 415) },
     },
+    attachValidation: true,
     preValidation: async (request) => {
       const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       if (type !== FORM) {
@@ -45,6 +47,12 @@ export async function tokenRoutes(root: FastifyInstance, deps: TokenDeps) {
       }
     },
   }, async (request, reply) => {
+    if (request.validationError) {
+      const params = invalidParamsFrom((request.validationError.validation ?? []) as never, 'body');
+      const problem = oauthError('invalid_request', `The token request is invalid: ${params.map((p) => `${p.name} ${p.reason}`).join('; ')}`);
+      problem.extra.invalid_params = params;
+      throw problem;
+    }
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
     switch (request.body.grant_type) {
       case 'client_credentials':
