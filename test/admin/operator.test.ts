@@ -30,7 +30,8 @@ describe('operator API', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const res = await t.app.inject({ url: `/admin/v1/entities?limit=2${cursor ? `&starting_after=${cursor}` : ''}`, headers: t.adminHeaders });
+      const url: string = `/admin/v1/entities?limit=2${cursor ? `&starting_after=${cursor}` : ''}`;
+      const res = await t.app.inject({ url, headers: t.adminHeaders });
       assert.equal(res.statusCode, 200);
       const page = res.json() as { data: Array<{ name: string }>; next_cursor: string | null };
       assert.ok(page.data.length <= 2);
