@@ -136,6 +136,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // JSON bodies: an empty body with a JSON content type counts as no body (operations
   // whose body is optional); anything else goes through Fastify's safe parser.
   const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('text/plain'); // no route takes text: 415 instead of a confusing 400
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);

@@ -118,7 +118,7 @@ describe('token endpoint refusals', () => {
       [{ ...FORM, 'x-api-key': m.apiKey }, 'grant_type=authorization_code', 400, 'unsupported_grant_type'],
       [{ ...FORM, 'x-api-key': m.apiKey }, 'grant_type=client_credentials&scope=admin', 400, 'invalid_scope'],
       [{ 'content-type': 'application/json', 'x-api-key': m.apiKey }, '{"grant_type":"client_credentials"}', 400, 'invalid_request'],
-      [{ 'content-type': 'text/plain', 'x-api-key': m.apiKey }, 'grant_type=client_credentials', 400, 'invalid_request'],
+      [{ 'content-type': 'text/plain', 'x-api-key': m.apiKey }, 'grant_type=client_credentials', 415, ''],
       [FORM, 'grant_type=client_credentials', 401, 'invalid_client'],
       [{ ...FORM, 'x-api-key': 'nonsense' }, 'grant_type=client_credentials', 401, 'invalid_client'],
       [{ ...FORM, authorization: `Bearer ${m.token}` }, 'grant_type=client_credentials', 401, 'invalid_client'],
