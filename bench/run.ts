@@ -26,6 +26,16 @@ const rssTimer = setInterval(() => {
   } catch { /* not on Linux */ }
 }, 200);
 
+/** CPU time (user + system) the server process has used, in ms (Linux /proc). */
+function serverCpuMs(): number {
+  try {
+    const fields = readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in ticks of 1/100 s
+  } catch {
+    return NaN;
+  }
+}
+
 async function json(method: string, path: string, headers: Record<string, string>, body?: string) {
   const res = await fetch(base + path, { method, headers, ...(body ? { body } : {}) });
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
@@ -74,16 +84,18 @@ const scenarios: Scenario[] = [
 ];
 
 const only = process.env.BENCH_ONLY?.split(',');
-const results = new Map<string, { rps: number; p50: number; p99: number; bad: number }>();
+const results = new Map<string, { rps: number; p50: number; p99: number; bad: number; cpuUs: number }>();
 console.log(`payd bench: ${seconds}s per scenario, ${connections} connections, database ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}\n`);
 for (const s of scenarios) {
   if (only && !only.some((o) => s.name.includes(o)) && !s.name.includes('baseline')) continue;
+  const cpuBefore = serverCpuMs();
   const r = await autocannon({ url: base + (s.opts.path ?? ''), connections, duration: seconds, ...s.opts });
-  const row = { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, bad: r.non2xx + r.errors + r.timeouts };
+  const cpuUs = ((serverCpuMs() - cpuBefore) * 1000) / Math.max(1, r.requests.total);
+  const row = { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, bad: r.non2xx + r.errors + r.timeouts, cpuUs };
   results.set(s.name, row);
   const b = s.baseline ? results.get(s.baseline) : undefined;
-  const ratio = b ? ` ratio ${(row.rps / b.rps).toFixed(2)}` : '';
-  console.log(`${s.name.padEnd(34)} ${row.rps.toFixed(0).padStart(7)} req/s  p50 ${String(row.p50).padStart(4)} ms  p99 ${String(row.p99).padStart(4)} ms  non-2xx/errors ${row.bad}${ratio}`);
+  const ratio = b ? ` ratio ${(row.rps / b.rps).toFixed(2)} (by server CPU per request ${(b.cpuUs / row.cpuUs).toFixed(2)})` : '';
+  console.log(`${s.name.padEnd(34)} ${row.rps.toFixed(0).padStart(7)} req/s  p50 ${String(row.p50).padStart(4)} ms  p99 ${String(row.p99).padStart(4)} ms  server CPU ${row.cpuUs.toFixed(0).padStart(5)} µs/req  non-2xx/errors ${row.bad}${ratio}`);
 }
 clearInterval(rssTimer);
 console.log(`\npeak server RSS: ${peakRss.toFixed(0)} MB`);
