@@ -118,8 +118,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.decorate('services', services);
 
-  app.addHook('onRequest', async (request, reply) => {
+  // During shutdown every response closes its connection, including the responses of
+  // requests that were in flight when SIGTERM came, so that the server can finish closing.
+  app.addHook('onSend', async (_request, reply) => {
     if (shuttingDown) reply.header('connection', 'close');
+  });
+  app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
   });

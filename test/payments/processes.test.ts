@@ -53,6 +53,20 @@ describe('payd processes', () => {
     }
   });
 
+  it('SIGTERM lets an in-flight capture finish, then exits 0', async () => {
+    const server = await startServer({ ...dbEnv(testDb, dir), PAYD_SIM_LATENCY_MS: '800' });
+    const m = await onboard(server.base);
+    const p = await call(server.base, 'POST', '/v2/payments', m.auth, paymentBody(5000));
+    const inFlight = call(server.base, 'POST', `/v2/payments/${p.body!.id}/captures`, m.auth, { amount: 5000 });
+    await new Promise((r) => setTimeout(r, 200));
+    const exit = server.stop('SIGTERM');
+    const res = await inFlight;
+    assert.equal(res.status, 200);
+    assert.equal(res.body!.captures[0].status, 'SUCCESS');
+    assert.equal(await exit, 0);
+    await assert.rejects(fetch(`${server.base}/healthz`), 'no longer accepting connections');
+  });
+
   it('a process killed during a capture: the replay answers 409, recovery completes it exactly once', async () => {
     let server = await startServer(dbEnv(testDb, dir));
     const PORT = new URL(server.base).port;
