@@ -3,8 +3,9 @@
 // so signing and verifying need no database round trip.
 import { generateKeyPairSync, type KeyObject, createPrivateKey, createPublicKey } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK } from 'jose';
-import type { Db } from '../db/index.ts';
+import type { Db, Queryable } from '../db/index.ts';
 import { decrypt, encrypt } from './secrets.ts';
+import { keysRepo } from './keys.repo.ts';
 
 export type KeyAlg = 'RS256' | 'EdDSA';
 
@@ -29,23 +30,11 @@ export interface PublishedKey {
   retired: boolean;
 }
 
-interface KeyRow {
-  kid: string;
-  purpose: string;
-  alg: KeyAlg;
-  public_jwk: JWK;
-  private_key_enc: string;
-  retired_at: Date | null;
-  expires_at: Date | null;
-}
-
 interface CacheEntry {
   loadedAt: number;
   signer: SigningKey | undefined;
   published: PublishedKey[];
 }
-
-const LOCK_KEY = 0x6b657973; // "keys"
 
 export class KeyStore {
   private cache = new Map<string, CacheEntry>();
@@ -63,28 +52,21 @@ export class KeyStore {
       : generateKeyPairSync('ed25519');
   }
 
-  private async insertKey(purpose: KeyPurpose, q: Pick<Db, 'query'>): Promise<string> {
+  private async insertKey(purpose: KeyPurpose, q: Queryable): Promise<string> {
     const { privateKey, publicKey } = this.generate(purpose.alg);
     const jwk = publicKey.export({ format: 'jwk' }) as JWK;
     const kid = await calculateJwkThumbprint(jwk);
     const publicJwk: JWK = { ...jwk, kid, alg: purpose.alg, use: 'sig' };
     const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
-    await q.query(
-      `INSERT INTO signing_keys (kid, purpose, alg, public_jwk, private_key_enc) VALUES ($1, $2, $3, $4, $5)`,
-      [kid, purpose.name, purpose.alg, JSON.stringify(publicJwk), encrypt(this.masterKey, pem, kid)],
-    );
+    await keysRepo.insert(q, { kid, purpose: purpose.name, alg: purpose.alg, publicJwk, privateKeyEnc: encrypt(this.masterKey, pem, kid) });
     return kid;
   }
 
   /** Makes sure the purpose has a key that signs; safe when several processes start at once. */
   async ensure(purpose: KeyPurpose): Promise<void> {
     await this.db.transaction(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
-      const { rows } = await tx.query(
-        `SELECT kid FROM signing_keys WHERE purpose = $1 AND retired_at IS NULL LIMIT 1`,
-        [purpose.name],
-      );
-      if (rows.length === 0) await this.insertKey(purpose, tx);
+      await keysRepo.lock(tx);
+      if (!(await keysRepo.hasActive(tx, purpose.name))) await this.insertKey(purpose, tx);
     });
     this.cache.delete(purpose.name);
   }
@@ -92,12 +74,8 @@ export class KeyStore {
   /** A new key signs from now on; the previous ones stay published for overlapSeconds. */
   async rotate(purpose: KeyPurpose): Promise<string> {
     const kid = await this.db.transaction(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
-      await tx.query(
-        `UPDATE signing_keys SET retired_at = now(), expires_at = now() + make_interval(secs => $2)
-         WHERE purpose = $1 AND retired_at IS NULL`,
-        [purpose.name, purpose.overlapSeconds],
-      );
+      await keysRepo.lock(tx);
+      await keysRepo.retireActive(tx, purpose.name, purpose.overlapSeconds);
       return this.insertKey(purpose, tx);
     });
     this.cache.delete(purpose.name);
@@ -105,13 +83,7 @@ export class KeyStore {
   }
 
   private async load(purpose: string): Promise<CacheEntry> {
-    const { rows } = await this.db.query<KeyRow>(
-      `SELECT kid, purpose, alg, public_jwk, private_key_enc, retired_at, expires_at
-         FROM signing_keys
-        WHERE purpose = $1 AND (expires_at IS NULL OR expires_at > now())
-        ORDER BY created_at DESC, kid`,
-      [purpose],
-    );
+    const rows = await keysRepo.live(this.db, purpose);
     const active = rows.find((r) => r.retired_at === null);
     const entry: CacheEntry = {
       loadedAt: Date.now(),
