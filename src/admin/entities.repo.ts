@@ -29,12 +29,14 @@ export const entitiesRepo = {
     return rows[0];
   },
 
-  async list(q: Queryable, limit: number, after?: { created_at: Date; id: string }): Promise<EntityRow[]> {
-    const { rows } = after
+  /** A page after the entity `afterId` (its stored created_at keeps full microsecond precision). */
+  async list(q: Queryable, limit: number, afterId?: string): Promise<EntityRow[]> {
+    const { rows } = afterId
       ? await q.query<EntityRow>(
-          `SELECT id, name, created_at FROM entities WHERE (created_at, id) > ($1, $2)
-           ORDER BY created_at, id LIMIT $3`,
-          [after.created_at, after.id, limit],
+          `SELECT id, name, created_at FROM entities
+            WHERE (created_at, id) > (SELECT created_at, id FROM entities WHERE id = $1)
+            ORDER BY created_at, id LIMIT $2`,
+          [afterId, limit],
         )
       : await q.query<EntityRow>('SELECT id, name, created_at FROM entities ORDER BY created_at, id LIMIT $1', [limit]);
     return rows;

@@ -16,24 +16,15 @@ export interface CreatedApiKey {
   created_at: Date;
 }
 
-export interface Cursor {
-  created_at: Date;
-  id: string;
+/** An opaque cursor naming the last row of a page. */
+export function encodeCursor(row: { id: string }): string {
+  return Buffer.from(`entity:${row.id}`).toString('base64url');
 }
 
-export function encodeCursor(row: { created_at: Date; id: string }): string {
-  return Buffer.from(JSON.stringify([row.created_at.toISOString(), row.id])).toString('base64url');
-}
-
-export function decodeCursor(raw: string): Cursor {
-  try {
-    const [at, id] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as [string, string];
-    const created_at = new Date(at);
-    if (Number.isNaN(created_at.getTime()) || typeof id !== 'string') throw new Error('bad');
-    return { created_at, id };
-  } catch {
-    throw problems.invalidField('starting_after', 'is not a cursor returned by this API', 'query');
-  }
+export function decodeCursor(raw: string): string {
+  const m = /^entity:([0-9a-f-]{36})$/.exec(Buffer.from(raw, 'base64url').toString('utf8'));
+  if (!m) throw problems.invalidField('starting_after', 'is not a cursor returned by this API', 'query');
+  return m[1]!;
 }
 
 /** NOTIFY channel that carries the id of each revoked API key to every process. */
