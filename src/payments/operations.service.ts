@@ -101,7 +101,7 @@ export class OperationsService {
       const update = txUpdate(kind, await callPartner(call, this.config.partnerTimeoutMs));
       if (update) await paymentsRepo.settleTx(this.db, c.id, update);
     }
-    await this.payments.finalize(entityId, paymentId, { endProcessing: false, recover: false });
-    return { payment: await this.payments.getStored(entityId, paymentId), operationId: opId };
+    const view = await this.payments.finalize(entityId, paymentId, { endProcessing: false, recover: false });
+    return { payment: view ?? (await this.payments.getStored(entityId, paymentId)), operationId: opId };
   }
 }

@@ -104,7 +104,7 @@ export class PaymentsService {
     // suspends the authorization, so nothing may come after it).
     const rank = (m: string) => (GIFT_CARD_METHODS.has(m) ? 0 : m === 'CARD' ? 2 : 1);
     const parts = [...body.split].sort((a, b) => rank(a.method) - rank(b.method));
-    const created = await this.db.transaction(async (tx) => {
+    const insert = async (tx: Queryable) => {
       if (body.client_session_id) await this.claimSession(tx, entityId, body);
       const row = await paymentsRepo.insert(tx, {
         id,
@@ -125,7 +125,9 @@ export class PaymentsService {
       });
       if (row && body.client_session_id) await clientSessionsRepo.setStatus(tx, body.client_session_id, 'SUBMITTED', id);
       return row;
-    });
+    };
+    // One statement needs no explicit transaction; claiming a session does.
+    const created = body.client_session_id ? await this.db.transaction(insert) : await insert(this.db);
     if (!created) {
       // Another request with the same key won the race.
       await this.refuseReplay(entityId, idempotencyKey!, instance);
@@ -157,8 +159,8 @@ export class PaymentsService {
       if (update?.status !== 'AUTHORIZED') break;
     }
 
-    await this.finalize(entityId, id, { endProcessing: true, recover: false });
-    return this.getStored(entityId, id);
+    const view = await this.finalize(entityId, id, { endProcessing: true, recover: false });
+    return view ?? this.getStored(entityId, id);
   }
 
   /** A key already used by this entity: hold while the first request runs, then 409. */
@@ -221,12 +223,12 @@ export class PaymentsService {
    * operation statuses, reversal of a split that could not be fully authorized, and
    * the automatic capture.
    */
-  async finalize(entityId: string, id: string, opts: { endProcessing: boolean; recover: boolean }): Promise<void> {
+  async finalize(entityId: string, id: string, opts: { endProcessing: boolean; recover: boolean }): Promise<PaymentViewT | undefined> {
     const toReverse: PartnerTxRow[] = [];
     let capture = 0;
-    await this.db.transaction(async (tx) => {
+    const view = await this.db.transaction(async (tx) => {
       const p = await paymentsRepo.get(tx, entityId, id, true);
-      if (!p) return;
+      if (!p) return undefined;
       const txs = await paymentsRepo.txs(tx, id);
       const auths = txs.filter((t) => t.kind === 'AUTHORIZATION');
       const authorized = auths.filter((t) => t.status === 'AUTHORIZED').reduce((s, t) => s + t.amount, 0);
@@ -248,6 +250,7 @@ export class PaymentsService {
         const next = children.length ? operationStatus(children) : o.status;
         if (next !== o.status) {
           await paymentsRepo.setOperationStatus(tx, o.id, next);
+          o.status = next;
           changed = true;
         }
       }
@@ -257,9 +260,14 @@ export class PaymentsService {
       if (changed) {
         await paymentsRepo.touch(tx, id, { authorization_status: status, ...(opts.endProcessing ? { processing: false } : {}) });
       }
+      // The payment as this transaction leaves it (touch adds exactly one to version).
+      const now = { ...p, authorization_status: status, version: changed ? p.version + 1 : p.version };
+      return paymentView(now, txs, ops, this.config.baseUrl);
     });
     if (toReverse.length) await this.reverse(entityId, id, toReverse);
     if (capture && this.autoCapture) await this.autoCapture(entityId, id, capture);
+    // After a reversal or an automatic capture the payment changed again: callers re-read it.
+    return toReverse.length || capture ? undefined : view;
   }
 
   /** Voids the authorized parts of a split whose other parts failed (triggered_by SYSTEM). */
