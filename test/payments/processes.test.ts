@@ -90,7 +90,7 @@ describe('payd processes', () => {
       assert.equal(replay.status, 409);
       assert.equal(replay.body!.type, 'urn:eu.service:write-conflict');
       const opId = replay.body!.resource_id as string;
-      let payment: Record<string, any> | undefined; // eslint-disable-line @typescript-eslint/no-explicit-any
+      let payment: Record<string, any> | undefined;
       for (let i = 0; i < 100; i++) {
         payment = (await call(server.base, 'GET', `/v2/payments/${p.body!.id}`, { ...m.auth, 'cache-control': 'max-age=0' })).body;
         if (payment!.captures[0]?.status === 'SUCCESS') break;
