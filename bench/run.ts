@@ -63,6 +63,7 @@ interface Scenario {
 
 const scenarios: Scenario[] = [
   { name: 'hello (baseline)', opts: { method: 'GET', path: '/bench/hello' } },
+  { name: 'POST hello, form body (info)', baseline: 'hello (baseline)', opts: { method: 'POST', path: '/bench/hello', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials' } },
   { name: 'POST /oauth/token', baseline: 'hello (baseline)', opts: { method: 'POST', path: '/oauth/token', headers: form, body: 'grant_type=client_credentials' } },
   { name: 'one INSERT (baseline)', opts: { method: 'POST', path: '/bench/insert' } },
   { name: 'POST /v2/payments', baseline: 'one INSERT (baseline)', opts: { method: 'POST', path: '/v2/payments', headers: auth, body: paymentBody(1000) } },

@@ -1,5 +1,5 @@
 // The payd app as a benchmark target, plus baseline routes that exist only here:
-// GET /bench/hello (no work), POST /bench/insert (one INSERT), GET /bench/select/:id
+// GET /bench/hello (no work), POST /bench/hello (a form body, no work), POST /bench/insert (one INSERT), GET /bench/select/:id
 // (one SELECT by primary key). Prints {port, apiKey} on stdout once listening.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -20,6 +20,8 @@ await db.query('INSERT INTO bench_rows (id, entity_id, amount) VALUES ($1, $2, 1
 
 const app = await buildApp({ config, db, masterKey: randomBytes(32), logger: false });
 app.get('/bench/hello', async () => ({ hello: 'world' }));
+// The same with a form body, to show what a POST with a body costs before any work.
+app.post('/bench/hello', async (request) => ({ hello: (request.body as Record<string, string>).grant_type }));
 app.post('/bench/insert', async () => {
   const id = randomUUID();
   await db.query('INSERT INTO bench_rows (id, entity_id, amount, data) VALUES ($1, $2, $3, $4)', [id, randomUUID(), 1000, JSON.stringify({ a: 1 })]);
