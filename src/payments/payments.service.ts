@@ -276,6 +276,12 @@ export class PaymentsService {
     const children = await this.db.transaction(async (tx) => {
       const p = await paymentsRepo.get(tx, entityId, id, true);
       if (!p) return [];
+      // Several readers may notice the failure at once: under the row lock, only the
+      // first finds the authorizations still unreversed.
+      const now = await paymentsRepo.txs(tx, id);
+      const reversed = new Set(now.filter((t) => t.kind === 'VOID').map((t) => t.parent_id));
+      auths = auths.filter((a) => !reversed.has(a.id));
+      if (auths.length === 0) return [];
       const total = auths.reduce((s, a) => s + a.amount, 0);
       await paymentsRepo.insertOperation(tx, {
         id: opId, payment_id: id, kind: 'VOID', amount: total, status: 'PENDING', triggered_by: 'SYSTEM',

@@ -1,0 +1,314 @@
+// A crash in the middle of a capture: a real payd process is killed (SIGKILL) while the
+// partner call is in flight, then restarted. The replay of the key answers 409 naming
+// the operation, and the recovery worker completes the capture exactly once (payd's
+// ledger and the acquirer's own ledger agree). Also Recovery.runOnce in-process for a
+// capture whose partner answer was lost (timeout test card).
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Db, openDb } from '../../src/platform/db/index.ts';
+import { ADMIN_TOKEN, createTestApp, expectProblem, type Merchant, type TestApp } from '../helpers/app.ts';
+import { createTestDb, type TestDb } from '../helpers/db.ts';
+import { freePort } from '../helpers/server.ts';
+
+const ON_PG = Boolean(process.env.DATABASE_URL);
+const card = (number = '4242424242424242') => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2030', cvv: '123' });
+const paymentBody = (amount: number, number?: string) => ({
+  amount, currency: 'EUR', split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: card(number) }],
+});
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---- a real payd process ----
+
+interface Proc {
+  base: string;
+  child: ChildProcess;
+  output: () => string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+const SERVER_KEY = randomBytes(32).toString('base64');
+const running = new Set<Proc>();
+
+async function startPayd(env: Record<string, string>): Promise<Proc> {
+  const port = env.PORT ? Number(env.PORT) : await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  let out = '';
+  const child = spawn(process.execPath, ['bin/payd.js', 'start'], {
+    cwd: fileURLToPath(new URL('../..', import.meta.url)),
+    env: {
+      PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir(), HOST: '127.0.0.1', PORT: String(port), PAYD_BASE_URL: base,
+      PAYD_ADMIN_TOKEN: ADMIN_TOKEN, PAYD_MASTER_KEY: SERVER_KEY, PAYD_DEMO: '0', LOG_LEVEL: 'warn', ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-4000)));
+  child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-4000)));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const proc: Proc = {
+    base,
+    child,
+    output: () => out,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      const code = await exited;
+      clearTimeout(timer);
+      running.delete(proc);
+      return code;
+    },
+  };
+  running.add(proc);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`payd exited with ${child.exitCode} before it was ready:\n${out}`);
+    try {
+      if ((await fetch(`${base}/readyz`)).status === 200) return proc;
+    } catch { /* not listening yet */ }
+    if (Date.now() > deadline) {
+      await proc.stop('SIGKILL');
+      throw new Error(`payd was not ready within 30 s:\n${out}`);
+    }
+    await sleep(100);
+  }
+}
+
+async function call(base: string, method: string, url: string, headers: Record<string, string> = {}, body?: unknown, timeoutMs = 10_000) {
+  const res = await fetch(base + url, {
+    method,
+    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, any>) : undefined };
+}
+
+/** CAPTURE rows the simulated acquirer holds for an authorization (its own ledger, whatever their status). */
+async function acquirerCaptures(db: Db, authorizationReference: string) {
+  const { rows } = await db.query<{ key: string; amount: number; status: string }>(
+    `SELECT key, amount, status FROM sim_partner_operations WHERE kind = 'CAPTURE' AND parent_ref = $1`,
+    [authorizationReference],
+  );
+  return rows.map((r) => ({ key: r.key, amount: Number(r.amount), status: r.status }));
+}
+
+describe('a payd process killed in the middle of a capture', () => {
+  let testDb: TestDb | undefined;
+  let dir: string;
+
+  before(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'payd-crash-'));
+    if (ON_PG) testDb = await createTestDb();
+  });
+  after(async () => {
+    for (const p of [...running]) await p.stop('SIGKILL');
+    await testDb?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('replay answers 409 naming the operation; recovery completes the capture exactly once', async () => {
+    // On PostgreSQL the test database; on PGlite a data directory that outlives the process.
+    const dbEnv: Record<string, string> = testDb?.url ? { DATABASE_URL: testDb.url } : { PAYD_DATA_DIR: dir };
+
+    // 1. A fast partner: onboard and authorize, then stop cleanly. The port stays the
+    //    same across restarts, so the token's issuer (the base URL) does too.
+    let server = await startPayd({ ...dbEnv, PAYD_SIM_LATENCY_MS: '0' });
+    const PORT = new URL(server.base).port;
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const e = await call(server.base, 'POST', '/admin/v1/entities', admin, { name: 'Crash test' });
+    assert.equal(e.status, 201, JSON.stringify(e.body));
+    const k = await call(server.base, 'POST', `/admin/v1/entities/${e.body!.id}/api-keys`, admin);
+    assert.equal(k.status, 201, JSON.stringify(k.body));
+    const tok = await fetch(`${server.base}/oauth/token`, {
+      method: 'POST', headers: { 'x-api-key': k.body!.api_key, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials',
+    });
+    assert.equal(tok.status, 200);
+    const auth = { authorization: `Bearer ${((await tok.json()) as { access_token: string }).access_token}` };
+    const created = await call(server.base, 'POST', '/v2/payments', auth, paymentBody(10_000));
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    assert.equal(created.body!.authorization.status, 'AUTHORIZED');
+    const id = created.body!.id as string;
+    const authRef = created.body!.authorization.partner_transactions[0].partner_reference as string;
+    assert.ok(authRef);
+    assert.equal(await server.stop('SIGTERM'), 0, server.output());
+
+    // 2. A slow partner (1.5 s): the capture is recorded PENDING, then the process dies
+    //    about 500 ms into the partner call, before the acquirer receives it.
+    server = await startPayd({ ...dbEnv, PORT, PAYD_SIM_LATENCY_MS: '1500' });
+    const keyed = { ...auth, 'x-idempotency-key': 'crash-capture-1' };
+    const sentAt = Date.now();
+    const lost = call(server.base, 'POST', `/v2/payments/${id}/captures`, keyed, { amount: 4000 }).then(
+      (r) => ({ answered: r }),
+      (err: Error) => ({ error: err }),
+    );
+    // Wait until the operation is recorded (stored read: no partner is asked).
+    let opId: string | undefined;
+    while (!opId && Date.now() - sentAt < 1200) {
+      const stored = await call(server.base, 'GET', `/v2/payments/${id}`, { ...auth, 'cache-control': 'max-age=60' });
+      const c = stored.body!.captures[0];
+      if (c) {
+        assert.equal(c.status, 'PENDING', 'the capture is in the partner call');
+        opId = c.id;
+      } else await sleep(25);
+    }
+    assert.ok(opId, `the capture was recorded within 1.2 s:\n${server.output()}`);
+    await sleep(Math.max(0, 500 - (Date.now() - sentAt)));
+    assert.ok(Date.now() - sentAt < 1300, 'killed well before the partner call could finish');
+    assert.equal(await server.stop('SIGKILL'), null, 'killed by the signal');
+    const outcome = await lost;
+    assert.ok('error' in outcome, `the first call lost its response, got ${JSON.stringify((outcome as any).answered)}`);
+
+    // 3. Restart with a fast partner and a short recovery grace period. The worker's
+    //    first pass comes 3 s after start, so the replay below meets the capture still
+    //    PENDING (its hold is short here, so it answers well before that pass).
+    server = await startPayd({
+      ...dbEnv, PORT, PAYD_SIM_LATENCY_MS: '0', PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_RECOVERY_INTERVAL_MS: '3000',
+      PAYD_IDEMPOTENCY_HOLD_ATTEMPTS: '2', PAYD_IDEMPOTENCY_HOLD_INTERVAL_MS: '50',
+    });
+    const restartedAt = Date.now();
+    const before = await call(server.base, 'GET', `/v2/payments/${id}`, { ...auth, 'cache-control': 'max-age=60' });
+    assert.equal(before.body!.captures.length, 1);
+    assert.equal(before.body!.captures[0].id, opId);
+    assert.equal(before.body!.captures[0].status, 'PENDING', 'the crash left the capture PENDING');
+    assert.equal(before.body!.amounts.total_captured, 0, 'nothing captured yet');
+
+    // The client retries with the same key after the lost response: 409 naming the operation.
+    const replay = await call(server.base, 'POST', `/v2/payments/${id}/captures`, keyed, { amount: 4000 });
+    assert.equal(replay.status, 409, JSON.stringify(replay.body));
+    assert.match(String(replay.headers.get('content-type')), /^application\/problem\+json/);
+    assert.deepEqual(
+      { type: replay.body!.type, title: replay.body!.title, status: replay.body!.status, instance: replay.body!.instance, resource_id: replay.body!.resource_id },
+      { type: 'urn:eu.service:write-conflict', title: 'Idempotency violation', status: 409, instance: `/v2/payments/${id}/captures`, resource_id: opId },
+    );
+    assert.ok(Date.now() - restartedAt < 2500, 'the replay was answered before the recovery worker\'s first pass');
+
+    // The recovery worker (every 3 s here) settles it; read stored data only, so
+    // that it is the worker, not this read, that does it.
+    let payment: Record<string, any>;
+    const deadline = Date.now() + 15_000;
+    do {
+      payment = (await call(server.base, 'GET', `/v2/payments/${id}`, { ...auth, 'cache-control': 'max-age=60' })).body!;
+      if (payment.captures[0]?.status !== 'PENDING') break;
+      await sleep(200);
+    } while (Date.now() < deadline);
+    assert.equal(payment.captures.length, 1, JSON.stringify(payment.captures));
+    assert.equal(payment.captures[0].id, opId);
+    assert.equal(payment.captures[0].status, 'SUCCESS', `recovered within 15 s:\n${server.output()}`);
+    assert.equal(payment.captures[0].amount, 4000);
+    assert.equal(payment.captures[0].partner_transactions.length, 1);
+    assert.equal(payment.captures[0].partner_transactions[0].status, 'SUCCESS');
+    assert.equal(payment.amounts.total_captured, 4000);
+    assert.equal(payment.amounts.available_to_capture, 6000);
+    assert.equal(payment.overview.captured, 'PARTIALLY');
+
+    // A late replay (another kind reusing the key, too) still names the same operation.
+    const late = await call(server.base, 'POST', `/v2/payments/${id}/refunds`, keyed, { amount: 100 });
+    assert.equal(late.status, 409);
+    assert.equal(late.body!.resource_id, opId);
+    // A GET that asks the partners changes nothing more.
+    const synced = (await call(server.base, 'GET', `/v2/payments/${id}`, auth)).body!;
+    assert.equal(synced.amounts.total_captured, 4000);
+    assert.equal(synced.captures.length, 1);
+    // The rest of the amount is still capturable, exactly.
+    const rest = await call(server.base, 'POST', `/v2/payments/${id}/captures`, auth, { amount: 6000 });
+    assert.equal(rest.status, 200, JSON.stringify(rest.body));
+    assert.equal(rest.body!.amounts.total_captured, 10_000);
+    assert.equal((await call(server.base, 'POST', `/v2/payments/${id}/captures`, auth, { amount: 1 })).status, 400);
+    assert.equal(await server.stop('SIGTERM'), 0, server.output());
+
+    // 4. The acquirer's own ledger: the crashed capture reached it exactly once.
+    const ledgerDb: Db = testDb ? testDb.db : await openDb({ databaseUrl: undefined, dbPoolSize: 1, dataDir: dir });
+    try {
+      const captures = await acquirerCaptures(ledgerDb, authRef);
+      const crashed = captures.filter((c) => c.key.startsWith(`${opId}:`));
+      assert.deepEqual(crashed, [{ key: `${opId}:1`, amount: 4000, status: 'SUCCEEDED' }]);
+      assert.equal(captures.length, 2, 'the crashed capture and the later one, nothing else');
+      assert.equal(captures.reduce((s, c) => s + c.amount, 0), 10_000);
+      const { rows } = await ledgerDb.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM partner_transactions WHERE payment_id = $1 AND kind = 'CAPTURE' AND status = 'PENDING'`, [id]);
+      assert.equal(Number(rows[0]!.n), 0);
+    } finally {
+      if (!testDb) await ledgerDb.close();
+    }
+  });
+});
+
+describe('Recovery.runOnce in-process', () => {
+  let t: TestApp;
+  let m: Merchant;
+  before(async () => {
+    t = await createTestApp();
+    m = await t.createMerchant('Recovery');
+  });
+  after(() => t.close());
+
+  it('settles a PENDING capture (timeout card) to SUCCESS once the partner has it, and only then', async () => {
+    // 4000000000000416: authorized; captures time out at the acquirer, whose sync shows
+    // them succeeded about a second later.
+    const created = await t.app.inject({ method: 'POST', url: '/v2/payments', headers: m.auth, payload: paymentBody(5000, '4000000000000416') });
+    assert.equal(created.json().authorization.status, 'AUTHORIZED', created.body);
+    const id = created.json().id as string;
+    const cap = await t.app.inject({ method: 'POST', url: `/v2/payments/${id}/captures`, headers: { ...m.auth, 'x-idempotency-key': 'rec-1' }, payload: { amount: 3000 } });
+    const capturedAt = Date.now();
+    assert.equal(cap.statusCode, 200, cap.body);
+    const opId = cap.headers['x-created-operation-id'] as string;
+    assert.equal(cap.json().captures[0].status, 'PENDING');
+    assert.equal(cap.json().amounts.total_captured, 0);
+    const stored = () => t.app.services.payments.getStored(m.entityId, id);
+
+    // With the default grace period (60 s) a fresh PENDING transaction is left alone.
+    assert.equal(await t.app.services.recovery.runOnce(), 0);
+    // With no grace it is looked at, but the acquirer has not finished: still PENDING.
+    await sleep(20);
+    assert.ok((await t.app.services.recovery.runOnce(0)) >= 1);
+    let p = await stored();
+    assert.equal(p.captures[0]!.status, 'PENDING');
+    assert.equal(p.amounts.total_captured, 0);
+    // The amount stays reserved meanwhile.
+    expectProblem(await t.app.inject({ method: 'POST', url: `/v2/payments/${id}/captures`, headers: m.auth, payload: { amount: 2001 } }), 400);
+
+    await sleep(Math.max(0, 1200 - (Date.now() - capturedAt)));
+    assert.ok((await t.app.services.recovery.runOnce(0)) >= 1);
+    p = await stored();
+    assert.equal(p.captures.length, 1);
+    assert.equal(p.captures[0]!.id, opId);
+    assert.equal(p.captures[0]!.status, 'SUCCESS');
+    assert.equal(p.captures[0]!.partner_transactions[0]!.status, 'SUCCESS');
+    assert.equal(p.amounts.total_captured, 3000);
+    assert.equal(p.amounts.available_to_capture, 2000);
+
+    // Nothing left for recovery, and running it again changes nothing.
+    assert.equal(await t.app.services.recovery.runOnce(0), 0);
+    const again = await stored();
+    assert.equal(again.version, p.version);
+    assert.equal(again.amounts.total_captured, 3000);
+    const authRef = p.authorization.partner_transactions[0]!.partner_reference as string;
+    assert.deepEqual(await acquirerCaptures(t.testDb.db, authRef), [{ key: `${opId}:1`, amount: 3000, status: 'SUCCEEDED' }]);
+    // The replay names the settled operation.
+    const replay = await t.app.inject({ method: 'POST', url: `/v2/payments/${id}/captures`, headers: { ...m.auth, 'x-idempotency-key': 'rec-1' }, payload: { amount: 3000 } });
+    assert.equal(expectProblem(replay, 409).resource_id, opId);
+  });
+
+  it('gives up an authorization the partner never received (ERROR), leaving nothing PENDING', async () => {
+    // Simulates a crash between recording an authorization and calling the partner:
+    // a payment left processing with a PENDING authorization the acquirer never saw.
+    const created = await t.app.inject({ method: 'POST', url: '/v2/payments', headers: m.auth, payload: paymentBody(1000) });
+    const id = created.json().id as string;
+    await t.testDb.db.query(`UPDATE payments SET processing = true, authorization_status = 'PENDING' WHERE id = $1`, [id]);
+    await t.testDb.db.query(
+      `UPDATE partner_transactions SET status = 'PENDING', partner_key = partner_key || ':lost', partner_reference = NULL WHERE payment_id = $1`, [id]);
+    await sleep(20);
+    assert.ok((await t.app.services.recovery.runOnce(0)) >= 1);
+    const p = await t.app.services.payments.getStored(m.entityId, id);
+    assert.equal(p.authorization.status, 'ERROR');
+    assert.equal(p.authorization.partner_transactions[0]!.status, 'ERROR');
+    assert.equal(p.amounts.total_authorized, 0);
+    assert.equal(await t.app.services.recovery.runOnce(0), 0);
+  });
+});
