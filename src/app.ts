@@ -33,6 +33,8 @@ import { paymentsRoutes } from './payments/payments.routes.ts';
 import { clientSessionsRoutes } from './payments/client-sessions.routes.ts';
 import { Recovery } from './payments/recovery.ts';
 import { fingerprintKey } from './payments/cards.ts';
+import { createIdentityProvider } from './identity/provider.ts';
+import { webhooksRoutes } from './webhooks/index.ts';
 
 export const VERSION = '0.1.0';
 
@@ -101,6 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
   const clientSessions = new ClientSessionsService(db, eligibility, { baseUrl: config.baseUrl, widgetKey: widgetKey(deps.masterKey) });
   const recovery = new Recovery(db, payments, config.recoveryGraceSeconds);
+  const identity = await createIdentityProvider({ config, db, keys, masterKey: deps.masterKey });
   const services: Services = {
     entities, keys, accessTokens, revokedKeys, redirection, partners, eligibility, payments, operations, clientSessions, recovery,
   };
@@ -134,6 +137,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     revokedKeys.stop();
     await entities.stopRevocationFeed();
     recovery.stop();
+    await identity.stop();
   });
 
   await app.register(errorHandlerPlugin);
@@ -164,13 +168,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(healthRoutes, { db, isShuttingDown: () => shuttingDown });
   if (config.role !== 'worker') {
-    await app.register(tokenRoutes, { apiKeys: entities, tokens: accessTokens });
+    await app.register(tokenRoutes, { apiKeys: entities, tokens: accessTokens, grants: identity.grants });
+  }
+  if (config.role === 'all' || config.role === 'identity') {
+    await app.register(identity.routes);
   }
   if (config.role === 'all' || config.role === 'api') {
     await app.register(adminRoutes, { entities, keys, purposes, onApiKeyRevoked: (id) => revokedKeys.add(id) });
     await app.register(signingJwksRoutes, { redirection });
     await app.register(clientSessionsRoutes, { sessions: clientSessions });
     await app.register(paymentsRoutes, { payments, operations });
+    await app.register(webhooksRoutes, { db });
   }
   return app;
 }

@@ -1,16 +1,21 @@
 // POST /oauth/token: one endpoint, dispatched on grant_type (one file per grant).
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { problemResponses } from '../../platform/http/schemas.ts';
 import type { AccessTokens } from './access-tokens.ts';
-import { type ApiKeyResolver, clientCredentialsGrant } from './grants/client-credentials.ts';
+import { type ApiKeyResolver, type TokenRequest, clientCredentialsGrant } from './grants/client-credentials.ts';
 import { oauthError } from './oauth-errors.ts';
 import { invalidParamsFrom } from '../../platform/http/error-handler.ts';
+
+/** A grant handler: validates the form and the client, returns the token response body. */
+export type GrantHandler = (req: TokenRequest) => Promise<TokenResponseT>;
 
 export interface TokenDeps {
   apiKeys: ApiKeyResolver;
   tokens: AccessTokens;
+  /** Further grants by grant_type (the identity provider registers authorization_code). */
+  grants?: Record<string, GrantHandler>;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -19,8 +24,11 @@ export const TokenResponse = Type.Object({
   access_token: Type.String({ description: 'JWT to send as Authorization: Bearer' }),
   token_type: Type.Literal('Bearer'),
   expires_in: Type.Integer({ description: 'Lifetime in seconds (3600 by default)' }),
-  scope: Type.String({ description: 'Space-separated scopes; payment-api for client credentials' }),
+  scope: Type.Optional(Type.String({ description: 'Space-separated scopes; payment-api for client credentials' })),
+  id_token: Type.Optional(Type.String({ description: 'OpenID Connect ID token (authorization_code grant)' })),
+  refresh_token: Type.Optional(Type.String({ description: 'Refresh token, when the client may use one' })),
 });
+export type TokenResponseT = Static<typeof TokenResponse>;
 
 export async function tokenRoutes(root: FastifyInstance, deps: TokenDeps) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
@@ -57,8 +65,11 @@ export async function tokenRoutes(root: FastifyInstance, deps: TokenDeps) {
     switch (request.body.grant_type) {
       case 'client_credentials':
         return clientCredentialsGrant({ headers: request.headers, body: request.body }, deps);
-      default:
+      default: {
+        const grant = deps.grants && Object.hasOwn(deps.grants, request.body.grant_type) ? deps.grants[request.body.grant_type] : undefined;
+        if (grant) return grant({ headers: request.headers, body: request.body });
         throw oauthError('unsupported_grant_type', `grant_type "${request.body.grant_type}" is not supported.`);
+      }
     }
   });
 }
