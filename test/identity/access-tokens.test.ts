@@ -1,12 +1,13 @@
-// Access tokens: our compact EdDSA JWS interoperates with jose both ways, and
+// Access tokens: our compact JWS (HS256 for access tokens, EdDSA) interoperates with jose
+// both ways, refuses algorithm confusion, and
 // revocation reaches other payd processes at once (NOTIFY on PostgreSQL).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { createSecretKey, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
 import { buildApp } from '../../src/app.ts';
 import { createPgDb } from '../../src/platform/db/pg.ts';
-import { decodeJwt, signEdDsaJwt, verifyEdDsaJwt } from '../../src/platform/crypto/compact-jws.ts';
+import { decodeJwt, signEdDsaJwt, signJwt, verifyEdDsaJwt, verifyJwt } from '../../src/platform/crypto/compact-jws.ts';
 import { ACCESS_TOKEN_KEYS } from '../../src/identity/oauth/access-tokens.ts';
 import { MASTER_KEY, createTestApp, expectProblem, getToken, type TestApp } from '../helpers/app.ts';
 
@@ -41,6 +42,33 @@ describe('compact EdDSA JWS', () => {
   });
 });
 
+describe('compact HS256 JWS', () => {
+  const secret = createSecretKey(randomBytes(32));
+  const now = () => Math.floor(Date.now() / 1000);
+  const claims = () => ({ iss: opts.issuer, aud: 'payd', sub: 's', iat: now(), exp: now() + 60, jti: randomUUID() });
+
+  it('interoperates with jose both ways', async () => {
+    const ours = signJwt('HS256', { kid: 'k1', typ: 'at+jwt' }, claims(), secret);
+    const { payload } = await jwtVerify(ours, secret, { issuer: opts.issuer, audience: 'payd', typ: 'at+jwt', algorithms: ['HS256'] });
+    assert.equal(payload.sub, 's');
+    const theirs = await new SignJWT(claims()).setProtectedHeader({ alg: 'HS256', typ: 'at+jwt' }).sign(secret);
+    assert.equal(verifyJwt('HS256', decodeJwt(theirs), secret, opts).sub, 's');
+  });
+
+  it('refuses another secret, a tampered payload, and a header naming another algorithm', () => {
+    const good = signJwt('HS256', { typ: 'at+jwt' }, claims(), secret);
+    assert.throws(() => verifyJwt('HS256', decodeJwt(good), createSecretKey(randomBytes(32)), opts), /bad signature/);
+    const [h, p, sig] = good.split('.');
+    const tampered = `${h}.${Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), sub: 'evil' })).toString('base64url')}.${sig}`;
+    assert.throws(() => verifyJwt('HS256', decodeJwt(tampered), secret, opts), /bad signature/);
+    const { privateKey } = generateKeyPairSync('ed25519');
+    const ed = signEdDsaJwt({ typ: 'at+jwt' }, claims(), privateKey);
+    assert.throws(() => verifyJwt('HS256', decodeJwt(ed), secret, opts), /unexpected header/);
+    const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'at+jwt' })).toString('base64url')}.${p}.`;
+    assert.throws(() => verifyJwt('HS256', decodeJwt(none), secret, opts), /unexpected header/);
+  });
+});
+
 describe('access tokens through the app', () => {
   let t: TestApp;
   before(async () => {
@@ -54,14 +82,15 @@ describe('access tokens through the app', () => {
 
   it('a token issued by payd opens a payment-api route; one signed with another scope is 403', async () => {
     const m = await t.createMerchant();
+    assert.equal(decodeJwt(m.token).header.alg, 'HS256');
     const ok = await t.app.inject({ url: '/v2/test-protected', headers: m.auth });
     assert.equal(ok.statusCode, 200);
     assert.equal(ok.json().entity, m.entityId);
     const key = await t.app.services.keys.signingKey(ACCESS_TOKEN_KEYS.name);
     const now = Math.floor(Date.now() / 1000);
-    const otherScope = signEdDsaJwt({ kid: key.kid, typ: 'at+jwt' }, { iss: 'http://payd.test', aud: 'payd', sub: m.entityId, scope: 'other', iat: now, exp: now + 60, jti: 'j' }, key.privateKey);
+    const otherScope = signJwt('HS256', { kid: key.kid, typ: 'at+jwt' }, { iss: 'http://payd.test', aud: 'payd', sub: m.entityId, scope: 'other', iat: now, exp: now + 60, jti: 'j' }, key.privateKey);
     expectProblem(await t.app.inject({ url: '/v2/test-protected', headers: { authorization: `Bearer ${otherScope}` } }), 403);
-    const expired = signEdDsaJwt({ kid: key.kid, typ: 'at+jwt' }, { iss: 'http://payd.test', aud: 'payd', sub: m.entityId, scope: 'payment-api', iat: now - 7200, exp: now - 3600, jti: 'j' }, key.privateKey);
+    const expired = signJwt('HS256', { kid: key.kid, typ: 'at+jwt' }, { iss: 'http://payd.test', aud: 'payd', sub: m.entityId, scope: 'payment-api', iat: now - 7200, exp: now - 3600, jti: 'j' }, key.privateKey);
     const res = await t.app.inject({ url: '/v2/test-protected', headers: { authorization: `Bearer ${expired}` } });
     assert.match(String(expectProblem(res, 401).detail), /expired/);
     assert.match(String(res.headers['www-authenticate']), /invalid_token/);

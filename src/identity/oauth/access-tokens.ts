@@ -1,8 +1,12 @@
-// Access tokens of the payment API: short JWTs signed with an Ed25519 key from the key
-// store (compact-jws.ts: node:crypto, 8x faster than WebCrypto here). Any payd process verifies them with its cached public keys, no database round
-// trip. Tokens of a revoked API key are refused once the revocation list refreshes.
+// Access tokens of the payment API: short JWTs signed HS256 with a secret from the key
+// store (encrypted at rest by the master key, rotated like the other keys). Only payd
+// issues and verifies them, and every process that verifies also signs, so an asymmetric
+// key would protect nothing more; HMAC costs ~3 µs where Ed25519 verification cost
+// ~135 µs on every API request (docs/performance.md). Any payd process verifies them
+// with its cached keys, no database round trip. Tokens of a revoked API key are refused
+// at once in the process that revoked it, and in the others on NOTIFY.
 import { randomUUID } from 'node:crypto';
-import { JwsError, decodeJwt, signEdDsaJwt, verifyEdDsaJwt } from '../../platform/crypto/compact-jws.ts';
+import { JwsError, decodeJwt, signJwt, verifyJwt } from '../../platform/crypto/compact-jws.ts';
 import type { KeyPurpose, KeyStore } from '../../platform/crypto/keystore.ts';
 import { InvalidCredentials, type Principal } from '../../platform/http/auth.ts';
 
@@ -10,7 +14,9 @@ export const PAYMENT_API_SCOPE = 'payment-api';
 export const ACCESS_TOKEN_AUDIENCE = 'payd';
 const TOKEN_TYPE = 'at+jwt';
 
-export const ACCESS_TOKEN_KEYS: KeyPurpose = { name: 'access-token', alg: 'EdDSA', overlapSeconds: 2 * 86400 };
+// (The purpose was 'access-token' with EdDSA keys before 0.1.0; a new name keeps those
+// rows apart. Tokens signed with them stop working on upgrade: clients get a new one.)
+export const ACCESS_TOKEN_KEYS: KeyPurpose = { name: 'access-token-hs256', alg: 'HS256', overlapSeconds: 2 * 86400 };
 
 export interface RevocationSource {
   revokedKeyIdsSince(since: Date): Promise<string[]>;
@@ -69,7 +75,8 @@ export class AccessTokens {
   async issue(subject: { entityId: string; apiKeyId: string; scope: string }): Promise<IssuedToken> {
     const key = await this.keys.signingKey(ACCESS_TOKEN_KEYS.name);
     const now = Math.floor(Date.now() / 1000);
-    const token = signEdDsaJwt(
+    const token = signJwt(
+      'HS256',
       { kid: key.kid, typ: TOKEN_TYPE },
       {
         scope: subject.scope, akid: subject.apiKeyId, iss: this.issuer, aud: ACCESS_TOKEN_AUDIENCE,
@@ -92,7 +99,7 @@ export class AccessTokens {
     if (!key) throw new InvalidCredentials('The access token was not signed by payd.');
     let payload;
     try {
-      payload = verifyEdDsaJwt(decoded, key.publicKey, { issuer: this.issuer, audience: ACCESS_TOKEN_AUDIENCE, typ: TOKEN_TYPE });
+      payload = verifyJwt('HS256', decoded, key.publicKey, { issuer: this.issuer, audience: ACCESS_TOKEN_AUDIENCE, typ: TOKEN_TYPE });
     } catch (err) {
       if (err instanceof JwsError && err.message === 'expired') throw new InvalidCredentials('The access token has expired.');
       throw new InvalidCredentials('The access token is not valid.');

@@ -1,13 +1,15 @@
-// Asymmetric signing keys by purpose, kept in the database with the private half
-// encrypted by the master key. Every process caches them and refreshes periodically,
-// so signing and verifying need no database round trip.
-import { generateKeyPairSync, type KeyObject, createPrivateKey, createPublicKey } from 'node:crypto';
+// Signing keys by purpose, kept in the database with the private half (or, for HS256,
+// the secret) encrypted by the master key. Every process caches them and refreshes
+// periodically, so signing and verifying need no database round trip.
+// HS256 keys are for tokens that only payd itself verifies (access tokens): their
+// public_jwk row holds no key material and they must never be published.
+import { generateKeyPairSync, type KeyObject, createPrivateKey, createPublicKey, createSecretKey, randomBytes } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import type { Db, Queryable } from '../db/index.ts';
 import { decrypt, encrypt } from './secrets.ts';
-import { keysRepo } from './keys.repo.ts';
+import { type KeyRow, keysRepo } from './keys.repo.ts';
 
-export type KeyAlg = 'RS256' | 'EdDSA';
+export type KeyAlg = 'RS256' | 'EdDSA' | 'HS256';
 
 export interface KeyPurpose {
   name: string;
@@ -25,7 +27,9 @@ export interface SigningKey {
 export interface PublishedKey {
   kid: string;
   alg: KeyAlg;
+  /** For HS256 keys: {kty: 'oct', kid, alg} only, no key material. */
   publicJwk: JWK;
+  /** The key that verifies: the public key, or the secret itself for HS256. */
   publicKey: KeyObject;
   retired: boolean;
 }
@@ -46,13 +50,20 @@ export class KeyStore {
     private readonly refreshMs = 60_000,
   ) {}
 
-  private generate(alg: KeyAlg): { privateKey: KeyObject; publicKey: KeyObject } {
+  private generate(alg: 'RS256' | 'EdDSA'): { privateKey: KeyObject; publicKey: KeyObject } {
     return alg === 'RS256'
       ? generateKeyPairSync('rsa', { modulusLength: 2048 })
       : generateKeyPairSync('ed25519');
   }
 
   private async insertKey(purpose: KeyPurpose, q: Queryable): Promise<string> {
+    if (purpose.alg === 'HS256') {
+      const kid = randomBytes(16).toString('base64url');
+      const publicJwk: JWK = { kty: 'oct', kid, alg: 'HS256', use: 'sig' };
+      const secret = randomBytes(32).toString('base64url');
+      await keysRepo.insert(q, { kid, purpose: purpose.name, alg: 'HS256', publicJwk, privateKeyEnc: encrypt(this.masterKey, secret, kid) });
+      return kid;
+    }
     const { privateKey, publicKey } = this.generate(purpose.alg);
     const jwk = publicKey.export({ format: 'jwk' }) as JWK;
     const kid = await calculateJwkThumbprint(jwk);
@@ -85,18 +96,19 @@ export class KeyStore {
   private async load(purpose: string): Promise<CacheEntry> {
     const rows = await keysRepo.live(this.db, purpose);
     const active = rows.find((r) => r.retired_at === null);
+    const secret = (r: KeyRow) => createSecretKey(Buffer.from(decrypt(this.masterKey, r.private_key_enc, r.kid), 'base64url'));
     const entry: CacheEntry = {
       loadedAt: Date.now(),
       signer: active && {
         kid: active.kid,
         alg: active.alg,
-        privateKey: createPrivateKey(decrypt(this.masterKey, active.private_key_enc, active.kid)),
+        privateKey: active.alg === 'HS256' ? secret(active) : createPrivateKey(decrypt(this.masterKey, active.private_key_enc, active.kid)),
       },
       published: rows.map((r) => ({
         kid: r.kid,
         alg: r.alg,
         publicJwk: typeof r.public_jwk === 'string' ? JSON.parse(r.public_jwk) : r.public_jwk,
-        publicKey: createPublicKey({ key: r.public_jwk as never, format: 'jwk' }),
+        publicKey: r.alg === 'HS256' ? secret(r) : createPublicKey({ key: r.public_jwk as never, format: 'jwk' }),
         retired: r.retired_at !== null,
       })),
     };
