@@ -88,6 +88,40 @@ export interface TxUpdate {
   token_saved?: boolean | undefined;
 }
 
+const SETTLE_TX = `UPDATE partner_transactions SET status = $2, partner_reference = coalesce($3, partner_reference),
+    partner_status = coalesce($4, partner_status), partner_status_description = coalesce($5, partner_status_description),
+    status_code = coalesce($6, status_code), card = coalesce($7::jsonb, card),
+    redirection = CASE WHEN $8::boolean THEN $9::jsonb ELSE redirection END,
+    token_saved = coalesce($10, token_saved), updated_at = now()
+  WHERE id = $1 AND status = 'PENDING'`;
+
+const settleParams = (id: string, u: TxUpdate) => [id, u.status, u.partner_reference ?? null, u.partner_status ?? null,
+  u.partner_status_description ?? null, u.status_code ?? null, json(u.card), u.redirection !== undefined, json(u.redirection),
+  u.token_saved ?? null];
+
+function newTxRow(t: NewPartnerTx, created_at: Date, updated_at: Date): PartnerTxRow {
+  return {
+    ...t, partner_reference: null, partner_status: null, partner_status_description: null, status_code: null,
+    redirection: null, token_saved: null, created_at, updated_at,
+  };
+}
+
+/** The row as settleTx leaves it (the same coalescing as its SQL), for views built without re-reading. */
+export function settledTxRow(t: PartnerTxRow, u: TxUpdate, updated_at: Date): PartnerTxRow {
+  return {
+    ...t,
+    status: u.status,
+    partner_reference: u.partner_reference ?? t.partner_reference,
+    partner_status: u.partner_status ?? t.partner_status,
+    partner_status_description: u.partner_status_description ?? t.partner_status_description,
+    status_code: u.status_code ?? t.status_code,
+    card: u.card ?? t.card,
+    redirection: u.redirection !== undefined ? u.redirection : t.redirection,
+    token_saved: u.token_saved ?? t.token_saved,
+    updated_at,
+  };
+}
+
 export const paymentsRepo = {
   /** Inserts unless the entity already used the idempotency key; returns undefined then. */
   async insert(q: Queryable, p: NewPayment): Promise<PaymentRow | undefined> {
@@ -104,12 +138,56 @@ export const paymentsRepo = {
     return rows[0];
   },
 
+  /**
+   * The payment and its first authorization row in one statement (the common case of
+   * payment creation); undefined when the entity already used the idempotency key.
+   */
+  async insertWithTx(q: Queryable, p: NewPayment, t: NewPartnerTx): Promise<{ payment: PaymentRow; tx: PartnerTxRow } | undefined> {
+    const { rows } = await q.query<PaymentRow & { tx_created_at: Date; tx_updated_at: Date }>(
+      `WITH p AS (
+         INSERT INTO payments (id, entity_id, amount, currency, capture_mode, allow_future_usage, client_session_id,
+           order_reference, "order", customer, browser, split, authorization_status, processing, idempotency_key)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+         ON CONFLICT (entity_id, idempotency_key) DO NOTHING
+         RETURNING ${PAYMENT_COLS}),
+       t AS (
+         INSERT INTO partner_transactions (id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key, card, save_token)
+         SELECT $16, p.id, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27 FROM p
+         RETURNING created_at, updated_at)
+       SELECT p.*, t.created_at AS tx_created_at, t.updated_at AS tx_updated_at FROM p, t`,
+      [p.id, p.entity_id, p.amount, p.currency, p.capture_mode, p.allow_future_usage, p.client_session_id,
+        p.order_reference, json(p.order), json(p.customer), json(p.browser), json(p.split), p.authorization_status,
+        p.processing, p.idempotency_key,
+        t.id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key, json(t.card), t.save_token],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    const { tx_created_at, tx_updated_at, ...payment } = row;
+    return { payment, tx: newTxRow(t, tx_created_at, tx_updated_at) };
+  },
+
   async get(q: Queryable, entityId: string, id: string, lock = false): Promise<PaymentRow | undefined> {
     const { rows } = await q.query<PaymentRow>(
       `SELECT ${PAYMENT_COLS} FROM payments WHERE id = $1 AND entity_id = $2${lock ? ' FOR UPDATE' : ''}`,
       [id, entityId],
     );
     return rows[0];
+  },
+
+  /** The payment with its ledger and operations in one round trip (reads without a lock). */
+  async getWithLedger(q: Queryable, entityId: string, id: string): Promise<{ payment: PaymentRow; txs: PartnerTxRow[]; ops: OperationRow[] } | undefined> {
+    const { rows } = await q.query<PaymentRow & { txs: PartnerTxRow[]; ops: OperationRow[] }>(
+      `SELECT ${PAYMENT_COLS},
+         coalesce((SELECT json_agg(t ORDER BY t.seq) FROM (SELECT ${TX_COLS} FROM partner_transactions WHERE payment_id = p.id) t), '[]') AS txs,
+         coalesce((SELECT json_agg(o ORDER BY o.created_at, o.id) FROM (SELECT ${OP_COLS} FROM payment_operations WHERE payment_id = p.id) o), '[]') AS ops
+       FROM payments p WHERE id = $1 AND entity_id = $2`,
+      [id, entityId],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    const { txs, ops, ...payment } = row;
+    const dates = <T extends { created_at: Date; updated_at: Date }>(r: T): T => ({ ...r, created_at: new Date(r.created_at), updated_at: new Date(r.updated_at) });
+    return { payment, txs: txs.map(dates), ops: ops.map(dates) };
   },
 
   async getByKey(q: Queryable, entityId: string, key: string): Promise<PaymentRow | undefined> {
@@ -130,27 +208,40 @@ export const paymentsRepo = {
     );
   },
 
-  async insertTx(q: Queryable, t: NewPartnerTx): Promise<void> {
-    await q.query(
+  async insertTx(q: Queryable, t: NewPartnerTx): Promise<PartnerTxRow> {
+    const { rows } = await q.query<{ created_at: Date; updated_at: Date }>(
       `INSERT INTO partner_transactions (id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key, card, save_token)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING created_at, updated_at`,
       [t.id, t.payment_id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key, json(t.card), t.save_token],
     );
+    return newTxRow(t, rows[0]!.created_at, rows[0]!.updated_at);
   },
 
-  /** Applies a partner answer to a transaction still PENDING (a settled transaction never changes). */
-  async settleTx(q: Queryable, id: string, u: TxUpdate): Promise<boolean> {
-    const { rowCount } = await q.query(
-      `UPDATE partner_transactions SET status = $2, partner_reference = coalesce($3, partner_reference),
-         partner_status = coalesce($4, partner_status), partner_status_description = coalesce($5, partner_status_description),
-         status_code = coalesce($6, status_code), card = coalesce($7::jsonb, card),
-         redirection = CASE WHEN $8::boolean THEN $9::jsonb ELSE redirection END,
-         token_saved = coalesce($10, token_saved), updated_at = now()
-       WHERE id = $1 AND status = 'PENDING'`,
-      [id, u.status, u.partner_reference ?? null, u.partner_status ?? null, u.partner_status_description ?? null,
-        u.status_code ?? null, json(u.card), u.redirection !== undefined, json(u.redirection), u.token_saved ?? null],
+  /**
+   * Applies a partner answer to a transaction still PENDING (a settled transaction never
+   * changes); returns the time of the change, or undefined when it was already settled.
+   */
+  async settleTx(q: Queryable, id: string, u: TxUpdate): Promise<Date | undefined> {
+    const { rows } = await q.query<{ updated_at: Date }>(`${SETTLE_TX} RETURNING updated_at`, settleParams(id, u));
+    return rows[0]?.updated_at;
+  },
+
+  /**
+   * Settles the last partner transaction of a payment creation and records the outcome
+   * on the payment in one statement, provided nobody changed the payment since (version)
+   * and the transaction was still PENDING. undefined: not applied to the payment (the
+   * transaction is settled all the same); the caller then recomputes under the row lock.
+   */
+  async settleTxAndConclude(q: Queryable, txId: string, u: TxUpdate, paymentId: string, expectedVersion: number, status: string):
+  Promise<{ version: number; updated_at: Date; tx_updated_at: Date } | undefined> {
+    const { rows } = await q.query<{ version: number; updated_at: Date; tx_updated_at: Date }>(
+      `WITH t AS (${SETTLE_TX} RETURNING updated_at)
+       UPDATE payments SET authorization_status = $11, processing = false, version = version + 1, updated_at = now()
+        WHERE id = $12 AND version = $13 AND EXISTS (SELECT 1 FROM t)
+       RETURNING version, updated_at, (SELECT updated_at FROM t) AS tx_updated_at`,
+      [...settleParams(txId, u), status, paymentId, expectedVersion],
     );
-    return rowCount > 0;
+    return rows[0];
   },
 
   async txs(q: Queryable, paymentId: string): Promise<PartnerTxRow[]> {

@@ -11,7 +11,7 @@ import { clientSessionsRepo } from './client-sessions.repo.ts';
 import { holdWhileInFlight } from './idempotency.ts';
 import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
 import type { CreatePaymentBody } from './payments.schemas.ts';
-import { type PartnerTxRow, type PaymentRow, paymentsRepo } from './payments.repo.ts';
+import { type NewPartnerTx, type NewPayment, type PartnerTxRow, type PaymentRow, type TxUpdate, paymentsRepo, settledTxRow } from './payments.repo.ts';
 import { paymentView } from './payment-view.ts';
 
 export interface PaymentsConfig {
@@ -46,9 +46,9 @@ export class PaymentsService {
 
   /** The payment as stored (no partner call), or a bodiless 404. */
   async getStored(entityId: string, id: string): Promise<PaymentViewT> {
-    const p = await paymentsRepo.get(this.db, entityId, id);
-    if (!p) throw problems.notFoundNoBody();
-    return this.view(this.db, p);
+    const found = await paymentsRepo.getWithLedger(this.db, entityId, id);
+    if (!found) throw problems.notFoundNoBody();
+    return paymentView(found.payment, found.txs, found.ops, this.config.baseUrl);
   }
 
   /** The payment after asking partners about every transaction still PENDING. */
@@ -104,49 +104,57 @@ export class PaymentsService {
     // suspends the authorization, so nothing may come after it).
     const rank = (m: string) => (GIFT_CARD_METHODS.has(m) ? 0 : m === 'CARD' ? 2 : 1);
     const parts = [...body.split].sort((a, b) => rank(a.method) - rank(b.method));
-    const insert = async (tx: Queryable) => {
-      if (body.client_session_id) await this.claimSession(tx, entityId, body);
-      const row = await paymentsRepo.insert(tx, {
-        id,
-        entity_id: entityId,
-        amount: body.amount,
-        currency: body.currency,
-        capture_mode: body.capture_mode ?? 'MANUAL',
-        allow_future_usage: body.allow_future_usage ?? false,
-        client_session_id: body.client_session_id ?? null,
-        order_reference: body.order?.reference ?? null,
-        order: (body.order as Record<string, unknown> | undefined) ?? null,
-        customer: (body.customer as Record<string, unknown> | undefined) ?? null,
-        browser: (body.browser as Record<string, unknown> | undefined) ?? null,
-        split: body.split.map((s) => ({ partner: s.partner, method: s.method, amount: s.amount })),
-        authorization_status: 'PENDING',
-        processing: true,
-        idempotency_key: idempotencyKey ?? null,
-      });
-      if (row && body.client_session_id) await clientSessionsRepo.setStatus(tx, body.client_session_id, 'SUBMITTED', id);
-      return row;
+    const prepared = parts.map((part, i) => {
+      const instrument: Instrument = part.instrument ? (part.instrument as CardInstrument | GiftCardInstrument) : { type: 'NONE' };
+      const card = instrument.type === 'CARD' ? cardDetails(this.config.fingerprintKey, entityId, instrument) : undefined;
+      const row: NewPartnerTx = {
+        id: randomUUID(), payment_id: id, operation_id: null, parent_id: null, kind: 'AUTHORIZATION', seq: i + 1,
+        partner: part.partner, method: part.method, amount: part.amount, status: 'PENDING', partner_key: `${id}:${i + 1}`,
+        card: (card as Record<string, unknown> | undefined) ?? null, save_token: part.save_token ?? null,
+      };
+      return { part, instrument, card, row };
+    });
+    const newPayment: NewPayment = {
+      id,
+      entity_id: entityId,
+      amount: body.amount,
+      currency: body.currency,
+      capture_mode: body.capture_mode ?? 'MANUAL',
+      allow_future_usage: body.allow_future_usage ?? false,
+      client_session_id: body.client_session_id ?? null,
+      order_reference: body.order?.reference ?? null,
+      order: (body.order as Record<string, unknown> | undefined) ?? null,
+      customer: (body.customer as Record<string, unknown> | undefined) ?? null,
+      browser: (body.browser as Record<string, unknown> | undefined) ?? null,
+      split: body.split.map((s) => ({ partner: s.partner, method: s.method, amount: s.amount })),
+      authorization_status: 'PENDING',
+      processing: true,
+      idempotency_key: idempotencyKey ?? null,
     };
-    // One statement needs no explicit transaction; claiming a session does.
-    const created = body.client_session_id ? await this.db.transaction(insert) : await insert(this.db);
+    // The payment and its first authorization row: one statement, or a transaction that
+    // also claims the client session.
+    const created = body.client_session_id
+      ? await this.db.transaction(async (tx) => {
+        await this.claimSession(tx, entityId, body);
+        const row = await paymentsRepo.insertWithTx(tx, newPayment, prepared[0]!.row);
+        if (row) await clientSessionsRepo.setStatus(tx, body.client_session_id!, 'SUBMITTED', id);
+        return row;
+      })
+      : await paymentsRepo.insertWithTx(this.db, newPayment, prepared[0]!.row);
     if (!created) {
       // Another request with the same key won the race.
       await this.refuseReplay(entityId, idempotencyKey!, instance);
       throw problems.conflict('Idempotency key already used.');
     }
 
-    for (const [i, part] of parts.entries()) {
-      const txId = randomUUID();
-      const instrument: Instrument = part.instrument ? (part.instrument as CardInstrument | GiftCardInstrument) : { type: 'NONE' };
-      const card = instrument.type === 'CARD' ? cardDetails(this.config.fingerprintKey, entityId, instrument) : undefined;
-      const key = `${id}:${i + 1}`;
-      await paymentsRepo.insertTx(this.db, {
-        id: txId, payment_id: id, operation_id: null, parent_id: null, kind: 'AUTHORIZATION', seq: i + 1,
-        partner: part.partner, method: part.method, amount: part.amount, status: 'PENDING', partner_key: key,
-        card: (card as Record<string, unknown> | undefined) ?? null, save_token: part.save_token ?? null,
-      });
+    // Authorize part by part; the ledger rows as this request leaves them, for the answer.
+    const rows: PartnerTxRow[] = [];
+    let last: { row: PartnerTxRow; update: TxUpdate | undefined } | undefined;
+    for (const [i, { part, instrument, card, row }] of prepared.entries()) {
+      const stored = i === 0 ? created.tx : await paymentsRepo.insertTx(this.db, row);
       const connector = this.partners.get(part.partner)!;
       const result = await callPartner(() => connector.authorize({
-        key, entityId, method: part.method, amount: part.amount, currency: body.currency, instrument,
+        key: row.partner_key, entityId, method: part.method, amount: part.amount, currency: body.currency, instrument,
         ...(card ? { card } : {}),
         save_token: part.save_token ?? false,
         customer: body.customer as Record<string, unknown> | undefined,
@@ -155,12 +163,41 @@ export class PaymentsService {
         return_url: `${this.config.baseUrl}/v2/payments/${id}`,
       }), this.config.partnerTimeoutMs);
       const update = txUpdate('AUTHORIZATION', result);
-      if (update) await paymentsRepo.settleTx(this.db, txId, update);
-      if (update?.status !== 'AUTHORIZED') break;
+      const final = update?.status !== 'AUTHORIZED' || i === prepared.length - 1;
+      if (final) {
+        last = { row: stored, update };
+        break;
+      }
+      const at = await paymentsRepo.settleTx(this.db, stored.id, update!);
+      rows.push(at ? settledTxRow(stored, update!, at) : stored);
     }
 
+    const fast = last && (await this.concludeCreation(created.payment, rows, last.row, last.update));
+    if (fast) return fast;
+    if (last?.update) await paymentsRepo.settleTx(this.db, last.row.id, last.update);
     const view = await this.finalize(entityId, id, { endProcessing: true, recover: false });
     return view ?? this.getStored(entityId, id);
+  }
+
+  /**
+   * The common end of a payment creation in one statement: settles the last partner
+   * transaction and records the authorization status, when the outcome needs nothing
+   * else (no reversal of a split, no automatic capture, no unknown partner answer) and
+   * nobody touched the payment meanwhile. The answer is built from what was written.
+   * undefined: the caller takes the general path (finalize under the row lock).
+   */
+  private async concludeCreation(p: PaymentRow, earlier: PartnerTxRow[], lastRow: PartnerTxRow, update: TxUpdate | undefined): Promise<PaymentViewT | undefined> {
+    if (!update || p.capture_mode === 'AUTOMATIC') return undefined;
+    const authorized = earlier.reduce((s, t) => s + (t.status === 'AUTHORIZED' ? t.amount : 0), 0) + (update.status === 'AUTHORIZED' ? lastRow.amount : 0);
+    let status: string;
+    if (update.status === 'PENDING') status = 'PENDING';
+    else if (authorized === p.amount) status = 'AUTHORIZED';
+    else if (authorized > 0) return undefined; // a part to reverse
+    else status = update.status === 'REFUSED' ? 'REFUSED' : 'ERROR';
+    const done = await paymentsRepo.settleTxAndConclude(this.db, lastRow.id, update, p.id, p.version, status);
+    if (!done) return undefined;
+    const txs = [...earlier, settledTxRow(lastRow, update, done.tx_updated_at)];
+    return paymentView({ ...p, authorization_status: status, processing: false, version: done.version, updated_at: done.updated_at }, txs, [], this.config.baseUrl);
   }
 
   /** A key already used by this entity: hold while the first request runs, then 409. */

@@ -5,6 +5,7 @@ import type { AuthorizeRequest } from '../port.ts';
 import { type Decision, SimulatedPartner } from './simulated-partner.ts';
 
 export class BnplSimulator extends SimulatedPartner {
+  protected override readonly stateless = true;
   readonly name = 'bnpl-sim';
   readonly methods = ['INSTALLMENTS_3X', 'INSTALLMENTS_4X'] as const;
   readonly limits = { currencies: ['EUR'], min_amount: 5_000, max_amount: 300_000 };

@@ -37,6 +37,7 @@ export function cardNetwork(number: string): string {
 }
 
 export class CardAcquirerSimulator extends SimulatedPartner {
+  protected override readonly stateless = true;
   readonly name = 'card-sim';
   readonly methods = ['CARD'] as const;
   readonly limits = { currencies: ['EUR', 'USD', 'GBP', 'CHF'], min_amount: 1, max_amount: 10_000_000 };

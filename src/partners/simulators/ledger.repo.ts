@@ -27,14 +27,18 @@ export const simRepo = {
     );
     return rows[0];
   },
-  /** Inserts unless the key exists; returns the stored row either way (first writer wins). */
-  async insert(q: Queryable, op: SimOperation): Promise<SimOperation> {
+  /** Inserts unless the key exists; undefined when it did. */
+  async insertNew(q: Queryable, op: SimOperation): Promise<SimOperation | undefined> {
     const { rows } = await q.query<SimOperation>(
       `INSERT INTO sim_partner_operations (${COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
        ON CONFLICT (partner, key) DO NOTHING RETURNING ${COLS}`,
       [op.partner, op.key, op.kind, op.reference, op.parent_ref, op.amount, op.status, JSON.stringify(op.data), op.resolve_at],
     );
-    return rows[0] ?? (await simRepo.byKey(q, op.partner, op.key))!;
+    return rows[0];
+  },
+  /** Inserts unless the key exists; returns the stored row either way (first writer wins). */
+  async insert(q: Queryable, op: SimOperation): Promise<SimOperation> {
+    return (await simRepo.insertNew(q, op)) ?? (await simRepo.byKey(q, op.partner, op.key))!;
   },
   async setStatus(q: Queryable, partner: string, reference: string, status: string, data?: Record<string, unknown>): Promise<void> {
     await q.query(

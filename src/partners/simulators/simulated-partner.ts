@@ -57,6 +57,13 @@ export abstract class SimulatedPartner implements PartnerConnector {
 
   protected abstract decide(req: AuthorizeRequest, tx: Queryable): Promise<Decision>;
 
+  /**
+   * True when decide() reads no state and onSettled() moves none (the card acquirer,
+   * BNPL): an authorization is then one INSERT, and only a retried key takes the
+   * transaction that reads the first answer back.
+   */
+  protected readonly stateless: boolean = false;
+
   /** Hook for partners that move balances (gift cards). */
   protected async onSettled(_tx: Queryable, _op: SimOperation, _parent: SimOperation | undefined): Promise<void> {}
 
@@ -98,22 +105,31 @@ export abstract class SimulatedPartner implements PartnerConnector {
   async authorize(req: AuthorizeRequest): Promise<PartnerResult> {
     if (this.options.latencyMs) await sleep(this.options.latencyMs);
     let timedOut = false;
+    if (this.stateless) {
+      const d = await this.decide(req, this.db);
+      const stored = await simRepo.insertNew(this.db, this.newAuthorization(req, d));
+      if (stored) {
+        if (d.timeout) throw new PartnerTimeout(`${this.name} did not answer the authorization in time`);
+        return this.result(stored);
+      }
+    }
     const result = await this.db.transaction(async (tx) => {
       const existing = await simRepo.byKey(tx, this.name, req.key);
       if (existing) return this.result(await this.resolved(tx, existing));
       const d = await this.decide(req, tx);
-      const data = { code: d.code, description: d.description, flags: d.flags ?? {}, currency: req.currency, ...d.data };
-      const base = { partner: this.name, key: req.key, kind: 'AUTHORIZATION', reference: randomUUID(), parent_ref: null, amount: req.amount };
-      const op: SimOperation = d.timeout
-        ? { ...base, ...this.pendingTimeout(d.status, data) }
-        : { ...base, status: d.status, data, resolve_at: null };
-      const stored = await simRepo.insert(tx, op);
+      const stored = await simRepo.insert(tx, this.newAuthorization(req, d));
       if (stored.status === 'AUTHORIZED') await this.onSettled(tx, stored, undefined);
       timedOut = Boolean(d.timeout);
       return this.result(stored);
     });
     if (timedOut) throw new PartnerTimeout(`${this.name} did not answer the authorization in time`);
     return result;
+  }
+
+  private newAuthorization(req: AuthorizeRequest, d: Decision): SimOperation {
+    const data = { code: d.code, description: d.description, flags: d.flags ?? {}, currency: req.currency, ...d.data };
+    const base = { partner: this.name, key: req.key, kind: 'AUTHORIZATION', reference: randomUUID(), parent_ref: null, amount: req.amount };
+    return d.timeout ? { ...base, ...this.pendingTimeout(d.status, data) } : { ...base, status: d.status, data, resolve_at: null };
   }
 
   private async followUp(kind: 'CAPTURE' | 'REFUND' | 'VOID', req: FollowUpRequest): Promise<PartnerResult> {
