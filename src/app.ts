@@ -23,6 +23,8 @@ import { Problem, problems } from './platform/http/problem.ts';
 import type { PartnerRegistry } from './partners/port.ts';
 import { simulatedPartners } from './partners/simulators/index.ts';
 import { EligibilityEngine } from './eligibility/engine.ts';
+import { EligibilityRulesService } from './eligibility/rules.service.ts';
+import { eligibilityRoutes } from './eligibility/eligibility.routes.ts';
 import { COMMON_SCHEMAS } from './payments/common.schemas.ts';
 import { PAYMENT_SCHEMAS } from './payments/payments.schemas.ts';
 import { ClientSession } from './payments/client-sessions.schemas.ts';
@@ -34,7 +36,13 @@ import { clientSessionsRoutes } from './payments/client-sessions.routes.ts';
 import { Recovery } from './payments/recovery.ts';
 import { fingerprintKey } from './payments/cards.ts';
 import { createIdentityProvider } from './identity/provider.ts';
-import { webhooksRoutes } from './webhooks/index.ts';
+import { PaymentLinksService } from './links/links.service.ts';
+import { LINK_SCHEMAS } from './links/links.schemas.ts';
+import { paymentLinksRoutes } from './links/links.routes.ts';
+import { customerPageRoutes } from './links/customer-page.routes.ts';
+import { CheckoutService } from './checkout/checkout.service.ts';
+import { checkoutRoutes } from './checkout/checkout.routes.ts';
+import { attachWebhooks, webhooksRoutes } from './webhooks/index.ts';
 
 export const VERSION = '0.1.0';
 
@@ -58,6 +66,8 @@ export interface Services {
   operations: OperationsService;
   clientSessions: ClientSessionsService;
   recovery: Recovery;
+  links: PaymentLinksService;
+  checkout: CheckoutService;
 }
 
 declare module 'fastify' {
@@ -82,7 +92,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const accessTokens = new AccessTokens(keys, config.baseUrl, config.accessTokenTtlSeconds, revokedKeys);
   const redirection = new RedirectionTokens(keys, config.baseUrl);
   const partners = simulatedPartners(db, { baseUrl: config.baseUrl, latencyMs: config.simLatencyMs });
-  const eligibility = new EligibilityEngine(partners);
+  const eligibilityRules = new EligibilityRulesService(db, partners);
+  const eligibility = new EligibilityEngine(partners, eligibilityRules);
   const paymentsConfig = {
     baseUrl: config.baseUrl,
     fingerprintKey: fingerprintKey(deps.masterKey),
@@ -103,9 +114,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
   const clientSessions = new ClientSessionsService(db, eligibility, { baseUrl: config.baseUrl, widgetKey: widgetKey(deps.masterKey) });
   const recovery = new Recovery(db, payments, config.recoveryGraceSeconds);
+  const links = new PaymentLinksService(db, clientSessions, { baseUrl: config.baseUrl });
+  const checkout = new CheckoutService(db, clientSessions, payments, links, redirection, { baseUrl: config.baseUrl });
   const identity = await createIdentityProvider({ config, db, keys, masterKey: deps.masterKey });
   const services: Services = {
-    entities, keys, accessTokens, revokedKeys, redirection, partners, eligibility, payments, operations, clientSessions, recovery,
+    entities, keys, accessTokens, revokedKeys, redirection, partners, eligibility, payments, operations, clientSessions, recovery, links, checkout,
   };
 
   const app = Fastify({
@@ -120,6 +133,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
   });
   app.decorate('services', services);
+  const webhooks = attachWebhooks(app, { db, masterKey: deps.masterKey, config });
 
   // During shutdown every response closes its connection, including the responses of
   // requests that were in flight when SIGTERM came, so that the server can finish closing.
@@ -152,7 +166,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(formbody, { bodyLimit: config.bodyLimitBytes });
   await app.register(metricsPlugin, { metrics: createMetrics() });
-  for (const schema of [ProblemSchema, Entity, ApiKey, Jwk, ...COMMON_SCHEMAS, ...PAYMENT_SCHEMAS, ClientSession]) app.addSchema(schema);
+  for (const schema of [ProblemSchema, Entity, ApiKey, Jwk, ...COMMON_SCHEMAS, ...PAYMENT_SCHEMAS, ClientSession, ...LINK_SCHEMAS]) app.addSchema(schema);
   await app.register(openapiPlugin, { baseUrl: config.baseUrl, version: VERSION });
   await app.register(authPlugin, {
     authenticators: {
@@ -177,8 +191,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(adminRoutes, { entities, keys, purposes, onApiKeyRevoked: (id) => revokedKeys.add(id) });
     await app.register(signingJwksRoutes, { redirection });
     await app.register(clientSessionsRoutes, { sessions: clientSessions });
+    await app.register(eligibilityRoutes, { engine: eligibility, rules: eligibilityRules });
     await app.register(paymentsRoutes, { payments, operations });
-    await app.register(webhooksRoutes, { db });
+    await app.register(paymentLinksRoutes, { links });
+    await app.register(customerPageRoutes, { links, sessions: clientSessions });
+    await app.register(checkoutRoutes, { checkout, partners });
+    await app.register(webhooksRoutes, { webhooks });
   }
   return app;
 }

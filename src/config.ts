@@ -36,6 +36,20 @@ export interface Config {
   recoveryIntervalMs: number;
   /** Latency of the simulated partners (to play slow acquirers in tests and demos). */
   simLatencyMs: number;
+  /** Webhook retries: the first retry waits this long, then twice as long each time... */
+  webhookBackoffBaseMs: number;
+  /** ...up to this (before jitter). */
+  webhookBackoffMaxMs: number;
+  /** A delivery gives up (FAILED) when its next attempt would fall this long after it was created. */
+  webhookMaxAgeMs: number;
+  /** How often the webhook dispatcher looks for due deliveries. */
+  webhookPollMs: number;
+  /** A webhook call that takes longer is a failed attempt. */
+  webhookTimeoutMs: number;
+  /** A claimed delivery whose worker died is due again after this long (longer than the timeout). */
+  webhookLeaseMs: number;
+  /** Deliver to loopback, private and link-local addresses (default: only on the embedded database). */
+  webhookAllowPrivateTargets: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -103,6 +117,16 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     recoveryGraceSeconds: int(env, 'PAYD_RECOVERY_GRACE_SECONDS', 60, 1, 86400),
     recoveryIntervalMs: int(env, 'PAYD_RECOVERY_INTERVAL_MS', 10000, 100, 3600000),
     simLatencyMs: int(env, 'PAYD_SIM_LATENCY_MS', 0, 0, 60000),
+    webhookBackoffBaseMs: int(env, 'PAYD_WEBHOOK_BACKOFF_BASE_MS', 60000, 10, 3600000),
+    webhookBackoffMaxMs: int(env, 'PAYD_WEBHOOK_BACKOFF_MAX_MS', 3600000, 10, 86400000),
+    webhookMaxAgeMs: int(env, 'PAYD_WEBHOOK_MAX_AGE_HOURS', 26, 1, 720) * 3600000,
+    webhookPollMs: int(env, 'PAYD_WEBHOOK_POLL_MS', 1000, 10, 60000),
+    webhookTimeoutMs: int(env, 'PAYD_WEBHOOK_TIMEOUT_MS', 10000, 100, 60000),
+    webhookLeaseMs: int(env, 'PAYD_WEBHOOK_LEASE_MS', 60000, 1000, 3600000),
+    webhookAllowPrivateTargets: bool(env, 'PAYD_WEBHOOK_ALLOW_PRIVATE_TARGETS', databaseUrl === undefined),
   };
+  if (config.webhookLeaseMs <= config.webhookTimeoutMs) {
+    throw new ConfigError('PAYD_WEBHOOK_LEASE_MS must be longer than PAYD_WEBHOOK_TIMEOUT_MS');
+  }
   return { ...config, ...overrides };
 }

@@ -43,6 +43,7 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
   const demo = config.demo ? await bootstrapDemo(app.services.entities) : undefined;
   if (config.role === 'all' || config.role === 'worker') {
     app.services.recovery.start(config.recoveryIntervalMs, (err) => log.error({ err }, 'recovery pass failed'));
+    app.webhooks.dispatcher.start((err) => log.error({ err }, 'webhook dispatch failed'));
   }
   await app.listen({ port: config.port, host: config.host });
 

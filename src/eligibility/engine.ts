@@ -1,10 +1,19 @@
-// Which partner/method pairs can pay an order: each partner's own limits (currency,
-// amount bounds). Per-entity rules come on top of this (see the checkout issue).
-import type { PartnerRegistry } from '../partners/port.ts';
+// Which partner/method pairs can pay an order for an entity: each partner's own limits
+// (currencies, amount bounds) and then the entity's rules (rules.ts), read from the
+// database on every call. Order of the answer: the partners' registration order
+// (card-sim, gift-sim, bnpl-sim), then each partner's own method order.
+import type { PartnerConnector, PartnerRegistry } from '../partners/port.ts';
+import { allowedByRules, factsOf } from './rules.ts';
+import type { EligibilityRulesService } from './rules.service.ts';
 
 export interface EligibilityQuery {
+  /** Minor units of `currency`. */
   amount: number;
   currency: string;
+  /** An Order (common.schemas.ts): billing and shipping countries, marketplace sellers. */
+  order?: unknown;
+  /** A Customer: its type. */
+  customer?: unknown;
 }
 
 export interface Solution {
@@ -12,15 +21,26 @@ export interface Solution {
   method: string;
 }
 
-export class EligibilityEngine {
-  constructor(private readonly partners: PartnerRegistry) {}
+function withinLimits(c: PartnerConnector, q: EligibilityQuery): boolean {
+  const { currencies, min_amount = 1, max_amount = Number.MAX_SAFE_INTEGER } = c.limits;
+  return currencies.includes(q.currency) && q.amount >= min_amount && q.amount <= max_amount;
+}
 
-  solutions(q: EligibilityQuery): Solution[] {
+export class EligibilityEngine {
+  constructor(
+    private readonly partners: PartnerRegistry,
+    private readonly rules: EligibilityRulesService,
+  ) {}
+
+  async solutions(entityId: string, q: EligibilityQuery): Promise<Solution[]> {
+    const rules = await this.rules.rulesOf(entityId);
+    const facts = factsOf(q);
     const out: Solution[] = [];
     for (const c of this.partners.all()) {
-      const { currencies, min_amount = 1, max_amount = Number.MAX_SAFE_INTEGER } = c.limits;
-      if (!currencies.includes(q.currency) || q.amount < min_amount || q.amount > max_amount) continue;
-      for (const method of c.methods) out.push({ partner: c.name, method });
+      if (!withinLimits(c, q)) continue;
+      for (const method of c.methods) {
+        if (allowedByRules(rules, c.name, method, facts)) out.push({ partner: c.name, method });
+      }
     }
     return out;
   }

@@ -16,25 +16,30 @@ export interface ClientSessionRow {
   expires_at: Date;
   eligible_solutions: Array<{ partner: string; method: string }>;
   payment_id: string | null;
+  payment_link_id: string | null;
+  three_ds_authentication_options: Record<string, unknown> | null;
   version: number;
   created_at: Date;
   updated_at: Date;
 }
 
 const COLS = `id, entity_id, status, amount, currency, capture_mode, integration_mode, allow_future_usage, "order", customer,
-  shopper_redirection_url, expires_at, eligible_solutions, payment_id, version, created_at, updated_at`;
+  shopper_redirection_url, expires_at, eligible_solutions, payment_id, payment_link_id, three_ds_authentication_options,
+  version, created_at, updated_at`;
 
-export type NewClientSession = Omit<ClientSessionRow, 'payment_id' | 'version' | 'created_at' | 'updated_at'>;
+export type NewClientSession = Omit<ClientSessionRow, 'payment_id' | 'payment_link_id' | 'three_ds_authentication_options' | 'version' | 'created_at' | 'updated_at'>
+  & { payment_link_id?: string | null; three_ds_authentication_options?: Record<string, unknown> | null };
 
 export const clientSessionsRepo = {
   async insert(q: Queryable, s: NewClientSession): Promise<ClientSessionRow> {
     const { rows } = await q.query<ClientSessionRow>(
       `INSERT INTO client_sessions (id, entity_id, status, amount, currency, capture_mode, integration_mode, allow_future_usage,
-         "order", customer, shopper_redirection_url, expires_at, eligible_solutions)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING ${COLS}`,
+         "order", customer, shopper_redirection_url, expires_at, eligible_solutions, payment_link_id, three_ds_authentication_options)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING ${COLS}`,
       [s.id, s.entity_id, s.status, s.amount, s.currency, s.capture_mode, s.integration_mode, s.allow_future_usage,
         s.order === null ? null : JSON.stringify(s.order), s.customer === null ? null : JSON.stringify(s.customer),
-        s.shopper_redirection_url, s.expires_at, JSON.stringify(s.eligible_solutions)],
+        s.shopper_redirection_url, s.expires_at, JSON.stringify(s.eligible_solutions), s.payment_link_id ?? null,
+        s.three_ds_authentication_options ? JSON.stringify(s.three_ds_authentication_options) : null],
     );
     return rows[0]!;
   },

@@ -71,6 +71,9 @@ export class ClientSessionsService {
       created_at: s.created_at,
       links: {
         self: { href: self, method: 'GET' },
+        ...(s.integration_mode === 'HOSTED_PAGE' && ClientSessionsService.effectiveStatus(s) === 'CREATED'
+          ? { hosted_page: { href: this.hostedPageUrl(s.id), method: 'GET' } }
+          : {}),
         ...(s.payment_id
           ? {
               abort: { href: `${self}/abort`, method: 'POST' },
@@ -81,12 +84,38 @@ export class ClientSessionsService {
     };
   }
 
+  /** The page where payd renders the checkout itself (integration_mode HOSTED_PAGE). */
+  hostedPageUrl(id: string): string {
+    return `${this.config.baseUrl}/checkout/pay?session=${this.widgetData(id)}`;
+  }
+
+  /** A session that pays a payment link (one per attempt; created by the link's page). */
+  async createForLink(link: {
+    id: string; entity_id: string; amount: number; currency: string; capture_mode: string; allow_future_usage: boolean;
+    order: Record<string, unknown> | null; customer: Record<string, unknown> | null; shopper_redirection_url: string | null;
+    three_ds_authentication_options: Record<string, unknown> | null; expires_at: Date;
+  }): Promise<ClientSessionRow> {
+    const expiresAt = new Date(Math.min(link.expires_at.getTime(), Date.now() + DEFAULT_SESSION_TTL_MS));
+    const eligibleSolutions = await this.eligibility.solutions(link.entity_id, {
+      amount: link.amount, currency: link.currency, order: (link.order ?? undefined) as never, customer: (link.customer ?? undefined) as never,
+    });
+    return clientSessionsRepo.insert(this.db, {
+      id: randomUUID(), entity_id: link.entity_id, status: 'CREATED', amount: link.amount, currency: link.currency,
+      capture_mode: link.capture_mode, integration_mode: 'HOSTED_PAGE', allow_future_usage: link.allow_future_usage,
+      order: link.order, customer: link.customer, shopper_redirection_url: link.shopper_redirection_url, expires_at: expiresAt,
+      eligible_solutions: eligibleSolutions, payment_link_id: link.id, three_ds_authentication_options: link.three_ds_authentication_options,
+    });
+  }
+
   async create(entityId: string, body: CreateClientSessionBody) {
     if (body.entity_id && body.entity_id !== entityId) throw problems.forbidden('entity_id does not match the entity of the credentials.');
     const now = Date.now();
     const expiresAt = body.expires_at ? new Date(body.expires_at) : new Date(now + DEFAULT_SESSION_TTL_MS);
     if (expiresAt.getTime() <= now) throw problems.invalidField('expires_at', 'must be in the future');
     if (expiresAt.getTime() > now + MAX_SESSION_TTL_MS) throw problems.invalidField('expires_at', 'must be at most 24 hours from now');
+    const eligibleSolutions = await this.eligibility.solutions(entityId, {
+      amount: body.amount, currency: body.currency, order: body.order, customer: body.customer,
+    });
     const row = await clientSessionsRepo.insert(this.db, {
       id: randomUUID(),
       entity_id: entityId,
@@ -100,9 +129,14 @@ export class ClientSessionsService {
       customer: (body.customer as Record<string, unknown> | undefined) ?? null,
       shopper_redirection_url: body.shopper_redirection_url ?? null,
       expires_at: expiresAt,
-      eligible_solutions: this.eligibility.solutions({ amount: body.amount, currency: body.currency }),
+      eligible_solutions: eligibleSolutions,
     });
     return this.view(row);
+  }
+
+  /** The session row by id alone (browser paths, after the widget credential was checked). */
+  async byId(id: string): Promise<ClientSessionRow | undefined> {
+    return clientSessionsRepo.getById(this.db, id);
   }
 
   async get(entityId: string, id: string) {

@@ -190,6 +190,11 @@ export const paymentsRepo = {
     return { payment, txs: txs.map(dates), ops: ops.map(dates) };
   },
 
+  async getById(q: Queryable, id: string): Promise<PaymentRow | undefined> {
+    const { rows } = await q.query<PaymentRow>(`SELECT ${PAYMENT_COLS} FROM payments WHERE id = $1`, [id]);
+    return rows[0];
+  },
+
   async getByKey(q: Queryable, entityId: string, key: string): Promise<PaymentRow | undefined> {
     const { rows } = await q.query<PaymentRow>(
       `SELECT ${PAYMENT_COLS} FROM payments WHERE entity_id = $1 AND idempotency_key = $2`,
@@ -279,8 +284,9 @@ export const paymentsRepo = {
     return rows[0];
   },
 
-  async setOperationStatus(q: Queryable, id: string, status: string): Promise<void> {
-    await q.query(`UPDATE payment_operations SET status = $2, updated_at = now() WHERE id = $1`, [id, status]);
+  async setOperationStatus(q: Queryable, id: string, status: string): Promise<Date> {
+    const { rows } = await q.query<{ updated_at: Date }>(`UPDATE payment_operations SET status = $2, updated_at = now() WHERE id = $1 RETURNING updated_at`, [id, status]);
+    return rows[0]!.updated_at;
   },
 
   async operations(q: Queryable, paymentId: string): Promise<OperationRow[]> {

@@ -13,6 +13,7 @@ import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
 import type { CreatePaymentBody } from './payments.schemas.ts';
 import { type NewPartnerTx, type NewPayment, type PartnerTxRow, type PaymentRow, type TxUpdate, paymentsRepo, settledTxRow } from './payments.repo.ts';
 import { paymentView } from './payment-view.ts';
+import { authorizationEventType, operationEventType, recordPaymentEvents } from './payment-events.ts';
 
 export interface PaymentsConfig {
   baseUrl: string;
@@ -49,6 +50,11 @@ export class PaymentsService {
     const found = await paymentsRepo.getWithLedger(this.db, entityId, id);
     if (!found) throw problems.notFoundNoBody();
     return paymentView(found.payment, found.txs, found.ops, this.config.baseUrl);
+  }
+
+  /** The payment row by id alone, for browser paths that carry no merchant credential. */
+  async findById(id: string): Promise<PaymentRow | undefined> {
+    return paymentsRepo.getById(this.db, id);
   }
 
   /** The payment after asking partners about every transaction still PENDING. */
@@ -160,7 +166,7 @@ export class PaymentsService {
         customer: body.customer as Record<string, unknown> | undefined,
         browser: body.browser as Record<string, unknown> | undefined,
         three_ds: body.three_ds_authentication_options,
-        return_url: `${this.config.baseUrl}/v2/payments/${id}`,
+        return_url: `${this.config.baseUrl}/checkout/3ds-return/${id}`,
       }), this.config.partnerTimeoutMs);
       const update = txUpdate('AUTHORIZATION', result);
       const final = update?.status !== 'AUTHORIZED' || i === prepared.length - 1;
@@ -194,10 +200,15 @@ export class PaymentsService {
     else if (authorized === p.amount) status = 'AUTHORIZED';
     else if (authorized > 0) return undefined; // a part to reverse
     else status = update.status === 'REFUSED' ? 'REFUSED' : 'ERROR';
-    const done = await paymentsRepo.settleTxAndConclude(this.db, lastRow.id, update, p.id, p.version, status);
-    if (!done) return undefined;
-    const txs = [...earlier, settledTxRow(lastRow, update, done.tx_updated_at)];
-    return paymentView({ ...p, authorization_status: status, processing: false, version: done.version, updated_at: done.updated_at }, txs, [], this.config.baseUrl);
+    const event = authorizationEventType(status);
+    return this.db.transaction(async (tx) => {
+      const done = await paymentsRepo.settleTxAndConclude(tx, lastRow.id, update, p.id, p.version, status);
+      if (!done) return undefined;
+      const txs = [...earlier, settledTxRow(lastRow, update, done.tx_updated_at)];
+      const view = paymentView({ ...p, authorization_status: status, processing: false, version: done.version, updated_at: done.updated_at }, txs, [], this.config.baseUrl);
+      if (event) await recordPaymentEvents(tx, p, view, [{ type: event }]);
+      return view;
+    });
   }
 
   /** A key already used by this entity: hold while the first request runs, then 409. */
@@ -282,13 +293,18 @@ export class PaymentsService {
       }
       const ops = await paymentsRepo.operations(tx, id);
       let changed = status !== p.authorization_status || (opts.endProcessing && p.processing);
+      const events: Array<{ type: string; operationId?: string }> = [];
+      const authEvent = status !== p.authorization_status ? authorizationEventType(status) : undefined;
+      if (authEvent) events.push({ type: authEvent });
       for (const o of ops) {
         const children = txs.filter((t) => t.operation_id === o.id).map((t) => t.status);
         const next = children.length ? operationStatus(children) : o.status;
         if (next !== o.status) {
-          await paymentsRepo.setOperationStatus(tx, o.id, next);
+          o.updated_at = await paymentsRepo.setOperationStatus(tx, o.id, next);
           o.status = next;
           changed = true;
+          const type = operationEventType(o);
+          if (type) events.push({ type, operationId: o.id });
         }
       }
       if (status === 'AUTHORIZED' && p.authorization_status !== 'AUTHORIZED' && p.capture_mode === 'AUTOMATIC' && !ops.some((o) => o.kind === 'CAPTURE')) {
@@ -299,7 +315,9 @@ export class PaymentsService {
       }
       // The payment as this transaction leaves it (touch adds exactly one to version).
       const now = { ...p, authorization_status: status, version: changed ? p.version + 1 : p.version };
-      return paymentView(now, txs, ops, this.config.baseUrl);
+      const view = paymentView(now, txs, ops, this.config.baseUrl);
+      await recordPaymentEvents(tx, p, view, events);
+      return view;
     });
     if (toReverse.length) await this.reverse(entityId, id, toReverse);
     if (capture && this.autoCapture) await this.autoCapture(entityId, id, capture);

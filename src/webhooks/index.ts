@@ -1,11 +1,64 @@
 // Webhooks: transactional outbox, signed deliveries with retries, delivery log.
-// (Placeholder wired into app.ts; the webhooks work fills it in.)
+//
+// - Other modules record events with enqueueEvent(tx, ...) inside their own transaction
+//   (see outbox.ts for how to call it).
+// - The dispatcher (roles all and worker; started by main.ts) delivers them.
+// - The operator API (roles all and api) sets endpoints, reveals/rotates secrets, reads
+//   the delivery log and replays events.
+// - verifyWebhookSignature is what merchants use to check payd-signature (docs/webhooks.md).
 import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config.ts';
 import type { Db } from '../platform/db/index.ts';
+import { WebhookDispatcher } from './dispatcher.ts';
+import { WebhookSecrets } from './secrets.ts';
+import { WebhooksService } from './webhooks.service.ts';
+import { webhooksOperatorRoutes } from './webhooks.routes.ts';
+
+export { enqueueEvent, EVENT_TYPE_PATTERN, type EnqueuedEvent, type NewEvent } from './outbox.ts';
+export { signWebhook, verifyWebhookSignature, SIGNATURE_HEADER } from './signature.ts';
+export { validateWebhookTarget, type WebhookHeader, type WebhookTarget } from './target.ts';
+export { WebhookHeader as WebhookHeaderSchema } from './webhooks.schemas.ts';
+export { WebhookDispatcher } from './dispatcher.ts';
+
+export interface Webhooks {
+  service: WebhooksService;
+  secrets: WebhookSecrets;
+  dispatcher: WebhookDispatcher;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    webhooks: Webhooks;
+  }
+}
 
 export interface WebhooksDeps {
   db: Db;
+  masterKey: Buffer;
+  config: Config;
+}
+
+/** Creates the module, exposes it as app.webhooks and stops the dispatcher when the app closes. */
+export function attachWebhooks(app: FastifyInstance, { db, masterKey, config }: WebhooksDeps): Webhooks {
+  const secrets = new WebhookSecrets(db, masterKey);
+  const dispatcher = new WebhookDispatcher(db, secrets, {
+    backoffBaseMs: config.webhookBackoffBaseMs,
+    backoffMaxMs: config.webhookBackoffMaxMs,
+    maxAgeMs: config.webhookMaxAgeMs,
+    pollMs: config.webhookPollMs,
+    timeoutMs: config.webhookTimeoutMs,
+    leaseMs: config.webhookLeaseMs,
+    allowPrivateTargets: config.webhookAllowPrivateTargets,
+  });
+  const webhooks: Webhooks = { service: new WebhooksService(db, secrets), secrets, dispatcher };
+  app.decorate('webhooks', webhooks);
+  app.addHook('onClose', async () => {
+    await dispatcher.stop();
+  });
+  return webhooks;
 }
 
 /** Routes of the webhooks module (operator delivery log and replay). */
-export async function webhooksRoutes(_app: FastifyInstance, _deps: WebhooksDeps): Promise<void> {}
+export async function webhooksRoutes(app: FastifyInstance, { webhooks }: { webhooks: Webhooks }): Promise<void> {
+  await webhooksOperatorRoutes(app, { service: webhooks.service });
+}

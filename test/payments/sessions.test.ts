@@ -27,7 +27,7 @@ describe('client sessions', () => {
   });
   after(() => t.close());
 
-  it('creates a session with every field and only a self link', async () => {
+  it('creates a session with every field, a self link and (HOSTED_PAGE) its hosted page link', async () => {
     const s = await create({ order: { reference: 'o-9' }, integration_mode: 'HOSTED_PAGE' });
     assert.equal(s.status, 'CREATED');
     assert.equal(s.entity_id, m.entityId);
@@ -41,7 +41,8 @@ describe('client sessions', () => {
     assert.equal(s.widget.js_url, 'http://payd.test/checkout/widget.js');
     assert.ok(s.eligible_solutions.some((x: { partner: string; method: string }) => x.partner === 'card-sim' && x.method === 'CARD'));
     assert.ok(s.eligible_solutions.every((x: { method: string }) => !x.method.startsWith('INSTALLMENTS')), 'BNPL starts at 50.00');
-    assert.deepEqual(Object.keys(s.links), ['self']);
+    assert.deepEqual(Object.keys(s.links), ['self', 'hosted_page']);
+    assert.equal(s.links.hosted_page.href, `http://payd.test/checkout/pay?session=${s.widget.data}`);
     assert.equal(t.app.services.clientSessions.verifyWidgetData(s.widget.data), s.id);
     const tampered = Buffer.from(Buffer.from(s.widget.data, 'base64url').toString().replace(/.$/, 'x')).toString('base64url');
     assert.equal(t.app.services.clientSessions.verifyWidgetData(tampered), undefined);

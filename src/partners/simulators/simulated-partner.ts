@@ -129,7 +129,18 @@ export abstract class SimulatedPartner implements PartnerConnector {
   private newAuthorization(req: AuthorizeRequest, d: Decision): SimOperation {
     const data = { code: d.code, description: d.description, flags: d.flags ?? {}, currency: req.currency, ...d.data };
     const base = { partner: this.name, key: req.key, kind: 'AUTHORIZATION', reference: randomUUID(), parent_ref: null, amount: req.amount };
+    if (d.status === 'CHALLENGE_REQUIRED' && req.return_url) Object.assign(data, { return_url: req.return_url });
     return d.timeout ? { ...base, ...this.pendingTimeout(d.status, data) } : { ...base, status: d.status, data, resolve_at: null };
+  }
+
+  /** What the simulated ACS page shows for an authorization awaiting its challenge. */
+  async challenge(reference: string): Promise<{ status: string; amount: number; currency: string; return_url?: string } | undefined> {
+    const op = await simRepo.byReference(this.db, this.name, reference);
+    if (!op || op.kind !== 'AUTHORIZATION') return undefined;
+    return {
+      status: op.status, amount: op.amount, currency: String(op.data.currency ?? ''),
+      ...(typeof op.data.return_url === 'string' ? { return_url: op.data.return_url } : {}),
+    };
   }
 
   private async followUp(kind: 'CAPTURE' | 'REFUND' | 'VOID', req: FollowUpRequest): Promise<PartnerResult> {

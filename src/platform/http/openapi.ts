@@ -32,6 +32,7 @@ export const openapiPlugin = fp<{ baseUrl: string; version: string }>(async func
           bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Access token from POST /oauth/token, scope payment-api' },
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Merchant API key (payd_sk_...)' },
           operatorToken: { type: 'http', scheme: 'bearer', description: 'The operator token (PAYD_ADMIN_TOKEN)' },
+          sessionCredential: { type: 'apiKey', in: 'header', name: 'x-payd-session', description: "A client session's widget.data (browser widget only)" },
         },
       },
     },

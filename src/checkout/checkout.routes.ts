@@ -1,0 +1,161 @@
+// Shopper-facing HTTP: widget.js and its API (session credential in x-payd-session,
+// CORS open because no cookie is involved), the hosted page, the return to the merchant
+// with service-redirection-data, and the simulated acquirer's 3-D Secure page.
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { problemResponses, Timestamp, Uuid } from '../platform/http/schemas.ts';
+import { SplitPart } from '../payments/payments.schemas.ts';
+import type { PartnerRegistry } from '../partners/port.ts';
+import type { CheckoutService, SubmitBody } from './checkout.service.ts';
+import { CHECKOUT_CSS, WIDGET_CSS, checkoutPage, escapeHtml, sendPage } from './pages.ts';
+import { widgetBundle } from './widget-bundle.ts';
+import { formatAmount } from './widget/validation.ts';
+
+const SESSION_HEADER = 'x-payd-session';
+const tags = ['Checkout (browser)'];
+const security = [{ sessionCredential: [] }];
+
+const SessionInfo = Type.Object({
+  client_session_id: Uuid(),
+  status: Type.String(),
+  amount: Type.Integer(),
+  currency: Type.String(),
+  expires_at: Timestamp(),
+  eligible_solutions: Type.Array(Type.Object({ partner: Type.String(), method: Type.String() })),
+  payment: Type.Optional(Type.Object({ id: Uuid(), authorization_status: Type.String() })),
+  return_url: Type.String({ description: 'Where the shopper goes back to the merchant (payd adds service-redirection-data)' }),
+});
+
+const SubmitResult = Type.Object({
+  payment_id: Uuid(),
+  authorization_status: Type.String({ description: 'AUTHORIZED, REFUSED, ERROR, or PENDING with a redirection (3-D Secure)' }),
+  redirection: Type.Optional(Type.Object({ url: Type.String(), method: Type.String() })),
+  return_url: Type.String(),
+});
+
+interface Deps {
+  checkout: CheckoutService;
+  partners: PartnerRegistry;
+}
+
+interface Acs {
+  challenge(ref: string): Promise<{ status: string; amount: number; currency: string; return_url?: string } | undefined>;
+  completeChallenge(ref: string, passed: boolean): Promise<unknown>;
+}
+
+export async function checkoutRoutes(root: FastifyInstance, { checkout, partners }: Deps) {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addHook('onSend', async (request, reply) => {
+    if (request.url.startsWith('/checkout/v1/') || request.url.startsWith('/checkout/widget.js')) {
+      reply.header('access-control-allow-origin', '*');
+      reply.header('vary', 'origin');
+    }
+  });
+
+  app.get('/checkout/widget.js', { schema: { hide: true } }, async (request, reply) => {
+    const { code, etag } = await widgetBundle();
+    reply.header('etag', etag).header('cache-control', 'public, max-age=300').header('cross-origin-resource-policy', 'cross-origin');
+    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+    return reply.type('application/javascript; charset=utf-8').send(code);
+  });
+
+  app.get('/checkout/checkout.css', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=300').send(CHECKOUT_CSS));
+
+  app.get('/checkout/widget.css', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=300')
+      .header('access-control-allow-origin', '*').header('cross-origin-resource-policy', 'cross-origin').send(WIDGET_CSS));
+
+  app.options('/checkout/v1/*', { schema: { hide: true } }, async (_request, reply) =>
+    reply.code(204)
+      .header('access-control-allow-methods', 'GET, POST')
+      .header('access-control-allow-headers', `content-type, ${SESSION_HEADER}`)
+      .header('access-control-max-age', '600')
+      .send());
+
+  const credential = (headers: Record<string, unknown>) => {
+    const v = headers[SESSION_HEADER];
+    return typeof v === 'string' ? v : undefined;
+  };
+
+  app.get('/checkout/v1/session', {
+    schema: {
+      tags, security, summary: 'The client session as the widget sees it',
+      description: `Authenticated by the session's widget.data in the \`${SESSION_HEADER}\` header (never a merchant key).`,
+      response: { 200: SessionInfo, ...problemResponses(401, 500) },
+    },
+  }, async (request) => checkout.describe(credential(request.headers)));
+
+  app.post('/checkout/v1/session/payments', {
+    schema: {
+      tags, security, summary: 'Pay the client session (the widget submits)',
+      description: 'Moves the session to SUBMITTED and creates its payment with the session\'s amount, currency and order. ' +
+        'Each split part must be one of the session\'s eligible solutions. A session takes one payment: a second submit ' +
+        'answers 400 (or 409 while the first is in flight).',
+      body: Type.Object({
+        split: Type.Array(SplitPart, { minItems: 1, maxItems: 2 }),
+        browser: Type.Optional(Type.Ref('Browser')),
+      }, { additionalProperties: false }),
+      response: { 200: SubmitResult, ...problemResponses(400, 401, 409, 413, 415, 500) },
+    },
+  }, async (request) => checkout.submit(credential(request.headers), request.body as SubmitBody));
+
+  app.get('/checkout/pay', {
+    schema: { hide: true, querystring: Type.Object({ session: Type.String({ maxLength: 300 }) }) },
+  }, async (request, reply) => {
+    const info = await checkout.describe(request.query.session).catch(() => undefined);
+    if (!info) return sendPage(reply, 404, 'Payment not found', '<p>This payment page does not exist.</p>');
+    return checkoutPage(reply, 'Secure payment', `You are paying ${formatAmount(info.amount, info.currency)}.`, request.query.session);
+  });
+
+  app.get('/checkout/return/:id', { schema: { hide: true, params: Type.Object({ id: Uuid() }) } }, async (request, reply) => {
+    const done = await checkout.finish(request.params.id).catch(() => undefined);
+    if (!done) return sendPage(reply, 404, 'Payment not found', '<p>This payment does not exist.</p>');
+    if (done.url) return reply.code(303).header('cache-control', 'no-store').redirect(done.url, 303);
+    const ok = done.authorizationStatus === 'AUTHORIZED';
+    return sendPage(reply, 200, ok ? 'Payment accepted' : 'Payment not completed',
+      `<p role="status">${ok ? 'Thank you: your payment was accepted.' : `The payment was not completed (${escapeHtml(done.authorizationStatus ?? 'no payment')}).`} You may close this page.</p>`);
+  });
+
+  app.get('/checkout/3ds-return/:paymentId', { schema: { hide: true, params: Type.Object({ paymentId: Uuid() }) } }, async (request, reply) => {
+    const done = await checkout.afterChallenge(request.params.paymentId);
+    if (done.sessionId) return reply.redirect(`/checkout/return/${done.sessionId}`, 303);
+    return sendPage(reply, 200, 'Authentication finished',
+      `<p role="status">Card authentication finished (${escapeHtml(done.authorizationStatus ?? 'unknown payment')}). You may close this page.</p>`);
+  });
+
+  // The simulated acquirer's ACS: the shopper approves or fails the challenge.
+  const acs = () => partners.get('card-sim') as unknown as Acs | undefined;
+  const RefParams = Type.Object({ ref: Uuid() });
+  app.get('/sim/acs/:ref', { schema: { hide: true, params: RefParams } }, async (request, reply) => {
+    const c = await acs()?.challenge(request.params.ref);
+    if (!c || c.status !== 'CHALLENGE_REQUIRED') {
+      return sendPage(reply, 404, 'No authentication pending', '<p>There is no card authentication to complete here.</p>');
+    }
+    const action = `/sim/acs/${request.params.ref}`;
+    return sendPage(reply, 200, 'Confirm your payment', `
+<div class="card-box">
+<p>Your bank asks you to confirm a payment of <strong>${escapeHtml(formatAmount(c.amount, c.currency))}</strong>.</p>
+<p class="muted">payd test bank (simulated 3-D Secure). No code is needed: choose the outcome.</p>
+<form method="post" action="${escapeHtml(action)}"><input type="hidden" name="result" value="pass"><button type="submit" id="acs-approve">Approve the payment</button></form>
+<form method="post" action="${escapeHtml(action)}"><input type="hidden" name="result" value="fail"><button type="submit" class="secondary" id="acs-fail">Fail authentication</button></form>
+</div>`);
+  });
+  app.post('/sim/acs/:ref', {
+    schema: { hide: true, params: RefParams, body: Type.Object({ result: Type.Union([Type.Literal('pass'), Type.Literal('fail')]) }) },
+  }, async (request, reply) => {
+    const sim = acs();
+    const c = await sim?.challenge(request.params.ref);
+    if (!sim || !c) return sendPage(reply, 404, 'No authentication pending', '<p>There is no card authentication to complete here.</p>');
+    await sim.completeChallenge(request.params.ref, request.body.result === 'pass');
+    // A new navigation rather than a redirect of the form post: the way back ends on the
+    // merchant's origin, which the page's CSP form-action 'self' would block.
+    if (c.return_url) {
+      return sendPage(reply, 200, 'Authentication finished',
+        `<p role="status">Returning to the payment… <a href="${escapeHtml(c.return_url)}">Continue</a></p>`, [], c.return_url);
+    }
+    return sendPage(reply, 200, 'Authentication finished', '<p role="status">You may close this page.</p>');
+  });
+}

@@ -1,0 +1,85 @@
+// Server-rendered pages of the checkout (hosted page, payment-link page, 3-D Secure
+// page, outcomes): one layout, escaped text, one stylesheet, and a strict CSP (no
+// inline script or style; scripts and styles only from payd itself).
+import type { FastifyReply } from 'fastify';
+
+export const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+export const PAGE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** The widget's own look, scoped to its elements (merchant pages load it from payd). */
+export const WIDGET_CSS = `
+.payd-form { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1b1f24; max-width: 28rem; }
+.payd-form .payd-field { margin: 0 0 .9rem; display: flex; flex-direction: column; }
+.payd-form .payd-field label, .payd-form legend { font-weight: 600; margin-bottom: .3rem; }
+.payd-form .payd-field input { font-size: 1rem; padding: .65rem .7rem; border: 1px solid #8a94a3; border-radius: 8px; }
+.payd-form input:focus-visible, .payd-form button:focus-visible, .payd-form a:focus-visible { outline: 3px solid #1a5fd6; outline-offset: 2px; }
+.payd-form input[aria-invalid="true"] { border-color: #b3261e; }
+.payd-form .payd-error { color: #b3261e; margin: .25rem 0 0; min-height: 1em; font-size: .9rem; }
+.payd-form fieldset { border: 0; padding: 0; margin: 0 0 1rem; }
+.payd-form .payd-choice { display: flex; gap: .5rem; align-items: center; margin: .35rem 0; }
+.payd-form .payd-amount { font-size: 1.1rem; font-weight: 600; }
+.payd-form .payd-pay { font-size: 1.05rem; padding: .8rem 1rem; width: 100%; border: 0; border-radius: 8px; background: #1a5fd6; color: #fff; cursor: pointer; }
+.payd-form .payd-pay:disabled { opacity: .6; }
+.payd-form [hidden] { display: none !important; }
+`;
+
+/** payd's own pages (hosted page, link page, 3-D Secure page, outcomes). */
+export const CHECKOUT_CSS = `
+:root { color-scheme: light; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+body { margin: 0; background: #f5f6f8; color: #1b1f24; }
+main { max-width: 28rem; margin: 0 auto; padding: 1.5rem 1rem; }
+h1 { font-size: 1.4rem; margin: 0 0 1rem; }
+.card-box { background: #fff; border-radius: 12px; padding: 1.25rem; box-shadow: 0 1px 3px rgb(0 0 0 / 12%); }
+button { font-size: 1.05rem; padding: .8rem 1rem; width: 100%; border: 0; border-radius: 8px; background: #1a5fd6; color: #fff; cursor: pointer; }
+button.secondary { background: #e4e7ec; color: #1b1f24; margin-top: .6rem; }
+button:focus-visible, a:focus-visible { outline: 3px solid #1a5fd6; outline-offset: 2px; }
+.muted { color: #4a5361; font-size: .9rem; }
+${WIDGET_CSS}`;
+
+export function sendPage(reply: FastifyReply, status: number, title: string, body: string, scripts: string[] = [], refreshTo?: string): FastifyReply {
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+${refreshTo ? `<meta http-equiv="refresh" content="0;url=${escapeHtml(refreshTo)}">` : ''}
+<title>${escapeHtml(title)}</title>
+<link rel="stylesheet" href="/checkout/checkout.css">
+</head>
+<body>
+<main>
+<h1>${escapeHtml(title)}</h1>
+${body}
+</main>
+${scripts.join('\n')}
+</body>
+</html>`;
+  return reply
+    .code(status)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('content-security-policy', PAGE_CSP)
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', 'no-referrer')
+    .header('x-frame-options', 'DENY')
+    .send(html);
+}
+
+/** A page that mounts the widget for a session credential (hosted page, payment link). */
+export function checkoutPage(reply: FastifyReply, title: string, intro: string, widgetData: string): FastifyReply {
+  const body = `<p class="muted">${escapeHtml(intro)}</p>
+<div class="card-box" id="payd-checkout"></div>`;
+  const script = `<script src="/checkout/widget.js" data-payd-session="${escapeHtml(widgetData)}" data-payd-mount="#payd-checkout"></script>`;
+  return sendPage(reply, 200, title, body, [script]);
+}

@@ -1,0 +1,212 @@
+/// <reference lib="dom" />
+// The payd payment widget: a merchant page loads widget.js and mounts it with the
+// session's widget.data. It talks to payd with that session credential only (never the
+// merchant's key), checks card details before sending them, and never writes card data
+// to a URL, storage or the console. Bundled by esbuild (src/checkout/widget-bundle.ts).
+import { cvvValid, expiryValid, formatAmount, luhnValid, parseExpiry } from './validation.ts';
+
+interface Solution { partner: string; method: string }
+interface SessionInfo {
+  client_session_id: string;
+  status: string;
+  amount: number;
+  currency: string;
+  eligible_solutions: Solution[];
+  payment?: { id: string; authorization_status: string };
+  return_url: string;
+}
+interface Problem { title?: string; detail?: string; invalid_params?: Array<{ name: string; reason: string }> }
+
+export interface MountOptions {
+  /** The client session's widget.data. */
+  data: string;
+  /** payd's base URL; defaults to the origin widget.js was loaded from. */
+  baseUrl?: string;
+  /** Called instead of navigating when the shopper should go back to the merchant. */
+  onComplete?: (returnUrl: string) => void;
+}
+
+const scriptOrigin = (() => {
+  const src = (document.currentScript as HTMLScriptElement | null)?.src;
+  return src ? new URL(src).origin : window.location.origin;
+})();
+
+let uid = 0;
+const h = <K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: Array<Node | string>) => {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === 'text') el.textContent = v;
+    else el.setAttribute(k, v);
+  }
+  el.append(...children);
+  return el;
+};
+
+function field(label: string, attrs: Record<string, string>) {
+  const id = `payd-${attrs.name}-${++uid}`;
+  const input = h('input', { id, ...attrs, 'aria-describedby': `${id}-error` });
+  const error = h('p', { id: `${id}-error`, class: 'payd-error', 'aria-live': 'polite' });
+  const wrap = h('div', { class: 'payd-field' }, h('label', { for: id, text: label }), input, error);
+  const setError = (message: string) => {
+    error.textContent = message;
+    if (message) input.setAttribute('aria-invalid', 'true');
+    else input.removeAttribute('aria-invalid');
+  };
+  return { wrap, input, setError };
+}
+
+export async function mount(target: string | Element, options: MountOptions): Promise<void> {
+  const root = typeof target === 'string' ? document.querySelector(target) : target;
+  if (!root) throw new Error(`payd widget: no element matches ${String(target)}`);
+  const base = (options.baseUrl ?? scriptOrigin).replace(/\/$/, '');
+  const headers = { 'x-payd-session': options.data, 'content-type': 'application/json' };
+  if (!document.querySelector('link[data-payd-style]')) {
+    const style = h('link', { rel: 'stylesheet', href: `${base}/checkout/widget.css`, 'data-payd-style': '' });
+    document.head.append(style);
+  }
+  const go = (url: string) => (options.onComplete ? options.onComplete(url) : window.location.assign(url));
+
+  root.replaceChildren(h('p', { class: 'payd-status', role: 'status', text: 'Loading the payment form…' }));
+  let info: SessionInfo;
+  try {
+    const res = await fetch(`${base}/checkout/v1/session`, { headers: { 'x-payd-session': options.data } });
+    if (!res.ok) throw new Error(((await res.json().catch(() => ({}))) as Problem).detail ?? `HTTP ${res.status}`);
+    info = (await res.json()) as SessionInfo;
+  } catch (err) {
+    root.replaceChildren(h('p', { class: 'payd-error', role: 'alert', text: `The payment form could not load: ${(err as Error).message}` }));
+    return;
+  }
+  if (info.status !== 'CREATED' || info.payment) {
+    const what = info.status === 'EXPIRED' ? 'This payment session has expired.' : 'This payment session is closed.';
+    root.replaceChildren(h('p', { class: 'payd-status', role: 'status', text: what }), h('a', { href: info.return_url, text: 'Return to the merchant' }));
+    return;
+  }
+
+  const total = formatAmount(info.amount, info.currency);
+  const card = info.eligible_solutions.find((s) => s.method === 'CARD');
+  const gift = info.eligible_solutions.find((s) => s.method === 'GIFT_CARD');
+  const others = info.eligible_solutions.filter((s) => s.method !== 'CARD' && s.method !== 'GIFT_CARD');
+  const choices = [...(card ? [card] : []), ...others];
+  if (!choices.length) {
+    root.replaceChildren(h('p', { class: 'payd-error', role: 'alert', text: 'No payment method is available for this order.' }));
+    return;
+  }
+
+  const form = h('form', { class: 'payd-form', novalidate: '', 'aria-label': `Pay ${total}` });
+  form.append(h('p', { class: 'payd-amount', text: `Amount to pay: ${total}` }));
+  const methodSet = h('fieldset', {}, h('legend', { text: 'Payment method' }));
+  const radios = choices.map((s, i) => {
+    const id = `payd-method-${++uid}`;
+    const radio = h('input', { type: 'radio', name: 'payd-method', id, value: `${s.partner}|${s.method}` });
+    if (i === 0) radio.checked = true;
+    methodSet.append(h('div', { class: 'payd-choice' }, radio, h('label', { for: id, text: s.method === 'CARD' ? 'Card' : s.method.replace(/_/g, ' ').toLowerCase() })));
+    return radio;
+  });
+  if (choices.length > 1) form.append(methodSet);
+
+  const number = field('Card number', { name: 'cardnumber', inputmode: 'numeric', autocomplete: 'cc-number', maxlength: '23', placeholder: '4242 4242 4242 4242' });
+  const expiry = field('Expiry date (MM/YY)', { name: 'exp', inputmode: 'numeric', autocomplete: 'cc-exp', maxlength: '7', placeholder: 'MM/YY' });
+  const cvv = field('Security code (CVV)', { name: 'cvc', inputmode: 'numeric', autocomplete: 'cc-csc', maxlength: '4' });
+  const holder = field('Name on card', { name: 'ccname', autocomplete: 'cc-name', maxlength: '255' });
+  const cardBox = h('div', { class: 'payd-card' }, number.wrap, expiry.wrap, cvv.wrap, holder.wrap);
+  form.append(cardBox);
+
+  const giftToggle = h('input', { type: 'checkbox', id: `payd-gift-${++uid}` });
+  const giftNumber = field('Gift card number', { name: 'giftcard', inputmode: 'numeric', maxlength: '19' });
+  const giftAmount = field(`Amount from the gift card (${info.currency})`, { name: 'giftamount', inputmode: 'decimal' });
+  const giftBox = h('div', { class: 'payd-gift', hidden: '' }, giftNumber.wrap, giftAmount.wrap);
+  if (gift && card) {
+    form.append(h('div', { class: 'payd-choice' }, giftToggle, h('label', { for: giftToggle.id, text: 'Pay part with a gift card' })), giftBox);
+    giftToggle.addEventListener('change', () => { giftBox.hidden = !giftToggle.checked; });
+  }
+
+  const formError = h('p', { class: 'payd-error', role: 'alert' });
+  const pay = h('button', { type: 'submit', class: 'payd-pay', text: `Pay ${total}` });
+  form.append(formError, pay, h('p', {}, h('a', { href: info.return_url, class: 'payd-cancel', text: 'Cancel and return to the merchant' })));
+  root.replaceChildren(form);
+
+  const selected = () => radios.find((r) => r.checked)?.value.split('|') ?? [choices[0]!.partner, choices[0]!.method];
+  const syncMethod = () => {
+    const isCard = selected()[1] === 'CARD';
+    cardBox.hidden = !isCard;
+    giftToggle.disabled = !isCard;
+  };
+  radios.forEach((r) => r.addEventListener('change', syncMethod));
+  syncMethod();
+
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    formError.textContent = '';
+    const [partner, method] = selected() as [string, string];
+    const split: Array<Record<string, unknown>> = [];
+    let firstInvalid: HTMLInputElement | undefined;
+    const check = (f: ReturnType<typeof field>, message: string) => {
+      f.setError(message);
+      if (message && !firstInvalid) firstInvalid = f.input;
+    };
+    let cardAmount = info.amount;
+    if (method === 'CARD' && gift && giftToggle.checked) {
+      const digits = giftNumber.input.value.replace(/\s+/g, '');
+      check(giftNumber, /^[0-9]{12,19}$/.test(digits) ? '' : 'Enter the 12 to 19 digits of the gift card.');
+      const minor = Math.round(Number(giftAmount.input.value.replace(',', '.')) * 10 ** (info.currency === 'JPY' ? 0 : 2));
+      check(giftAmount, Number.isInteger(minor) && minor > 0 && minor < info.amount ? '' : `Enter an amount above 0 and below ${total}.`);
+      cardAmount = info.amount - minor;
+      split.push({ partner: gift.partner, method: gift.method, amount: minor, instrument: { type: 'GIFT_CARD', number: digits } });
+    }
+    if (method === 'CARD') {
+      const digits = number.input.value.replace(/[\s-]+/g, '');
+      check(number, !/^[0-9]{12,19}$/.test(digits) ? 'Enter the 12 to 19 digits of the card number.' : luhnValid(digits) ? '' : 'This card number is not valid; check the digits.');
+      const exp = parseExpiry(expiry.input.value);
+      check(expiry, !exp ? 'Enter the expiry date as MM/YY.' : expiryValid(exp) ? '' : 'This card has expired.');
+      check(cvv, cvvValid(cvv.input.value, digits) ? '' : 'Enter the 3-digit code on the back of the card (4 digits on the front for American Express).');
+      check(holder, '');
+      split.push({
+        partner, method, amount: cardAmount,
+        instrument: {
+          type: 'CARD', number: digits, expiry_month: exp?.month ?? '', expiry_year: exp?.year ?? '', cvv: cvv.input.value.trim(),
+          ...(holder.input.value.trim() ? { holder_name: holder.input.value.trim() } : {}),
+        },
+      });
+    } else {
+      split.push({ partner, method, amount: info.amount });
+    }
+    if (firstInvalid) {
+      firstInvalid.focus();
+      return;
+    }
+    pay.disabled = true;
+    pay.textContent = 'Paying…';
+    const browser = {
+      user_agent: navigator.userAgent.slice(0, 2048), locale: navigator.language, javascript_enabled: true, java_enabled: false,
+      color_depth: screen.colorDepth, screen_height: screen.height, screen_width: screen.width, utc_time_zone: -new Date().getTimezoneOffset(),
+    };
+    try {
+      const res = await fetch(`${base}/checkout/v1/session/payments`, { method: 'POST', headers, body: JSON.stringify({ split, browser }) });
+      const body = (await res.json().catch(() => ({}))) as Problem & { redirection?: { url: string }; return_url?: string };
+      if (!res.ok) throw new Error(body.invalid_params?.map((p) => p.reason).join('; ') || body.detail || `HTTP ${res.status}`);
+      for (const f of [number, expiry, cvv, giftNumber]) f.input.value = ''; // card data leaves the page
+      go(body.redirection?.url ?? body.return_url ?? info.return_url);
+    } catch (err) {
+      formError.textContent = `The payment did not go through: ${(err as Error).message}`;
+      pay.disabled = false;
+      pay.textContent = `Pay ${total}`;
+      pay.focus();
+    }
+  });
+}
+
+declare global {
+  interface Window { PaydCheckout: { mount: typeof mount } }
+}
+window.PaydCheckout = { mount };
+
+// Pages that cannot run inline scripts (payd's own pages, strict CSP) mount through
+// attributes: <script src=".../widget.js" data-payd-session="..." data-payd-mount="#checkout">
+const self = document.currentScript as HTMLScriptElement | null;
+if (self?.dataset.paydSession && self.dataset.paydMount) {
+  const data = self.dataset.paydSession;
+  const selector = self.dataset.paydMount;
+  const start = () => void mount(selector, { data });
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+}

@@ -1,0 +1,45 @@
+// Webhook events of payment changes, written by the transaction that makes the change
+// (transactional outbox, src/webhooks/outbox.ts). A payment of a payment link goes to
+// the link's webhook; any other to the entity's endpoint.
+import type { Queryable } from '../platform/db/index.ts';
+import { enqueueEvent } from '../webhooks/outbox.ts';
+import type { OperationRow, PaymentRow } from './payments.repo.ts';
+
+const AUTHORIZATION_EVENTS: Record<string, string> = { AUTHORIZED: 'payment.authorized', REFUSED: 'payment.refused', ERROR: 'payment.failed' };
+const DONE: Record<string, string> = { CAPTURE: 'captured', REFUND: 'refunded', VOID: 'voided' };
+
+/** payment.captured, payment.capture_failed, payment.capture_conflict, ... for a settled operation. */
+export function operationEventType(o: Pick<OperationRow, 'kind' | 'status'>): string | undefined {
+  const kind = o.kind.toLowerCase();
+  if (o.status === 'SUCCESS') return `payment.${DONE[o.kind]}`;
+  if (o.status === 'FAILURE') return `payment.${kind}_failed`;
+  if (o.status === 'CONFLICT') return `payment.${kind}_conflict`;
+  return undefined;
+}
+
+export function authorizationEventType(status: string): string | undefined {
+  return AUTHORIZATION_EVENTS[status];
+}
+
+async function linkWebhook(q: Queryable, p: PaymentRow) {
+  if (!p.client_session_id) return undefined;
+  const { rows } = await q.query<{ webhook: { url: string; headers?: Array<{ name: string; values: string[] }> } | null }>(
+    `SELECT l.webhook FROM client_sessions s JOIN payment_links l ON l.id = s.payment_link_id WHERE s.id = $1`, [p.client_session_id]);
+  return rows[0]?.webhook ?? undefined;
+}
+
+/** Records the events on the caller's transaction; data is the payment as the change leaves it. */
+export async function recordPaymentEvents(q: Queryable, p: PaymentRow, view: Record<string, unknown>,
+  events: Array<{ type: string; operationId?: string }>): Promise<void> {
+  if (events.length === 0) return;
+  const webhook = await linkWebhook(q, p);
+  for (const e of events) {
+    await enqueueEvent(q, {
+      entityId: p.entity_id,
+      type: e.type,
+      data: { ...JSON.parse(JSON.stringify(view)), ...(e.operationId ? { operation_id: e.operationId } : {}) },
+      url: webhook?.url ?? null,
+      headers: webhook?.headers ?? null,
+    });
+  }
+}

@@ -1,0 +1,163 @@
+// The webhook dispatcher (worker role): claims due deliveries with FOR UPDATE SKIP LOCKED
+// in short transactions, calls the targets outside any transaction, and records each
+// attempt. All state is in the database: a worker that dies leaves its claims to expire
+// (lease), then another worker (or the same one restarted) retries them. Delivery is at
+// least once; receivers de-duplicate on the event id.
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../platform/db/index.ts';
+import { retryDelayMs } from './backoff.ts';
+import { type ClaimedDelivery, deliveriesRepo, type DeliveryStatus } from './deliveries.repo.ts';
+import type { WebhookSecrets } from './secrets.ts';
+import { type AttemptOutcome, sendWebhook } from './send.ts';
+import { signWebhook, SIGNATURE_HEADER } from './signature.ts';
+
+export interface DispatcherOptions {
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  maxAgeMs: number;
+  pollMs: number;
+  timeoutMs: number;
+  leaseMs: number;
+  allowPrivateTargets: boolean;
+  /** Calls in flight at once in this process (default 10). */
+  concurrency?: number;
+}
+
+/** The JSON body of every webhook call. */
+export function envelope(d: Pick<ClaimedDelivery, 'event_id' | 'type' | 'event_created_at' | 'entity_id' | 'data'>): string {
+  return JSON.stringify({
+    id: d.event_id,
+    type: d.type,
+    created_at: new Date(d.event_created_at).toISOString(),
+    entity_id: d.entity_id,
+    data: d.data,
+  });
+}
+
+export class WebhookDispatcher {
+  private running = false;
+  private timer: NodeJS.Timeout | undefined;
+  private tickInFlight: Promise<void> | undefined;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private stopCtl = new AbortController();
+  private onError: (err: unknown) => void = () => {};
+  private readonly concurrency: number;
+
+  constructor(
+    private readonly db: Db,
+    private readonly secrets: WebhookSecrets,
+    private readonly opts: DispatcherOptions,
+  ) {
+    if (opts.leaseMs <= opts.timeoutMs) throw new RangeError('the lease must be longer than the call timeout');
+    this.concurrency = opts.concurrency ?? 10;
+  }
+
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  start(onError: (err: unknown) => void = () => {}): void {
+    if (this.running) return;
+    this.running = true;
+    this.onError = onError;
+    this.stopCtl = new AbortController();
+    this.schedule(0);
+  }
+
+  /** Stops polling; calls in flight are aborted and recorded as interrupted (due again at once). */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    await this.tickInFlight;
+    this.stopCtl.abort();
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** One pass outside the loop (tests, tools): claims what is due and waits for the calls. */
+  async runOnce(limit = this.concurrency): Promise<Array<DeliveryStatus | undefined>> {
+    const claimed = await this.claim(limit);
+    return Promise.all(claimed.map((d) => this.deliver(d)));
+  }
+
+  private schedule(ms: number): void {
+    this.timer = setTimeout(() => {
+      this.tickInFlight = this.tick().finally(() => {
+        this.tickInFlight = undefined;
+      });
+    }, ms);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    if (!this.running) return;
+    let saturated = false;
+    try {
+      const free = this.concurrency - this.inFlight.size;
+      if (free > 0) {
+        const claimed = await this.claim(free);
+        saturated = claimed.length === free;
+        for (const d of claimed) {
+          if (!this.running) {
+            await deliveriesRepo.release(this.db, d.id, d.claim_token);
+            continue;
+          }
+          const p: Promise<unknown> = this.deliver(d).catch(this.onError).finally(() => this.inFlight.delete(p));
+          this.inFlight.add(p);
+        }
+      }
+    } catch (err) {
+      this.onError(err);
+    }
+    if (this.running) this.schedule(saturated ? 0 : this.opts.pollMs);
+  }
+
+  private claim(limit: number): Promise<ClaimedDelivery[]> {
+    return this.db.transaction((tx) => deliveriesRepo.claimDue(tx, limit, this.opts.leaseMs, randomUUID()));
+  }
+
+  /** One attempt of one claimed delivery, then its record; returns the delivery's new status. */
+  private async deliver(d: ClaimedDelivery): Promise<DeliveryStatus | undefined> {
+    const startedAt = new Date();
+    let out: AttemptOutcome;
+    try {
+      if (d.url === null) throw new Error('the event has no URL of its own and the entity has no webhook endpoint');
+      const body = envelope(d);
+      const signature = signWebhook(await this.secrets.signingSecrets(d.entity_id), body, Math.floor(Date.now() / 1000));
+      out = await sendWebhook({
+        url: d.url,
+        extraHeaders: d.headers,
+        paydHeaders: {
+          [SIGNATURE_HEADER]: signature,
+          'payd-event-id': d.event_id,
+          'payd-event-type': d.type,
+          'payd-delivery-id': d.id,
+        },
+        body,
+        timeoutMs: this.opts.timeoutMs,
+        allowPrivateTargets: this.opts.allowPrivateTargets,
+        stop: this.stopCtl.signal,
+      });
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      out = { statusCode: null, error: `not sent: ${message}`.slice(0, 500), responseBody: null, durationMs: Date.now() - startedAt.getTime(), interrupted: false };
+    }
+    const delivered = !out.interrupted && out.statusCode !== null && out.statusCode >= 200 && out.statusCode < 300;
+    return this.db.transaction((tx) =>
+      deliveriesRepo.recordAttempt(tx, {
+        id: randomUUID(),
+        deliveryId: d.id,
+        claimToken: d.claim_token,
+        attemptNumber: d.attempt_count,
+        url: d.url,
+        startedAt,
+        durationMs: out.durationMs,
+        statusCode: out.statusCode,
+        error: out.error,
+        responseBody: out.responseBody,
+        delivered,
+        retryInMs: out.interrupted ? 0 : retryDelayMs(d.attempt_count, this.opts.backoffBaseMs, this.opts.backoffMaxMs),
+        maxAgeMs: out.interrupted ? null : this.opts.maxAgeMs,
+      }),
+    );
+  }
+}

@@ -1,0 +1,88 @@
+// SQL for the per-entity webhook settings: default endpoint and signing secret.
+import type { Queryable } from '../platform/db/index.ts';
+import type { WebhookHeader } from './target.ts';
+
+export interface EndpointRow {
+  entity_id: string;
+  url: string;
+  headers: WebhookHeader[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface SecretRow {
+  entity_id: string;
+  version: number;
+  secret_enc: string;
+  previous_secret_enc: string | null;
+  previous_expires_at: Date | null;
+  /** previous_expires_at is still in the future (computed by the database clock). */
+  previous_active: boolean;
+  created_at: Date;
+  rotated_at: Date | null;
+}
+
+const SECRET_COLUMNS = `entity_id, version, secret_enc, previous_secret_enc, previous_expires_at,
+  coalesce(previous_expires_at > now(), false) AS previous_active, created_at, rotated_at`;
+
+export const endpointsRepo = {
+  async entityExists(q: Queryable, entityId: string): Promise<boolean> {
+    const { rows } = await q.query('SELECT 1 FROM entities WHERE id = $1', [entityId]);
+    return rows.length > 0;
+  },
+
+  async getEndpoint(q: Queryable, entityId: string): Promise<EndpointRow | undefined> {
+    const { rows } = await q.query<EndpointRow>(
+      'SELECT entity_id, url, headers, created_at, updated_at FROM webhook_endpoints WHERE entity_id = $1',
+      [entityId],
+    );
+    return rows[0];
+  },
+
+  async upsertEndpoint(q: Queryable, entityId: string, url: string, headers: WebhookHeader[]): Promise<EndpointRow> {
+    const { rows } = await q.query<EndpointRow>(
+      `INSERT INTO webhook_endpoints (entity_id, url, headers) VALUES ($1, $2, $3::jsonb)
+       ON CONFLICT (entity_id) DO UPDATE SET url = EXCLUDED.url, headers = EXCLUDED.headers, updated_at = now()
+       RETURNING entity_id, url, headers, created_at, updated_at`,
+      [entityId, url, JSON.stringify(headers)],
+    );
+    return rows[0]!;
+  },
+
+  async deleteEndpoint(q: Queryable, entityId: string): Promise<boolean> {
+    const res = await q.query('DELETE FROM webhook_endpoints WHERE entity_id = $1', [entityId]);
+    return res.rowCount > 0;
+  },
+
+  async getSecret(q: Queryable, entityId: string, forUpdate = false): Promise<SecretRow | undefined> {
+    const { rows } = await q.query<SecretRow>(
+      `SELECT ${SECRET_COLUMNS} FROM webhook_secrets WHERE entity_id = $1${forUpdate ? ' FOR UPDATE' : ''}`,
+      [entityId],
+    );
+    return rows[0];
+  },
+
+  /** Inserts version 1 unless a secret exists; true when this call created it. */
+  async insertSecret(q: Queryable, entityId: string, secretEnc: string): Promise<boolean> {
+    const res = await q.query(
+      'INSERT INTO webhook_secrets (entity_id, version, secret_enc) VALUES ($1, 1, $2) ON CONFLICT (entity_id) DO NOTHING',
+      [entityId, secretEnc],
+    );
+    return res.rowCount > 0;
+  },
+
+  /** The current secret becomes the previous one (valid `previousSeconds` more); `secretEnc` is version + 1. */
+  async rotateSecret(q: Queryable, entityId: string, secretEnc: string, previousSeconds: number): Promise<SecretRow> {
+    const { rows } = await q.query<SecretRow>(
+      `UPDATE webhook_secrets
+          SET version = version + 1, secret_enc = $2,
+              previous_secret_enc = CASE WHEN $3::int > 0 THEN secret_enc END,
+              previous_expires_at = CASE WHEN $3::int > 0 THEN now() + make_interval(secs => $3::int) END,
+              rotated_at = now()
+        WHERE entity_id = $1
+       RETURNING ${SECRET_COLUMNS}`,
+      [entityId, secretEnc, previousSeconds],
+    );
+    return rows[0]!;
+  },
+};

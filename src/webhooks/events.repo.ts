@@ -1,0 +1,128 @@
+// SQL of the delivery log as the operator reads it: events, deliveries, attempts; replay.
+import type { Queryable } from '../platform/db/index.ts';
+import type { DeliveryStatus } from './deliveries.repo.ts';
+import type { WebhookHeader } from './target.ts';
+
+export type EventStatus = DeliveryStatus | 'NO_DESTINATION';
+
+export interface EventRow {
+  id: string;
+  entity_id: string;
+  type: string;
+  data: unknown;
+  url: string | null;
+  created_at: Date;
+  /** Status of the newest delivery, or NO_DESTINATION when there is none. */
+  status: EventStatus;
+}
+
+export interface DeliveryRow {
+  id: string;
+  event_id: string;
+  reason: 'EVENT' | 'REPLAY';
+  /** Where the next attempt goes: the event's url, else the entity's endpoint now (null: neither). */
+  url: string | null;
+  headers: WebhookHeader[];
+  status: DeliveryStatus;
+  attempt_count: number;
+  next_attempt_at: Date;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: Date | null;
+  created_at: Date;
+}
+
+export interface AttemptRow {
+  delivery_id: string;
+  attempt_number: number;
+  url: string | null;
+  started_at: Date;
+  duration_ms: number;
+  status_code: number | null;
+  error: string | null;
+  response_body: string | null;
+}
+
+export interface EventFilter {
+  type?: string | undefined;
+  status?: EventStatus | undefined;
+  /** Id of the last event of the previous page (newest first). */
+  after?: string | undefined;
+}
+
+const EVENT_SELECT = `SELECT e.id, e.entity_id, e.type, e.data, e.url, e.created_at, coalesce(d.status, 'NO_DESTINATION') AS status
+  FROM webhook_events e
+  LEFT JOIN LATERAL (
+    SELECT status FROM webhook_deliveries WHERE event_id = e.id ORDER BY created_at DESC, id DESC LIMIT 1
+  ) d ON true`;
+
+const DELIVERY_SELECT = `SELECT d.id, d.event_id, d.reason, coalesce(e.url, ep.url) AS url,
+    CASE WHEN e.url IS NOT NULL THEN e.headers ELSE coalesce(ep.headers, '[]'::jsonb) END AS headers,
+    d.status, d.attempt_count, d.next_attempt_at, d.last_status_code, d.last_error, d.delivered_at, d.created_at
+  FROM webhook_deliveries d
+  JOIN webhook_events e ON e.id = d.event_id
+  LEFT JOIN webhook_endpoints ep ON ep.entity_id = e.entity_id`;
+
+export const eventsRepo = {
+  /** A page of an entity's events, newest first. */
+  async list(q: Queryable, entityId: string, limit: number, f: EventFilter): Promise<EventRow[]> {
+    const params: unknown[] = [entityId, limit];
+    const where = ['e.entity_id = $1'];
+    if (f.type !== undefined) where.push(`e.type = $${params.push(f.type)}`);
+    if (f.status !== undefined) where.push(`coalesce(d.status, 'NO_DESTINATION') = $${params.push(f.status)}`);
+    if (f.after !== undefined) {
+      const p = params.push(f.after);
+      where.push(`(e.created_at, e.id) < (SELECT created_at, id FROM webhook_events WHERE id = $${p} AND entity_id = $1)`);
+    }
+    const { rows } = await q.query<EventRow>(
+      `${EVENT_SELECT} WHERE ${where.join(' AND ')} ORDER BY e.created_at DESC, e.id DESC LIMIT $2`,
+      params,
+    );
+    return rows;
+  },
+
+  async get(q: Queryable, entityId: string, eventId: string): Promise<EventRow | undefined> {
+    const { rows } = await q.query<EventRow>(`${EVENT_SELECT} WHERE e.id = $1 AND e.entity_id = $2`, [eventId, entityId]);
+    return rows[0];
+  },
+
+  async deliveriesOf(q: Queryable, eventIds: string[]): Promise<DeliveryRow[]> {
+    if (eventIds.length === 0) return [];
+    const { rows } = await q.query<DeliveryRow>(
+      `${DELIVERY_SELECT} WHERE d.event_id = ANY($1::uuid[]) ORDER BY d.created_at, d.id`,
+      [eventIds],
+    );
+    return rows;
+  },
+
+  async attemptsOf(q: Queryable, deliveryIds: string[]): Promise<AttemptRow[]> {
+    if (deliveryIds.length === 0) return [];
+    const { rows } = await q.query<AttemptRow>(
+      `SELECT delivery_id, attempt_number, url, started_at, duration_ms, status_code, error, response_body
+         FROM webhook_attempts WHERE delivery_id = ANY($1::uuid[]) ORDER BY started_at, attempt_number`,
+      [deliveryIds],
+    );
+    return rows;
+  },
+
+  /**
+   * A new delivery of an existing event, due now, when it has a destination (its own url
+   * or the entity's endpoint); its id, or undefined when there is no destination.
+   */
+  async insertReplay(q: Queryable, entityId: string, eventId: string, deliveryId: string): Promise<string | undefined> {
+    const { rows } = await q.query<{ id: string }>(
+      `INSERT INTO webhook_deliveries (id, event_id, entity_id, reason)
+       SELECT $3, e.id, e.entity_id, 'REPLAY' FROM webhook_events e
+        WHERE e.id = $1 AND e.entity_id = $2
+          AND (e.url IS NOT NULL OR EXISTS (SELECT 1 FROM webhook_endpoints ep WHERE ep.entity_id = e.entity_id))
+       RETURNING id`,
+      [eventId, entityId, deliveryId],
+    );
+    return rows[0]?.id;
+  },
+
+  async delivery(q: Queryable, deliveryId: string): Promise<DeliveryRow | undefined> {
+    const { rows } = await q.query<DeliveryRow>(`${DELIVERY_SELECT} WHERE d.id = $1`, [deliveryId]);
+    return rows[0];
+  },
+};

@@ -1,0 +1,121 @@
+// TypeBox schemas of the webhook operator API: validation, types and OpenAPI.
+import { Type, type Static, type TSchema } from 'typebox';
+import { Timestamp, Uuid } from '../platform/http/schemas.ts';
+import {
+  HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, MAX_HEADER_VALUE_LENGTH, MAX_HEADER_VALUES, MAX_HEADERS, MAX_URL_LENGTH,
+} from './target.ts';
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const StringEnum = <T extends string>(values: readonly T[], description: string) =>
+  Type.Unsafe<T>(Type.String({ enum: [...values], description }));
+
+export const WebhookHeader = Type.Object(
+  {
+    name: Type.String({ pattern: HEADER_NAME_PATTERN, description: 'Header name (names payd sets itself, e.g. content-type or payd-*, are refused)' }),
+    values: Type.Array(Type.String({ maxLength: MAX_HEADER_VALUE_LENGTH, pattern: HEADER_VALUE_PATTERN }), {
+      minItems: 1, maxItems: MAX_HEADER_VALUES, description: 'One header line per value',
+    }),
+  },
+  { additionalProperties: false, description: 'An extra header sent with every call (the spec\'s webhook header shape)' },
+);
+
+export const WebhookEndpointBody = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH, description: 'http(s) URL that receives the POSTs' }),
+    headers: Type.Optional(Type.Array(WebhookHeader, { maxItems: MAX_HEADERS })),
+  },
+  { additionalProperties: false },
+);
+export type WebhookEndpointBody = Static<typeof WebhookEndpointBody>;
+
+export const WebhookEndpoint = Type.Object({
+  entity_id: Uuid(),
+  url: Type.String(),
+  headers: Type.Array(WebhookHeader),
+  created_at: Timestamp(),
+  updated_at: Timestamp(),
+  secret: Type.Optional(Type.String({
+    description: 'The signing secret, present only in the response that created it (first endpoint of the entity). Later: GET .../webhook-secret',
+  })),
+});
+
+export const WebhookSecret = Type.Object({
+  entity_id: Uuid(),
+  secret: Type.String({ description: 'HMAC-SHA256 key of the payd-signature header (whsec_...)' }),
+  version: Type.Integer({ description: '1 at creation, + 1 per rotation' }),
+  created_at: Timestamp(),
+  rotated_at: Nullable(Timestamp()),
+  previous_expires_at: Nullable(Timestamp('Until then the previous secret also signs (a second v1 in payd-signature)')),
+});
+
+export const RotateSecretBody = Type.Object(
+  {
+    previous_secret_valid_seconds: Type.Optional(Type.Integer({
+      minimum: 0, maximum: 604800, default: 86400,
+      description: 'How long the previous secret keeps signing (a second v1), 0 to 604800 s; default 86400 (24 h)',
+    })),
+  },
+  { additionalProperties: false },
+);
+
+export const DELIVERY_STATUSES = ['PENDING', 'DELIVERED', 'FAILED'] as const;
+export const EVENT_STATUSES = [...DELIVERY_STATUSES, 'NO_DESTINATION'] as const;
+
+export const WebhookAttempt = Type.Object({
+  number: Type.Integer({ description: '1 for the first attempt of the delivery' }),
+  url: Nullable(Type.String({ description: 'Where this attempt went (null: there was no destination)' })),
+  started_at: Timestamp(),
+  duration_ms: Type.Integer(),
+  status_code: Nullable(Type.Integer({ description: 'HTTP status of the response; null when none came' })),
+  error: Nullable(Type.String({ description: 'Why the attempt failed (HTTP status, timeout, connection error...)' })),
+  response_body: Nullable(Type.String({ description: 'Start of the response body (2048 characters at most)' })),
+});
+
+export const WebhookDelivery = Type.Object({
+  id: Uuid(),
+  reason: StringEnum(['EVENT', 'REPLAY'] as const, 'EVENT: the first delivery; REPLAY: asked by the operator'),
+  url: Nullable(Type.String({ description: "Where the next attempt goes: the event's own URL, else the entity's endpoint as set now (null: neither)" })),
+  header_names: Type.Array(Type.String(), { description: 'Names of the extra headers sent with it (values are not shown: they may hold credentials)' }),
+  status: StringEnum(DELIVERY_STATUSES, 'PENDING until a 2xx answer (DELIVERED) or the retry window ends (FAILED)'),
+  attempt_count: Type.Integer(),
+  next_attempt_at: Nullable(Timestamp('When PENDING: the earliest time of the next attempt')),
+  last_status_code: Nullable(Type.Integer()),
+  last_error: Nullable(Type.String()),
+  delivered_at: Nullable(Timestamp()),
+  created_at: Timestamp(),
+  attempts: Type.Optional(Type.Array(WebhookAttempt, { description: 'The delivery log (on a single event only)' })),
+});
+
+const eventFields = {
+  id: Uuid('The event id: the same in every delivery and replay (payd-event-id); receivers de-duplicate on it'),
+  type: Type.String({ description: 'e.g. payment.captured, payment_link.paid' }),
+  entity_id: Uuid(),
+  created_at: Timestamp(),
+  status: StringEnum(EVENT_STATUSES, 'Status of the newest delivery; NO_DESTINATION when the event had nowhere to go'),
+  target: StringEnum(['EVENT', 'ENTITY_ENDPOINT'] as const, "EVENT: the event's own URL (a payment link's webhook); ENTITY_ENDPOINT: the entity's default endpoint"),
+  deliveries: Type.Array(WebhookDelivery),
+};
+
+export const WebhookEventSummary = Type.Object(eventFields);
+export const WebhookEvent = Type.Object({
+  ...eventFields,
+  data: Type.Unknown({ description: 'The snapshot sent as the data member of the payload' }),
+});
+
+export const WebhookEventList = Type.Object({
+  data: Type.Array(WebhookEventSummary),
+  next_cursor: Nullable(Type.String({ description: 'Pass as starting_after for the next page; null on the last page' })),
+});
+
+export const EventListQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.String({ pattern: '^(100|[1-9][0-9]?)$', description: 'Page size, 1 to 100 (default 20)' })),
+    starting_after: Type.Optional(Uuid('Id of the last event of the previous page (events come newest first)')),
+    type: Type.Optional(Type.String({ maxLength: 100, description: 'Only events of this type' })),
+    status: Type.Optional(StringEnum(EVENT_STATUSES, 'Only events whose newest delivery has this status')),
+  },
+  { additionalProperties: false },
+);
+
+export const EntityParams = Type.Object({ id: Uuid() });
+export const EventParams = Type.Object({ id: Uuid(), event_id: Uuid() });

@@ -1,0 +1,154 @@
+// The shopper's side through the real app: widget.js, the session credential API, the
+// 3-D Secure page, the return to the merchant with a token the merchant verifies, and
+// the refusals (tampered credential, replayed submit, ineligible split, expired session).
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createLocalJWKSet, jwtVerify } from 'jose';
+import { createTestApp, expectProblem, type Merchant, type TestApp } from '../helpers/app.ts';
+
+const card = (number: string) => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2031', cvv: '123', holder_name: 'Ada Shopper' });
+
+describe('checkout through the session credential', () => {
+  let t: TestApp;
+  let m: Merchant;
+  before(async () => {
+    t = await createTestApp();
+    m = await t.createMerchant('Checkout shop');
+  });
+  after(() => t.close());
+
+  const newSession = async (extra: Record<string, unknown> = {}) => {
+    const res = await t.app.inject({
+      method: 'POST', url: '/v2/client-sessions', headers: m.auth,
+      payload: { amount: 2500, currency: 'EUR', shopper_redirection_url: 'https://shop.example/return?order=42', order: { reference: 'o-42' }, ...extra },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json();
+  };
+  const describeSession = (data: string) => t.app.inject({ url: '/checkout/v1/session', headers: { 'x-payd-session': data } });
+  const submit = (data: string, split: unknown[]) =>
+    t.app.inject({ method: 'POST', url: '/checkout/v1/session/payments', headers: { 'x-payd-session': data }, payload: { split } });
+  const verifyReturn = async (location: string) => {
+    const url = new URL(location);
+    assert.equal(url.origin + url.pathname, 'https://shop.example/return');
+    assert.equal(url.searchParams.get('order'), '42', 'the merchant query string is kept');
+    const jwks = await t.app.inject({ url: '/v2/signing-jwks', headers: { 'x-api-key': m.apiKey } });
+    const { payload } = await jwtVerify(url.searchParams.get('service-redirection-data')!, createLocalJWKSet(jwks.json()), {
+      issuer: 'http://payd.test', audience: m.entityId, algorithms: ['RS256'],
+    });
+    return payload;
+  };
+
+  it('serves widget.js as a script anyone may load', async () => {
+    const res = await t.app.inject({ url: '/checkout/widget.js' });
+    assert.equal(res.statusCode, 200);
+    assert.match(String(res.headers['content-type']), /javascript/);
+    assert.equal(res.headers['access-control-allow-origin'], '*');
+    assert.match(res.body, /PaydCheckout/);
+    const again = await t.app.inject({ url: '/checkout/widget.js', headers: { 'if-none-match': String(res.headers.etag) } });
+    assert.equal(again.statusCode, 304);
+  });
+
+  it('describes the session to the widget; refuses a missing or tampered credential', async () => {
+    const s = await newSession();
+    const res = await describeSession(s.widget.data);
+    assert.equal(res.statusCode, 200, res.body);
+    const body = res.json();
+    assert.equal(body.client_session_id, s.id);
+    assert.equal(body.status, 'CREATED');
+    assert.ok(body.eligible_solutions.some((e: any) => e.method === 'CARD'));
+    expectProblem(await t.app.inject({ url: '/checkout/v1/session' }), 401);
+    const raw = Buffer.from(s.widget.data, 'base64url').toString();
+    const tampered = Buffer.from(raw.slice(0, -2) + (raw.endsWith('A') ? 'BB' : 'AA')).toString('base64url');
+    expectProblem(await describeSession(tampered), 401);
+    const otherId = Buffer.from(`00000000-0000-4000-8000-000000000000.${raw.split('.')[1]}`).toString('base64url');
+    expectProblem(await describeSession(otherId), 401);
+  });
+
+  it('pays by card, moves the session to SUBMITTED, refuses a replayed submit, and returns with a verifiable token', async () => {
+    const s = await newSession();
+    const res = await submit(s.widget.data, [{ partner: 'card-sim', method: 'CARD', amount: 2500, instrument: card('4242424242424242') }]);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().authorization_status, 'AUTHORIZED');
+    const session = (await t.app.inject({ url: `/v2/client-sessions/${s.id}`, headers: m.auth })).json();
+    assert.equal(session.status, 'SUBMITTED');
+    assert.equal(session.payment_id, res.json().payment_id);
+    const replay = await submit(s.widget.data, [{ partner: 'card-sim', method: 'CARD', amount: 2500, instrument: card('4242424242424242') }]);
+    expectProblem(replay, 400);
+    const { rows } = await t.testDb.db.query<{ n: number }>('SELECT count(*)::int AS n FROM payments WHERE client_session_id = $1', [s.id]);
+    assert.equal(rows[0]!.n, 1, 'one payment');
+    const back = await t.app.inject({ url: `/checkout/return/${s.id}` });
+    assert.equal(back.statusCode, 303);
+    const claims = await verifyReturn(String(back.headers.location));
+    assert.equal(claims.client_session_id, s.id);
+    assert.equal(claims.payment_id, res.json().payment_id);
+    assert.equal(claims.authorization_status, 'AUTHORIZED');
+    assert.equal(claims.client_session_status, 'SUBMITTED');
+  });
+
+  it('runs a 3-D Secure challenge on payd\'s page and comes back AUTHORIZED', async () => {
+    const s = await newSession();
+    const res = await submit(s.widget.data, [{ partner: 'card-sim', method: 'CARD', amount: 2500, instrument: card('4000000000003220') }]);
+    assert.equal(res.json().authorization_status, 'PENDING', res.body);
+    const acsUrl = new URL(res.json().redirection.url);
+    const page = await t.app.inject({ url: acsUrl.pathname });
+    assert.equal(page.statusCode, 200);
+    assert.match(String(page.headers['content-security-policy']), /default-src 'none'/);
+    assert.match(page.body, /Approve the payment/);
+    const done = await t.app.inject({ method: 'POST', url: acsUrl.pathname, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'result=pass' });
+    assert.equal(done.statusCode, 200);
+    const next = /http-equiv="refresh" content="0;url=([^"]+)"/.exec(done.body)?.[1];
+    assert.ok(next, done.body);
+    const afterAcs = await t.app.inject({ url: new URL(next).pathname });
+    assert.equal(afterAcs.statusCode, 303);
+    assert.equal(afterAcs.headers.location, `/checkout/return/${s.id}`);
+    const back = await t.app.inject({ url: `/checkout/return/${s.id}` });
+    const claims = await verifyReturn(String(back.headers.location));
+    assert.equal(claims.authorization_status, 'AUTHORIZED');
+    const second = await t.app.inject({ url: acsUrl.pathname });
+    assert.equal(second.statusCode, 404, 'the challenge is over');
+  });
+
+  it('refuses a split outside the eligible solutions, a session of a HOSTED page past expiry, and bad bodies, changing nothing', async () => {
+    const s = await newSession();
+    expectProblem(await submit(s.widget.data, [{ partner: 'nope-sim', method: 'CARD', amount: 2500, instrument: card('4242424242424242') }]), 400);
+    expectProblem(await submit(s.widget.data, [{ partner: 'card-sim', method: 'CARD', amount: '2500', instrument: card('4242424242424242') }]), 400);
+    expectProblem(await submit(s.widget.data, [{ partner: 'card-sim', method: 'CARD', amount: 2400, instrument: card('4242424242424242') }]), 400);
+    expectProblem(await submit(s.widget.data, [{ partner: 'card-sim', method: 'CARD', amount: 2500, instrument: card('4242424242424241') }]), 400);
+    const still = (await t.app.inject({ url: `/v2/client-sessions/${s.id}`, headers: m.auth })).json();
+    assert.equal(still.status, 'CREATED');
+    assert.equal(still.payment_id, undefined);
+
+    const expiring = await newSession({ expires_at: new Date(Date.now() + 1500).toISOString() });
+    await new Promise((r) => setTimeout(r, 1600));
+    const late = await submit(expiring.widget.data, [{ partner: 'card-sim', method: 'CARD', amount: 2500, instrument: card('4242424242424242') }]);
+    assert.match(String(expectProblem(late, 400).detail), /EXPIRED/);
+  });
+
+  it('refuses a payment of another entity\'s session, which stays untouched', async () => {
+    const s = await newSession();
+    const other = await t.createMerchant('Another shop');
+    const res = await t.app.inject({
+      method: 'POST', url: '/v2/payments', headers: other.auth,
+      payload: { amount: 2500, currency: 'EUR', client_session_id: s.id, split: [{ partner: 'card-sim', method: 'CARD', amount: 2500, instrument: card('4242424242424242') }] },
+    });
+    expectProblem(res, 400);
+    const hidden = await t.app.inject({ url: `/v2/client-sessions/${s.id}`, headers: other.auth });
+    assert.equal(hidden.statusCode, 404);
+    assert.equal(hidden.body, '', 'no body, as the spec says');
+    const still = (await t.app.inject({ url: `/v2/client-sessions/${s.id}`, headers: m.auth })).json();
+    assert.equal(still.status, 'CREATED');
+    assert.equal(still.payment_id, undefined);
+  });
+
+  it('gives HOSTED_PAGE sessions a hosted page that mounts the widget under a strict CSP', async () => {
+    const s = await newSession({ integration_mode: 'HOSTED_PAGE' });
+    const href = s.links.hosted_page?.href as string;
+    assert.ok(href?.startsWith('http://payd.test/checkout/pay?session='), JSON.stringify(s.links));
+    const page = await t.app.inject({ url: href.slice('http://payd.test'.length) });
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /data-payd-session="[^"]+"/);
+    assert.match(String(page.headers['content-security-policy']), /script-src 'self'/);
+    assert.doesNotMatch(page.body, /<script>(?!<)/, 'no inline script');
+  });
+});

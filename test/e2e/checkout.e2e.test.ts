@@ -1,0 +1,197 @@
+// End to end in headless Chromium (playwright-core driving /usr/bin/chromium): a
+// merchant page on its own origin embeds widget.js and pays; the shopper comes back to
+// the merchant, whose server verifies service-redirection-data against GET
+// /v2/signing-jwks. Payment links are paid (and refused when cancelled) on their page.
+// Screenshots go to test-results/ (kept by CI as artifacts).
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { type Browser, type Page, chromium } from 'playwright-core';
+import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
+
+const SHOTS = 'test-results/e2e';
+
+async function freePort(): Promise<number> {
+  const s = http.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+/** A merchant's web shop: creates a client session server-side, embeds the widget, verifies the return. */
+function merchantServer(payd: string, m: Merchant) {
+  const jwks = createRemoteJWKSet(new URL(`${payd}/v2/signing-jwks`), { headers: { 'x-api-key': m.apiKey } });
+  let base = '';
+  const server = http.createServer(async (req, res) => {
+    const url = new URL(req.url!, base);
+    const html = (body: string) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(`<!doctype html><html lang="en"><head><meta name="viewport" content="width=device-width, initial-scale=1"><title>Shop</title></head><body>${body}</body></html>`);
+    };
+    if (url.pathname === '/checkout') {
+      const amount = Number(url.searchParams.get('amount') ?? 2500);
+      const s = await fetch(`${payd}/v2/client-sessions`, {
+        method: 'POST', headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ amount, currency: 'EUR', shopper_redirection_url: `${base}/return`, order: { reference: 'e2e' } }),
+      }).then((r) => r.json()) as { widget: { data: string; js_url: string } };
+      return html(`<h1>Checkout</h1><div id="pay"></div><script src="${s.widget.js_url}"></script>
+<script src="/mount.js?data=${encodeURIComponent(s.widget.data)}"></script>`);
+    }
+    if (url.pathname === '/mount.js') {
+      res.writeHead(200, { 'content-type': 'application/javascript' });
+      return res.end(`PaydCheckout.mount('#pay', { data: ${JSON.stringify(url.searchParams.get('data'))} });`);
+    }
+    if (url.pathname === '/return') {
+      try {
+        const { payload } = await jwtVerify(url.searchParams.get('service-redirection-data') ?? '', jwks, { audience: m.entityId, issuer: payd });
+        return html(`<h1 id="result">verified ${payload.authorization_status} ${payload.client_session_status}</h1>`);
+      } catch (err) {
+        return html(`<h1 id="result">not verified: ${(err as Error).message}</h1>`);
+      }
+    }
+    res.writeHead(404).end();
+  });
+  return {
+    async start() {
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      return base;
+    },
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
+
+describe('checkout in Chromium', () => {
+  let t: TestApp;
+  let m: Merchant;
+  let payd: string;
+  let shop: string;
+  let shopServer: ReturnType<typeof merchantServer>;
+  let browser: Browser;
+
+  before(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    const port = await freePort();
+    payd = `http://127.0.0.1:${port}`;
+    t = await createTestApp({ baseUrl: payd });
+    await t.app.listen({ port, host: '127.0.0.1' });
+    m = await t.createMerchant('E2E shop');
+    shopServer = merchantServer(payd, m);
+    shop = await shopServer.start();
+    browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await shopServer?.close();
+    await t?.close();
+  });
+
+  const newPage = async (): Promise<Page> => browser.newPage({ viewport: { width: 390, height: 844 } }); // a phone
+  const fillCard = async (page: Page, number: string) => {
+    await page.getByLabel('Card number', { exact: true }).fill(number);
+    await page.getByLabel('Expiry date (MM/YY)').fill('12/31');
+    await page.getByLabel('Security code (CVV)').fill('123');
+    await page.getByLabel('Name on card').fill('Ada Shopper');
+  };
+  const result = async (page: Page) => {
+    await page.waitForURL(/\/return\?/, { timeout: 15_000 });
+    return page.locator('#result').textContent();
+  };
+
+  it('pays by card (frictionless); the merchant verifies the token', async () => {
+    const page = await newPage();
+    await page.goto(`${shop}/checkout`);
+    await fillCard(page, '4242 4242 4242 4242');
+    await page.screenshot({ path: `${SHOTS}/card-form.png`, fullPage: true });
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
+    assert.doesNotMatch(page.url(), /4242/, 'no card data in the URL');
+    await page.screenshot({ path: `${SHOTS}/card-return.png` });
+    await page.close();
+  });
+
+  it('checks the card in the page before sending it', async () => {
+    const page = await newPage();
+    await page.goto(`${shop}/checkout`);
+    await fillCard(page, '4242 4242 4242 4241');
+    await page.getByLabel('Expiry date (MM/YY)').fill('01/20');
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    await page.getByText('This card number is not valid').waitFor();
+    await page.getByText('This card has expired').waitFor();
+    assert.equal(await page.getByLabel('Card number', { exact: true }).getAttribute('aria-invalid'), 'true');
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('autocomplete')), 'cc-number', 'focus moves to the first error');
+    await page.screenshot({ path: `${SHOTS}/card-errors.png`, fullPage: true });
+    await page.close();
+  });
+
+  it('runs the 3-D Secure challenge on payd\'s page', async () => {
+    const page = await newPage();
+    await page.goto(`${shop}/checkout`);
+    await fillCard(page, '4000 0000 0000 3220');
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    await page.getByRole('button', { name: 'Approve the payment' }).waitFor();
+    await page.screenshot({ path: `${SHOTS}/3ds-challenge.png`, fullPage: true });
+    await page.getByRole('button', { name: 'Approve the payment' }).click();
+    assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
+    await page.close();
+  });
+
+  it('comes back REFUSED with a declined card', async () => {
+    const page = await newPage();
+    await page.goto(`${shop}/checkout`);
+    await fillCard(page, '4000 0000 0000 0002');
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    assert.equal(await result(page), 'verified REFUSED SUBMITTED');
+    await page.screenshot({ path: `${SHOTS}/declined-return.png` });
+    await page.close();
+  });
+
+  it('splits between a gift card and a card', async () => {
+    const page = await newPage();
+    await page.goto(`${shop}/checkout?amount=6000`);
+    await page.getByLabel('Pay part with a gift card').check();
+    await page.getByLabel('Gift card number').fill('603612345678');
+    await page.getByLabel(/Amount from the gift card/).fill('20.00');
+    await fillCard(page, '4242 4242 4242 4242');
+    await page.screenshot({ path: `${SHOTS}/split-form.png`, fullPage: true });
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
+    const { rows } = await t.testDb.db.query<{ method: string; amount: number }>(
+      `SELECT t.method, t.amount FROM partner_transactions t JOIN payments p ON p.id = t.payment_id
+        WHERE p.entity_id = $1 AND p.amount = 6000 AND t.kind = 'AUTHORIZATION' ORDER BY t.seq`, [m.entityId]);
+    assert.deepEqual(rows.map((r) => [r.method, Number(r.amount)]), [['GIFT_CARD', 2000], ['CARD', 4000]]);
+    await page.close();
+  });
+
+  it('pays a payment link on its customer page; a cancelled link refuses', async () => {
+    const create = () => fetch(`${payd}/v2/payment-links`, {
+      method: 'POST', headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: 1999, currency: 'EUR', shopper_redirection_url: `${shop}/return` }),
+    }).then((r) => r.json()) as Promise<{ id: string; links: { customer_url: { href: string } } }>;
+    const link = await create();
+    const page = await newPage();
+    await page.goto(link.links.customer_url.href);
+    await fillCard(page, '4242424242424242');
+    await page.screenshot({ path: `${SHOTS}/link-page.png`, fullPage: true });
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
+    const after = await fetch(`${payd}/v2/payment-links/${link.id}`, { headers: { authorization: `Bearer ${m.token}` } }).then((r) => r.json()) as { status: string };
+    assert.equal(after.status, 'PAID');
+
+    const cancelled = await create();
+    await fetch(`${payd}/v2/payment-links/${cancelled.id}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${m.token}` } });
+    const res = await page.goto(cancelled.links.customer_url.href);
+    assert.equal(res?.status(), 410);
+    await page.getByText('The merchant cancelled this payment link').waitFor();
+    assert.equal(await page.getByLabel('Card number', { exact: true }).count(), 0, 'no payment form');
+    await page.screenshot({ path: `${SHOTS}/link-cancelled.png` });
+    await page.close();
+  });
+});
