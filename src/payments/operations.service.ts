@@ -45,14 +45,13 @@ export class OperationsService {
     body: OperationBody,
     opts: { idempotencyKey?: string | undefined; instance: string; triggeredBy?: 'MERCHANT' | 'SYSTEM' },
   ): Promise<OperationResult> {
-    const found = await paymentsRepo.get(this.db, entityId, paymentId);
-    if (!found) throw problems.notFound(`Payment ${paymentId} does not exist.`);
-    if (opts.idempotencyKey) await this.refuseReplay(paymentId, opts.idempotencyKey, opts.instance);
-
+    // A replayed key is found under the row lock below and answered after the lock is
+    // released (held while the first call is in flight), before any amount check.
     const opId = randomUUID();
     const field = FIELD[kind];
     const reservation = await this.db.transaction(async (tx) => {
-      const p = (await paymentsRepo.get(tx, entityId, paymentId, true))!;
+      const p = await paymentsRepo.get(tx, entityId, paymentId, true);
+      if (!p) throw problems.notFound(`Payment ${paymentId} does not exist.`);
       if (opts.idempotencyKey && (await paymentsRepo.operationByKey(tx, paymentId, opts.idempotencyKey))) return 'replay' as const;
       if (p.authorization_status !== 'AUTHORIZED') {
         throw problems.unprocessable('payment-not-authorized', 'Payment not authorized',
@@ -73,19 +72,17 @@ export class OperationsService {
         merchant_reference: body.merchant_reference ?? null, reason: body.reason ?? null, idempotency_key: opts.idempotencyKey ?? null,
       });
       if (!op) return 'replay' as const;
-      let seq = await paymentsRepo.nextSeq(tx, paymentId);
+      let seq = txs.reduce((max, t) => Math.max(max, t.seq), 0) + 1; // the ledger as read under the lock
       const byId = new Map(txs.map((t) => [t.id, t]));
       const children = allocate(field, amount, slicesOf(txs)).map((a, i) => {
         const auth = byId.get(a.id)!;
         return { id: randomUUID(), key: `${opId}:${i + 1}`, amount: a.amount, auth };
       });
-      for (const c of children) {
-        await paymentsRepo.insertTx(tx, {
-          id: c.id, payment_id: paymentId, operation_id: opId, parent_id: c.auth.id, kind, seq: seq++,
-          partner: c.auth.partner, method: c.auth.method, amount: c.amount, status: 'PENDING', partner_key: c.key,
-          card: c.auth.card, save_token: null,
-        });
-      }
+      await paymentsRepo.insertTxs(tx, children.map((c) => ({
+        id: c.id, payment_id: paymentId, operation_id: opId, parent_id: c.auth.id, kind, seq: seq++,
+        partner: c.auth.partner, method: c.auth.method, amount: c.amount, status: 'PENDING', partner_key: c.key,
+        card: c.auth.card, save_token: null,
+      })));
       await paymentsRepo.touch(tx, paymentId);
       return { currency: p.currency, children };
     });

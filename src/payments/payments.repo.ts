@@ -195,6 +195,21 @@ export const paymentsRepo = {
     return rows[0];
   },
 
+  /**
+   * The ledger and operations of a payment in one query. Under the payment's row lock,
+   * call it after the locking SELECT (a statement that waited for the lock reads the
+   * rows committed meanwhile only from its next statement on).
+   */
+  async ledger(q: Queryable, paymentId: string): Promise<{ txs: PartnerTxRow[]; ops: OperationRow[] }> {
+    const { rows } = await q.query<{ txs: PartnerTxRow[]; ops: OperationRow[] }>(
+      `SELECT coalesce((SELECT json_agg(t ORDER BY t.seq) FROM (SELECT ${TX_COLS} FROM partner_transactions WHERE payment_id = $1) t), '[]') AS txs,
+              coalesce((SELECT json_agg(o ORDER BY o.created_at, o.id) FROM (SELECT ${OP_COLS} FROM payment_operations WHERE payment_id = $1) o), '[]') AS ops`,
+      [paymentId],
+    );
+    const dates = <T extends { created_at: Date; updated_at: Date }>(r: T): T => ({ ...r, created_at: new Date(r.created_at), updated_at: new Date(r.updated_at) });
+    return { txs: rows[0]!.txs.map(dates), ops: rows[0]!.ops.map(dates) };
+  },
+
   async getByKey(q: Queryable, entityId: string, key: string): Promise<PaymentRow | undefined> {
     const { rows } = await q.query<PaymentRow>(
       `SELECT ${PAYMENT_COLS} FROM payments WHERE entity_id = $1 AND idempotency_key = $2`,
@@ -220,6 +235,21 @@ export const paymentsRepo = {
       [t.id, t.payment_id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key, json(t.card), t.save_token],
     );
     return newTxRow(t, rows[0]!.created_at, rows[0]!.updated_at);
+  },
+
+  /** Several ledger rows in one statement (the children of an operation). */
+  async insertTxs(q: Queryable, rows: NewPartnerTx[]): Promise<void> {
+    if (rows.length === 0) return;
+    const values: unknown[] = [];
+    const tuples = rows.map((t, i) => {
+      values.push(t.id, t.payment_id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key, json(t.card), t.save_token);
+      return `(${Array.from({ length: 13 }, (_, j) => `$${i * 13 + j + 1}`).join(', ')})`;
+    });
+    await q.query(
+      `INSERT INTO partner_transactions (id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key, card, save_token)
+       VALUES ${tuples.join(', ')}`,
+      values,
+    );
   },
 
   /**

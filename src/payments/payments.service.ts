@@ -277,7 +277,7 @@ export class PaymentsService {
     const view = await this.db.transaction(async (tx) => {
       const p = await paymentsRepo.get(tx, entityId, id, true);
       if (!p) return undefined;
-      const txs = await paymentsRepo.txs(tx, id);
+      const { txs, ops } = await paymentsRepo.ledger(tx, id);
       const auths = txs.filter((t) => t.kind === 'AUTHORIZATION');
       const authorized = auths.filter((t) => t.status === 'AUTHORIZED').reduce((s, t) => s + t.amount, 0);
       const pending = auths.some((t) => t.status === 'PENDING');
@@ -291,7 +291,6 @@ export class PaymentsService {
         const reversed = new Set(txs.filter((t) => t.kind === 'VOID').map((t) => t.parent_id));
         toReverse.push(...auths.filter((t) => t.status === 'AUTHORIZED' && !reversed.has(t.id)));
       }
-      const ops = await paymentsRepo.operations(tx, id);
       let changed = status !== p.authorization_status || (opts.endProcessing && p.processing);
       const events: Array<{ type: string; operationId?: string }> = [];
       const authEvent = status !== p.authorization_status ? authorizationEventType(status) : undefined;
