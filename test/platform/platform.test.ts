@@ -63,13 +63,15 @@ describe('platform', () => {
   it('serves an OpenAPI 3.1 document generated from the route schemas, and a reference page', async () => {
     const doc = (await t.app.inject({ url: '/openapi.json' })).json();
     assert.equal(doc.openapi, '3.1.0');
-    for (const p of ['/oauth/token', '/v2/signing-jwks', '/v2/payments', '/v2/payments/{id}/captures', '/v2/client-sessions/{id}/abort', '/admin/v1/entities']) {
+    for (const p of ['/oauth/token', '/v2/signing-jwks', '/v2/payments', '/v2/payments/{id}/captures', '/v2/client-sessions/{id}/abort', '/admin/v1/entities',
+      '/v2/payment-links', '/v2/payment-links/{id}', '/v2/payment-links/{id}/cancel', '/checkout/v1/session', '/checkout/v1/session/payments']) {
       assert.ok(doc.paths[p], `${p} is documented`);
     }
     assert.deepEqual(doc.paths['/admin/v1/entities'].post.tags, ['Operator']);
-    for (const s of ['Problem', 'Payment', 'ClientSession', 'Order', 'Customer']) assert.ok(doc.components.schemas[s], s);
+    for (const s of ['Problem', 'Payment', 'ClientSession', 'Order', 'Customer', 'PaymentLink', 'PaymentLinkWebhook']) assert.ok(doc.components.schemas[s], s);
     assert.ok(doc.paths['/v2/payments'].post.responses['409'].content['application/problem+json']);
     assert.ok(doc.components.securitySchemes.apiKey);
+    assert.equal(doc.components.securitySchemes.sessionCredential.name, 'x-payd-session');
     const page = await t.app.inject({ url: '/docs/' });
     assert.equal(page.statusCode, 200);
     assert.match(String(page.headers['content-type']), /html/);
