@@ -115,6 +115,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clientSessions = new ClientSessionsService(db, eligibility, { baseUrl: config.baseUrl, widgetKey: widgetKey(deps.masterKey) });
   const recovery = new Recovery(db, payments, config.recoveryGraceSeconds);
   const links = new PaymentLinksService(db, clientSessions, { baseUrl: config.baseUrl });
+  links.reversePayment = async (entityId, paymentId) => {
+    // A second authorized payment of a link already paid: give it back, once.
+    const p = await payments.getStored(entityId, paymentId);
+    const kind = p.amounts.available_to_void > 0 ? 'VOID' : p.amounts.available_to_refund > 0 ? 'REFUND' : undefined;
+    if (!kind) return;
+    await operations.run(kind, entityId, paymentId, { reason: 'The payment link was already paid by another payment' }, {
+      idempotencyKey: `link-duplicate:${paymentId}`, instance: `/v2/payments/${paymentId}/${kind === 'VOID' ? 'voids' : 'refunds'}`, triggeredBy: 'SYSTEM',
+    }).catch((err: unknown) => {
+      if (err instanceof Problem && (err.status === 409 || err.status === 400)) return;
+      throw err;
+    });
+  };
   const checkout = new CheckoutService(db, clientSessions, payments, links, redirection, { baseUrl: config.baseUrl });
   const identity = await createIdentityProvider({ config, db, keys, masterKey: deps.masterKey });
   const services: Services = {

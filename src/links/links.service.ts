@@ -151,20 +151,39 @@ export class PaymentLinksService {
     });
   }
 
-  /** After an attempt's authorization is known: PAID, or the claim released for the next attempt. */
+  /**
+   * Gives back (void, or refund once captured) a payment authorized for a link that was
+   * paid meanwhile by another attempt (set by app.ts: it uses the operations service).
+   */
+  reversePayment: ((entityId: string, paymentId: string) => Promise<void>) | undefined;
+
+  /**
+   * After an attempt's authorization is known. The first authorized payment makes the
+   * link PAID, even if its claim had lapsed (a slow 3-D Secure page); a later one, from an
+   * attempt whose claim lapsed while someone else paid, is given back. A refused or
+   * failed attempt releases the claim for the next one.
+   */
   async attemptOutcome(session: ClientSessionRow, paymentId: string, authorizationStatus: string): Promise<void> {
     if (!session.payment_link_id || authorizationStatus === 'PENDING') return;
-    await this.db.transaction(async (tx) => {
+    const duplicate = await this.db.transaction(async (tx) => {
       const link = await linksRepo.getById(tx, session.payment_link_id!, true);
-      if (!link || link.status !== 'CREATED' || link.attempt_session_id !== session.id) return;
+      if (!link) return undefined;
       if (authorizationStatus === 'AUTHORIZED') {
-        const paid = await linksRepo.markPaid(tx, link.id, paymentId);
-        await this.event(tx, paid, 'payment_link.paid');
-      } else {
+        if (link.payment_id === paymentId) return undefined;
+        if (link.status === 'CREATED') {
+          const paid = await linksRepo.markPaid(tx, link.id, paymentId);
+          await this.event(tx, paid, 'payment_link.paid');
+          return undefined;
+        }
+        return link;
+      }
+      if (link.status === 'CREATED' && link.attempt_session_id === session.id) {
         await linksRepo.setAttempt(tx, link.id, null);
         await this.event(tx, link, 'payment_link.payment_failed', { payment_id: paymentId, authorization_status: authorizationStatus });
       }
+      return undefined;
     });
+    if (duplicate && this.reversePayment) await this.reversePayment(duplicate.entity_id, paymentId);
   }
 
   private async event(tx: Queryable, link: PaymentLinkRow, type: string, extra: Record<string, unknown> = {}): Promise<void> {

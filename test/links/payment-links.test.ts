@@ -89,6 +89,33 @@ describe('payment links', () => {
     expectProblem(await t.app.inject({ method: 'POST', url: `/v2/payment-links/${l.id}/cancel`, headers: m.auth }), 400);
   });
 
+  it('one payment per link: a 3-D Secure attempt that lapsed and ends after another paid is voided', async () => {
+    const l = (await create(linkBody())).json();
+    const slow = await openPage(l.id);
+    const pending = await pay(slow.data!, '4000000000003220');
+    assert.equal(pending.json().authorization_status, 'PENDING', pending.body);
+    const busy = await openPage(l.id);
+    assert.equal(busy.page.statusCode, 409, 'one attempt at a time');
+    // The shopper leaves the 3-D Secure page open past the claim (15 minutes).
+    await t.testDb.db.query(`UPDATE payment_links SET attempt_started_at = now() - interval '20 minutes' WHERE id = $1`, [l.id]);
+    const fast = await openPage(l.id);
+    const paid = await pay(fast.data!, '4242424242424242');
+    assert.equal(paid.json().authorization_status, 'AUTHORIZED', paid.body);
+    // The first shopper finally passes the challenge and comes back.
+    const acs = new URL(pending.json().redirection.url).pathname;
+    await t.app.inject({ method: 'POST', url: acs, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'result=pass' });
+    const sessionId = (await t.testDb.db.query<{ client_session_id: string }>('SELECT client_session_id FROM payments WHERE id = $1', [pending.json().payment_id])).rows[0]!.client_session_id;
+    await t.app.inject({ url: `/checkout/return/${sessionId}` });
+    const link = (await t.app.inject({ url: `/v2/payment-links/${l.id}`, headers: m.auth })).json();
+    assert.equal(link.status, 'PAID');
+    assert.equal(link.payment_id, paid.json().payment_id, 'the first authorized payment keeps the link');
+    const late = (await t.app.inject({ url: `/v2/payments/${pending.json().payment_id}`, headers: m.auth })).json();
+    assert.equal(late.authorization.status, 'AUTHORIZED');
+    assert.equal(late.voids.length, 1);
+    assert.equal(late.voids[0].triggered_by, 'SYSTEM');
+    assert.equal(late.amounts.total_voided, 4200, 'the second payment is given back in full');
+  });
+
   it('a cancelled link shows a clear page and accepts no payment, even from a session opened before', async () => {
     const l = (await create(linkBody())).json();
     const before = await openPage(l.id);
