@@ -1,11 +1,14 @@
-// The identity provider: login pages, /oauth/authorize, discovery, userinfo,
-// introspection, revocation, management API, login-as, console.
-// (Placeholder wired into app.ts; the identity provider work fills it in.)
+// The identity provider: hosted login, /oauth/authorize (code + PKCE), the
+// authorization_code grant on POST /oauth/token, discovery and /userinfo.
+// (Not yet: management API, login-as, messenger linking, console; see the issue.)
+import { hkdfSync } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from '../platform/db/index.ts';
 import type { KeyStore } from '../platform/crypto/keystore.ts';
 import type { GrantHandler } from './oauth/token.routes.ts';
+import { IDP_ACCESS_TOKEN_KEYS, IDP_ID_TOKEN_KEYS, IdentityService } from './idp/idp.service.ts';
+import { identityRoutes } from './idp/idp.routes.ts';
 
 export interface IdentityDeps {
   config: Config;
@@ -15,6 +18,7 @@ export interface IdentityDeps {
 }
 
 export interface IdentityProvider {
+  service: IdentityService;
   /** Grants the provider adds to POST /oauth/token (authorization_code, ...). */
   grants: Record<string, GrantHandler>;
   /** Registers the provider's routes. */
@@ -23,6 +27,15 @@ export interface IdentityProvider {
   stop: () => Promise<void>;
 }
 
-export async function createIdentityProvider(_deps: IdentityDeps): Promise<IdentityProvider> {
-  return { grants: {}, routes: async () => {}, stop: async () => {} };
+export async function createIdentityProvider(deps: IdentityDeps): Promise<IdentityProvider> {
+  await deps.keys.ensure(IDP_ACCESS_TOKEN_KEYS);
+  await deps.keys.ensure(IDP_ID_TOKEN_KEYS);
+  const service = new IdentityService(deps.db, deps.keys, deps.masterKey, deps.config.baseUrl);
+  const csrfKey = Buffer.from(hkdfSync('sha256', deps.masterKey, Buffer.alloc(0), 'payd idp csrf v1', 32));
+  return {
+    service,
+    grants: { authorization_code: (req) => service.exchangeCode(req.headers, req.body) },
+    routes: (app) => identityRoutes(app, { identity: service, baseUrl: deps.config.baseUrl, csrfKey }),
+    stop: async () => {},
+  };
 }

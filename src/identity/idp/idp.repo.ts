@@ -1,0 +1,127 @@
+// SQL of the identity provider.
+import type { Queryable } from '../../platform/db/index.ts';
+
+export interface UserRow {
+  id: string;
+  email: string;
+  password_hash: string;
+  given_name: string | null;
+  family_name: string | null;
+  email_verified: boolean;
+  blocked: boolean;
+  is_admin: boolean;
+  created_at: Date;
+}
+
+export interface AppRow {
+  client_id: string;
+  name: string;
+  secret_hash: string | null;
+  secret_enc: string | null;
+  first_party: boolean;
+  callback_urls: string[];
+  allowed_origins: string[];
+  token_endpoint_auth_method: 'client_secret_basic' | 'client_secret_post' | 'none';
+  created_at: Date;
+}
+
+export interface CodeRow {
+  code_hash: string;
+  client_id: string;
+  user_id: string;
+  redirect_uri: string;
+  scope: string;
+  nonce: string | null;
+  code_challenge: string | null;
+  auth_time: Date;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+const USER_COLS = 'id, email, password_hash, given_name, family_name, email_verified, blocked, is_admin, created_at';
+const APP_COLS = 'client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, created_at';
+
+export const idpRepo = {
+  async insertUser(q: Queryable, u: Omit<UserRow, 'created_at' | 'blocked'>): Promise<UserRow | undefined> {
+    const { rows } = await q.query<UserRow>(
+      `INSERT INTO idp_users (id, email, password_hash, given_name, family_name, email_verified, is_admin)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT ((lower(email))) DO NOTHING RETURNING ${USER_COLS}`,
+      [u.id, u.email, u.password_hash, u.given_name, u.family_name, u.email_verified, u.is_admin]);
+    return rows[0];
+  },
+  async userByEmail(q: Queryable, email: string): Promise<UserRow | undefined> {
+    const { rows } = await q.query<UserRow>(`SELECT ${USER_COLS} FROM idp_users WHERE lower(email) = lower($1)`, [email]);
+    return rows[0];
+  },
+  async user(q: Queryable, id: string): Promise<UserRow | undefined> {
+    const { rows } = await q.query<UserRow>(`SELECT ${USER_COLS} FROM idp_users WHERE id = $1`, [id]);
+    return rows[0];
+  },
+  async insertApp(q: Queryable, a: Omit<AppRow, 'created_at'>): Promise<AppRow> {
+    const { rows } = await q.query<AppRow>(
+      `INSERT INTO idp_applications (client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${APP_COLS}`,
+      [a.client_id, a.name, a.secret_hash, a.secret_enc, a.first_party, JSON.stringify(a.callback_urls), JSON.stringify(a.allowed_origins), a.token_endpoint_auth_method]);
+    return rows[0]!;
+  },
+  async app(q: Queryable, clientId: string): Promise<AppRow | undefined> {
+    const { rows } = await q.query<AppRow>(`SELECT ${APP_COLS} FROM idp_applications WHERE client_id = $1`, [clientId]);
+    return rows[0];
+  },
+  async insertSession(q: Queryable, id: string, userId: string, ttlSeconds: number): Promise<void> {
+    await q.query(`INSERT INTO idp_login_sessions (id, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))`, [id, userId, ttlSeconds]);
+  },
+  async session(q: Queryable, id: string): Promise<{ user_id: string; auth_time: Date } | undefined> {
+    const { rows } = await q.query<{ user_id: string; auth_time: Date }>(
+      'SELECT user_id, auth_time FROM idp_login_sessions WHERE id = $1 AND expires_at > now()', [id]);
+    return rows[0];
+  },
+  async insertCode(q: Queryable, c: Omit<CodeRow, 'used_at' | 'expires_at'>, ttlSeconds: number): Promise<void> {
+    await q.query(
+      `INSERT INTO idp_codes (code_hash, client_id, user_id, redirect_uri, scope, nonce, code_challenge, auth_time, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))`,
+      [c.code_hash, c.client_id, c.user_id, c.redirect_uri, c.scope, c.nonce, c.code_challenge, c.auth_time, ttlSeconds]);
+  },
+  /** Marks the code used and returns it; an already used code comes back with used_at set (and stays used). */
+  async useCode(q: Queryable, codeHash: string): Promise<{ code: CodeRow; firstUse: boolean } | undefined> {
+    const { rows } = await q.query<CodeRow & { first_use: boolean }>(
+      `WITH prev AS (SELECT used_at FROM idp_codes WHERE code_hash = $1 FOR UPDATE)
+       UPDATE idp_codes c SET used_at = coalesce(c.used_at, now()) FROM prev WHERE c.code_hash = $1
+       RETURNING c.*, prev.used_at IS NULL AS first_use`, [codeHash]);
+    const row = rows[0];
+    if (!row) return undefined;
+    const { first_use, ...code } = row;
+    return { code, firstUse: first_use };
+  },
+  async insertToken(q: Queryable, t: { jti: string; code_hash: string | null; client_id: string; user_id: string; ttlSeconds: number }): Promise<void> {
+    await q.query(`INSERT INTO idp_tokens (jti, code_hash, client_id, user_id, expires_at) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))`,
+      [t.jti, t.code_hash, t.client_id, t.user_id, t.ttlSeconds]);
+  },
+  async revokeTokensOfCode(q: Queryable, codeHash: string): Promise<number> {
+    const { rowCount } = await q.query('UPDATE idp_tokens SET revoked_at = now() WHERE code_hash = $1 AND revoked_at IS NULL', [codeHash]);
+    return rowCount;
+  },
+  async tokenActive(q: Queryable, jti: string): Promise<boolean> {
+    const { rows } = await q.query('SELECT 1 FROM idp_tokens WHERE jti = $1 AND revoked_at IS NULL AND expires_at > now()', [jti]);
+    return rows.length > 0;
+  },
+  async recordFailure(q: Queryable, email: string, ip: string): Promise<void> {
+    await q.query('INSERT INTO idp_login_failures (email, ip) VALUES ($1, $2)', [email.toLowerCase(), ip]);
+  },
+  async recentFailures(q: Queryable, email: string, ip: string, windowSeconds: number): Promise<{ by_email: number; by_ip: number }> {
+    const { rows } = await q.query<{ by_email: number; by_ip: number }>(
+      `SELECT (SELECT count(*)::int FROM idp_login_failures WHERE lower(email) = lower($1) AND created_at > now() - make_interval(secs => $3)) AS by_email,
+              (SELECT count(*)::int FROM idp_login_failures WHERE ip = $2 AND created_at > now() - make_interval(secs => $3)) AS by_ip`,
+      [email, ip, windowSeconds]);
+    return rows[0]!;
+  },
+  async insertEvent(q: Queryable, e: { id: string; user_id: string; type: string; auth_type: string; client_id: string | null; login_as_profile_id: string | null }): Promise<void> {
+    await q.query(`INSERT INTO idp_user_events (id, user_id, type, auth_type, client_id, login_as_profile_id) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [e.id, e.user_id, e.type, e.auth_type, e.client_id, e.login_as_profile_id]);
+  },
+  async events(q: Queryable, userId: string): Promise<Array<{ id: string; date: Date; type: string; user_id: string; auth_type: string; login_as_profile_id: string | null }>> {
+    const { rows } = await q.query<{ id: string; date: Date; type: string; user_id: string; auth_type: string; login_as_profile_id: string | null }>(
+      'SELECT id, date, type, user_id, auth_type, login_as_profile_id FROM idp_user_events WHERE user_id = $1 ORDER BY date DESC LIMIT 100', [userId]);
+    return rows;
+  },
+};

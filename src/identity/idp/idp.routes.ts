@@ -1,0 +1,165 @@
+// HTTP of the identity provider: /oauth/authorize with the hosted login page
+// (CSRF-protected, throttled), discovery, /userinfo, and operator endpoints to create
+// users and applications. The authorization_code grant is served by POST /oauth/token.
+import { createHmac, randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { safeEqual } from '../../platform/crypto/secrets.ts';
+import { Problem } from '../../platform/http/problem.ts';
+import { problemResponses, Uuid } from '../../platform/http/schemas.ts';
+import { escapeHtml, sendPage } from '../../checkout/pages.ts';
+import { type AuthRequest, AuthorizeError, type IdentityService } from './idp.service.ts';
+
+const SESSION_COOKIE = 'payd_idp_session';
+const CSRF_COOKIE = 'payd_idp_csrf';
+const REQUEST_FIELDS = ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'nonce', 'code_challenge', 'code_challenge_method'] as const;
+
+function cookies(request: FastifyRequest): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const i = part.indexOf('=');
+    if (i > 0) out[part.slice(0, i).trim()] = decodeURIComponent(part.slice(i + 1).trim());
+  }
+  return out;
+}
+
+export interface IdpRouteDeps {
+  identity: IdentityService;
+  baseUrl: string;
+  csrfKey: Buffer;
+}
+
+export async function identityRoutes(root: FastifyInstance, { identity, baseUrl, csrfKey }: IdpRouteDeps) {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
+  const secure = baseUrl.startsWith('https://') ? '; Secure' : '';
+  const csrfFor = (nonce: string) => createHmac('sha256', csrfKey).update(`idp-csrf:${nonce}`).digest('base64url');
+
+  const errorPage = (reply: FastifyReply, err: AuthorizeError) => {
+    if (err.redirectUri) {
+      const url = new URL(err.redirectUri);
+      url.searchParams.set('error', err.error);
+      url.searchParams.set('error_description', err.description);
+      if (err.state) url.searchParams.set('state', err.state);
+      url.searchParams.set('iss', baseUrl);
+      return reply.redirect(url.toString(), 303);
+    }
+    return sendPage(reply, 400, 'Sign-in request refused', `<p role="alert">${escapeHtml(err.description)}</p>`);
+  };
+
+  const loginForm = (reply: FastifyReply, r: AuthRequest, appName: string, message?: string, status = 200) => {
+    const nonce = randomBytes(16).toString('base64url');
+    reply.header('set-cookie', `${CSRF_COOKIE}=${nonce}; HttpOnly; SameSite=Lax; Path=/oauth${secure}`);
+    const hidden = REQUEST_FIELDS.map((k) => (r[k] ? `<input type="hidden" name="${k}" value="${escapeHtml(r[k]!)}">` : '')).join('');
+    return sendPage(reply, status, `Sign in to ${appName}`, `
+<div class="card-box">
+${message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : ''}
+<form method="post" action="/oauth/authorize/login" class="payd-form">
+<input type="hidden" name="csrf" value="${csrfFor(nonce)}">${hidden}
+<div class="payd-field"><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required autofocus></div>
+<div class="payd-field"><label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required></div>
+<button type="submit" class="payd-pay">Sign in</button>
+</form></div>`);
+  };
+
+  app.get('/oauth/authorize', { schema: { hide: true } }, async (request, reply) => {
+    let validated;
+    try {
+      validated = await identity.validate(request.query as Record<string, unknown>);
+    } catch (err) {
+      if (err instanceof AuthorizeError) return errorPage(reply, err);
+      throw err;
+    }
+    const session = await identity.sessionUser(cookies(request)[SESSION_COOKIE]);
+    if (session) return reply.redirect(await identity.issueCode(validated.request, session.user.id, session.auth_time), 303);
+    return loginForm(reply, validated.request, validated.app.name);
+  });
+
+  app.post('/oauth/authorize/login', {
+    schema: { hide: true, body: Type.Record(Type.String(), Type.String({ maxLength: 2048 })) },
+  }, async (request, reply) => {
+    const body = request.body as Record<string, string>;
+    let validated;
+    try {
+      validated = await identity.validate(body);
+    } catch (err) {
+      if (err instanceof AuthorizeError) return errorPage(reply, err);
+      throw err;
+    }
+    const nonce = cookies(request)[CSRF_COOKIE];
+    if (!nonce || !body.csrf || !safeEqual(csrfFor(nonce), body.csrf)) {
+      return sendPage(reply, 403, 'Sign-in refused', '<p role="alert">The sign-in form expired or did not come from this site. Go back and try again.</p>');
+    }
+    try {
+      const user = await identity.login(body.email ?? '', body.password ?? '', request.ip);
+      const session = await identity.newSession(user.id);
+      reply.header('set-cookie', `${SESSION_COOKIE}=${session}; HttpOnly; SameSite=Lax; Path=/oauth${secure}`);
+      return reply.redirect(await identity.issueCode(validated.request, user.id, new Date()), 303);
+    } catch (err) {
+      if (err instanceof Problem && (err.status === 401 || err.status === 429)) {
+        return loginForm(reply, validated.request, validated.app.name, err.detail, err.status === 429 ? 429 : 200);
+      }
+      throw err;
+    }
+  });
+
+  app.get('/.well-known/openid-configuration', { schema: { tags: ['Identity'], summary: 'OpenID Provider metadata' } }, async () => ({
+    issuer: baseUrl,
+    authorization_endpoint: `${baseUrl}/oauth/authorize`,
+    token_endpoint: `${baseUrl}/oauth/token`,
+    userinfo_endpoint: `${baseUrl}/userinfo`,
+    jwks_uri: `${baseUrl}/.well-known/jwks.json`,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'client_credentials'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: ['HS256', 'RS256'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    code_challenge_methods_supported: ['S256'],
+    scopes_supported: ['openid', 'profile', 'email'],
+    claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'given_name', 'family_name', 'email', 'email_verified'],
+    authorization_response_iss_parameter_supported: true,
+  }));
+
+  // Keys of the RS256 id_tokens of public clients (confidential ones get HS256 with their secret).
+  app.get('/.well-known/jwks.json', { schema: { tags: ['Identity'], summary: 'Public keys of RS256 id_tokens' } }, async () => identity.jwks());
+
+  app.get('/userinfo', { schema: { tags: ['Identity'], summary: 'Claims of the signed-in user', response: problemResponses(401) } }, async (request) => {
+    const auth = request.headers.authorization;
+    return identity.userinfo(auth?.startsWith('Bearer ') ? auth.slice(7) : undefined);
+  });
+
+  const admin = { auth: { schemes: ['admin' as const] } };
+  app.post('/admin/v1/identity/users', {
+    config: admin,
+    schema: {
+      tags: ['Operator'], summary: 'Create an identity user', security: [{ operatorToken: [] }],
+      body: Type.Object({
+        email: Type.String({ format: 'email', maxLength: 254 }), password: Type.String({ minLength: 12, maxLength: 256 }),
+        given_name: Type.Optional(Type.String({ maxLength: 100 })), family_name: Type.Optional(Type.String({ maxLength: 100 })),
+        email_verified: Type.Optional(Type.Boolean()), is_admin: Type.Optional(Type.Boolean()),
+      }, { additionalProperties: false }),
+      response: { 201: Type.Object({ id: Uuid(), email: Type.String() }, { additionalProperties: true }), ...problemResponses(400, 401, 409) },
+    },
+  }, async (request, reply) => reply.code(201).send(await identity.createUser(request.body)));
+
+  app.post('/admin/v1/identity/applications', {
+    config: admin,
+    schema: {
+      tags: ['Operator'], summary: 'Register an application (OAuth client); the client secret is shown once', security: [{ operatorToken: [] }],
+      body: Type.Object({
+        name: Type.String({ minLength: 1, maxLength: 100 }),
+        callback_urls: Type.Array(Type.String({ maxLength: 2048 }), { minItems: 1, maxItems: 20, description: 'Allowed Callback URLs (exact match)' }),
+        allowed_origins: Type.Optional(Type.Array(Type.String({ maxLength: 2048 }), { maxItems: 20 })),
+        first_party: Type.Optional(Type.Boolean()),
+        token_endpoint_auth_method: Type.Optional(Type.Union([Type.Literal('client_secret_basic'), Type.Literal('client_secret_post'), Type.Literal('none')])),
+      }, { additionalProperties: false }),
+      response: { 201: Type.Object({ client_id: Type.String(), client_secret: Type.Optional(Type.String()) }, { additionalProperties: true }), ...problemResponses(400, 401) },
+    },
+  }, async (request, reply) => reply.code(201).send(await identity.createApplication(request.body)));
+
+  app.get('/admin/v1/identity/users/:id/events', {
+    config: admin,
+    schema: { tags: ['Operator'], summary: "A user's recent activity (logins)", security: [{ operatorToken: [] }], params: Type.Object({ id: Uuid() }) },
+  }, async (request) => identity.events(request.params.id));
+}
