@@ -50,6 +50,8 @@ export interface Config {
   webhookLeaseMs: number;
   /** Deliver to loopback, private and link-local addresses (default: only on the embedded database). */
   webhookAllowPrivateTargets: boolean;
+  /** Identity: accept http:// redirect URIs on localhost (development; default only on the embedded database). */
+  identityAllowHttpLocalhost: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -124,6 +126,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     webhookTimeoutMs: int(env, 'PAYD_WEBHOOK_TIMEOUT_MS', 10000, 100, 60000),
     webhookLeaseMs: int(env, 'PAYD_WEBHOOK_LEASE_MS', 60000, 1000, 3600000),
     webhookAllowPrivateTargets: bool(env, 'PAYD_WEBHOOK_ALLOW_PRIVATE_TARGETS', databaseUrl === undefined),
+    identityAllowHttpLocalhost: bool(env, 'PAYD_IDENTITY_ALLOW_HTTP_LOCALHOST', databaseUrl === undefined),
   };
   if (config.webhookLeaseMs <= config.webhookTimeoutMs) {
     throw new ConfigError('PAYD_WEBHOOK_LEASE_MS must be longer than PAYD_WEBHOOK_TIMEOUT_MS');

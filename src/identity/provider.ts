@@ -1,6 +1,6 @@
 // The identity provider: hosted login, /oauth/authorize (code + PKCE), the
 // authorization_code grant on POST /oauth/token, discovery and /userinfo.
-// (Not yet: management API, login-as, messenger linking, console; see the issue.)
+// messenger_code for account linking. (Not yet: management API, login-as, console.)
 import { hkdfSync } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
@@ -30,7 +30,7 @@ export interface IdentityProvider {
 export async function createIdentityProvider(deps: IdentityDeps): Promise<IdentityProvider> {
   await deps.keys.ensure(IDP_ACCESS_TOKEN_KEYS);
   await deps.keys.ensure(IDP_ID_TOKEN_KEYS);
-  const service = new IdentityService(deps.db, deps.keys, deps.masterKey, deps.config.baseUrl);
+  const service = new IdentityService(deps.db, deps.keys, deps.masterKey, deps.config.baseUrl, { allowHttpLocalhost: deps.config.identityAllowHttpLocalhost });
   const csrfKey = Buffer.from(hkdfSync('sha256', deps.masterKey, Buffer.alloc(0), 'payd idp csrf v1', 32));
   return {
     service,

@@ -22,6 +22,7 @@ export interface AppRow {
   callback_urls: string[];
   allowed_origins: string[];
   token_endpoint_auth_method: 'client_secret_basic' | 'client_secret_post' | 'none';
+  response_types: string[];
   created_at: Date;
 }
 
@@ -39,7 +40,7 @@ export interface CodeRow {
 }
 
 const USER_COLS = 'id, email, password_hash, given_name, family_name, email_verified, blocked, is_admin, created_at';
-const APP_COLS = 'client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, created_at';
+const APP_COLS = 'client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types, created_at';
 
 export const idpRepo = {
   async insertUser(q: Queryable, u: Omit<UserRow, 'created_at' | 'blocked'>): Promise<UserRow | undefined> {
@@ -59,9 +60,10 @@ export const idpRepo = {
   },
   async insertApp(q: Queryable, a: Omit<AppRow, 'created_at'>): Promise<AppRow> {
     const { rows } = await q.query<AppRow>(
-      `INSERT INTO idp_applications (client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${APP_COLS}`,
-      [a.client_id, a.name, a.secret_hash, a.secret_enc, a.first_party, JSON.stringify(a.callback_urls), JSON.stringify(a.allowed_origins), a.token_endpoint_auth_method]);
+      `INSERT INTO idp_applications (client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${APP_COLS}`,
+      [a.client_id, a.name, a.secret_hash, a.secret_enc, a.first_party, JSON.stringify(a.callback_urls), JSON.stringify(a.allowed_origins), a.token_endpoint_auth_method,
+        JSON.stringify(a.response_types)]);
     return rows[0]!;
   },
   async app(q: Queryable, clientId: string): Promise<AppRow | undefined> {

@@ -13,7 +13,7 @@ import { type AuthRequest, AuthorizeError, type IdentityService } from './idp.se
 
 const SESSION_COOKIE = 'payd_idp_session';
 const CSRF_COOKIE = 'payd_idp_csrf';
-const REQUEST_FIELDS = ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'nonce', 'code_challenge', 'code_challenge_method'] as const;
+const REQUEST_FIELDS = ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'nonce', 'code_challenge', 'code_challenge_method', 'account_linking_token'] as const;
 
 function cookies(request: FastifyRequest): Record<string, string> {
   const out: Record<string, string> = {};
@@ -36,6 +36,11 @@ export async function identityRoutes(root: FastifyInstance, { identity, baseUrl,
   const csrfFor = (nonce: string) => createHmac('sha256', csrfKey).update(`idp-csrf:${nonce}`).digest('base64url');
 
   const errorPage = (reply: FastifyReply, err: AuthorizeError) => {
+    if (err.redirectUri && err.messenger) {
+      const url = new URL(err.redirectUri);
+      url.searchParams.append('error', 'access_denied');
+      return reply.redirect(url.toString(), 303);
+    }
     if (err.redirectUri) {
       const url = new URL(err.redirectUri);
       url.searchParams.set('error', err.error);
@@ -59,6 +64,7 @@ ${message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : ''
 <div class="payd-field"><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required autofocus></div>
 <div class="payd-field"><label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required></div>
 <button type="submit" class="payd-pay">Sign in</button>
+<button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>
 </form></div>`);
   };
 
@@ -89,6 +95,10 @@ ${message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : ''
     const nonce = cookies(request)[CSRF_COOKIE];
     if (!nonce || !body.csrf || !safeEqual(csrfFor(nonce), body.csrf)) {
       return sendPage(reply, 403, 'Sign-in refused', '<p role="alert">The sign-in form expired or did not come from this site. Go back and try again.</p>');
+    }
+    if (body.cancel) {
+      const r = validated.request;
+      return errorPage(reply, new AuthorizeError('access_denied', 'The user cancelled the sign-in.', r.redirect_uri, r.state || undefined, r.response_type === 'messenger_code'));
     }
     try {
       const user = await identity.login(body.email ?? '', body.password ?? '', request.ip);
@@ -153,6 +163,7 @@ ${message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : ''
         allowed_origins: Type.Optional(Type.Array(Type.String({ maxLength: 2048 }), { maxItems: 20 })),
         first_party: Type.Optional(Type.Boolean()),
         token_endpoint_auth_method: Type.Optional(Type.Union([Type.Literal('client_secret_basic'), Type.Literal('client_secret_post'), Type.Literal('none')])),
+        response_types: Type.Optional(Type.Array(Type.Union([Type.Literal('code'), Type.Literal('messenger_code')]), { minItems: 1, uniqueItems: true })),
       }, { additionalProperties: false }),
       response: { 201: Type.Object({ client_id: Type.String(), client_secret: Type.Optional(Type.String()) }, { additionalProperties: true }), ...problemResponses(400, 401) },
     },

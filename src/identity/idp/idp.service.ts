@@ -35,17 +35,34 @@ export interface AuthRequest {
   nonce?: string | undefined;
   code_challenge?: string | undefined;
   code_challenge_method?: string | undefined;
+  /** messenger_code only: the messenger's token, carried through the login form. */
+  account_linking_token?: string | undefined;
 }
 
 /** Where a refusal goes: back to the client (redirect URI valid) or to an error page. */
 export class AuthorizeError extends Error {
-  constructor(readonly error: string, readonly description: string, readonly redirectUri?: string, readonly state?: string) {
+  constructor(
+    readonly error: string, readonly description: string, readonly redirectUri?: string, readonly state?: string,
+    /** messenger_code: the error goes back as error=access_denied only (the messenger's format). */
+    readonly messenger = false,
+  ) {
     super(description);
   }
 }
 
+export interface IdentityOptions {
+  /** Accept http:// redirect URIs on localhost (development); otherwise https only. */
+  allowHttpLocalhost: boolean;
+}
+
+/** scheme://host/path of a URL (the "base" a messenger redirect_uri is matched by). */
+const baseOf = (u: URL) => `${u.protocol}//${u.host}${u.pathname}`;
+
 export class IdentityService {
-  constructor(private readonly db: Db, private readonly keys: KeyStore, private readonly masterKey: Buffer, private readonly issuer: string) {}
+  constructor(
+    private readonly db: Db, private readonly keys: KeyStore, private readonly masterKey: Buffer, private readonly issuer: string,
+    private readonly options: IdentityOptions = { allowHttpLocalhost: true },
+  ) {}
 
   // ---- administration (operator API) ----
 
@@ -58,7 +75,10 @@ export class IdentityService {
     return userView(row);
   }
 
-  async createApplication(input: { name: string; callback_urls: string[]; allowed_origins?: string[]; first_party?: boolean; token_endpoint_auth_method?: AppRow['token_endpoint_auth_method'] }) {
+  async createApplication(input: {
+    name: string; callback_urls: string[]; allowed_origins?: string[]; first_party?: boolean;
+    token_endpoint_auth_method?: AppRow['token_endpoint_auth_method']; response_types?: string[];
+  }) {
     for (const [i, u] of input.callback_urls.entries()) {
       let url: URL;
       try {
@@ -75,6 +95,7 @@ export class IdentityService {
       client_id: clientId, name: input.name, secret_hash: secret ? hex(secret) : null,
       secret_enc: secret ? encrypt(this.masterKey, secret, `idp-client:${clientId}`) : null, first_party: input.first_party ?? false,
       callback_urls: input.callback_urls, allowed_origins: input.allowed_origins ?? [], token_endpoint_auth_method: method,
+      response_types: input.response_types ?? ['code'],
     });
     return { ...appView(row), ...(secret ? { client_secret: secret } : {}) };
   }
@@ -87,14 +108,41 @@ export class IdentityService {
     const clientId = str('client_id');
     const app = clientId ? await idpRepo.app(this.db, clientId) : undefined;
     if (!app) throw new AuthorizeError('invalid_request', 'Unknown or missing client_id.');
+    const responseType = str('response_type');
     const redirectUri = str('redirect_uri');
-    if (!redirectUri || !app.callback_urls.includes(redirectUri)) {
+    let parsed: URL | undefined;
+    try {
+      parsed = redirectUri ? new URL(redirectUri) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    // messenger_code: the messenger adds its own query string, so its account-linking URL
+    // is matched by scheme, host and path; every other flow matches exactly.
+    const messenger = responseType === 'messenger_code';
+    const registered = parsed && (messenger
+      ? app.callback_urls.some((c) => { try { return baseOf(new URL(c)) === baseOf(parsed!); } catch { return false; } })
+      : app.callback_urls.includes(redirectUri!));
+    if (!parsed || !registered) {
       throw new AuthorizeError('invalid_request', 'redirect_uri is missing or is not one of the Allowed Callback URLs of this application (exact match).');
+    }
+    const local = parsed.hostname === 'localhost' || parsed.hostname === '127.0.0.1';
+    if (parsed.protocol !== 'https:' && !(this.options.allowHttpLocalhost && local && parsed.protocol === 'http:')) {
+      throw new AuthorizeError('invalid_request', 'redirect_uri must use https (http is allowed on localhost in development only).');
+    }
+    if (messenger) {
+      if (!app.response_types.includes('messenger_code')) throw new AuthorizeError('access_denied', 'This application does not use messenger account linking.', redirectUri, undefined, true);
+      const linking = str('account_linking_token');
+      if (!linking) throw new AuthorizeError('access_denied', 'account_linking_token is required.', redirectUri, undefined, true);
+      return {
+        app,
+        request: { client_id: app.client_id, redirect_uri: redirectUri!, response_type: 'messenger_code', scope: 'openid profile email', state: '', account_linking_token: linking },
+      };
     }
     const state = str('state');
     const fail = (error: string, description: string) => new AuthorizeError(error, description, redirectUri, state);
     if (!state) throw fail('invalid_request', 'state is required.');
-    if (str('response_type') !== 'code') throw fail('unsupported_response_type', 'Only response_type=code is supported.');
+    if (responseType !== 'code') throw fail('unsupported_response_type', 'response_type must be code (or messenger_code for messenger account linking).');
+    if (!app.response_types.includes('code')) throw fail('unauthorized_client', 'This application may not use response_type=code.');
     const scope = str('scope') ?? 'openid';
     if (!scope.split(' ').every((s) => SCOPES.has(s)) || !scope.split(' ').includes('openid')) {
       throw fail('invalid_scope', 'scope must include openid and may add profile and email.');
@@ -106,7 +154,7 @@ export class IdentityService {
     if (!challenge && app.token_endpoint_auth_method === 'none') throw fail('invalid_request', 'PKCE (code_challenge, S256) is required for public clients.');
     return {
       app,
-      request: { client_id: app.client_id, redirect_uri: redirectUri, response_type: 'code', scope, state, nonce: str('nonce'), code_challenge: challenge, code_challenge_method: method },
+      request: { client_id: app.client_id, redirect_uri: redirectUri!, response_type: 'code', scope, state, nonce: str('nonce'), code_challenge: challenge, code_challenge_method: method },
     };
   }
 
@@ -143,12 +191,19 @@ export class IdentityService {
   /** Issues the code and returns the redirect that carries it. */
   async issueCode(r: AuthRequest, userId: string, authTime: Date): Promise<string> {
     const code = randomBytes(32).toString('base64url');
+    const messenger = r.response_type === 'messenger_code';
+    // A messenger code is exchanged with the account-linking URL itself (no query string).
+    const boundRedirect = messenger ? baseOf(new URL(r.redirect_uri)) : r.redirect_uri;
     await idpRepo.insertCode(this.db, {
-      code_hash: hex(code), client_id: r.client_id, user_id: userId, redirect_uri: r.redirect_uri, scope: r.scope,
+      code_hash: hex(code), client_id: r.client_id, user_id: userId, redirect_uri: boundRedirect, scope: r.scope,
       nonce: r.nonce ?? null, code_challenge: r.code_challenge ?? null, auth_time: authTime,
     }, CODE_TTL_SECONDS);
     await idpRepo.insertEvent(this.db, { id: randomUUID(), user_id: userId, type: 'login', auth_type: 'password', client_id: r.client_id, login_as_profile_id: null });
     const url = new URL(r.redirect_uri);
+    if (messenger) {
+      url.searchParams.append('authorization_code', code);
+      return url.toString();
+    }
     url.searchParams.set('code', code);
     url.searchParams.set('state', r.state);
     url.searchParams.set('iss', this.issuer);
