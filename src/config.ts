@@ -52,6 +52,10 @@ export interface Config {
   webhookAllowPrivateTargets: boolean;
   /** Identity: accept http:// redirect URIs on localhost (development; default only on the embedded database). */
   identityAllowHttpLocalhost: boolean;
+  /** {identity_claims_base}: namespace of payd's own claims (login-as-name). */
+  identityClaimsBase: string;
+  /** {console_origin}: origin of the administration console (login-as checks Allowed Origins for it). */
+  consoleOrigin: string;
 }
 
 export class ConfigError extends Error {}
@@ -127,9 +131,16 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     webhookLeaseMs: int(env, 'PAYD_WEBHOOK_LEASE_MS', 60000, 1000, 3600000),
     webhookAllowPrivateTargets: bool(env, 'PAYD_WEBHOOK_ALLOW_PRIVATE_TARGETS', databaseUrl === undefined),
     identityAllowHttpLocalhost: bool(env, 'PAYD_IDENTITY_ALLOW_HTTP_LOCALHOST', databaseUrl === undefined),
+    identityClaimsBase: '', // derived below from the final base URL
+    consoleOrigin: '',
   };
   if (config.webhookLeaseMs <= config.webhookTimeoutMs) {
     throw new ConfigError('PAYD_WEBHOOK_LEASE_MS must be longer than PAYD_WEBHOOK_TIMEOUT_MS');
   }
-  return { ...config, ...overrides };
+  const merged = { ...config, ...overrides };
+  return {
+    ...merged,
+    identityClaimsBase: overrides.identityClaimsBase ?? (env.PAYD_IDENTITY_CLAIMS_BASE || `${merged.baseUrl}/claims`).replace(/\/$/, ''),
+    consoleOrigin: overrides.consoleOrigin ?? new URL(env.PAYD_CONSOLE_ORIGIN || merged.baseUrl).origin,
+  };
 }

@@ -1,6 +1,6 @@
 // The identity provider: hosted login, /oauth/authorize (code + PKCE), the
 // authorization_code grant on POST /oauth/token, discovery and /userinfo.
-// messenger_code for account linking. (Not yet: management API, login-as, console.)
+// messenger_code for account linking, the Management API and login-as. (Not yet: the console.)
 import { hkdfSync } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
@@ -9,6 +9,8 @@ import type { KeyStore } from '../platform/crypto/keystore.ts';
 import type { GrantHandler } from './oauth/token.routes.ts';
 import { IDP_ACCESS_TOKEN_KEYS, IDP_ID_TOKEN_KEYS, IdentityService } from './idp/idp.service.ts';
 import { identityRoutes } from './idp/idp.routes.ts';
+import { ManagementService } from './idp/management.ts';
+import { managementRoutes } from './idp/management.routes.ts';
 
 export interface IdentityDeps {
   config: Config;
@@ -19,6 +21,7 @@ export interface IdentityDeps {
 
 export interface IdentityProvider {
   service: IdentityService;
+  management: ManagementService;
   /** Grants the provider adds to POST /oauth/token (authorization_code, ...). */
   grants: Record<string, GrantHandler>;
   /** Registers the provider's routes. */
@@ -30,12 +33,22 @@ export interface IdentityProvider {
 export async function createIdentityProvider(deps: IdentityDeps): Promise<IdentityProvider> {
   await deps.keys.ensure(IDP_ACCESS_TOKEN_KEYS);
   await deps.keys.ensure(IDP_ID_TOKEN_KEYS);
-  const service = new IdentityService(deps.db, deps.keys, deps.masterKey, deps.config.baseUrl, { allowHttpLocalhost: deps.config.identityAllowHttpLocalhost });
+  const service = new IdentityService(deps.db, deps.keys, deps.masterKey, deps.config.baseUrl, {
+    allowHttpLocalhost: deps.config.identityAllowHttpLocalhost, claimsBase: deps.config.identityClaimsBase,
+  });
+  const management = new ManagementService(deps.db, deps.keys, service, deps.config.baseUrl, deps.config.consoleOrigin);
   const csrfKey = Buffer.from(hkdfSync('sha256', deps.masterKey, Buffer.alloc(0), 'payd idp csrf v1', 32));
   return {
     service,
-    grants: { authorization_code: (req) => service.exchangeCode(req.headers, req.body) },
-    routes: (app) => identityRoutes(app, { identity: service, baseUrl: deps.config.baseUrl, csrfKey }),
+    management,
+    grants: {
+      authorization_code: (req) => service.exchangeCode(req.headers, req.body),
+      client_credentials: (req) => management.token(req.headers, req.body),
+    },
+    routes: async (app) => {
+      await identityRoutes(app, { identity: service, baseUrl: deps.config.baseUrl, csrfKey });
+      await managementRoutes(app, { management, identity: service });
+    },
     stop: async () => {},
   };
 }

@@ -23,6 +23,7 @@ export interface AppRow {
   allowed_origins: string[];
   token_endpoint_auth_method: 'client_secret_basic' | 'client_secret_post' | 'none';
   response_types: string[];
+  management_scopes: string[];
   created_at: Date;
 }
 
@@ -37,10 +38,11 @@ export interface CodeRow {
   auth_time: Date;
   expires_at: Date;
   used_at: Date | null;
+  login_as_name: string | null;
 }
 
 const USER_COLS = 'id, email, password_hash, given_name, family_name, email_verified, blocked, is_admin, created_at';
-const APP_COLS = 'client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types, created_at';
+const APP_COLS = 'client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types, management_scopes, created_at';
 
 export const idpRepo = {
   async insertUser(q: Queryable, u: Omit<UserRow, 'created_at' | 'blocked'>): Promise<UserRow | undefined> {
@@ -60,10 +62,10 @@ export const idpRepo = {
   },
   async insertApp(q: Queryable, a: Omit<AppRow, 'created_at'>): Promise<AppRow> {
     const { rows } = await q.query<AppRow>(
-      `INSERT INTO idp_applications (client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${APP_COLS}`,
+      `INSERT INTO idp_applications (client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types, management_scopes)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${APP_COLS}`,
       [a.client_id, a.name, a.secret_hash, a.secret_enc, a.first_party, JSON.stringify(a.callback_urls), JSON.stringify(a.allowed_origins), a.token_endpoint_auth_method,
-        JSON.stringify(a.response_types)]);
+        JSON.stringify(a.response_types), JSON.stringify(a.management_scopes)]);
     return rows[0]!;
   },
   async app(q: Queryable, clientId: string): Promise<AppRow | undefined> {
@@ -78,11 +80,11 @@ export const idpRepo = {
       'SELECT user_id, auth_time FROM idp_login_sessions WHERE id = $1 AND expires_at > now()', [id]);
     return rows[0];
   },
-  async insertCode(q: Queryable, c: Omit<CodeRow, 'used_at' | 'expires_at'>, ttlSeconds: number): Promise<void> {
+  async insertCode(q: Queryable, c: Omit<CodeRow, 'used_at' | 'expires_at' | 'login_as_name'> & { login_as_name?: string | null }, ttlSeconds: number): Promise<void> {
     await q.query(
-      `INSERT INTO idp_codes (code_hash, client_id, user_id, redirect_uri, scope, nonce, code_challenge, auth_time, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))`,
-      [c.code_hash, c.client_id, c.user_id, c.redirect_uri, c.scope, c.nonce, c.code_challenge, c.auth_time, ttlSeconds]);
+      `INSERT INTO idp_codes (code_hash, client_id, user_id, redirect_uri, scope, nonce, code_challenge, auth_time, expires_at, login_as_name)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9), $10)`,
+      [c.code_hash, c.client_id, c.user_id, c.redirect_uri, c.scope, c.nonce, c.code_challenge, c.auth_time, ttlSeconds, c.login_as_name ?? null]);
   },
   /** Marks the code used and returns it; an already used code comes back with used_at set (and stays used). */
   async useCode(q: Queryable, codeHash: string): Promise<{ code: CodeRow; firstUse: boolean } | undefined> {
@@ -95,9 +97,21 @@ export const idpRepo = {
     const { first_use, ...code } = row;
     return { code, firstUse: first_use };
   },
-  async insertToken(q: Queryable, t: { jti: string; code_hash: string | null; client_id: string; user_id: string; ttlSeconds: number }): Promise<void> {
-    await q.query(`INSERT INTO idp_tokens (jti, code_hash, client_id, user_id, expires_at) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))`,
-      [t.jti, t.code_hash, t.client_id, t.user_id, t.ttlSeconds]);
+  async insertToken(q: Queryable, t: { jti: string; code_hash: string | null; client_id: string; user_id: string; ttlSeconds: number; login_as_name?: string | null }): Promise<void> {
+    await q.query(`INSERT INTO idp_tokens (jti, code_hash, client_id, user_id, expires_at, login_as_name) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5), $6)`,
+      [t.jti, t.code_hash, t.client_id, t.user_id, t.ttlSeconds, t.login_as_name ?? null]);
+  },
+  async users(q: Queryable, limit: number): Promise<UserRow[]> {
+    const { rows } = await q.query<UserRow>(`SELECT ${USER_COLS} FROM idp_users ORDER BY created_at, id LIMIT $1`, [limit]);
+    return rows;
+  },
+  async updateUser(q: Queryable, id: string, u: { given_name?: string | undefined; family_name?: string | undefined; email_verified?: boolean | undefined; blocked?: boolean | undefined; password_hash?: string | undefined }): Promise<UserRow | undefined> {
+    const { rows } = await q.query<UserRow>(
+      `UPDATE idp_users SET given_name = coalesce($2, given_name), family_name = coalesce($3, family_name),
+         email_verified = coalesce($4, email_verified), blocked = coalesce($5, blocked), password_hash = coalesce($6, password_hash), updated_at = now()
+        WHERE id = $1 RETURNING ${USER_COLS}`,
+      [id, u.given_name ?? null, u.family_name ?? null, u.email_verified ?? null, u.blocked ?? null, u.password_hash ?? null]);
+    return rows[0];
   },
   async revokeTokensOfCode(q: Queryable, codeHash: string): Promise<number> {
     const { rowCount } = await q.query('UPDATE idp_tokens SET revoked_at = now() WHERE code_hash = $1 AND revoked_at IS NULL', [codeHash]);

@@ -10,6 +10,7 @@ import { Problem } from '../../platform/http/problem.ts';
 import { problemResponses, Uuid } from '../../platform/http/schemas.ts';
 import { escapeHtml, sendPage } from '../../checkout/pages.ts';
 import { type AuthRequest, AuthorizeError, type IdentityService } from './idp.service.ts';
+import { MANAGEMENT_SCOPES } from './management.ts';
 
 const SESSION_COOKIE = 'payd_idp_session';
 const CSRF_COOKIE = 'payd_idp_csrf';
@@ -163,7 +164,12 @@ ${message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : ''
         allowed_origins: Type.Optional(Type.Array(Type.String({ maxLength: 2048 }), { maxItems: 20 })),
         first_party: Type.Optional(Type.Boolean()),
         token_endpoint_auth_method: Type.Optional(Type.Union([Type.Literal('client_secret_basic'), Type.Literal('client_secret_post'), Type.Literal('none')])),
-        response_types: Type.Optional(Type.Array(Type.Union([Type.Literal('code'), Type.Literal('messenger_code')]), { minItems: 1, uniqueItems: true })),
+        response_types: Type.Optional(Type.Array(Type.Union([Type.Literal('code'), Type.Literal('messenger_code'), Type.Literal('token')]), {
+          minItems: 1, uniqueItems: true, description: 'token: login-as only, credentials in the query string',
+        })),
+        management_scopes: Type.Optional(Type.Array(Type.Union(MANAGEMENT_SCOPES.map((s) => Type.Literal(s))), {
+          uniqueItems: true, description: 'Management API scopes this application may get with client credentials',
+        })),
       }, { additionalProperties: false }),
       response: { 201: Type.Object({ client_id: Type.String(), client_secret: Type.Optional(Type.String()) }, { additionalProperties: true }), ...problemResponses(400, 401) },
     },

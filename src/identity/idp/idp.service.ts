@@ -53,6 +53,8 @@ export class AuthorizeError extends Error {
 export interface IdentityOptions {
   /** Accept http:// redirect URIs on localhost (development); otherwise https only. */
   allowHttpLocalhost: boolean;
+  /** {identity_claims_base} of the spec: namespace of payd's own claims. */
+  claimsBase?: string;
 }
 
 /** scheme://host/path of a URL (the "base" a messenger redirect_uri is matched by). */
@@ -77,7 +79,7 @@ export class IdentityService {
 
   async createApplication(input: {
     name: string; callback_urls: string[]; allowed_origins?: string[]; first_party?: boolean;
-    token_endpoint_auth_method?: AppRow['token_endpoint_auth_method']; response_types?: string[];
+    token_endpoint_auth_method?: AppRow['token_endpoint_auth_method']; response_types?: string[]; management_scopes?: string[];
   }) {
     for (const [i, u] of input.callback_urls.entries()) {
       let url: URL;
@@ -95,7 +97,7 @@ export class IdentityService {
       client_id: clientId, name: input.name, secret_hash: secret ? hex(secret) : null,
       secret_enc: secret ? encrypt(this.masterKey, secret, `idp-client:${clientId}`) : null, first_party: input.first_party ?? false,
       callback_urls: input.callback_urls, allowed_origins: input.allowed_origins ?? [], token_endpoint_auth_method: method,
-      response_types: input.response_types ?? ['code'],
+      response_types: input.response_types ?? ['code'], management_scopes: input.management_scopes ?? [],
     });
     return { ...appView(row), ...(secret ? { client_secret: secret } : {}) };
   }
@@ -188,24 +190,26 @@ export class IdentityService {
     return user && !user.blocked ? { user, auth_time: s!.auth_time } : undefined;
   }
 
-  /** Issues the code and returns the redirect that carries it. */
-  async issueCode(r: AuthRequest, userId: string, authTime: Date): Promise<string> {
+  /** Issues the code and returns the redirect that carries it (login-as: with the auditing name). */
+  async issueCode(r: AuthRequest, userId: string, authTime: Date, loginAs?: { name: string }): Promise<string> {
     const code = randomBytes(32).toString('base64url');
     const messenger = r.response_type === 'messenger_code';
     // A messenger code is exchanged with the account-linking URL itself (no query string).
     const boundRedirect = messenger ? baseOf(new URL(r.redirect_uri)) : r.redirect_uri;
     await idpRepo.insertCode(this.db, {
       code_hash: hex(code), client_id: r.client_id, user_id: userId, redirect_uri: boundRedirect, scope: r.scope,
-      nonce: r.nonce ?? null, code_challenge: r.code_challenge ?? null, auth_time: authTime,
+      nonce: r.nonce ?? null, code_challenge: r.code_challenge ?? null, auth_time: authTime, login_as_name: loginAs?.name ?? null,
     }, CODE_TTL_SECONDS);
-    await idpRepo.insertEvent(this.db, { id: randomUUID(), user_id: userId, type: 'login', auth_type: 'password', client_id: r.client_id, login_as_profile_id: null });
+    await idpRepo.insertEvent(this.db, {
+      id: randomUUID(), user_id: userId, type: 'login', auth_type: loginAs ? 'login_as' : 'password', client_id: r.client_id, login_as_profile_id: loginAs?.name ?? null,
+    });
     const url = new URL(r.redirect_uri);
     if (messenger) {
       url.searchParams.append('authorization_code', code);
       return url.toString();
     }
     url.searchParams.set('code', code);
-    url.searchParams.set('state', r.state);
+    if (r.state) url.searchParams.set('state', r.state);
     url.searchParams.set('iss', this.issuer);
     return url.toString();
   }
@@ -260,12 +264,7 @@ export class IdentityService {
     if (!user || user.blocked) throw oauthError('invalid_grant', 'The user cannot sign in.');
 
     const now = Math.floor(Date.now() / 1000);
-    const jti = randomUUID();
-    await idpRepo.insertToken(this.db, { jti, code_hash: c.code_hash, client_id: app.client_id, user_id: user.id, ttlSeconds: TOKEN_TTL_SECONDS });
-    const key = await this.keys.signingKey(IDP_ACCESS_TOKEN_KEYS.name);
-    const accessToken = signJwt('HS256', { kid: key.kid, typ: 'at+jwt' }, {
-      iss: this.issuer, sub: user.id, aud: app.client_id, client_id: app.client_id, scope: c.scope, iat: now, exp: now + TOKEN_TTL_SECONDS, jti,
-    }, key.privateKey);
+    const accessToken = await this.userAccessToken(user.id, app.client_id, c.scope, c.code_hash, c.login_as_name);
     const scopes = c.scope.split(' ');
     const claims = {
       iss: this.issuer, sub: user.id, aud: app.client_id, iat: now, exp: now + TOKEN_TTL_SECONDS, auth_time: Math.floor(c.auth_time.getTime() / 1000),
@@ -281,6 +280,23 @@ export class IdentityService {
       idToken = await new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: rsa.kid, typ: 'JWT' }).sign(rsa.privateKey);
     }
     return { access_token: accessToken, token_type: 'Bearer' as const, expires_in: TOKEN_TTL_SECONDS, scope: c.scope, id_token: idToken };
+  }
+
+  /** Claim name of the login-as auditing name ({identity_claims_base}/login-as-name). */
+  get loginAsClaim(): string {
+    return `${this.options.claimsBase ?? `${this.issuer}/claims`}/login-as-name`;
+  }
+
+  /** A user's access token (recorded by jti, so that it can be revoked). */
+  async userAccessToken(userId: string, clientId: string, scope: string, codeHash: string | null, loginAsName: string | null): Promise<string> {
+    const now = Math.floor(Date.now() / 1000);
+    const jti = randomUUID();
+    await idpRepo.insertToken(this.db, { jti, code_hash: codeHash, client_id: clientId, user_id: userId, ttlSeconds: TOKEN_TTL_SECONDS, login_as_name: loginAsName });
+    const key = await this.keys.signingKey(IDP_ACCESS_TOKEN_KEYS.name);
+    return signJwt('HS256', { kid: key.kid, typ: 'at+jwt' }, {
+      iss: this.issuer, sub: userId, aud: clientId, client_id: clientId, scope, iat: now, exp: now + TOKEN_TTL_SECONDS, jti,
+      ...(loginAsName ? { [this.loginAsClaim]: loginAsName } : {}),
+    }, key.privateKey);
   }
 
   /** /userinfo: the claims of the user behind an access token this provider issued and did not revoke. */

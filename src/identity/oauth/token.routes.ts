@@ -7,6 +7,7 @@ import type { AccessTokens } from './access-tokens.ts';
 import { type ApiKeyResolver, type TokenRequest, clientCredentialsGrant } from './grants/client-credentials.ts';
 import { oauthError } from './oauth-errors.ts';
 import { invalidParamsFrom } from '../../platform/http/error-handler.ts';
+import { API_KEY_HEADER } from '../../platform/http/auth.ts';
 
 /** A grant handler: validates the form and the client, returns the token response body. */
 export type GrantHandler = (req: TokenRequest) => Promise<TokenResponseT>;
@@ -64,6 +65,10 @@ export async function tokenRoutes(root: FastifyInstance, deps: TokenDeps) {
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
     switch (request.body.grant_type) {
       case 'client_credentials':
+        // Without an API key, an identity application's credentials (Management API).
+        if (request.headers[API_KEY_HEADER] === undefined && deps.grants && Object.hasOwn(deps.grants, 'client_credentials')) {
+          return deps.grants.client_credentials!({ headers: request.headers, body: request.body });
+        }
         return clientCredentialsGrant({ headers: request.headers, body: request.body }, deps);
       default: {
         const grant = deps.grants && Object.hasOwn(deps.grants, request.body.grant_type) ? deps.grants[request.body.grant_type] : undefined;

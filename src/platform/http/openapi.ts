@@ -33,6 +33,7 @@ export const openapiPlugin = fp<{ baseUrl: string; version: string }>(async func
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Merchant API key (payd_sk_...)' },
           operatorToken: { type: 'http', scheme: 'bearer', description: 'The operator token (PAYD_ADMIN_TOKEN)' },
           sessionCredential: { type: 'apiKey', in: 'header', name: 'x-payd-session', description: "A client session's widget.data (browser widget only)" },
+          managementToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Identity Management API token: client credentials of an application with management scopes' },
         },
       },
     },

@@ -1,0 +1,79 @@
+// The Management API (/api/v2): bearer tokens from client credentials of an application
+// granted management scopes; users, their events, and login-as.
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { problemResponses, Uuid } from '../../platform/http/schemas.ts';
+import type { IdentityService } from './idp.service.ts';
+import type { ManagementService } from './management.ts';
+
+const tags = ['Identity Management API'];
+const security = [{ managementToken: [] }];
+const UserParams = Type.Object({ id: Uuid() });
+
+export async function managementRoutes(root: FastifyInstance, { management, identity }: { management: ManagementService; identity: IdentityService }) {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
+  const need = (scope: string) => async (request: { headers: { authorization?: string | undefined } }) => management.authorize(request.headers.authorization, scope);
+
+  app.get('/api/v2/users', {
+    preHandler: need('read:users'),
+    schema: { tags, security, summary: 'List users', querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })) }), response: problemResponses(401, 403) },
+  }, async (request) => management.users(request.query.limit));
+
+  app.post('/api/v2/users', {
+    preHandler: need('create:users'),
+    schema: {
+      tags, security, summary: 'Create a user',
+      body: Type.Object({
+        email: Type.String({ format: 'email', maxLength: 254 }), password: Type.String({ minLength: 12, maxLength: 256 }),
+        given_name: Type.Optional(Type.String({ maxLength: 100 })), family_name: Type.Optional(Type.String({ maxLength: 100 })),
+        email_verified: Type.Optional(Type.Boolean()),
+      }, { additionalProperties: false }),
+      response: problemResponses(400, 401, 403, 409),
+    },
+  }, async (request, reply) => reply.code(201).send(await identity.createUser(request.body)));
+
+  app.get('/api/v2/users/:id', {
+    preHandler: need('read:users'),
+    schema: { tags, security, summary: 'Get a user', params: UserParams, response: problemResponses(401, 403, 404) },
+  }, async (request) => management.user(request.params.id));
+
+  app.patch('/api/v2/users/:id', {
+    preHandler: need('update:users'),
+    schema: {
+      tags, security, summary: 'Update or block a user', params: UserParams,
+      body: Type.Object({
+        given_name: Type.Optional(Type.String({ maxLength: 100 })), family_name: Type.Optional(Type.String({ maxLength: 100 })),
+        email_verified: Type.Optional(Type.Boolean()), blocked: Type.Optional(Type.Boolean()), password: Type.Optional(Type.String({ minLength: 12, maxLength: 256 })),
+      }, { additionalProperties: false, minProperties: 1 }),
+      response: problemResponses(400, 401, 403, 404),
+    },
+  }, async (request) => management.updateUser(request.params.id, request.body));
+
+  app.get('/api/v2/users/:id/events', {
+    preHandler: need('read:user_events'),
+    schema: { tags, security, summary: "A user's events (logins, login-as), newest first", params: UserParams, response: problemResponses(401, 403, 404) },
+  }, async (request) => management.events(request.params.id));
+
+  app.get('/api/v2/users/:id/login-as', {
+    preHandler: need('login_as:users'),
+    schema: {
+      tags, security, summary: 'Log in as a user',
+      description: 'Dynamic configuration: a first-party client, one of its Allowed Callback URLs whose origin (and the console origin) its ' +
+        'Allowed Origins list, and response type code (exchange the code at /oauth/token) or token (only for clients that allow it). ' +
+        'Answers the URL that completes the login; credentials come back in its query string. The access token carries the claim ' +
+        '{identity_claims_base}/login-as-name with `name`.',
+      params: UserParams,
+      querystring: Type.Object({
+        client_id: Type.String({ minLength: 1, maxLength: 100 }),
+        redirect_uri: Type.String({ format: 'uri', maxLength: 2048 }),
+        response_type: Type.Optional(Type.Union([Type.Literal('code'), Type.Literal('token')])),
+        name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Who logs in as the user (auditing)' })),
+      }),
+      response: { 200: Type.Object({ redirect_url: Type.String() }), ...problemResponses(400, 401, 403, 404) },
+    },
+  }, async (request) => management.loginAs({
+    userId: request.params.id, clientId: request.query.client_id, redirectUri: request.query.redirect_uri,
+    responseType: request.query.response_type ?? 'code', name: request.query.name ?? 'management-api',
+  }));
+}

@@ -1,0 +1,128 @@
+// The Management API's rules: tokens for applications granted management scopes
+// (client credentials with client_id and secret), users (create, read, update, block),
+// their events, and login-as: a first-party client, a whitelisted redirect URL whose
+// origin (and the console's) the client allows, and response type code or token.
+import { createHash, randomUUID } from 'node:crypto';
+import type { Db } from '../../platform/db/index.ts';
+import type { KeyStore } from '../../platform/crypto/keystore.ts';
+import { JwsError, decodeJwt, signJwt, verifyJwt } from '../../platform/crypto/compact-jws.ts';
+import { safeEqual } from '../../platform/crypto/secrets.ts';
+import { problems } from '../../platform/http/problem.ts';
+import { oauthError } from '../oauth/oauth-errors.ts';
+import { idpRepo } from './idp.repo.ts';
+import { IDP_ACCESS_TOKEN_KEYS, type IdentityService, TOKEN_TTL_SECONDS, userView } from './idp.service.ts';
+import { hashPassword } from './passwords.ts';
+
+export const MANAGEMENT_SCOPES = ['read:users', 'create:users', 'update:users', 'read:user_events', 'login_as:users', 'read:clients', 'create:clients'] as const;
+
+export interface LoginAsInput {
+  userId: string;
+  clientId: string;
+  redirectUri: string;
+  responseType: 'code' | 'token';
+  /** The auditing name (Management API `name`, or the console user's email). */
+  name: string;
+}
+
+export class ManagementService {
+  readonly audience: string;
+
+  constructor(
+    private readonly db: Db,
+    private readonly keys: KeyStore,
+    private readonly identity: IdentityService,
+    private readonly issuer: string,
+    private readonly consoleOrigin: string,
+  ) {
+    this.audience = `${issuer}/api/v2/`;
+  }
+
+  /** grant_type=client_credentials with client_id/client_secret (Basic or post): a management token. */
+  async token(headers: Record<string, unknown>, body: Record<string, unknown>) {
+    let id = typeof body.client_id === 'string' ? body.client_id : undefined;
+    let secret = typeof body.client_secret === 'string' ? body.client_secret : undefined;
+    const auth = typeof headers.authorization === 'string' ? headers.authorization : '';
+    if (auth.startsWith('Basic ')) {
+      const [u, p] = Buffer.from(auth.slice(6), 'base64').toString('utf8').split(':');
+      id = decodeURIComponent(u ?? '');
+      secret = decodeURIComponent(p ?? '');
+    }
+    const app = id ? await idpRepo.app(this.db, id) : undefined;
+    const hash = secret ? createHash('sha256').update(secret).digest('hex') : '';
+    if (!app || !app.secret_hash || !safeEqual(hash, app.secret_hash)) throw oauthError('invalid_client', 'Client authentication failed.');
+    if (app.management_scopes.length === 0) throw oauthError('unauthorized_client', 'This application has no Management API scopes.');
+    const asked = typeof body.scope === 'string' && body.scope ? body.scope.split(' ') : app.management_scopes;
+    if (!asked.every((s) => app.management_scopes.includes(s))) throw oauthError('invalid_scope', 'A requested scope is not granted to this application.');
+    const key = await this.keys.signingKey(IDP_ACCESS_TOKEN_KEYS.name);
+    const now = Math.floor(Date.now() / 1000);
+    const token = signJwt('HS256', { kid: key.kid, typ: 'at+jwt' }, {
+      iss: this.issuer, sub: `${app.client_id}@clients`, aud: this.audience, client_id: app.client_id, scope: asked.join(' '),
+      iat: now, exp: now + TOKEN_TTL_SECONDS, jti: randomUUID(),
+    }, key.privateKey);
+    return { access_token: token, token_type: 'Bearer' as const, expires_in: TOKEN_TTL_SECONDS, scope: asked.join(' ') };
+  }
+
+  /** The scopes of a management token; 401 when it is not one, 403 without the scope. */
+  async authorize(authorization: string | undefined, scope: string): Promise<void> {
+    const challenge = `Bearer realm="payd-management", scope="${scope}"`;
+    if (!authorization?.startsWith('Bearer ')) throw problems.unauthorized('A Management API token is required.', challenge);
+    let payload: Record<string, unknown>;
+    try {
+      const decoded = decodeJwt(authorization.slice(7));
+      const key = await this.keys.verificationKey(IDP_ACCESS_TOKEN_KEYS.name, String(decoded.header.kid ?? ''));
+      if (!key) throw new JwsError('unknown key');
+      payload = verifyJwt('HS256', decoded, key.publicKey, { issuer: this.issuer, audience: this.audience, typ: 'at+jwt' });
+    } catch {
+      throw problems.unauthorized('The Management API token is not valid.', `${challenge}, error="invalid_token"`);
+    }
+    if (!String(payload.scope ?? '').split(' ').includes(scope)) throw problems.forbidden(`This token lacks the scope ${scope}.`);
+  }
+
+  async users(limit = 50) {
+    return (await idpRepo.users(this.db, limit)).map(userView);
+  }
+
+  async user(id: string) {
+    const u = await idpRepo.user(this.db, id);
+    if (!u) throw problems.notFound('No such user.');
+    return userView(u);
+  }
+
+  async updateUser(id: string, patch: { given_name?: string; family_name?: string; email_verified?: boolean; blocked?: boolean; password?: string }) {
+    const u = await idpRepo.updateUser(this.db, id, { ...patch, password_hash: patch.password ? await hashPassword(patch.password) : undefined });
+    if (!u) throw problems.notFound('No such user.');
+    return userView(u);
+  }
+
+  async events(id: string) {
+    await this.user(id);
+    return this.identity.events(id);
+  }
+
+  /** Login as a user: the URL that completes it (credentials in its query string). */
+  async loginAs(input: LoginAsInput): Promise<{ redirect_url: string }> {
+    const user = await idpRepo.user(this.db, input.userId);
+    if (!user) throw problems.notFound('No such user.');
+    if (user.blocked) throw problems.unprocessable('user-blocked', 'User blocked', 'A blocked user cannot be logged in as.');
+    const app = await idpRepo.app(this.db, input.clientId);
+    const refuse = (name: string, reason: string) => problems.invalidField(name, reason, 'query');
+    if (!app) throw refuse('client_id', 'no such application');
+    if (!app.first_party) throw refuse('client_id', 'login-as needs a first-party application');
+    if (!app.callback_urls.includes(input.redirectUri)) throw refuse('redirect_uri', 'is not one of the Allowed Callback URLs of the application');
+    const origin = new URL(input.redirectUri).origin;
+    if (!app.allowed_origins.includes(origin)) throw refuse('redirect_uri', `the application's Allowed Origins lack ${origin}`);
+    if (!app.allowed_origins.includes(this.consoleOrigin)) throw refuse('client_id', `the application's Allowed Origins lack the console origin ${this.consoleOrigin}`);
+    const request = { client_id: app.client_id, redirect_uri: input.redirectUri, response_type: 'code', scope: 'openid profile email', state: '' };
+    if (input.responseType === 'code') {
+      return { redirect_url: await this.identity.issueCode(request, user.id, new Date(), { name: input.name }) };
+    }
+    if (!app.response_types.includes('token')) throw refuse('response_type', 'token is not allowed for this application');
+    const token = await this.identity.userAccessToken(user.id, app.client_id, request.scope, null, input.name);
+    await idpRepo.insertEvent(this.db, { id: randomUUID(), user_id: user.id, type: 'login', auth_type: 'login_as', client_id: app.client_id, login_as_profile_id: input.name });
+    const url = new URL(input.redirectUri);
+    url.searchParams.set('access_token', token);
+    url.searchParams.set('token_type', 'Bearer');
+    url.searchParams.set('expires_in', String(TOKEN_TTL_SECONDS));
+    return { redirect_url: url.toString() };
+  }
+}
