@@ -47,7 +47,11 @@ button:focus-visible, a:focus-visible { outline: 3px solid #1a5fd6; outline-offs
 .muted { color: #4a5361; font-size: .9rem; }
 ${WIDGET_CSS}`;
 
-export function sendPage(reply: FastifyReply, status: number, title: string, body: string, scripts: string[] = [], refreshTo?: string): FastifyReply {
+/**
+ * formOrigins: origins a form of the page may end on after redirects (CSP form-action
+ * covers the redirects of a form submission), e.g. an OAuth client's redirect URI.
+ */
+export function sendPage(reply: FastifyReply, status: number, title: string, body: string, scripts: string[] = [], refreshTo?: string, formOrigins: string[] = []): FastifyReply {
   const html = `<!doctype html>
 <html lang="en">
 <head>
@@ -69,7 +73,7 @@ ${scripts.join('\n')}
   return reply
     .code(status)
     .header('content-type', 'text/html; charset=utf-8')
-    .header('content-security-policy', PAGE_CSP)
+    .header('content-security-policy', formOrigins.length ? PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${[...new Set(formOrigins)].join(' ')}`) : PAGE_CSP)
     .header('cache-control', 'no-store')
     .header('referrer-policy', 'no-referrer')
     .header('x-frame-options', 'DENY')

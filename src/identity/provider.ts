@@ -1,6 +1,6 @@
 // The identity provider: hosted login, /oauth/authorize (code + PKCE), the
 // authorization_code grant on POST /oauth/token, discovery and /userinfo.
-// messenger_code for account linking, the Management API and login-as. (Not yet: the console.)
+// messenger_code for account linking, the Management API, login-as and the console.
 import { hkdfSync } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
@@ -11,6 +11,7 @@ import { IDP_ACCESS_TOKEN_KEYS, IDP_ID_TOKEN_KEYS, IdentityService } from './idp
 import { identityRoutes } from './idp/idp.routes.ts';
 import { ManagementService } from './idp/management.ts';
 import { managementRoutes } from './idp/management.routes.ts';
+import { consoleRoutes } from './console/console.routes.ts';
 
 export interface IdentityDeps {
   config: Config;
@@ -38,6 +39,7 @@ export async function createIdentityProvider(deps: IdentityDeps): Promise<Identi
   });
   const management = new ManagementService(deps.db, deps.keys, service, deps.config.baseUrl, deps.config.consoleOrigin);
   const csrfKey = Buffer.from(hkdfSync('sha256', deps.masterKey, Buffer.alloc(0), 'payd idp csrf v1', 32));
+  const consoleKey = Buffer.from(hkdfSync('sha256', deps.masterKey, Buffer.alloc(0), 'payd console session v1', 32));
   return {
     service,
     management,
@@ -48,6 +50,7 @@ export async function createIdentityProvider(deps: IdentityDeps): Promise<Identi
     routes: async (app) => {
       await identityRoutes(app, { identity: service, baseUrl: deps.config.baseUrl, csrfKey });
       await managementRoutes(app, { management, identity: service });
+      await consoleRoutes(app, { db: deps.db, identity: service, management, consoleOrigin: deps.config.consoleOrigin, key: consoleKey });
     },
     stop: async () => {},
   };

@@ -68,6 +68,18 @@ export const idpRepo = {
         JSON.stringify(a.response_types), JSON.stringify(a.management_scopes)]);
     return rows[0]!;
   },
+  /** The console's own application (public client with PKCE), created once. */
+  async ensureConsoleApp(q: Queryable, clientId: string, callback: string, origin: string): Promise<void> {
+    await q.query(
+      `INSERT INTO idp_applications (client_id, name, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types)
+       VALUES ($1, 'payd console', true, $2, $3, 'none', '["code"]')
+       ON CONFLICT (client_id) DO UPDATE SET callback_urls = EXCLUDED.callback_urls, allowed_origins = EXCLUDED.allowed_origins`,
+      [clientId, JSON.stringify([callback]), JSON.stringify([origin])]);
+  },
+  async apps(q: Queryable): Promise<AppRow[]> {
+    const { rows } = await q.query<AppRow>(`SELECT ${APP_COLS} FROM idp_applications ORDER BY created_at, client_id`);
+    return rows;
+  },
   async app(q: Queryable, clientId: string): Promise<AppRow | undefined> {
     const { rows } = await q.query<AppRow>(`SELECT ${APP_COLS} FROM idp_applications WHERE client_id = $1`, [clientId]);
     return rows[0];

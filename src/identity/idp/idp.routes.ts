@@ -66,7 +66,7 @@ ${message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : ''
 <div class="payd-field"><label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required></div>
 <button type="submit" class="payd-pay">Sign in</button>
 <button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>
-</form></div>`);
+</form></div>`, [], undefined, [new URL(r.redirect_uri).origin]);
   };
 
   app.get('/oauth/authorize', { schema: { hide: true } }, async (request, reply) => {

@@ -1,0 +1,152 @@
+// The identity administration console (server-rendered, at {console_origin}/console).
+// Administrators sign in through the provider itself (the console is a first-party
+// public client with PKCE); only users with is_admin get in. Pages: applications,
+// Profiles (users) with Recent Activity and "Log in as".
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { safeEqual } from '../../platform/crypto/secrets.ts';
+import { Problem } from '../../platform/http/problem.ts';
+import { Uuid } from '../../platform/http/schemas.ts';
+import { escapeHtml as e, sendPage } from '../../checkout/pages.ts';
+import { decodeJwt } from '../../platform/crypto/compact-jws.ts';
+import type { Db } from '../../platform/db/index.ts';
+import { idpRepo } from '../idp/idp.repo.ts';
+import type { IdentityService } from '../idp/idp.service.ts';
+import type { ManagementService } from '../idp/management.ts';
+
+export const CONSOLE_CLIENT_ID = 'payd-console';
+const COOKIE = 'payd_console';
+const PKCE_COOKIE = 'payd_console_login';
+const TTL_SECONDS = 8 * 3600;
+
+export interface ConsoleDeps {
+  db: Db;
+  identity: IdentityService;
+  management: ManagementService;
+  consoleOrigin: string;
+  key: Buffer;
+}
+
+function cookie(request: FastifyRequest, name: string): string | undefined {
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return decodeURIComponent(v.join('='));
+  }
+  return undefined;
+}
+
+export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps) {
+  const callback = `${deps.consoleOrigin}/console/callback`;
+  await idpRepo.ensureConsoleApp(deps.db, CONSOLE_CLIENT_ID, callback, deps.consoleOrigin);
+  const secure = deps.consoleOrigin.startsWith('https://') ? '; Secure' : '';
+  const mac = (s: string) => createHmac('sha256', deps.key).update(s).digest('base64url');
+
+  /** The signed-in administrator, or a redirect to sign in / a 403 page. */
+  const admin = async (request: FastifyRequest, reply: FastifyReply) => {
+    const raw = cookie(request, COOKIE);
+    const [userId, exp, sig] = (raw ?? '').split('.');
+    if (userId && exp && sig && safeEqual(mac(`${userId}.${exp}`), sig) && Number(exp) > Date.now() / 1000) {
+      const user = await idpRepo.user(deps.db, userId);
+      if (user?.is_admin && !user.blocked) return { user, csrf: mac(`csrf.${raw}`) };
+    }
+    const verifier = randomBytes(32).toString('base64url');
+    const state = randomBytes(16).toString('base64url');
+    const url = new URL(`${deps.consoleOrigin}/oauth/authorize`);
+    url.search = new URLSearchParams({
+      response_type: 'code', client_id: CONSOLE_CLIENT_ID, redirect_uri: callback, scope: 'openid profile email', state,
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+    }).toString();
+    reply.header('set-cookie', `${PKCE_COOKIE}=${state}.${verifier}; HttpOnly; SameSite=Lax; Path=/console${secure}`);
+    reply.redirect(url.toString(), 303);
+    return undefined;
+  };
+  const checkCsrf = (request: FastifyRequest, csrf: string) => {
+    const given = (request.body as Record<string, string> | undefined)?.csrf;
+    return typeof given === 'string' && safeEqual(given, csrf);
+  };
+  const layout = (reply: FastifyReply, title: string, email: string, body: string, status = 200, formOrigins: string[] = []) =>
+    sendPage(reply, status, title, `<nav class="muted"><a href="/console">Applications</a> · <a href="/console/users">Profiles</a> · signed in as ${e(email)}</nav>${body}`, [], undefined, formOrigins);
+
+  app.get('/console/callback', { schema: { hide: true } }, async (request, reply) => {
+    const q = request.query as Record<string, string>;
+    const [state, verifier] = (cookie(request, PKCE_COOKIE) ?? '').split('.');
+    if (!state || !verifier || q.state !== state || !q.code) return sendPage(reply, 400, 'Sign-in failed', '<p role="alert">The console sign-in did not complete. <a href="/console">Try again</a>.</p>');
+    let userId: string;
+    try {
+      const tokens = await deps.identity.exchangeCode({}, { code: q.code, redirect_uri: callback, client_id: CONSOLE_CLIENT_ID, code_verifier: verifier });
+      userId = String(decodeJwt(tokens.access_token).payload.sub);
+    } catch (err) {
+      if (err instanceof Problem) return sendPage(reply, 400, 'Sign-in failed', '<p role="alert">The console sign-in did not complete. <a href="/console">Try again</a>.</p>');
+      throw err;
+    }
+    const user = await idpRepo.user(deps.db, userId);
+    if (!user?.is_admin) return sendPage(reply, 403, 'Not an administrator', '<p role="alert">Only administrators may use the console.</p>');
+    const exp = Math.floor(Date.now() / 1000) + TTL_SECONDS;
+    reply.header('set-cookie', [
+      `${COOKIE}=${userId}.${exp}.${mac(`${userId}.${exp}`)}; HttpOnly; SameSite=Strict; Path=/console${secure}`,
+      `${PKCE_COOKIE}=; Max-Age=0; Path=/console`,
+    ]);
+    return reply.redirect('/console', 303);
+  });
+
+  app.get('/console', { schema: { hide: true } }, async (request, reply) => {
+    const a = await admin(request, reply);
+    if (!a) return reply;
+    const apps = await idpRepo.apps(deps.db);
+    const rows = apps.map((x) => `<tr><td>${e(x.name)}</td><td><code>${e(x.client_id)}</code></td><td>${x.first_party ? 'yes' : 'no'}</td><td>${x.callback_urls.map(e).join('<br>')}</td><td>${x.allowed_origins.map(e).join('<br>')}</td></tr>`).join('');
+    return layout(reply, 'Applications', a.user.email, `<table><caption>Applications</caption><thead><tr><th scope="col">Name</th><th scope="col">Client ID</th><th scope="col">First party</th><th scope="col">Allowed Callback URLs</th><th scope="col">Allowed Origins</th></tr></thead><tbody>${rows}</tbody></table>`);
+  });
+
+  app.get('/console/users', { schema: { hide: true } }, async (request, reply) => {
+    const a = await admin(request, reply);
+    if (!a) return reply;
+    const users = await deps.management.users(200);
+    const items = users.map((u) => `<li><a href="/console/users/${u.id}">${e(u.email)}</a> ${e([u.given_name, u.family_name].filter(Boolean).join(' '))}${u.blocked ? ' (blocked)' : ''}</li>`).join('');
+    return layout(reply, 'Profiles', a.user.email, `<ul>${items}</ul>`);
+  });
+
+  const UserParams = Type.Object({ id: Uuid() });
+  app.get<{ Params: { id: string } }>('/console/users/:id', { schema: { hide: true, params: UserParams } }, async (request, reply) => {
+    const a = await admin(request, reply);
+    if (!a) return reply;
+    const user = await idpRepo.user(deps.db, request.params.id);
+    if (!user) return layout(reply, 'No such profile', a.user.email, '<p>This user does not exist.</p>', 404);
+    const events = await deps.identity.events(user.id);
+    const apps = (await idpRepo.apps(deps.db)).filter((x) => x.first_party && x.client_id !== CONSOLE_CLIENT_ID);
+    const options = apps.flatMap((x) => x.callback_urls.map((cb) => `<option value="${e(`${x.client_id} ${cb}`)}">${e(x.name)}: ${e(cb)}</option>`)).join('');
+    const activity = events.map((ev) => `<li><time datetime="${ev.date.toISOString()}">${e(ev.date.toISOString())}</time> ${e(ev.type)} (${e(ev.auth_type)}${ev.login_as_profile_id ? ` by ${e(ev.login_as_profile_id)}` : ''})</li>`).join('');
+    return layout(reply, `Profile: ${user.email}`, a.user.email, `
+<p>${e([user.given_name, user.family_name].filter(Boolean).join(' '))} · email ${user.email_verified ? 'verified' : 'not verified'}${user.blocked ? ' · blocked' : ''}</p>
+<h2>Log in as</h2>
+<form method="post" action="/console/users/${user.id}/login-as" class="payd-form">
+<input type="hidden" name="csrf" value="${a.csrf}">
+<div class="payd-field"><label for="target">Application and redirect URL</label><select id="target" name="target" required>${options}</select></div>
+<fieldset><legend>Response type</legend>
+<div class="payd-choice"><input type="radio" id="rt-code" name="response_type" value="code" checked><label for="rt-code">code</label></div>
+<div class="payd-choice"><input type="radio" id="rt-token" name="response_type" value="token"><label for="rt-token">token</label></div></fieldset>
+<button type="submit" class="payd-pay">Log in as ${e(user.email)}</button>
+</form>
+<h2>Recent Activity</h2>
+<ul id="recent-activity">${activity || '<li>No activity yet.</li>'}</ul>`, 200, apps.flatMap((x) => x.callback_urls.map((cb) => new URL(cb).origin)));
+  });
+
+  app.post<{ Params: { id: string } }>('/console/users/:id/login-as', {
+    schema: { hide: true, params: UserParams, body: Type.Record(Type.String(), Type.String({ maxLength: 4096 })) },
+  }, async (request, reply) => {
+    const a = await admin(request, reply);
+    if (!a) return reply;
+    if (!checkCsrf(request, a.csrf)) return layout(reply, 'Refused', a.user.email, '<p role="alert">The form expired; reload the page.</p>', 403);
+    const body = request.body as Record<string, string>;
+    const [clientId, redirectUri] = (body.target ?? '').split(' ');
+    try {
+      const { redirect_url } = await deps.management.loginAs({
+        userId: request.params.id, clientId: clientId ?? '', redirectUri: redirectUri ?? '', responseType: body.response_type === 'token' ? 'token' : 'code', name: a.user.email,
+      });
+      return reply.redirect(redirect_url, 303);
+    } catch (err) {
+      if (err instanceof Problem && err.status < 500) return layout(reply, 'Log in as refused', a.user.email, `<p role="alert">${e(err.detail ?? err.title)}</p>`, err.status);
+      throw err;
+    }
+  });
+}

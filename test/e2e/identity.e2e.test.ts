@@ -1,0 +1,132 @@
+// The identity provider in headless Chromium: sign-in through the hosted page, the
+// messenger_code redirect, and the console's "Log in as" with the event shown in the
+// user's Recent Activity; a non-administrator is kept out of the console.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type Browser, type Page, chromium } from 'playwright-core';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+
+const SHOTS = 'test-results/e2e';
+const PASSWORD = 'correct horse battery staple';
+
+async function freePort(): Promise<number> {
+  const s = http.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+describe('identity in Chromium', () => {
+  let t: TestApp;
+  let payd: string;
+  let rp: http.Server;
+  let rpBase: string;
+  let browser: Browser;
+  let webApp: { client_id: string };
+  let bot: { client_id: string };
+  let lin: string;
+
+  before(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    // A relying party / messenger stand-in that shows what it received.
+    rp = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<!doctype html><title>received</title><h1 id="got">${new URL(req.url!, 'http://x').search.replace(/</g, '&lt;')}</h1>`);
+    });
+    await new Promise<void>((r) => rp.listen(0, '127.0.0.1', r));
+    rpBase = `http://localhost:${(rp.address() as AddressInfo).port}`;
+    const port = await freePort();
+    payd = `http://127.0.0.1:${port}`;
+    t = await createTestApp({ baseUrl: payd });
+    await t.app.listen({ port, host: '127.0.0.1' });
+    const post = async (url: string, payload: object) => {
+      const res = await t.app.inject({ method: 'POST', url, headers: t.adminHeaders, payload });
+      assert.equal(res.statusCode, 201, res.body);
+      return res.json();
+    };
+    await post('/admin/v1/identity/users', { email: 'admin@example.com', password: PASSWORD, given_name: 'Root', is_admin: true });
+    await post('/admin/v1/identity/users', { email: 'mallory@example.com', password: PASSWORD });
+    lin = (await post('/admin/v1/identity/users', { email: 'lin@example.com', password: PASSWORD, given_name: 'Lin' })).id;
+    webApp = await post('/admin/v1/identity/applications', { name: 'Web', callback_urls: [`${rpBase}/callback`], token_endpoint_auth_method: 'none' });
+    bot = await post('/admin/v1/identity/applications', { name: 'Bot', callback_urls: [`${rpBase}/account_linking`], response_types: ['messenger_code'] });
+    await post('/admin/v1/identity/applications', { name: 'Support', callback_urls: [`${rpBase}/support`], allowed_origins: [rpBase, payd], first_party: true });
+    browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await new Promise((r) => rp?.close(r));
+    await t?.close();
+  });
+
+  const signIn = async (page: Page, email: string) => {
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  };
+
+  it('signs in through the hosted page and returns a code to the application', async () => {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    const verifier = randomBytes(32).toString('base64url');
+    const q = new URLSearchParams({
+      response_type: 'code', client_id: webApp.client_id, redirect_uri: `${rpBase}/callback`, state: 'st-1', scope: 'openid email',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+    });
+    await page.goto(`${payd}/oauth/authorize?${q}`);
+    await page.screenshot({ path: `${SHOTS}/idp-login.png`, fullPage: true });
+    await signIn(page, 'lin@example.com');
+    await page.waitForURL(/\/callback\?/);
+    const got = new URL(page.url()).searchParams;
+    assert.equal(got.get('state'), 'st-1');
+    assert.ok(got.get('code'));
+    await page.close();
+  });
+
+  it('messenger_code: back to the account-linking URL with authorization_code appended', async () => {
+    const page = await browser.newPage();
+    const q = new URLSearchParams({ response_type: 'messenger_code', client_id: bot.client_id, redirect_uri: `${rpBase}/account_linking?psid=77`, account_linking_token: 'ALT' });
+    await page.goto(`${payd}/oauth/authorize?${q}`);
+    await signIn(page, 'lin@example.com');
+    await page.waitForURL(/account_linking\?/);
+    const got = new URL(page.url()).searchParams;
+    assert.equal(got.get('psid'), '77');
+    assert.ok(got.get('authorization_code'));
+    await page.close();
+  });
+
+  it('console: an administrator logs in as a user; Recent Activity shows it; a non-administrator is refused', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${payd}/console/users`);
+    await signIn(page, 'admin@example.com');
+    await page.waitForURL(/\/console$/);
+    await page.getByRole('link', { name: 'Profiles' }).click();
+    await page.getByRole('link', { name: 'lin@example.com' }).click();
+    await page.getByRole('button', { name: /Log in as/ }).waitFor();
+    await page.screenshot({ path: `${SHOTS}/console-profile.png`, fullPage: true });
+    await page.getByRole('button', { name: /Log in as/ }).click();
+    await page.waitForURL(/\/support\?/);
+    assert.ok(new URL(page.url()).searchParams.get('code'), 'the login completes at the application');
+    await page.goto(`${payd}/console/users/${lin}`);
+    const activity = await page.locator('#recent-activity').textContent();
+    assert.match(activity ?? '', /login \(login_as by admin@example\.com\)/);
+    await page.screenshot({ path: `${SHOTS}/console-activity.png`, fullPage: true });
+    await context.close();
+
+    const other = await browser.newContext();
+    const p2 = await other.newPage();
+    await p2.goto(`${payd}/console`);
+    await signIn(p2, 'mallory@example.com');
+    await p2.getByText('Only administrators may use the console.').waitFor();
+    await other.close();
+    const { rows } = await t.testDb.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM idp_user_events WHERE auth_type = 'login_as' AND user_id = $1`, [lin]);
+    assert.equal(rows[0]!.n, 1);
+  });
+});
