@@ -174,6 +174,27 @@ describe('identity provider: authorization code with openid-client', () => {
     assert.equal((await fetch(`${base}/userinfo`, { headers: { authorization: `Bearer ${access_token}` } })).status, 401, 'revoked');
   });
 
+  it('introspection (own tokens only) and revocation', async () => {
+    const { code, verifier } = await codeFor();
+    const { access_token } = (await (await exchange(code, { verifier })).json()) as { access_token: string };
+    const call = (path: string, token: string, who = app) => fetch(`${base}${path}`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${who.client_id}:${who.client_secret}`).toString('base64')}` },
+      body: new URLSearchParams({ token }),
+    });
+    const active = (await (await call('/oauth/introspect', access_token)).json()) as Record<string, unknown>;
+    assert.equal(active.active, true);
+    assert.equal(active.client_id, app.client_id);
+    assert.ok(active.sub);
+    assert.deepEqual(await (await call('/oauth/introspect', access_token, other)).json(), { active: false }, 'another client learns nothing');
+    assert.deepEqual(await (await call('/oauth/introspect', 'garbage')).json(), { active: false });
+    assert.equal((await call('/oauth/introspect', access_token, { client_id: app.client_id, client_secret: 'wrong' })).status, 401);
+    assert.equal((await call('/oauth/revoke', access_token, other)).status, 200, 'same answer for a token of another client...');
+    assert.equal(((await (await call('/oauth/introspect', access_token)).json()) as { active: boolean }).active, true, '...which stays active');
+    assert.equal((await call('/oauth/revoke', access_token)).status, 200);
+    assert.deepEqual(await (await call('/oauth/introspect', access_token)).json(), { active: false });
+    assert.equal((await fetch(`${base}/userinfo`, { headers: { authorization: `Bearer ${access_token}` } })).status, 401);
+  });
+
   it('refuses a code of another client, a wrong verifier, another redirect_uri, an expired code: nothing issued', async () => {
     const before = await tokens();
     const a = await codeFor();

@@ -129,6 +129,9 @@ export const idpRepo = {
     const { rowCount } = await q.query('UPDATE idp_tokens SET revoked_at = now() WHERE code_hash = $1 AND revoked_at IS NULL', [codeHash]);
     return rowCount;
   },
+  async revokeToken(q: Queryable, jti: string, clientId: string): Promise<void> {
+    await q.query('UPDATE idp_tokens SET revoked_at = now() WHERE jti = $1 AND client_id = $2 AND revoked_at IS NULL', [jti, clientId]);
+  },
   async tokenActive(q: Queryable, jti: string): Promise<boolean> {
     const { rows } = await q.query('SELECT 1 FROM idp_tokens WHERE jti = $1 AND revoked_at IS NULL AND expires_at > now()', [jti]);
     return rows.length > 0;

@@ -119,6 +119,8 @@ ${message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : ''
     authorization_endpoint: `${baseUrl}/oauth/authorize`,
     token_endpoint: `${baseUrl}/oauth/token`,
     userinfo_endpoint: `${baseUrl}/userinfo`,
+    introspection_endpoint: `${baseUrl}/oauth/introspect`,
+    revocation_endpoint: `${baseUrl}/oauth/revoke`,
     jwks_uri: `${baseUrl}/.well-known/jwks.json`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
@@ -134,6 +136,32 @@ ${message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : ''
 
   // Keys of the RS256 id_tokens of public clients (confidential ones get HS256 with their secret).
   app.get('/.well-known/jwks.json', { schema: { tags: ['Identity'], summary: 'Public keys of RS256 id_tokens' } }, async () => identity.jwks());
+
+  const FORM = 'application/x-www-form-urlencoded';
+  const tokenBody = Type.Object({
+    token: Type.String({ minLength: 1, maxLength: 4096 }), token_type_hint: Type.Optional(Type.String({ maxLength: 50 })),
+    client_id: Type.Optional(Type.String({ maxLength: 100 })), client_secret: Type.Optional(Type.String({ maxLength: 200 })),
+  });
+  app.post('/oauth/introspect', {
+    schema: {
+      tags: ['Identity'], summary: 'Token introspection (RFC 7662)', consumes: [FORM],
+      description: 'Client authentication as at the token endpoint. A client learns only about tokens issued to it; any other token is {"active": false}.',
+      body: tokenBody, response: problemResponses(400, 401),
+    },
+  }, async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    return identity.introspect(request.headers, request.body);
+  });
+  app.post('/oauth/revoke', {
+    schema: {
+      tags: ['Identity'], summary: 'Token revocation (RFC 7009)', consumes: [FORM],
+      description: 'Revokes an access token issued to the calling client. Answers 200 whatever the token, as RFC 7009 says.',
+      body: tokenBody, response: problemResponses(400, 401),
+    },
+  }, async (request, reply) => {
+    await identity.revoke(request.headers, request.body);
+    return reply.code(200).send();
+  });
 
   app.get('/userinfo', { schema: { tags: ['Identity'], summary: 'Claims of the signed-in user', response: problemResponses(401) } }, async (request) => {
     const auth = request.headers.authorization;

@@ -299,6 +299,37 @@ export class IdentityService {
     }, key.privateKey);
   }
 
+  /** A user access token issued here, signature and claims checked (not its revocation). */
+  private async userTokenClaims(token: string): Promise<Record<string, unknown> | undefined> {
+    try {
+      const decoded = decodeJwt(token);
+      const key = await this.keys.verificationKey(IDP_ACCESS_TOKEN_KEYS.name, typeof decoded.header.kid === 'string' ? decoded.header.kid : '');
+      if (!key) return undefined;
+      return verifyJwt('HS256', decoded, key.publicKey, { issuer: this.issuer, audience: String(decoded.payload.aud), typ: 'at+jwt' });
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** RFC 7662: a client learns about its own tokens only; anything else is inactive. */
+  async introspect(headers: Record<string, unknown>, body: Record<string, unknown>) {
+    const app = await this.clientOf(headers, body);
+    const claims = typeof body.token === 'string' ? await this.userTokenClaims(body.token) : undefined;
+    if (!claims || claims.client_id !== app.client_id || !(await idpRepo.tokenActive(this.db, String(claims.jti)))) return { active: false };
+    return {
+      active: true, token_type: 'Bearer', scope: claims.scope, client_id: claims.client_id, sub: claims.sub, aud: claims.aud,
+      iss: claims.iss, exp: claims.exp, iat: claims.iat, jti: claims.jti,
+      ...(claims[this.loginAsClaim] ? { [this.loginAsClaim]: claims[this.loginAsClaim] } : {}),
+    };
+  }
+
+  /** RFC 7009: revokes a token of the calling client; answers the same whatever the token. */
+  async revoke(headers: Record<string, unknown>, body: Record<string, unknown>): Promise<void> {
+    const app = await this.clientOf(headers, body);
+    const claims = typeof body.token === 'string' ? await this.userTokenClaims(body.token) : undefined;
+    if (claims && claims.client_id === app.client_id) await idpRepo.revokeToken(this.db, String(claims.jti), app.client_id);
+  }
+
   /** /userinfo: the claims of the user behind an access token this provider issued and did not revoke. */
   async userinfo(token: string | undefined) {
     const invalid = () => problems.unauthorized('The access token is not valid.', 'Bearer realm="payd-identity", error="invalid_token"');
