@@ -12,7 +12,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
 const server = spawn(process.execPath, ['--import', 'tsx', 'bench/server.ts'], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
-const info = await new Promise<{ port: number; apiKey: string; seedId: string }>((resolve, reject) => {
+const info = await new Promise<{ port: number; apiKey: string; seedId: string; idpClient: { id: string; secret: string } }>((resolve, reject) => {
   server.once('exit', (code) => reject(new Error(`bench server exited (${code})`)));
   createInterface({ input: server.stdout! }).once('line', (line) => resolve(JSON.parse(line)));
 });
@@ -62,6 +62,9 @@ for (let i = 0; i < 200; i++) {
   toRead.push(id);
 }
 let nextRead = 0;
+const basic = { authorization: `Basic ${Buffer.from(`${info.idpClient.id}:${info.idpClient.secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' };
+let codes: string[] = [];
+let nextCode = 0;
 
 interface Req { path?: string; [k: string]: unknown }
 interface Scenario {
@@ -74,6 +77,14 @@ const scenarios: Scenario[] = [
   { name: 'hello (baseline)', opts: { method: 'GET', path: '/bench/hello' } },
   { name: 'POST hello, form body (info)', baseline: 'hello (baseline)', opts: { method: 'POST', path: '/bench/hello', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials' } },
   { name: 'POST /oauth/token', baseline: 'hello (baseline)', opts: { method: 'POST', path: '/oauth/token', headers: form, body: 'grant_type=client_credentials' } },
+  {
+    name: 'POST /oauth/token (authorization_code)', baseline: 'hello (baseline)',
+    opts: {
+      method: 'POST', path: '/oauth/token', headers: basic,
+      requests: [{ setupRequest: (req: Req) => ({ ...req, body: `grant_type=authorization_code&redirect_uri=${encodeURIComponent('https://bench.example/cb')}&code=${codes[nextCode++ % codes.length]}` }) }],
+    },
+  },
+  { name: 'POST /oauth/token (management client credentials)', baseline: 'hello (baseline)', opts: { method: 'POST', path: '/oauth/token', headers: basic, body: 'grant_type=client_credentials' } },
   { name: 'one INSERT (baseline)', opts: { method: 'POST', path: '/bench/insert' } },
   { name: 'POST /v2/payments', baseline: 'one INSERT (baseline)', opts: { method: 'POST', path: '/v2/payments', headers: auth, body: paymentBody(1000) } },
   {
@@ -98,6 +109,10 @@ const results = new Map<string, { rps: number; p50: number; p99: number; bad: nu
 console.log(`payd bench: ${seconds}s per scenario, ${connections} connections, database ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}\n`);
 for (const s of scenarios) {
   if (only && !only.some((o) => s.name.includes(o)) && !s.name.includes('baseline')) continue;
+  if (s.name.includes('authorization_code')) {
+    codes = ((await json('POST', `/bench/mint-codes?n=${Math.ceil(seconds * 3000)}`, {})).codes as string[]);
+    nextCode = 0;
+  }
   const cpuBefore = serverCpuMs();
   const r = await autocannon({ url: base + (s.opts.path ?? ''), connections, duration: seconds, ...s.opts });
   const cpuUs = ((serverCpuMs() - cpuBefore) * 1000) / Math.max(1, r.requests.total);
