@@ -215,6 +215,31 @@ describe('identity provider: authorization code with openid-client', () => {
     assert.equal(await tokens(), before);
   });
 
+  it('signs up through the page and comes back with a code; an existing email is not signed up again', async () => {
+    const a = await authorize(app.client_id);
+    const signupUrl = a.url.replace('/oauth/authorize?', '/oauth/authorize/signup?');
+    const submit = async (fields: Record<string, string>) => {
+      const page = await fetch(signupUrl, { redirect: 'manual' });
+      const html = await page.text();
+      assert.equal(page.status, 200, html);
+      const form = new URLSearchParams();
+      for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) form.set(m[1]!, m[2]!.replace(/&amp;/g, '&'));
+      for (const [k, v] of Object.entries(fields)) form.set(k, v);
+      return fetch(`${base}/oauth/authorize/signup`, { method: 'POST', redirect: 'manual', headers: { cookie: (page.headers.get('set-cookie') ?? '').split(';')[0]!, 'content-type': 'application/x-www-form-urlencoded' }, body: form });
+    };
+    const ok = await submit({ email: 'new.user@example.com', password: 'a brand new password', given_name: 'New' });
+    assert.equal(ok.status, 303);
+    const code = new URL(ok.headers.get('location')!).searchParams.get('code');
+    assert.ok(code);
+    const again = await submit({ email: 'NEW.user@example.com', password: 'another password 123' });
+    assert.equal(again.status, 400);
+    assert.match(await again.text(), /could not be created/);
+    const short = await submit({ email: 'short@example.com', password: 'short' });
+    assert.equal(short.status, 400);
+    const { rows } = await t.testDb.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM idp_users WHERE lower(email) IN ('new.user@example.com', 'short@example.com')`);
+    assert.equal(rows[0]!.n, 1);
+  });
+
   it('refuses a login form without its CSRF token, and throttles guessing with the same answer for unknown emails', async () => {
     const a = await authorize(app.client_id);
     const noCsrf = await signIn(a.url, { csrf: false });

@@ -66,8 +66,68 @@ ${message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : ''
 <div class="payd-field"><label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required></div>
 <button type="submit" class="payd-pay">Sign in</button>
 <button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>
+</form>
+<p><a href="/oauth/authorize/signup?${escapeHtml(new URLSearchParams(REQUEST_FIELDS.flatMap((k) => (r[k] ? [[k, r[k]!]] : []))).toString())}">Create an account</a></p>
+</div>`, [], undefined, [new URL(r.redirect_uri).origin]);
+  };
+
+  const signupForm = (reply: FastifyReply, r: AuthRequest, appName: string, message?: string, status = 200) => {
+    const nonce = randomBytes(16).toString('base64url');
+    reply.header('set-cookie', `${CSRF_COOKIE}=${nonce}; HttpOnly; SameSite=Lax; Path=/oauth${secure}`);
+    const hidden = REQUEST_FIELDS.map((k) => (r[k] ? `<input type="hidden" name="${k}" value="${escapeHtml(r[k]!)}">` : '')).join('');
+    return sendPage(reply, status, `Create your ${appName} account`, `
+<div class="card-box">
+${message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : ''}
+<form method="post" action="/oauth/authorize/signup" class="payd-form">
+<input type="hidden" name="csrf" value="${csrfFor(nonce)}">${hidden}
+<div class="payd-field"><label for="given_name">First name</label><input id="given_name" name="given_name" autocomplete="given-name" maxlength="100"></div>
+<div class="payd-field"><label for="family_name">Last name</label><input id="family_name" name="family_name" autocomplete="family-name" maxlength="100"></div>
+<div class="payd-field"><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required></div>
+<div class="payd-field"><label for="password">Password (12 characters or more)</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="12" required></div>
+<button type="submit" class="payd-pay">Create account</button>
 </form></div>`, [], undefined, [new URL(r.redirect_uri).origin]);
   };
+
+  app.get('/oauth/authorize/signup', { schema: { hide: true } }, async (request, reply) => {
+    try {
+      const v = await identity.validate(request.query as Record<string, unknown>);
+      return signupForm(reply, v.request, v.app.name);
+    } catch (err) {
+      if (err instanceof AuthorizeError) return errorPage(reply, err);
+      throw err;
+    }
+  });
+
+  app.post('/oauth/authorize/signup', {
+    schema: { hide: true, body: Type.Record(Type.String(), Type.String({ maxLength: 2048 })) },
+  }, async (request, reply) => {
+    const body = request.body as Record<string, string>;
+    let v;
+    try {
+      v = await identity.validate(body);
+    } catch (err) {
+      if (err instanceof AuthorizeError) return errorPage(reply, err);
+      throw err;
+    }
+    const nonce = cookies(request)[CSRF_COOKIE];
+    if (!nonce || !body.csrf || !safeEqual(csrfFor(nonce), body.csrf)) {
+      return sendPage(reply, 403, 'Sign-up refused', '<p role="alert">The form expired or did not come from this site. Go back and try again.</p>');
+    }
+    const email = (body.email ?? '').trim();
+    const password = body.password ?? '';
+    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254) return signupForm(reply, v.request, v.app.name, 'Enter a valid email address.', 400);
+    if (password.length < 12 || password.length > 256) return signupForm(reply, v.request, v.app.name, 'Choose a password of 12 to 256 characters.', 400);
+    let user;
+    try {
+      user = await identity.createUser({ email, password, given_name: body.given_name || undefined, family_name: body.family_name || undefined });
+    } catch (err) {
+      if (err instanceof Problem && err.status === 409) return signupForm(reply, v.request, v.app.name, 'This account could not be created. If you already have one, sign in instead.', 400);
+      throw err;
+    }
+    const session = await identity.newSession(user.id);
+    reply.header('set-cookie', `${SESSION_COOKIE}=${session}; HttpOnly; SameSite=Lax; Path=/oauth${secure}`);
+    return reply.redirect(await identity.issueCode(v.request, user.id, new Date()), 303);
+  });
 
   app.get('/oauth/authorize', { schema: { hide: true } }, async (request, reply) => {
     let validated;
