@@ -111,6 +111,18 @@ describe('identity provider: authorization code with openid-client', () => {
     assert.equal(events.json()[0].auth_type, 'password');
   });
 
+  it('a confidential client that asks for RS256 gets id_tokens verifiable with the published keys', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/admin/v1/identity/applications', headers: t.adminHeaders, payload: { name: 'RS', callback_urls: [REDIRECT], id_token_signed_response_alg: 'RS256' } });
+    const rs = res.json();
+    assert.equal(rs.id_token_signed_response_alg, 'RS256');
+    const config = await client.discovery(new URL(base), rs.client_id, { client_secret: rs.client_secret, id_token_signed_response_alg: 'RS256' }, client.ClientSecretBasic(rs.client_secret), { execute: [client.allowInsecureRequests] });
+    const a = await authorize(rs.client_id);
+    const callback = new URL((await signIn(a.url)).headers.get('location')!);
+    const result = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: a.verifier, expectedState: a.state, expectedNonce: a.nonce });
+    const { protectedHeader } = await jwtVerify(result.id_token!, createRemoteJWKSet(new URL(`${base}/.well-known/jwks.json`)), { issuer: base, audience: rs.client_id });
+    assert.equal(protectedHeader.alg, 'RS256');
+  });
+
   it('a public client must use PKCE and gets tokens with its verifier', async () => {
     const noPkce = new URL(`${base}/oauth/authorize`);
     for (const [k, v] of Object.entries({ client_id: publicApp.client_id, response_type: 'code', redirect_uri: REDIRECT, state: 's1', scope: 'openid' })) noPkce.searchParams.set(k, v);

@@ -24,6 +24,7 @@ export interface AppRow {
   token_endpoint_auth_method: 'client_secret_basic' | 'client_secret_post' | 'none';
   response_types: string[];
   management_scopes: string[];
+  id_token_alg: 'HS256' | 'RS256';
   created_at: Date;
 }
 
@@ -42,7 +43,7 @@ export interface CodeRow {
 }
 
 const USER_COLS = 'id, email, password_hash, given_name, family_name, email_verified, blocked, is_admin, created_at';
-const APP_COLS = 'client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types, management_scopes, created_at';
+const APP_COLS = 'client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types, management_scopes, id_token_alg, created_at';
 
 export const idpRepo = {
   async insertUser(q: Queryable, u: Omit<UserRow, 'created_at' | 'blocked'>): Promise<UserRow | undefined> {
@@ -62,10 +63,10 @@ export const idpRepo = {
   },
   async insertApp(q: Queryable, a: Omit<AppRow, 'created_at'>): Promise<AppRow> {
     const { rows } = await q.query<AppRow>(
-      `INSERT INTO idp_applications (client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types, management_scopes)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${APP_COLS}`,
+      `INSERT INTO idp_applications (client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types, management_scopes, id_token_alg)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${APP_COLS}`,
       [a.client_id, a.name, a.secret_hash, a.secret_enc, a.first_party, JSON.stringify(a.callback_urls), JSON.stringify(a.allowed_origins), a.token_endpoint_auth_method,
-        JSON.stringify(a.response_types), JSON.stringify(a.management_scopes)]);
+        JSON.stringify(a.response_types), JSON.stringify(a.management_scopes), a.id_token_alg]);
     return rows[0]!;
   },
   /** The console's own application (public client with PKCE), created once. */

@@ -255,6 +255,9 @@ ${message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : ''
         response_types: Type.Optional(Type.Array(Type.Union([Type.Literal('code'), Type.Literal('messenger_code'), Type.Literal('token')]), {
           minItems: 1, uniqueItems: true, description: 'token: login-as only, credentials in the query string',
         })),
+        id_token_signed_response_alg: Type.Optional(Type.Union([Type.Literal('HS256'), Type.Literal('RS256')], {
+          description: 'HS256 with the client secret (default) or RS256 with the keys at /.well-known/jwks.json (public clients: always RS256)',
+        })),
         management_scopes: Type.Optional(Type.Array(Type.Union(MANAGEMENT_SCOPES.map((s) => Type.Literal(s))), {
           uniqueItems: true, description: 'Management API scopes this application may get with client credentials',
         })),

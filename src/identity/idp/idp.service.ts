@@ -80,6 +80,7 @@ export class IdentityService {
   async createApplication(input: {
     name: string; callback_urls: string[]; allowed_origins?: string[]; first_party?: boolean;
     token_endpoint_auth_method?: AppRow['token_endpoint_auth_method']; response_types?: string[]; management_scopes?: string[];
+    id_token_signed_response_alg?: 'HS256' | 'RS256';
   }) {
     for (const [i, u] of input.callback_urls.entries()) {
       let url: URL;
@@ -98,6 +99,7 @@ export class IdentityService {
       secret_enc: secret ? encrypt(this.masterKey, secret, `idp-client:${clientId}`) : null, first_party: input.first_party ?? false,
       callback_urls: input.callback_urls, allowed_origins: input.allowed_origins ?? [], token_endpoint_auth_method: method,
       response_types: input.response_types ?? ['code'], management_scopes: input.management_scopes ?? [],
+      id_token_alg: method === 'none' ? 'RS256' : (input.id_token_signed_response_alg ?? 'HS256'),
     });
     return { ...appView(row), ...(secret ? { client_secret: secret } : {}) };
   }
@@ -273,7 +275,7 @@ export class IdentityService {
       ...(scopes.includes('email') ? { email: user.email, email_verified: user.email_verified } : {}),
     };
     let idToken: string;
-    if (app.secret_enc) {
+    if (app.secret_enc && app.id_token_alg === 'HS256') {
       idToken = signJwt('HS256', { typ: 'JWT' }, claims, createSecretKey(Buffer.from(decrypt(this.masterKey, app.secret_enc, `idp-client:${app.client_id}`))));
     } else {
       const rsa = await this.keys.signingKey(IDP_ID_TOKEN_KEYS.name);
@@ -372,6 +374,7 @@ export function userView(u: UserRow) {
 export function appView(a: AppRow) {
   return {
     client_id: a.client_id, name: a.name, first_party: a.first_party, callback_urls: a.callback_urls, allowed_origins: a.allowed_origins,
-    token_endpoint_auth_method: a.token_endpoint_auth_method, created_at: a.created_at,
+    token_endpoint_auth_method: a.token_endpoint_auth_method, id_token_signed_response_alg: a.id_token_alg, response_types: a.response_types,
+    management_scopes: a.management_scopes, created_at: a.created_at,
   };
 }
