@@ -45,6 +45,8 @@ button { font-size: 1.05rem; padding: .8rem 1rem; width: 100%; border: 0; border
 button.secondary { background: #e4e7ec; color: #1b1f24; margin-top: .6rem; }
 button:focus-visible, a:focus-visible { outline: 3px solid #1a5fd6; outline-offset: 2px; }
 .muted { color: #4a5361; font-size: .9rem; }
+textarea, select { font: inherit; padding: .5rem; border: 1px solid #8a94a3; border-radius: 8px; }
+table { border-collapse: collapse; width: 100%; } th, td { text-align: left; padding: .3rem; border-bottom: 1px solid #d5d9e0; vertical-align: top; }
 ${WIDGET_CSS}`;
 
 /**

@@ -52,10 +52,6 @@ export class WebhookDispatcher {
     this.concurrency = opts.concurrency ?? 10;
   }
 
-  get isRunning(): boolean {
-    return this.running;
-  }
-
   start(onError: (err: unknown) => void = () => {}): void {
     if (this.running) return;
     this.running = true;
@@ -71,12 +67,6 @@ export class WebhookDispatcher {
     await this.tickInFlight;
     this.stopCtl.abort();
     await Promise.allSettled([...this.inFlight]);
-  }
-
-  /** One pass outside the loop (tests, tools): claims what is due and waits for the calls. */
-  async runOnce(limit = this.concurrency): Promise<Array<DeliveryStatus | undefined>> {
-    const claimed = await this.claim(limit);
-    return Promise.all(claimed.map((d) => this.deliver(d)));
   }
 
   private schedule(ms: number): void {

@@ -118,6 +118,14 @@ describe('identity in Chromium', () => {
     const activity = await page.locator('#recent-activity').textContent();
     assert.match(activity ?? '', /login \(login_as by admin@example\.com\)/);
     await page.screenshot({ path: `${SHOTS}/console-activity.png`, fullPage: true });
+    // Applications: edit the Allowed Callback URLs of one.
+    await page.getByRole('link', { name: 'Applications' }).click();
+    await page.getByRole('link', { name: 'Web' }).click();
+    await page.getByLabel('Allowed Callback URLs (one per line)').fill(`${rpBase}/callback\n${rpBase}/callback2`);
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.waitForURL(/\/console$/);
+    const saved = await t.testDb.db.query<{ callback_urls: string[] }>('SELECT callback_urls FROM idp_applications WHERE client_id = $1', [webApp.client_id]);
+    assert.deepEqual(saved.rows[0]!.callback_urls, [`${rpBase}/callback`, `${rpBase}/callback2`]);
     await context.close();
 
     const other = await browser.newContext();

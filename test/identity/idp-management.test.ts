@@ -24,7 +24,8 @@ describe('identity Management API and login-as', () => {
       return res.json();
     };
     mgmt = await post('/admin/v1/identity/applications', {
-      name: 'Back office', callback_urls: ['https://bo.example/cb'], management_scopes: ['read:users', 'create:users', 'update:users', 'read:user_events', 'login_as:users'],
+      name: 'Back office', callback_urls: ['https://bo.example/cb'],
+      management_scopes: ['read:users', 'create:users', 'update:users', 'read:user_events', 'login_as:users', 'create:clients', 'read:clients', 'update:clients'],
     });
     firstParty = await post('/admin/v1/identity/applications', {
       name: 'Support app', callback_urls: [CB], allowed_origins: ['https://support.example', 'http://payd.test'], first_party: true, response_types: ['code', 'token'],
@@ -55,6 +56,22 @@ describe('identity Management API and login-as', () => {
     assert.equal(wrongSecret.statusCode, 401);
     const noScopes = await t.app.inject({ method: 'POST', url: '/oauth/token', headers: form, payload: new URLSearchParams({ grant_type: 'client_credentials', client_id: firstParty.client_id, client_secret: firstParty.client_secret }).toString() });
     assert.equal(noScopes.json().error, 'unauthorized_client');
+  });
+
+  it('registers and updates applications (Allowed Callback URLs and Origins) through the Management API', async () => {
+    const created = await api('POST', '/api/v2/clients', { name: 'Mobile', callback_urls: ['https://m.example/cb'] });
+    assert.equal(created.statusCode, 201, created.body);
+    assert.ok(created.json().client_secret, 'shown once');
+    const id = created.json().client_id;
+    const got = await api('GET', `/api/v2/clients/${id}`);
+    assert.equal(got.json().client_secret, undefined, 'never shown again');
+    const patched = await api('PATCH', `/api/v2/clients/${id}`, { callback_urls: ['https://m.example/cb', 'https://m.example/cb2'], allowed_origins: ['https://m.example'] });
+    assert.deepEqual(patched.json().callback_urls, ['https://m.example/cb', 'https://m.example/cb2']);
+    const bad = expectProblem(await api('PATCH', `/api/v2/clients/${id}`, { allowed_origins: ['https://m.example/path'] }), 400);
+    assert.equal(bad.invalid_params?.[0]?.name, 'allowed_origins[0]');
+    expectProblem(await api('PATCH', `/api/v2/clients/${id}`, { callback_urls: ['https://m.example/cb#frag'] }), 400);
+    assert.deepEqual((await api('GET', `/api/v2/clients/${id}`)).json().allowed_origins, ['https://m.example'], 'refused patches changed nothing');
+    expectProblem(await api('GET', '/api/v2/clients/nope'), 404);
   });
 
   it('logs in as a user with code: the exchanged token carries login-as-name; the event shows in the user\'s activity', async () => {

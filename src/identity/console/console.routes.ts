@@ -94,8 +94,49 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps) {
     const a = await admin(request, reply);
     if (!a) return reply;
     const apps = await idpRepo.apps(deps.db);
-    const rows = apps.map((x) => `<tr><td>${e(x.name)}</td><td><code>${e(x.client_id)}</code></td><td>${x.first_party ? 'yes' : 'no'}</td><td>${x.callback_urls.map(e).join('<br>')}</td><td>${x.allowed_origins.map(e).join('<br>')}</td></tr>`).join('');
+    const rows = apps.map((x) => `<tr><td>${x.client_id === CONSOLE_CLIENT_ID ? e(x.name) : `<a href="/console/applications/${encodeURIComponent(x.client_id)}">${e(x.name)}</a>`}</td><td><code>${e(x.client_id)}</code></td><td>${x.first_party ? 'yes' : 'no'}</td><td>${x.callback_urls.map(e).join('<br>')}</td><td>${x.allowed_origins.map(e).join('<br>')}</td></tr>`).join('');
     return layout(reply, 'Applications', a.user.email, `<table><caption>Applications</caption><thead><tr><th scope="col">Name</th><th scope="col">Client ID</th><th scope="col">First party</th><th scope="col">Allowed Callback URLs</th><th scope="col">Allowed Origins</th></tr></thead><tbody>${rows}</tbody></table>`);
+  });
+
+  const AppParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+  const lines = (v: string | undefined) => (v ?? '').split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const appForm = (reply: FastifyReply, email: string, csrf: string, x: { client_id: string; name: string; callback_urls: string[]; allowed_origins: string[] }, message?: string, status = 200) =>
+    layout(reply, `Application: ${x.name}`, email, `
+${message ? `<p class="payd-error" role="alert">${e(message)}</p>` : ''}
+<p>Client ID <code>${e(x.client_id)}</code></p>
+<form method="post" action="/console/applications/${encodeURIComponent(x.client_id)}" class="payd-form">
+<input type="hidden" name="csrf" value="${csrf}">
+<div class="payd-field"><label for="callbacks">Allowed Callback URLs (one per line)</label><textarea id="callbacks" name="callback_urls" rows="4">${e(x.callback_urls.join('\n'))}</textarea></div>
+<div class="payd-field"><label for="origins">Allowed Origins (one per line)</label><textarea id="origins" name="allowed_origins" rows="3">${e(x.allowed_origins.join('\n'))}</textarea></div>
+<button type="submit" class="payd-pay">Save</button>
+</form>`, status);
+
+  app.get<{ Params: { id: string } }>('/console/applications/:id', { schema: { hide: true, params: AppParams } }, async (request, reply) => {
+    const a = await admin(request, reply);
+    if (!a) return reply;
+    const x = await idpRepo.app(deps.db, request.params.id);
+    if (!x || x.client_id === CONSOLE_CLIENT_ID) return layout(reply, 'No such application', a.user.email, '<p>This application does not exist.</p>', 404);
+    return appForm(reply, a.user.email, a.csrf, x);
+  });
+
+  app.post<{ Params: { id: string } }>('/console/applications/:id', {
+    schema: { hide: true, params: AppParams, body: Type.Record(Type.String(), Type.String({ maxLength: 50_000 })) },
+  }, async (request, reply) => {
+    const a = await admin(request, reply);
+    if (!a) return reply;
+    if (!checkCsrf(request, a.csrf)) return layout(reply, 'Refused', a.user.email, '<p role="alert">The form expired; reload the page.</p>', 403);
+    const x = await idpRepo.app(deps.db, request.params.id);
+    if (!x || x.client_id === CONSOLE_CLIENT_ID) return layout(reply, 'No such application', a.user.email, '<p>This application does not exist.</p>', 404);
+    const body = request.body as Record<string, string>;
+    const patch = { callback_urls: lines(body.callback_urls), allowed_origins: lines(body.allowed_origins) };
+    try {
+      if (patch.callback_urls.length === 0) throw new Problem({ status: 400, type: 'x', title: 'x', detail: 'At least one Allowed Callback URL is needed.' });
+      await deps.identity.updateApplication(x.client_id, patch);
+    } catch (err) {
+      if (err instanceof Problem && err.status === 400) return appForm(reply, a.user.email, a.csrf, { ...x, ...patch }, err.detail, 400);
+      throw err;
+    }
+    return reply.redirect('/console', 303);
   });
 
   app.get('/console/users', { schema: { hide: true } }, async (request, reply) => {

@@ -77,12 +77,9 @@ export class IdentityService {
     return userView(row);
   }
 
-  async createApplication(input: {
-    name: string; callback_urls: string[]; allowed_origins?: string[]; first_party?: boolean;
-    token_endpoint_auth_method?: AppRow['token_endpoint_auth_method']; response_types?: string[]; management_scopes?: string[];
-    id_token_signed_response_alg?: 'HS256' | 'RS256';
-  }) {
-    for (const [i, u] of input.callback_urls.entries()) {
+  /** Checks callback URLs and origins; returns the invalid field's problem. */
+  private checkUrls(callbacks: string[] | undefined, origins: string[] | undefined): void {
+    for (const [i, u] of (callbacks ?? []).entries()) {
       let url: URL;
       try {
         url = new URL(u);
@@ -91,6 +88,34 @@ export class IdentityService {
       }
       if (url.hash) throw problems.invalidField(`callback_urls[${i}]`, 'must not have a fragment (RFC 6749 3.1.2)');
     }
+    for (const [i, o] of (origins ?? []).entries()) {
+      let ok = false;
+      try {
+        ok = new URL(o).origin === o;
+      } catch { /* not a URL */ }
+      if (!ok) throw problems.invalidField(`allowed_origins[${i}]`, 'must be an origin such as https://app.example.com (no path)');
+    }
+  }
+
+  async updateApplication(clientId: string, patch: { name?: string; callback_urls?: string[]; allowed_origins?: string[]; first_party?: boolean }) {
+    this.checkUrls(patch.callback_urls, patch.allowed_origins);
+    const row = await idpRepo.updateApp(this.db, clientId, patch);
+    if (!row) throw problems.notFound('No such application.');
+    return appView(row);
+  }
+
+  async application(clientId: string) {
+    const row = await idpRepo.app(this.db, clientId);
+    if (!row) throw problems.notFound('No such application.');
+    return appView(row);
+  }
+
+  async createApplication(input: {
+    name: string; callback_urls: string[]; allowed_origins?: string[]; first_party?: boolean;
+    token_endpoint_auth_method?: AppRow['token_endpoint_auth_method']; response_types?: string[]; management_scopes?: string[];
+    id_token_signed_response_alg?: 'HS256' | 'RS256';
+  }) {
+    this.checkUrls(input.callback_urls, input.allowed_origins);
     const method = input.token_endpoint_auth_method ?? 'client_secret_basic';
     const clientId = randomBytes(16).toString('base64url');
     const secret = method === 'none' ? undefined : randomBytes(32).toString('base64url'); // 256 bits

@@ -55,6 +55,37 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
     schema: { tags, security, summary: "A user's events (logins, login-as), newest first", params: UserParams, response: problemResponses(401, 403, 404) },
   }, async (request) => management.events(request.params.id));
 
+  const ClientParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+  const Urls = Type.Array(Type.String({ maxLength: 2048 }), { maxItems: 20 });
+  app.post('/api/v2/clients', {
+    preHandler: need('create:clients'),
+    schema: {
+      tags, security, summary: 'Register an application (the client secret is shown once)',
+      body: Type.Object({
+        name: Type.String({ minLength: 1, maxLength: 100 }), callback_urls: Type.Array(Type.String({ maxLength: 2048 }), { minItems: 1, maxItems: 20 }),
+        allowed_origins: Type.Optional(Urls), first_party: Type.Optional(Type.Boolean()),
+        token_endpoint_auth_method: Type.Optional(Type.Union([Type.Literal('client_secret_basic'), Type.Literal('client_secret_post'), Type.Literal('none')])),
+        id_token_signed_response_alg: Type.Optional(Type.Union([Type.Literal('HS256'), Type.Literal('RS256')])),
+      }, { additionalProperties: false }),
+      response: problemResponses(400, 401, 403),
+    },
+  }, async (request, reply) => reply.code(201).send(await identity.createApplication(request.body)));
+
+  app.get('/api/v2/clients/:id', {
+    preHandler: need('read:clients'),
+    schema: { tags, security, summary: 'Get an application', params: ClientParams, response: problemResponses(401, 403, 404) },
+  }, async (request) => identity.application(request.params.id));
+
+  app.patch('/api/v2/clients/:id', {
+    preHandler: need('update:clients'),
+    schema: {
+      tags, security, summary: 'Update an application (name, Allowed Callback URLs, Allowed Origins, first party)', params: ClientParams,
+      body: Type.Object({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), callback_urls: Type.Optional(Urls), allowed_origins: Type.Optional(Urls), first_party: Type.Optional(Type.Boolean()) },
+        { additionalProperties: false, minProperties: 1 }),
+      response: problemResponses(400, 401, 403, 404),
+    },
+  }, async (request) => identity.updateApplication(request.params.id, request.body));
+
   app.get('/api/v2/users/:id/login-as', {
     preHandler: need('login_as:users'),
     schema: {

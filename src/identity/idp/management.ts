@@ -13,7 +13,7 @@ import { idpRepo } from './idp.repo.ts';
 import { IDP_ACCESS_TOKEN_KEYS, type IdentityService, TOKEN_TTL_SECONDS, userView } from './idp.service.ts';
 import { hashPassword } from './passwords.ts';
 
-export const MANAGEMENT_SCOPES = ['read:users', 'create:users', 'update:users', 'read:user_events', 'login_as:users', 'read:clients', 'create:clients'] as const;
+export const MANAGEMENT_SCOPES = ['read:users', 'create:users', 'update:users', 'read:user_events', 'login_as:users', 'read:clients', 'create:clients', 'update:clients'] as const;
 
 export interface LoginAsInput {
   userId: string;
