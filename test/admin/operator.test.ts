@@ -115,7 +115,7 @@ describe('token endpoint refusals', () => {
     const cases: Array<[Record<string, string>, string, number, string]> = [
       [{ ...FORM, 'x-api-key': m.apiKey }, '', 400, 'invalid_request'],
       [{ ...FORM, 'x-api-key': m.apiKey }, 'grant_type=client_credentials&grant_type=client_credentials', 400, 'invalid_request'],
-      [{ ...FORM, 'x-api-key': m.apiKey }, 'grant_type=authorization_code', 400, 'unsupported_grant_type'],
+      [{ ...FORM, 'x-api-key': m.apiKey }, 'grant_type=password', 400, 'unsupported_grant_type'],
       [{ ...FORM, 'x-api-key': m.apiKey }, 'grant_type=client_credentials&scope=admin', 400, 'invalid_scope'],
       [{ 'content-type': 'application/json', 'x-api-key': m.apiKey }, '{"grant_type":"client_credentials"}', 400, 'invalid_request'],
       [{ 'content-type': 'text/plain', 'x-api-key': m.apiKey }, 'grant_type=client_credentials', 415, ''],
