@@ -44,6 +44,10 @@ describe('identity provider: authorization code with openid-client', () => {
     other = await post('/admin/v1/identity/applications', { name: 'Other', callback_urls: ['https://other.example/cb'] });
     publicApp = await post('/admin/v1/identity/applications', { name: 'SPA', callback_urls: [REDIRECT], token_endpoint_auth_method: 'none' });
     assert.ok(Buffer.from(app.client_secret, 'base64url').length >= 32, '256-bit client secret');
+    const stored = await t.testDb.db.query<{ password_hash: string; secret_hash: string }>(
+      'SELECT u.password_hash, a.secret_hash FROM idp_users u, idp_applications a WHERE u.email = $1 AND a.client_id = $2', [email, app.client_id]);
+    assert.match(stored.rows[0]!.password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/, 'argon2id at OWASP parameters');
+    assert.doesNotMatch(JSON.stringify(stored.rows[0]), new RegExp(app.client_secret), 'the secret is not stored in the clear');
   });
   after(() => t?.close());
 
