@@ -11,16 +11,10 @@ import type { AddressInfo } from 'node:net';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { type Browser, type Page, chromium } from 'playwright-core';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
+import { freePort } from '../helpers/server.ts';
 
 const SHOTS = 'test-results/e2e';
 
-async function freePort(): Promise<number> {
-  const s = http.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** A merchant's web shop: creates a client session server-side, embeds the widget, verifies the return. */
 function merchantServer(payd: string, m: Merchant) {

@@ -9,17 +9,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Browser, type Page, chromium } from 'playwright-core';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { freePort } from '../helpers/server.ts';
 
 const SHOTS = 'test-results/e2e';
 const PASSWORD = 'correct horse battery staple';
 
-async function freePort(): Promise<number> {
-  const s = http.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 describe('identity in Chromium', () => {
   let t: TestApp;

@@ -8,17 +8,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { accountLinkingReceiver, type LinkedAccount } from '../../examples/messenger-account-linking/receiver.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { freePort } from '../helpers/server.ts';
 
 const LINKING = 'https://messenger.example/account_linking';
 const APP_SECRET = 'messenger-app-secret';
 
-async function freePort(): Promise<number> {
-  const s = http.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 describe('reference messenger account_linking receiver', () => {
   let t: TestApp;

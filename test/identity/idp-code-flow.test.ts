@@ -4,19 +4,11 @@
 // the OAuth security cases, each refused with nothing issued.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as client from 'openid-client';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { freePort } from '../helpers/server.ts';
 
-async function freePort(): Promise<number> {
-  const s = http.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 const REDIRECT = 'https://rp.example/callback';
 const PASSWORD = 'correct horse battery staple';
