@@ -172,7 +172,7 @@ export class IdentityService {
     if (!state) throw fail('invalid_request', 'state is required.');
     if (responseType !== 'code') throw fail('unsupported_response_type', 'response_type must be code (or messenger_code for messenger account linking).');
     if (!app.response_types.includes('code')) throw fail('unauthorized_client', 'This application may not use response_type=code.');
-    const scope = str('scope') ?? 'openid';
+    const scope = str('scope') ?? 'openid profile email'; // the spec's id_token carries the name and email
     if (!scope.split(' ').every((s) => SCOPES.has(s)) || !scope.split(' ').includes('openid')) {
       throw fail('invalid_scope', 'scope must include openid and may add profile and email.');
     }
