@@ -56,6 +56,10 @@ export interface Config {
   identityClaimsBase: string;
   /** {console_origin}: origin of the administration console (login-as checks Allowed Origins for it). */
   consoleOrigin: string;
+  /** Global login-as configuration: the first-party client, its redirect URL and response type used when a call names no client. */
+  identityLoginAsClientId: string | undefined;
+  identityLoginAsRedirectUri: string | undefined;
+  identityLoginAsResponseType: 'code' | 'token';
 }
 
 export class ConfigError extends Error {}
@@ -131,9 +135,18 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     webhookLeaseMs: int(env, 'PAYD_WEBHOOK_LEASE_MS', 60000, 1000, 3600000),
     webhookAllowPrivateTargets: bool(env, 'PAYD_WEBHOOK_ALLOW_PRIVATE_TARGETS', databaseUrl === undefined),
     identityAllowHttpLocalhost: bool(env, 'PAYD_IDENTITY_ALLOW_HTTP_LOCALHOST', databaseUrl === undefined),
+    identityLoginAsClientId: env.PAYD_IDENTITY_LOGIN_AS_CLIENT_ID || undefined,
+    identityLoginAsRedirectUri: env.PAYD_IDENTITY_LOGIN_AS_REDIRECT_URI || undefined, // kept as written: matched exactly
+    identityLoginAsResponseType: (env.PAYD_IDENTITY_LOGIN_AS_RESPONSE_TYPE || 'code') as 'code' | 'token',
     identityClaimsBase: '', // derived below from the final base URL
     consoleOrigin: '',
   };
+  if (config.identityLoginAsRedirectUri !== undefined && !URL.canParse(config.identityLoginAsRedirectUri)) {
+    throw new ConfigError(`PAYD_IDENTITY_LOGIN_AS_REDIRECT_URI must be an absolute URL, got "${config.identityLoginAsRedirectUri}"`);
+  }
+  if (!['code', 'token'].includes(config.identityLoginAsResponseType)) {
+    throw new ConfigError(`PAYD_IDENTITY_LOGIN_AS_RESPONSE_TYPE must be code or token, got "${config.identityLoginAsResponseType}"`);
+  }
   if (config.webhookLeaseMs <= config.webhookTimeoutMs) {
     throw new ConfigError('PAYD_WEBHOOK_LEASE_MS must be longer than PAYD_WEBHOOK_TIMEOUT_MS');
   }

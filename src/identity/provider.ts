@@ -37,7 +37,9 @@ export async function createIdentityProvider(deps: IdentityDeps): Promise<Identi
   const service = new IdentityService(deps.db, deps.keys, deps.masterKey, deps.config.baseUrl, {
     allowHttpLocalhost: deps.config.identityAllowHttpLocalhost, claimsBase: deps.config.identityClaimsBase,
   });
-  const management = new ManagementService(deps.db, deps.keys, service, deps.config.baseUrl, deps.config.consoleOrigin);
+  const management = new ManagementService(deps.db, deps.keys, service, deps.config.baseUrl, deps.config.consoleOrigin, {
+    clientId: deps.config.identityLoginAsClientId, redirectUri: deps.config.identityLoginAsRedirectUri, responseType: deps.config.identityLoginAsResponseType,
+  });
   const csrfKey = Buffer.from(hkdfSync('sha256', deps.masterKey, Buffer.alloc(0), 'payd idp csrf v1', 32));
   const consoleKey = Buffer.from(hkdfSync('sha256', deps.masterKey, Buffer.alloc(0), 'payd console session v1', 32));
   return {

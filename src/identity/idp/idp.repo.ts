@@ -85,6 +85,11 @@ export const idpRepo = {
       [clientId, u.name ?? null, u.callback_urls ? JSON.stringify(u.callback_urls) : null, u.allowed_origins ? JSON.stringify(u.allowed_origins) : null, u.first_party ?? null]);
     return rows[0];
   },
+  async replaceSecret(q: Queryable, clientId: string, hash: string, enc: string): Promise<AppRow | undefined> {
+    const { rows } = await q.query<AppRow>(
+      `UPDATE idp_applications SET secret_hash = $2, secret_enc = $3 WHERE client_id = $1 AND secret_hash IS NOT NULL RETURNING ${APP_COLS}`, [clientId, hash, enc]);
+    return rows[0];
+  },
   async apps(q: Queryable): Promise<AppRow[]> {
     const { rows } = await q.query<AppRow>(`SELECT ${APP_COLS} FROM idp_applications ORDER BY created_at, client_id`);
     return rows;
@@ -101,22 +106,26 @@ export const idpRepo = {
       'SELECT user_id, auth_time FROM idp_login_sessions WHERE id = $1 AND expires_at > now()', [id]);
     return rows[0];
   },
+  async deleteSession(q: Queryable, id: string): Promise<void> {
+    await q.query('DELETE FROM idp_login_sessions WHERE id = $1', [id]);
+  },
   async insertCode(q: Queryable, c: Omit<CodeRow, 'used_at' | 'expires_at' | 'login_as_name'> & { login_as_name?: string | null }, ttlSeconds: number): Promise<void> {
     await q.query(
       `INSERT INTO idp_codes (code_hash, client_id, user_id, redirect_uri, scope, nonce, code_challenge, auth_time, expires_at, login_as_name)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9), $10)`,
       [c.code_hash, c.client_id, c.user_id, c.redirect_uri, c.scope, c.nonce, c.code_challenge, c.auth_time, ttlSeconds, c.login_as_name ?? null]);
   },
-  /** Marks the code used and returns it; an already used code comes back with used_at set (and stays used). */
-  async useCode(q: Queryable, codeHash: string): Promise<{ code: CodeRow; firstUse: boolean } | undefined> {
-    const { rows } = await q.query<CodeRow & { first_use: boolean }>(
-      `WITH prev AS (SELECT used_at FROM idp_codes WHERE code_hash = $1 FOR UPDATE)
-       UPDATE idp_codes c SET used_at = coalesce(c.used_at, now()) FROM prev WHERE c.code_hash = $1
-       RETURNING c.*, prev.used_at IS NULL AS first_use`, [codeHash]);
-    const row = rows[0];
-    if (!row) return undefined;
-    const { first_use, ...code } = row;
-    return { code, firstUse: first_use };
+  /**
+   * Marks the code used in one row update (of two concurrent exchanges only one finds it
+   * unused) and returns it, with whether it has expired by the database's clock; a code
+   * already used is 'replayed'.
+   */
+  async useCode(q: Queryable, codeHash: string): Promise<(CodeRow & { expired: boolean }) | 'replayed' | 'unknown'> {
+    const { rows } = await q.query<CodeRow & { expired: boolean }>(
+      'UPDATE idp_codes SET used_at = now() WHERE code_hash = $1 AND used_at IS NULL RETURNING *, expires_at <= now() AS expired', [codeHash]);
+    if (rows[0]) return rows[0];
+    const seen = await q.query('SELECT 1 FROM idp_codes WHERE code_hash = $1', [codeHash]);
+    return seen.rows.length > 0 ? 'replayed' : 'unknown';
   },
   async insertToken(q: Queryable, t: { jti: string; code_hash: string | null; client_id: string; user_id: string; ttlSeconds: number; login_as_name?: string | null }): Promise<void> {
     await q.query(`INSERT INTO idp_tokens (jti, code_hash, client_id, user_id, expires_at, login_as_name) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5), $6)`,
@@ -141,12 +150,20 @@ export const idpRepo = {
   async revokeToken(q: Queryable, jti: string, clientId: string): Promise<void> {
     await q.query('UPDATE idp_tokens SET revoked_at = now() WHERE jti = $1 AND client_id = $2 AND revoked_at IS NULL', [jti, clientId]);
   },
+  /** Not revoked, not expired, and its user not blocked. */
   async tokenActive(q: Queryable, jti: string): Promise<boolean> {
-    const { rows } = await q.query('SELECT 1 FROM idp_tokens WHERE jti = $1 AND revoked_at IS NULL AND expires_at > now()', [jti]);
+    const { rows } = await q.query(
+      `SELECT 1 FROM idp_tokens t JOIN idp_users u ON u.id = t.user_id
+        WHERE t.jti = $1 AND t.revoked_at IS NULL AND t.expires_at > now() AND NOT u.blocked`, [jti]);
     return rows.length > 0;
   },
-  async recordFailure(q: Queryable, email: string, ip: string): Promise<void> {
-    await q.query('INSERT INTO idp_login_failures (email, ip) VALUES ($1, $2)', [email.toLowerCase(), ip]);
+  /** A sign-in attempt, recorded before the password is checked (kept if it fails). */
+  async insertAttempt(q: Queryable, email: string, ip: string): Promise<string> {
+    const { rows } = await q.query<{ id: string }>('INSERT INTO idp_login_failures (email, ip) VALUES ($1, $2) RETURNING id::text', [email.toLowerCase(), ip]);
+    return rows[0]!.id;
+  },
+  async deleteAttempt(q: Queryable, id: string): Promise<void> {
+    await q.query('DELETE FROM idp_login_failures WHERE id = $1::bigint', [id]);
   },
   async recentFailures(q: Queryable, email: string, ip: string, windowSeconds: number): Promise<{ by_email: number; by_ip: number }> {
     const { rows } = await q.query<{ by_email: number; by_ip: number }>(

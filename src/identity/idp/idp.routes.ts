@@ -1,29 +1,16 @@
-// HTTP of the identity provider: /oauth/authorize with the hosted login page
-// (CSRF-protected, throttled), discovery, /userinfo, and operator endpoints to create
-// users and applications. The authorization_code grant is served by POST /oauth/token.
-import { createHmac, randomBytes } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+// HTTP of the identity provider: GET /oauth/authorize (the hosted login page when the
+// browser has no login session; the form's post, sign-up and logout are in
+// src/identity/login/), discovery, the JWKS of RS256 id_tokens, introspection,
+// revocation, /userinfo, and operator endpoints to create users and applications. The
+// authorization_code grant is served by POST /oauth/token.
+import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { safeEqual } from '../../platform/crypto/secrets.ts';
-import { Problem } from '../../platform/http/problem.ts';
 import { problemResponses, Uuid } from '../../platform/http/schemas.ts';
-import { escapeHtml, sendPage } from '../../checkout/pages.ts';
-import { type AuthRequest, AuthorizeError, type IdentityService } from './idp.service.ts';
+import { AuthorizeError, type IdentityService } from './idp.service.ts';
 import { MANAGEMENT_SCOPES } from './management.ts';
-
-const SESSION_COOKIE = 'payd_idp_session';
-const CSRF_COOKIE = 'payd_idp_csrf';
-const REQUEST_FIELDS = ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'nonce', 'code_challenge', 'code_challenge_method', 'account_linking_token'] as const;
-
-function cookies(request: FastifyRequest): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of (request.headers.cookie ?? '').split(';')) {
-    const i = part.indexOf('=');
-    if (i > 0) out[part.slice(0, i).trim()] = decodeURIComponent(part.slice(i + 1).trim());
-  }
-  return out;
-}
+import { SESSION_COOKIE, cookies, loginPages } from '../login/pages.ts';
+import { loginRoutes } from '../login/login.routes.ts';
 
 export interface IdpRouteDeps {
   identity: IdentityService;
@@ -33,145 +20,20 @@ export interface IdpRouteDeps {
 
 export async function identityRoutes(root: FastifyInstance, { identity, baseUrl, csrfKey }: IdpRouteDeps) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
-  const secure = baseUrl.startsWith('https://') ? '; Secure' : '';
-  const csrfFor = (nonce: string) => createHmac('sha256', csrfKey).update(`idp-csrf:${nonce}`).digest('base64url');
-
-  const errorPage = (reply: FastifyReply, err: AuthorizeError) => {
-    if (err.redirectUri && err.messenger) {
-      const url = new URL(err.redirectUri);
-      url.searchParams.append('error', 'access_denied');
-      return reply.redirect(url.toString(), 303);
-    }
-    if (err.redirectUri) {
-      const url = new URL(err.redirectUri);
-      url.searchParams.set('error', err.error);
-      url.searchParams.set('error_description', err.description);
-      if (err.state) url.searchParams.set('state', err.state);
-      url.searchParams.set('iss', baseUrl);
-      return reply.redirect(url.toString(), 303);
-    }
-    return sendPage(reply, 400, 'Sign-in request refused', `<p role="alert">${escapeHtml(err.description)}</p>`);
-  };
-
-  const loginForm = (reply: FastifyReply, r: AuthRequest, appName: string, message?: string, status = 200) => {
-    const nonce = randomBytes(16).toString('base64url');
-    reply.header('set-cookie', `${CSRF_COOKIE}=${nonce}; HttpOnly; SameSite=Lax; Path=/oauth${secure}`);
-    const hidden = REQUEST_FIELDS.map((k) => (r[k] ? `<input type="hidden" name="${k}" value="${escapeHtml(r[k]!)}">` : '')).join('');
-    return sendPage(reply, status, `Sign in to ${appName}`, `
-<div class="card-box">
-${message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : ''}
-<form method="post" action="/oauth/authorize/login" class="payd-form">
-<input type="hidden" name="csrf" value="${csrfFor(nonce)}">${hidden}
-<div class="payd-field"><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required autofocus></div>
-<div class="payd-field"><label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required></div>
-<button type="submit" class="payd-pay">Sign in</button>
-<button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>
-</form>
-<p><a href="/oauth/authorize/signup?${escapeHtml(new URLSearchParams(REQUEST_FIELDS.flatMap((k) => (r[k] ? [[k, r[k]!]] : []))).toString())}">Create an account</a></p>
-</div>`, [], undefined, [new URL(r.redirect_uri).origin]);
-  };
-
-  const signupForm = (reply: FastifyReply, r: AuthRequest, appName: string, message?: string, status = 200) => {
-    const nonce = randomBytes(16).toString('base64url');
-    reply.header('set-cookie', `${CSRF_COOKIE}=${nonce}; HttpOnly; SameSite=Lax; Path=/oauth${secure}`);
-    const hidden = REQUEST_FIELDS.map((k) => (r[k] ? `<input type="hidden" name="${k}" value="${escapeHtml(r[k]!)}">` : '')).join('');
-    return sendPage(reply, status, `Create your ${appName} account`, `
-<div class="card-box">
-${message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : ''}
-<form method="post" action="/oauth/authorize/signup" class="payd-form">
-<input type="hidden" name="csrf" value="${csrfFor(nonce)}">${hidden}
-<div class="payd-field"><label for="given_name">First name</label><input id="given_name" name="given_name" autocomplete="given-name" maxlength="100"></div>
-<div class="payd-field"><label for="family_name">Last name</label><input id="family_name" name="family_name" autocomplete="family-name" maxlength="100"></div>
-<div class="payd-field"><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required></div>
-<div class="payd-field"><label for="password">Password (12 characters or more)</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="12" required></div>
-<button type="submit" class="payd-pay">Create account</button>
-</form></div>`, [], undefined, [new URL(r.redirect_uri).origin]);
-  };
-
-  app.get('/oauth/authorize/signup', { schema: { hide: true } }, async (request, reply) => {
-    try {
-      const v = await identity.validate(request.query as Record<string, unknown>);
-      return signupForm(reply, v.request, v.app.name);
-    } catch (err) {
-      if (err instanceof AuthorizeError) return errorPage(reply, err);
-      throw err;
-    }
-  });
-
-  app.post('/oauth/authorize/signup', {
-    schema: { hide: true, body: Type.Record(Type.String(), Type.String({ maxLength: 2048 })) },
-  }, async (request, reply) => {
-    const body = request.body as Record<string, string>;
-    let v;
-    try {
-      v = await identity.validate(body);
-    } catch (err) {
-      if (err instanceof AuthorizeError) return errorPage(reply, err);
-      throw err;
-    }
-    const nonce = cookies(request)[CSRF_COOKIE];
-    if (!nonce || !body.csrf || !safeEqual(csrfFor(nonce), body.csrf)) {
-      return sendPage(reply, 403, 'Sign-up refused', '<p role="alert">The form expired or did not come from this site. Go back and try again.</p>');
-    }
-    const email = (body.email ?? '').trim();
-    const password = body.password ?? '';
-    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254) return signupForm(reply, v.request, v.app.name, 'Enter a valid email address.', 400);
-    if (password.length < 12 || password.length > 256) return signupForm(reply, v.request, v.app.name, 'Choose a password of 12 to 256 characters.', 400);
-    let user;
-    try {
-      user = await identity.createUser({ email, password, given_name: body.given_name || undefined, family_name: body.family_name || undefined });
-    } catch (err) {
-      if (err instanceof Problem && err.status === 409) return signupForm(reply, v.request, v.app.name, 'This account could not be created. If you already have one, sign in instead.', 400);
-      throw err;
-    }
-    const session = await identity.newSession(user.id);
-    reply.header('set-cookie', `${SESSION_COOKIE}=${session}; HttpOnly; SameSite=Lax; Path=/oauth${secure}`);
-    return reply.redirect(await identity.issueCode(v.request, user.id, new Date()), 303);
-  });
+  const pages = loginPages(baseUrl, csrfKey);
+  await loginRoutes(root, { identity, pages });
 
   app.get('/oauth/authorize', { schema: { hide: true } }, async (request, reply) => {
     let validated;
     try {
       validated = await identity.validate(request.query as Record<string, unknown>);
     } catch (err) {
-      if (err instanceof AuthorizeError) return errorPage(reply, err);
+      if (err instanceof AuthorizeError) return pages.errorPage(reply, err);
       throw err;
     }
     const session = await identity.sessionUser(cookies(request)[SESSION_COOKIE]);
     if (session) return reply.redirect(await identity.issueCode(validated.request, session.user.id, session.auth_time), 303);
-    return loginForm(reply, validated.request, validated.app.name);
-  });
-
-  app.post('/oauth/authorize/login', {
-    schema: { hide: true, body: Type.Record(Type.String(), Type.String({ maxLength: 2048 })) },
-  }, async (request, reply) => {
-    const body = request.body as Record<string, string>;
-    let validated;
-    try {
-      validated = await identity.validate(body);
-    } catch (err) {
-      if (err instanceof AuthorizeError) return errorPage(reply, err);
-      throw err;
-    }
-    const nonce = cookies(request)[CSRF_COOKIE];
-    if (!nonce || !body.csrf || !safeEqual(csrfFor(nonce), body.csrf)) {
-      return sendPage(reply, 403, 'Sign-in refused', '<p role="alert">The sign-in form expired or did not come from this site. Go back and try again.</p>');
-    }
-    if (body.cancel) {
-      const r = validated.request;
-      return errorPage(reply, new AuthorizeError('access_denied', 'The user cancelled the sign-in.', r.redirect_uri, r.state || undefined, r.response_type === 'messenger_code'));
-    }
-    try {
-      const user = await identity.login(body.email ?? '', body.password ?? '', request.ip);
-      const session = await identity.newSession(user.id);
-      reply.header('set-cookie', `${SESSION_COOKIE}=${session}; HttpOnly; SameSite=Lax; Path=/oauth${secure}`);
-      return reply.redirect(await identity.issueCode(validated.request, user.id, new Date()), 303);
-    } catch (err) {
-      if (err instanceof Problem && (err.status === 401 || err.status === 429)) {
-        return loginForm(reply, validated.request, validated.app.name, err.detail, err.status === 429 ? 429 : 200);
-      }
-      throw err;
-    }
+    return pages.loginForm(request, reply, validated.request, validated.app.name);
   });
 
   app.get('/.well-known/openid-configuration', { schema: { tags: ['Identity'], summary: 'OpenID Provider metadata' } }, async () => ({
@@ -181,6 +43,7 @@ ${message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : ''
     userinfo_endpoint: `${baseUrl}/userinfo`,
     introspection_endpoint: `${baseUrl}/oauth/introspect`,
     revocation_endpoint: `${baseUrl}/oauth/revoke`,
+    end_session_endpoint: `${baseUrl}/oauth/logout`,
     jwks_uri: `${baseUrl}/.well-known/jwks.json`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
@@ -188,6 +51,8 @@ ${message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : ''
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['HS256', 'RS256'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     code_challenge_methods_supported: ['S256'],
     scopes_supported: ['openid', 'profile', 'email'],
     claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'given_name', 'family_name', 'email', 'email_verified'],

@@ -3,22 +3,23 @@
 // password login with a throttle per account and per IP, single-use authorization codes
 // (a replayed code revokes what it issued), and the tokens: an id_token signed HS256
 // with the client secret (the spec) and an access token the provider verifies itself.
-import { createHash, createSecretKey, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Db } from '../../platform/db/index.ts';
-import type { KeyPurpose, KeyStore } from '../../platform/crypto/keystore.ts';
-import { decrypt, encrypt, safeEqual, sha256 } from '../../platform/crypto/secrets.ts';
-import { JwsError, decodeJwt, signJwt, verifyJwt } from '../../platform/crypto/compact-jws.ts';
-import { SignJWT } from 'jose';
+import type { KeyStore } from '../../platform/crypto/keystore.ts';
+import { sha256 } from '../../platform/crypto/secrets.ts';
 import { problems } from '../../platform/http/problem.ts';
-import { oauthError } from '../oauth/oauth-errors.ts';
+import { type ApplicationPatch, Applications, type NewApplication } from '../applications/applications.ts';
+import { authenticateClient } from '../oauth/client-auth.ts';
+import { IDP_ID_TOKEN_KEYS } from '../oauth/id-token.ts';
+import { authorizationCodeGrant } from '../oauth/grants/authorization-code.ts';
+import { UserTokens } from '../oauth/user-tokens.ts';
 import { type AppRow, type UserRow, idpRepo } from './idp.repo.ts';
 import { DUMMY_HASH, hashPassword, verifyPassword } from './passwords.ts';
 
-export const IDP_ACCESS_TOKEN_KEYS: KeyPurpose = { name: 'idp-access-token', alg: 'HS256', overlapSeconds: 2 * 86400 };
-/** id_tokens of public clients (no secret to sign HS256 with): RS256, published at /.well-known/jwks.json. */
-export const IDP_ID_TOKEN_KEYS: KeyPurpose = { name: 'idp-id-token', alg: 'RS256', overlapSeconds: 2 * 86400 };
+export { IDP_ACCESS_TOKEN_KEYS, TOKEN_TTL_SECONDS } from '../oauth/user-tokens.ts';
+export { IDP_ID_TOKEN_KEYS } from '../oauth/id-token.ts';
+export { appView } from '../applications/applications.ts';
 export const CODE_TTL_SECONDS = 60;
-export const TOKEN_TTL_SECONDS = 3600;
 export const SESSION_TTL_SECONDS = 8 * 3600;
 export const THROTTLE = { windowSeconds: 900, perAccount: 5, perIp: 30 };
 const SCOPES = new Set(['openid', 'profile', 'email']);
@@ -57,6 +58,17 @@ export interface IdentityOptions {
   claimsBase?: string;
 }
 
+/**
+ * The URI with parameters added to its query string, leaving the query it has as it is
+ * (RFC 6749 3.1.2: the client's query component is kept; a messenger's own parameters
+ * come back byte for byte): `?` when it has none, `&` otherwise.
+ */
+export function appendQuery(uri: string, params: Record<string, string>): string {
+  const added = new URLSearchParams(params).toString();
+  if (!uri.includes('?')) return `${uri}?${added}`;
+  return uri.endsWith('?') || uri.endsWith('&') ? `${uri}${added}` : `${uri}&${added}`;
+}
+
 /** scheme://host/path of a URL (the "base" a messenger redirect_uri is matched by). */
 const baseOf = (u: URL) => `${u.protocol}//${u.host}${u.pathname}`;
 
@@ -64,7 +76,13 @@ export class IdentityService {
   constructor(
     private readonly db: Db, private readonly keys: KeyStore, private readonly masterKey: Buffer, private readonly issuer: string,
     private readonly options: IdentityOptions = { allowHttpLocalhost: true },
-  ) {}
+  ) {
+    this.applications = new Applications(db, masterKey);
+    this.tokens = new UserTokens(db, keys, issuer, `${options.claimsBase ?? `${issuer}/claims`}/login-as-name`);
+  }
+
+  readonly applications: Applications;
+  readonly tokens: UserTokens;
 
   // ---- administration (operator API) ----
 
@@ -77,56 +95,16 @@ export class IdentityService {
     return userView(row);
   }
 
-  /** Checks callback URLs and origins; returns the invalid field's problem. */
-  private checkUrls(callbacks: string[] | undefined, origins: string[] | undefined): void {
-    for (const [i, u] of (callbacks ?? []).entries()) {
-      let url: URL;
-      try {
-        url = new URL(u);
-      } catch {
-        throw problems.invalidField(`callback_urls[${i}]`, 'is not an absolute URL');
-      }
-      if (url.hash) throw problems.invalidField(`callback_urls[${i}]`, 'must not have a fragment (RFC 6749 3.1.2)');
-    }
-    for (const [i, o] of (origins ?? []).entries()) {
-      let ok = false;
-      try {
-        ok = new URL(o).origin === o;
-      } catch { /* not a URL */ }
-      if (!ok) throw problems.invalidField(`allowed_origins[${i}]`, 'must be an origin such as https://app.example.com (no path)');
-    }
+  createApplication(input: NewApplication) {
+    return this.applications.create(input);
   }
 
-  async updateApplication(clientId: string, patch: { name?: string; callback_urls?: string[]; allowed_origins?: string[]; first_party?: boolean }) {
-    this.checkUrls(patch.callback_urls, patch.allowed_origins);
-    const row = await idpRepo.updateApp(this.db, clientId, patch);
-    if (!row) throw problems.notFound('No such application.');
-    return appView(row);
+  updateApplication(clientId: string, patch: ApplicationPatch) {
+    return this.applications.update(clientId, patch);
   }
 
-  async application(clientId: string) {
-    const row = await idpRepo.app(this.db, clientId);
-    if (!row) throw problems.notFound('No such application.');
-    return appView(row);
-  }
-
-  async createApplication(input: {
-    name: string; callback_urls: string[]; allowed_origins?: string[]; first_party?: boolean;
-    token_endpoint_auth_method?: AppRow['token_endpoint_auth_method']; response_types?: string[]; management_scopes?: string[];
-    id_token_signed_response_alg?: 'HS256' | 'RS256';
-  }) {
-    this.checkUrls(input.callback_urls, input.allowed_origins);
-    const method = input.token_endpoint_auth_method ?? 'client_secret_basic';
-    const clientId = randomBytes(16).toString('base64url');
-    const secret = method === 'none' ? undefined : randomBytes(32).toString('base64url'); // 256 bits
-    const row = await idpRepo.insertApp(this.db, {
-      client_id: clientId, name: input.name, secret_hash: secret ? hex(secret) : null,
-      secret_enc: secret ? encrypt(this.masterKey, secret, `idp-client:${clientId}`) : null, first_party: input.first_party ?? false,
-      callback_urls: input.callback_urls, allowed_origins: input.allowed_origins ?? [], token_endpoint_auth_method: method,
-      response_types: input.response_types ?? ['code'], management_scopes: input.management_scopes ?? [],
-      id_token_alg: method === 'none' ? 'RS256' : (input.id_token_signed_response_alg ?? 'HS256'),
-    });
-    return { ...appView(row), ...(secret ? { client_secret: secret } : {}) };
+  application(clientId: string) {
+    return this.applications.get(clientId);
   }
 
   // ---- authorization requests ----
@@ -151,7 +129,7 @@ export class IdentityService {
     const registered = parsed && (messenger
       ? app.callback_urls.some((c) => { try { return baseOf(new URL(c)) === baseOf(parsed!); } catch { return false; } })
       : app.callback_urls.includes(redirectUri!));
-    if (!parsed || !registered) {
+    if (!parsed || !registered || redirectUri!.includes('#')) {
       throw new AuthorizeError('invalid_request', 'redirect_uri is missing or is not one of the Allowed Callback URLs of this application (exact match).');
     }
     const local = parsed.hostname === 'localhost' || parsed.hostname === '127.0.0.1';
@@ -189,18 +167,23 @@ export class IdentityService {
 
   // ---- login ----
 
-  /** Checks the password under the throttle; the same answer for an unknown email and a wrong password. */
+  /**
+   * Checks the password under the throttle; the same answer for an unknown email, a
+   * wrong password and a blocked user. The attempt is recorded before the password is
+   * checked and counted with the others, so parallel guesses cannot slip past the limit
+   * (the n-th attempt sees at least n rows); a successful attempt is deleted.
+   */
   async login(email: string, password: string, ip: string): Promise<UserRow> {
+    const attempt = await idpRepo.insertAttempt(this.db, email, ip);
     const recent = await idpRepo.recentFailures(this.db, email, ip, THROTTLE.windowSeconds);
-    if (recent.by_email >= THROTTLE.perAccount || recent.by_ip >= THROTTLE.perIp) {
+    if (recent.by_email > THROTTLE.perAccount || recent.by_ip > THROTTLE.perIp) {
+      await idpRepo.deleteAttempt(this.db, attempt); // a refused attempt does not lengthen the wait
       throw problems.tooManyRequests('Too many failed sign-in attempts. Try again in 15 minutes.', THROTTLE.windowSeconds);
     }
     const user = await idpRepo.userByEmail(this.db, email);
     const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
-    if (!user || !ok || user.blocked) {
-      await idpRepo.recordFailure(this.db, email, ip);
-      throw problems.unauthorized('Wrong email or password.');
-    }
+    if (!user || !ok || user.blocked) throw problems.unauthorized('Wrong email or password.');
+    await idpRepo.deleteAttempt(this.db, attempt);
     return user;
   }
 
@@ -217,6 +200,22 @@ export class IdentityService {
     return user && !user.blocked ? { user, auth_time: s!.auth_time } : undefined;
   }
 
+  /** Ends a login session (the cookie's row is deleted: every process forgets it at once). */
+  async endSession(cookie: string | undefined): Promise<void> {
+    if (cookie) await idpRepo.deleteSession(this.db, hex(cookie));
+  }
+
+  /**
+   * Logout (OpenID Connect RP-Initiated Logout): where to send the browser afterwards,
+   * only to one of the application's Allowed Callback URLs (exact match), with state.
+   */
+  async logoutRedirect(clientId: string | undefined, uri: string | undefined, state: string | undefined): Promise<string | undefined> {
+    if (!clientId || !uri) return undefined;
+    const app = await idpRepo.app(this.db, clientId);
+    if (!app || !app.callback_urls.includes(uri)) return undefined;
+    return state ? appendQuery(uri, { state }) : uri;
+  }
+
   /** Issues the code and returns the redirect that carries it (login-as: with the auditing name). */
   async issueCode(r: AuthRequest, userId: string, authTime: Date, loginAs?: { name: string }): Promise<string> {
     const code = randomBytes(32).toString('base64url');
@@ -230,157 +229,37 @@ export class IdentityService {
     await idpRepo.insertEvent(this.db, {
       id: randomUUID(), user_id: userId, type: 'login', auth_type: loginAs ? 'login_as' : 'password', client_id: r.client_id, login_as_profile_id: loginAs?.name ?? null,
     });
-    const url = new URL(r.redirect_uri);
-    if (messenger) {
-      url.searchParams.append('authorization_code', code);
-      return url.toString();
-    }
-    url.searchParams.set('code', code);
-    if (r.state) url.searchParams.set('state', r.state);
-    url.searchParams.set('iss', this.issuer);
-    return url.toString();
+    if (messenger) return appendQuery(r.redirect_uri, { authorization_code: code });
+    return appendQuery(r.redirect_uri, { code, ...(r.state ? { state: r.state } : {}), iss: this.issuer });
   }
 
-  // ---- token endpoint: grant_type=authorization_code ----
+  // ---- token side (src/identity/oauth/) ----
 
-  private async clientOf(headers: Record<string, unknown>, body: Record<string, unknown>): Promise<AppRow> {
-    let id = typeof body.client_id === 'string' ? body.client_id : undefined;
-    let secret = typeof body.client_secret === 'string' ? body.client_secret : undefined;
-    const auth = typeof headers.authorization === 'string' ? headers.authorization : undefined;
-    let via: AppRow['token_endpoint_auth_method'] = secret ? 'client_secret_post' : 'none';
-    if (auth?.startsWith('Basic ')) {
-      const [u, p] = Buffer.from(auth.slice(6), 'base64').toString('utf8').split(':');
-      if (id && decodeURIComponent(u ?? '') !== id) throw oauthError('invalid_client', 'client_id differs from the Basic credentials.');
-      id = decodeURIComponent(u ?? '');
-      secret = decodeURIComponent(p ?? '');
-      via = 'client_secret_basic';
-    }
-    const app = id ? await idpRepo.app(this.db, id) : undefined;
-    if (!app) throw oauthError('invalid_client', 'Unknown client.');
-    if (app.token_endpoint_auth_method === 'none') {
-      if (secret) throw oauthError('invalid_client', 'This public client has no secret.');
-      return app;
-    }
-    if (via === 'none' || !secret || !app.secret_hash || !safeEqual(hex(secret), app.secret_hash)) {
-      throw oauthError('invalid_client', 'Client authentication failed.');
-    }
-    return app;
-  }
-
-  async exchangeCode(headers: Record<string, unknown>, body: Record<string, unknown>) {
-    const app = await this.clientOf(headers, body);
-    const code = typeof body.code === 'string' ? body.code : '';
-    const used = code ? await idpRepo.useCode(this.db, hex(code)) : undefined;
-    if (!used) throw oauthError('invalid_grant', 'The authorization code is not valid.');
-    const c = used.code;
-    if (!used.firstUse) {
-      await idpRepo.revokeTokensOfCode(this.db, c.code_hash);
-      throw oauthError('invalid_grant', 'The authorization code was already used; the tokens issued from it are revoked.');
-    }
-    if (c.client_id !== app.client_id) throw oauthError('invalid_grant', 'The authorization code was issued to another client.');
-    if (c.expires_at.getTime() <= Date.now()) throw oauthError('invalid_grant', 'The authorization code has expired.');
-    if (body.redirect_uri !== c.redirect_uri) throw oauthError('invalid_grant', 'redirect_uri differs from the one of the authorization request.');
-    if (c.code_challenge) {
-      const verifier = typeof body.code_verifier === 'string' ? body.code_verifier : '';
-      const computed = createHash('sha256').update(verifier).digest('base64url');
-      if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || !safeEqual(computed, c.code_challenge)) throw oauthError('invalid_grant', 'PKCE verification failed.');
-    } else if (body.code_verifier !== undefined) {
-      throw oauthError('invalid_grant', 'code_verifier sent for a request without code_challenge.');
-    }
-    const user = await idpRepo.user(this.db, c.user_id);
-    if (!user || user.blocked) throw oauthError('invalid_grant', 'The user cannot sign in.');
-
-    const now = Math.floor(Date.now() / 1000);
-    const accessToken = await this.userAccessToken(user.id, app.client_id, c.scope, c.code_hash, c.login_as_name);
-    const scopes = c.scope.split(' ');
-    const claims = {
-      iss: this.issuer, sub: user.id, aud: app.client_id, iat: now, exp: now + TOKEN_TTL_SECONDS, auth_time: Math.floor(c.auth_time.getTime() / 1000),
-      ...(c.nonce ? { nonce: c.nonce } : {}),
-      ...(scopes.includes('profile') ? { given_name: user.given_name, family_name: user.family_name } : {}),
-      ...(scopes.includes('email') ? { email: user.email, email_verified: user.email_verified } : {}),
-    };
-    let idToken: string;
-    if (app.secret_enc && app.id_token_alg === 'HS256') {
-      idToken = signJwt('HS256', { typ: 'JWT' }, claims, createSecretKey(Buffer.from(decrypt(this.masterKey, app.secret_enc, `idp-client:${app.client_id}`))));
-    } else {
-      const rsa = await this.keys.signingKey(IDP_ID_TOKEN_KEYS.name);
-      idToken = await new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: rsa.kid, typ: 'JWT' }).sign(rsa.privateKey);
-    }
-    return { access_token: accessToken, token_type: 'Bearer' as const, expires_in: TOKEN_TTL_SECONDS, scope: c.scope, id_token: idToken };
+  /** grant_type=authorization_code on POST /oauth/token. */
+  exchangeCode(headers: Record<string, unknown>, body: Record<string, unknown>) {
+    return authorizationCodeGrant({ db: this.db, keys: this.keys, masterKey: this.masterKey, tokens: this.tokens, issuer: this.issuer }, headers, body);
   }
 
   /** Claim name of the login-as auditing name ({identity_claims_base}/login-as-name). */
   get loginAsClaim(): string {
-    return `${this.options.claimsBase ?? `${this.issuer}/claims`}/login-as-name`;
+    return this.tokens.loginAsClaim;
   }
 
   /** A user's access token (recorded by jti, so that it can be revoked). */
-  async userAccessToken(userId: string, clientId: string, scope: string, codeHash: string | null, loginAsName: string | null): Promise<string> {
-    const now = Math.floor(Date.now() / 1000);
-    const jti = randomUUID();
-    await idpRepo.insertToken(this.db, { jti, code_hash: codeHash, client_id: clientId, user_id: userId, ttlSeconds: TOKEN_TTL_SECONDS, login_as_name: loginAsName });
-    const key = await this.keys.signingKey(IDP_ACCESS_TOKEN_KEYS.name);
-    return signJwt('HS256', { kid: key.kid, typ: 'at+jwt' }, {
-      iss: this.issuer, sub: userId, aud: clientId, client_id: clientId, scope, iat: now, exp: now + TOKEN_TTL_SECONDS, jti,
-      ...(loginAsName ? { [this.loginAsClaim]: loginAsName } : {}),
-    }, key.privateKey);
+  userAccessToken(userId: string, clientId: string, scope: string, codeHash: string | null, loginAsName: string | null): Promise<string> {
+    return this.tokens.issue({ userId, clientId, scope, codeHash, loginAsName });
   }
 
-  /** A user access token issued here, signature and claims checked (not its revocation). */
-  private async userTokenClaims(token: string): Promise<Record<string, unknown> | undefined> {
-    try {
-      const decoded = decodeJwt(token);
-      const key = await this.keys.verificationKey(IDP_ACCESS_TOKEN_KEYS.name, typeof decoded.header.kid === 'string' ? decoded.header.kid : '');
-      if (!key) return undefined;
-      return verifyJwt('HS256', decoded, key.publicKey, { issuer: this.issuer, audience: String(decoded.payload.aud), typ: 'at+jwt' });
-    } catch {
-      return undefined;
-    }
-  }
-
-  /** RFC 7662: a client learns about its own tokens only; anything else is inactive. */
   async introspect(headers: Record<string, unknown>, body: Record<string, unknown>) {
-    const app = await this.clientOf(headers, body);
-    const claims = typeof body.token === 'string' ? await this.userTokenClaims(body.token) : undefined;
-    if (!claims || claims.client_id !== app.client_id || !(await idpRepo.tokenActive(this.db, String(claims.jti)))) return { active: false };
-    return {
-      active: true, token_type: 'Bearer', scope: claims.scope, client_id: claims.client_id, sub: claims.sub, aud: claims.aud,
-      iss: claims.iss, exp: claims.exp, iat: claims.iat, jti: claims.jti,
-      ...(claims[this.loginAsClaim] ? { [this.loginAsClaim]: claims[this.loginAsClaim] } : {}),
-    };
+    return this.tokens.introspect(await authenticateClient(this.db, headers, body), body.token);
   }
 
-  /** RFC 7009: revokes a token of the calling client; answers the same whatever the token. */
   async revoke(headers: Record<string, unknown>, body: Record<string, unknown>): Promise<void> {
-    const app = await this.clientOf(headers, body);
-    const claims = typeof body.token === 'string' ? await this.userTokenClaims(body.token) : undefined;
-    if (claims && claims.client_id === app.client_id) await idpRepo.revokeToken(this.db, String(claims.jti), app.client_id);
+    await this.tokens.revoke(await authenticateClient(this.db, headers, body), body.token);
   }
 
-  /** /userinfo: the claims of the user behind an access token this provider issued and did not revoke. */
-  async userinfo(token: string | undefined) {
-    const invalid = () => problems.unauthorized('The access token is not valid.', 'Bearer realm="payd-identity", error="invalid_token"');
-    if (!token) throw problems.unauthorized('An access token is required.', 'Bearer realm="payd-identity"');
-    let payload: Record<string, unknown>;
-    try {
-      const decoded = decodeJwt(token);
-      const kid = typeof decoded.header.kid === 'string' ? decoded.header.kid : '';
-      const key = await this.keys.verificationKey(IDP_ACCESS_TOKEN_KEYS.name, kid);
-      if (!key) throw invalid();
-      payload = verifyJwt('HS256', decoded, key.publicKey, { issuer: this.issuer, audience: String(decoded.payload.aud), typ: 'at+jwt' });
-    } catch (err) {
-      if (err instanceof JwsError || err instanceof Error) throw invalid();
-      throw err;
-    }
-    if (!(await idpRepo.tokenActive(this.db, String(payload.jti)))) throw invalid();
-    const user = await idpRepo.user(this.db, String(payload.sub));
-    if (!user || user.blocked) throw invalid();
-    const scopes = String(payload.scope).split(' ');
-    return {
-      sub: user.id,
-      ...(scopes.includes('profile') ? { given_name: user.given_name, family_name: user.family_name } : {}),
-      ...(scopes.includes('email') ? { email: user.email, email_verified: user.email_verified } : {}),
-    };
+  userinfo(token: string | undefined) {
+    return this.tokens.userinfo(token);
   }
 
   async jwks() {
@@ -394,12 +273,4 @@ export class IdentityService {
 
 export function userView(u: UserRow) {
   return { id: u.id, email: u.email, given_name: u.given_name, family_name: u.family_name, email_verified: u.email_verified, blocked: u.blocked, created_at: u.created_at };
-}
-
-export function appView(a: AppRow) {
-  return {
-    client_id: a.client_id, name: a.name, first_party: a.first_party, callback_urls: a.callback_urls, allowed_origins: a.allowed_origins,
-    token_endpoint_auth_method: a.token_endpoint_auth_method, id_token_signed_response_alg: a.id_token_alg, response_types: a.response_types,
-    management_scopes: a.management_scopes, created_at: a.created_at,
-  };
 }

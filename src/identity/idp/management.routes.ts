@@ -17,8 +17,15 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
 
   app.get('/api/v2/users', {
     preHandler: need('read:users'),
-    schema: { tags, security, summary: 'List users', querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })) }), response: problemResponses(401, 403) },
-  }, async (request) => management.users(request.query.limit));
+    schema: {
+      tags, security, summary: 'List users (oldest first), or find one by email',
+      querystring: Type.Object({
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+        email: Type.Optional(Type.String({ minLength: 1, maxLength: 254, description: 'Exact email, case-insensitive: a list of zero or one user' })),
+      }),
+      response: problemResponses(400, 401, 403),
+    },
+  }, async (request) => management.users(request.query.limit, request.query.email));
 
   app.post('/api/v2/users', {
     preHandler: need('create:users'),
@@ -71,6 +78,24 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
     },
   }, async (request, reply) => reply.code(201).send(await identity.createApplication(request.body)));
 
+  app.get('/api/v2/clients', {
+    preHandler: need('read:clients'),
+    schema: {
+      tags, security, summary: 'List applications (never their secrets)',
+      querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })) }), response: problemResponses(400, 401, 403),
+    },
+  }, async (request) => identity.applications.list(request.query.limit ?? 50));
+
+  app.post('/api/v2/clients/:id/rotate-secret', {
+    preHandler: need('update:clients'),
+    schema: {
+      tags, security, summary: "Rotate an application's client secret (the new secret is shown once)",
+      description: 'The old secret stops authenticating at once; tokens already issued stay valid until they expire. ' +
+        'id_tokens issued from now on are signed HS256 with the new secret. A public client has no secret (400).',
+      params: ClientParams, response: problemResponses(400, 401, 403, 404),
+    },
+  }, async (request) => identity.applications.rotateSecret(request.params.id));
+
   app.get('/api/v2/clients/:id', {
     preHandler: need('read:clients'),
     schema: { tags, security, summary: 'Get an application', params: ClientParams, response: problemResponses(401, 403, 404) },
@@ -90,14 +115,15 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
     preHandler: need('login_as:users'),
     schema: {
       tags, security, summary: 'Log in as a user',
-      description: 'Dynamic configuration: a first-party client, one of its Allowed Callback URLs whose origin (and the console origin) its ' +
+      description: 'Dynamic configuration (client_id, redirect_uri, response_type) or, without client_id, the global one (PAYD_IDENTITY_LOGIN_AS_*). ' +
+        'Either way: a first-party client, one of its Allowed Callback URLs whose origin (and the console origin) its ' +
         'Allowed Origins list, and response type code (exchange the code at /oauth/token) or token (only for clients that allow it). ' +
         'Answers the URL that completes the login; credentials come back in its query string. The access token carries the claim ' +
         '{identity_claims_base}/login-as-name with `name`.',
       params: UserParams,
       querystring: Type.Object({
-        client_id: Type.String({ minLength: 1, maxLength: 100 }),
-        redirect_uri: Type.String({ format: 'uri', maxLength: 2048 }),
+        client_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Dynamic configuration; without it, PAYD_IDENTITY_LOGIN_AS_CLIENT_ID' })),
+        redirect_uri: Type.Optional(Type.String({ format: 'uri', maxLength: 2048, description: 'Required with client_id; without both, PAYD_IDENTITY_LOGIN_AS_REDIRECT_URI' })),
         response_type: Type.Optional(Type.Union([Type.Literal('code'), Type.Literal('token')])),
         name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Who logs in as the user (auditing)' })),
       }),
@@ -105,6 +131,6 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
     },
   }, async (request) => management.loginAs({
     userId: request.params.id, clientId: request.query.client_id, redirectUri: request.query.redirect_uri,
-    responseType: request.query.response_type ?? 'code', name: request.query.name ?? 'management-api',
+    responseType: request.query.response_type, name: request.query.name ?? 'management-api',
   }));
 }

@@ -2,24 +2,27 @@
 // (client credentials with client_id and secret), users (create, read, update, block),
 // their events, and login-as: a first-party client, a whitelisted redirect URL whose
 // origin (and the console's) the client allows, and response type code or token.
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Db } from '../../platform/db/index.ts';
 import type { KeyStore } from '../../platform/crypto/keystore.ts';
 import { JwsError, decodeJwt, signJwt, verifyJwt } from '../../platform/crypto/compact-jws.ts';
-import { safeEqual } from '../../platform/crypto/secrets.ts';
 import { problems } from '../../platform/http/problem.ts';
 import { oauthError } from '../oauth/oauth-errors.ts';
 import { idpRepo } from './idp.repo.ts';
-import { IDP_ACCESS_TOKEN_KEYS, type IdentityService, TOKEN_TTL_SECONDS, userView } from './idp.service.ts';
+import { type IdentityService, appendQuery, userView } from './idp.service.ts';
+import { clientCredentials } from '../oauth/client-auth.ts';
+import { IDP_ACCESS_TOKEN_KEYS, TOKEN_TTL_SECONDS } from '../oauth/user-tokens.ts';
+import { safeEqual, sha256 } from '../../platform/crypto/secrets.ts';
 import { hashPassword } from './passwords.ts';
 
 export const MANAGEMENT_SCOPES = ['read:users', 'create:users', 'update:users', 'read:user_events', 'login_as:users', 'read:clients', 'create:clients', 'update:clients'] as const;
 
 export interface LoginAsInput {
   userId: string;
-  clientId: string;
-  redirectUri: string;
-  responseType: 'code' | 'token';
+  /** Dynamic configuration; without it, the global one (PAYD_IDENTITY_LOGIN_AS_*). */
+  clientId?: string | undefined;
+  redirectUri?: string | undefined;
+  responseType?: 'code' | 'token' | undefined;
   /** The auditing name (Management API `name`, or the console user's email). */
   name: string;
 }
@@ -33,22 +36,17 @@ export class ManagementService {
     private readonly identity: IdentityService,
     private readonly issuer: string,
     private readonly consoleOrigin: string,
+    /** Global login-as configuration (spec: "global or dynamic"), used when a call names no client. */
+    private readonly loginAsDefaults: { clientId?: string | undefined; redirectUri?: string | undefined; responseType: 'code' | 'token' } = { responseType: 'code' },
   ) {
     this.audience = `${issuer}/api/v2/`;
   }
 
   /** grant_type=client_credentials with client_id/client_secret (Basic or post): a management token. */
   async token(headers: Record<string, unknown>, body: Record<string, unknown>) {
-    let id = typeof body.client_id === 'string' ? body.client_id : undefined;
-    let secret = typeof body.client_secret === 'string' ? body.client_secret : undefined;
-    const auth = typeof headers.authorization === 'string' ? headers.authorization : '';
-    if (auth.startsWith('Basic ')) {
-      const [u, p] = Buffer.from(auth.slice(6), 'base64').toString('utf8').split(':');
-      id = decodeURIComponent(u ?? '');
-      secret = decodeURIComponent(p ?? '');
-    }
+    const { id, secret } = clientCredentials(headers, body);
     const app = id ? await idpRepo.app(this.db, id) : undefined;
-    const hash = secret ? createHash('sha256').update(secret).digest('hex') : '';
+    const hash = secret ? sha256(secret).toString('hex') : '';
     if (!app || !app.secret_hash || !safeEqual(hash, app.secret_hash)) throw oauthError('invalid_client', 'Client authentication failed.');
     if (app.management_scopes.length === 0) throw oauthError('unauthorized_client', 'This application has no Management API scopes.');
     const asked = typeof body.scope === 'string' && body.scope ? body.scope.split(' ') : app.management_scopes;
@@ -76,9 +74,17 @@ export class ManagementService {
       throw problems.unauthorized('The Management API token is not valid.', `${challenge}, error="invalid_token"`);
     }
     if (!String(payload.scope ?? '').split(' ').includes(scope)) throw problems.forbidden(`This token lacks the scope ${scope}.`);
+    // The application behind the token must still hold the scope (an operator may withdraw it).
+    const app = await idpRepo.app(this.db, String(payload.client_id));
+    if (!app) throw problems.unauthorized('The application behind this token no longer exists.', `${challenge}, error="invalid_token"`);
+    if (!app.management_scopes.includes(scope)) throw problems.forbidden(`The application behind this token no longer holds the scope ${scope}.`);
   }
 
-  async users(limit = 50) {
+  async users(limit = 50, email?: string) {
+    if (email !== undefined) {
+      const u = await idpRepo.userByEmail(this.db, email);
+      return u ? [userView(u)] : [];
+    }
     return (await idpRepo.users(this.db, limit)).map(userView);
   }
 
@@ -104,25 +110,31 @@ export class ManagementService {
     const user = await idpRepo.user(this.db, input.userId);
     if (!user) throw problems.notFound('No such user.');
     if (user.blocked) throw problems.unprocessable('user-blocked', 'User blocked', 'A blocked user cannot be logged in as.');
-    const app = await idpRepo.app(this.db, input.clientId);
     const refuse = (name: string, reason: string) => problems.invalidField(name, reason, 'query');
+    const clientId = input.clientId ?? this.loginAsDefaults.clientId;
+    const redirectUri = input.redirectUri ?? (input.clientId ? undefined : this.loginAsDefaults.redirectUri);
+    const responseType = input.responseType ?? this.loginAsDefaults.responseType;
+    if (!clientId) throw refuse('client_id', 'is required (no global login-as configuration: PAYD_IDENTITY_LOGIN_AS_CLIENT_ID)');
+    if (!redirectUri) throw refuse('redirect_uri', 'is required with client_id (the global redirect URL goes with the global client only)');
+    const app = await idpRepo.app(this.db, clientId);
     if (!app) throw refuse('client_id', 'no such application');
     if (!app.first_party) throw refuse('client_id', 'login-as needs a first-party application');
-    if (!app.callback_urls.includes(input.redirectUri)) throw refuse('redirect_uri', 'is not one of the Allowed Callback URLs of the application');
-    const origin = new URL(input.redirectUri).origin;
+    if (!app.callback_urls.includes(redirectUri)) throw refuse('redirect_uri', 'is not one of the Allowed Callback URLs of the application');
+    const origin = new URL(redirectUri).origin;
     if (!app.allowed_origins.includes(origin)) throw refuse('redirect_uri', `the application's Allowed Origins lack ${origin}`);
     if (!app.allowed_origins.includes(this.consoleOrigin)) throw refuse('client_id', `the application's Allowed Origins lack the console origin ${this.consoleOrigin}`);
-    const request = { client_id: app.client_id, redirect_uri: input.redirectUri, response_type: 'code', scope: 'openid profile email', state: '' };
-    if (input.responseType === 'code') {
+    const request = { client_id: app.client_id, redirect_uri: redirectUri, response_type: 'code', scope: 'openid profile email', state: '' };
+    if (responseType === 'code') {
+      if (!app.response_types.includes('code')) throw refuse('response_type', 'code is not allowed for this application');
+      if (app.token_endpoint_auth_method === 'none') {
+        throw refuse('response_type', 'a public client exchanges codes only with PKCE, which login-as cannot carry: use token, or a confidential client');
+      }
       return { redirect_url: await this.identity.issueCode(request, user.id, new Date(), { name: input.name }) };
     }
     if (!app.response_types.includes('token')) throw refuse('response_type', 'token is not allowed for this application');
     const token = await this.identity.userAccessToken(user.id, app.client_id, request.scope, null, input.name);
     await idpRepo.insertEvent(this.db, { id: randomUUID(), user_id: user.id, type: 'login', auth_type: 'login_as', client_id: app.client_id, login_as_profile_id: input.name });
-    const url = new URL(input.redirectUri);
-    url.searchParams.set('access_token', token);
-    url.searchParams.set('token_type', 'Bearer');
-    url.searchParams.set('expires_in', String(TOKEN_TTL_SECONDS));
-    return { redirect_url: url.toString() };
+    const url = appendQuery(redirectUri, { access_token: token, token_type: 'Bearer', expires_in: String(TOKEN_TTL_SECONDS) });
+    return { redirect_url: url };
   }
 }

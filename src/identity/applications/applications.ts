@@ -1,0 +1,121 @@
+// Applications (OAuth clients) of the identity provider: registration, reading, edits of
+// the Allowed Callback URLs and Allowed Origins, and secret rotation. A client secret has
+// 256 bits and is shown once. It is stored twice: as its SHA-256 (client authentication)
+// and encrypted by the master key with the client id as associated data, because the
+// spec's id_token is signed HS256 with the secret, so payd must be able to recover it.
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../../platform/db/index.ts';
+import { encrypt, sha256 } from '../../platform/crypto/secrets.ts';
+import { problems } from '../../platform/http/problem.ts';
+import { type AppRow, idpRepo } from '../idp/idp.repo.ts';
+import { clientSecretAad } from '../oauth/id-token.ts';
+
+export interface NewApplication {
+  name: string;
+  callback_urls: string[];
+  allowed_origins?: string[];
+  first_party?: boolean;
+  token_endpoint_auth_method?: AppRow['token_endpoint_auth_method'];
+  response_types?: string[];
+  management_scopes?: string[];
+  id_token_signed_response_alg?: 'HS256' | 'RS256';
+}
+
+export interface ApplicationPatch {
+  name?: string;
+  callback_urls?: string[];
+  allowed_origins?: string[];
+  first_party?: boolean;
+}
+
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** Checks callback URLs and origins; throws the invalid field's problem. */
+function checkUrls(callbacks: string[] | undefined, origins: string[] | undefined): void {
+  for (const [i, u] of (callbacks ?? []).entries()) {
+    let url: URL;
+    try {
+      url = new URL(u);
+    } catch {
+      throw problems.invalidField(`callback_urls[${i}]`, 'is not an absolute URL');
+    }
+    if (url.hash || u.includes('#')) throw problems.invalidField(`callback_urls[${i}]`, 'must not have a fragment (RFC 6749 3.1.2)');
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOCAL_HOSTS.has(url.hostname))) {
+      throw problems.invalidField(`callback_urls[${i}]`, 'must use https (http only on localhost, for development)');
+    }
+  }
+  for (const [i, o] of (origins ?? []).entries()) {
+    let ok = false;
+    try {
+      ok = new URL(o).origin === o;
+    } catch { /* not a URL */ }
+    if (!ok) throw problems.invalidField(`allowed_origins[${i}]`, 'must be an origin such as https://app.example.com (no path)');
+  }
+}
+
+export class Applications {
+  constructor(private readonly db: Db, private readonly masterKey: Buffer) {}
+
+  private newSecret(clientId: string) {
+    const secret = randomBytes(32).toString('base64url'); // 256 bits
+    return { secret, hash: sha256(secret).toString('hex'), enc: encrypt(this.masterKey, secret, clientSecretAad(clientId)) };
+  }
+
+  async create(input: NewApplication) {
+    checkUrls(input.callback_urls, input.allowed_origins);
+    const method = input.token_endpoint_auth_method ?? 'client_secret_basic';
+    if (method === 'none' && input.management_scopes?.length) {
+      throw problems.invalidField('management_scopes', 'a public client (token_endpoint_auth_method none) cannot get Management API tokens');
+    }
+    const clientId = randomBytes(16).toString('base64url');
+    const secret = method === 'none' ? undefined : this.newSecret(clientId);
+    const row = await idpRepo.insertApp(this.db, {
+      client_id: clientId, name: input.name, secret_hash: secret?.hash ?? null, secret_enc: secret?.enc ?? null, first_party: input.first_party ?? false,
+      callback_urls: input.callback_urls, allowed_origins: input.allowed_origins ?? [], token_endpoint_auth_method: method,
+      response_types: input.response_types ?? ['code'], management_scopes: input.management_scopes ?? [],
+      id_token_alg: method === 'none' ? 'RS256' : (input.id_token_signed_response_alg ?? 'HS256'),
+    });
+    return { ...appView(row), ...(secret ? { client_secret: secret.secret } : {}) };
+  }
+
+  async get(clientId: string) {
+    const row = await idpRepo.app(this.db, clientId);
+    if (!row) throw problems.notFound('No such application.');
+    return appView(row);
+  }
+
+  async list(limit: number) {
+    return (await idpRepo.apps(this.db)).slice(0, limit).map(appView);
+  }
+
+  async update(clientId: string, patch: ApplicationPatch) {
+    checkUrls(patch.callback_urls, patch.allowed_origins);
+    const row = await idpRepo.updateApp(this.db, clientId, patch);
+    if (!row) throw problems.notFound('No such application.');
+    return appView(row);
+  }
+
+  /**
+   * A new secret, shown once; the old one stops authenticating at once. Tokens already
+   * issued stay valid (they are signed with the key store's keys, not the secret).
+   */
+  async rotateSecret(clientId: string) {
+    const app = await idpRepo.app(this.db, clientId);
+    if (!app) throw problems.notFound('No such application.');
+    if (app.token_endpoint_auth_method === 'none') {
+      throw problems.unprocessable('public-client', 'Public client', 'A public client (token_endpoint_auth_method none) has no secret to rotate.');
+    }
+    const secret = this.newSecret(clientId);
+    const row = await idpRepo.replaceSecret(this.db, clientId, secret.hash, secret.enc);
+    if (!row) throw problems.notFound('No such application.');
+    return { ...appView(row), client_secret: secret.secret };
+  }
+}
+
+export function appView(a: AppRow) {
+  return {
+    client_id: a.client_id, name: a.name, first_party: a.first_party, callback_urls: a.callback_urls, allowed_origins: a.allowed_origins,
+    token_endpoint_auth_method: a.token_endpoint_auth_method, id_token_signed_response_alg: a.secret_hash ? a.id_token_alg : 'RS256', response_types: a.response_types,
+    management_scopes: a.management_scopes, created_at: a.created_at,
+  };
+}

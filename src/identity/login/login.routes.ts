@@ -1,0 +1,102 @@
+// The hosted login: the sign-in form's post (CSRF, throttle, Cancel), sign-up, and
+// logout (OpenID Connect RP-Initiated Logout). GET /oauth/authorize renders the form
+// (idp.routes.ts); each post carries the authorization request again and is validated
+// again, so nothing of it is kept on the server between the two.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { Problem } from '../../platform/http/problem.ts';
+import { escapeHtml, sendPage } from '../../checkout/pages.ts';
+import { AuthorizeError, type IdentityService, THROTTLE } from '../idp/idp.service.ts';
+import { type LoginPages, SESSION_COOKIE, cookies } from './pages.ts';
+
+const FormBody = Type.Record(Type.String(), Type.String({ maxLength: 2048 }));
+
+export async function loginRoutes(app: FastifyInstance, { identity, pages }: { identity: IdentityService; pages: LoginPages }) {
+  /** The authorization request carried by a query or a form, or the reply that refuses it. */
+  const validated = async (reply: FastifyReply, fields: Record<string, unknown>) => {
+    try {
+      return await identity.validate(fields);
+    } catch (err) {
+      if (err instanceof AuthorizeError) {
+        pages.errorPage(reply, err);
+        return undefined;
+      }
+      throw err;
+    }
+  };
+  const csrfRefused = (reply: FastifyReply, what: string) =>
+    sendPage(reply, 403, `${what} refused`, '<p role="alert">The form expired or did not come from this site. Go back and try again.</p>');
+
+  app.post('/oauth/authorize/login', { schema: { hide: true, body: FormBody } }, async (request, reply) => {
+    const body = request.body as Record<string, string>;
+    const v = await validated(reply, body);
+    if (!v) return reply;
+    if (!pages.csrfOk(request, body)) return csrfRefused(reply, 'Sign-in');
+    const r = v.request;
+    if (body.cancel) {
+      return pages.errorPage(reply, new AuthorizeError('access_denied', 'The user cancelled the sign-in.', r.redirect_uri, r.state || undefined, r.response_type === 'messenger_code'));
+    }
+    try {
+      const user = await identity.login(body.email ?? '', body.password ?? '', request.ip);
+      pages.setSession(reply, await identity.newSession(user.id));
+      return reply.redirect(await identity.issueCode(r, user.id, new Date()), 303);
+    } catch (err) {
+      if (err instanceof Problem && (err.status === 401 || err.status === 429)) {
+        if (err.status === 429) reply.header('retry-after', String(THROTTLE.windowSeconds));
+        return pages.loginForm(request, reply, r, v.app.name, err.detail, err.status === 429 ? 429 : 200);
+      }
+      throw err;
+    }
+  });
+
+  app.get('/oauth/authorize/signup', { schema: { hide: true } }, async (request, reply) => {
+    const v = await validated(reply, request.query as Record<string, unknown>);
+    return v ? pages.signupForm(request, reply, v.request, v.app.name) : reply;
+  });
+
+  app.post('/oauth/authorize/signup', { schema: { hide: true, body: FormBody } }, async (request, reply) => {
+    const body = request.body as Record<string, string>;
+    const v = await validated(reply, body);
+    if (!v) return reply;
+    if (!pages.csrfOk(request, body)) return csrfRefused(reply, 'Sign-up');
+    const again = (message: string) => pages.signupForm(request, reply, v.request, v.app.name, message, 400);
+    const email = (body.email ?? '').trim();
+    const password = body.password ?? '';
+    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254) return again('Enter a valid email address.');
+    if (password.length < 12 || password.length > 256) return again('Choose a password of 12 to 256 characters.');
+    const name = (k: string) => (body[k] ? body[k]!.slice(0, 100) : undefined);
+    let user;
+    try {
+      user = await identity.createUser({ email, password, given_name: name('given_name'), family_name: name('family_name') });
+    } catch (err) {
+      if (err instanceof Problem && err.status === 409) return again('This account could not be created. If you already have one, sign in instead.');
+      throw err;
+    }
+    pages.setSession(reply, await identity.newSession(user.id));
+    return reply.redirect(await identity.issueCode(v.request, user.id, new Date()), 303);
+  });
+
+  const logout = async (request: FastifyRequest, reply: FastifyReply) => {
+    const q = { ...(request.query as Record<string, unknown>), ...((request.body ?? {}) as Record<string, unknown>) };
+    const str = (k: string) => (typeof q[k] === 'string' && q[k] !== '' ? (q[k] as string) : undefined);
+    await identity.endSession(cookies(request)[SESSION_COOKIE]);
+    pages.clearSession(reply);
+    const next = await identity.logoutRedirect(str('client_id'), str('post_logout_redirect_uri'), str('state'));
+    if (next) return reply.redirect(next, 303);
+    const refused = str('post_logout_redirect_uri')
+      ? `<p>payd did not send you back to ${escapeHtml(str('post_logout_redirect_uri')!)}: it is not an Allowed Callback URL of the application named by client_id.</p>`
+      : '';
+    return sendPage(reply, 200, 'You are signed out', `<p role="status">You are signed out.</p>${refused}`);
+  };
+  const logoutSchema = {
+    tags: ['Identity'], summary: 'Log out (OpenID Connect RP-Initiated Logout)',
+    description: 'Ends the login session of the browser (cookie payd_idp_session). With client_id and post_logout_redirect_uri equal to one of ' +
+      "that application's Allowed Callback URLs, redirects there (303) with state; otherwise shows a signed-out page.",
+    querystring: Type.Object({
+      client_id: Type.Optional(Type.String({ maxLength: 100 })), post_logout_redirect_uri: Type.Optional(Type.String({ maxLength: 2048 })),
+      state: Type.Optional(Type.String({ maxLength: 512 })),
+    }),
+  };
+  app.get('/oauth/logout', { schema: logoutSchema }, logout);
+  app.post('/oauth/logout', { schema: { hide: true, body: FormBody } }, logout);
+}

@@ -1,0 +1,110 @@
+// The hosted sign-in and sign-up pages (server-rendered, no script; the checkout's page
+// layout: labels, visible focus, viewport meta, strict CSP), their CSRF protection and
+// the cookies. CSRF: the cookie payd_idp_csrf holds a random nonce (HttpOnly,
+// SameSite=Lax, path /oauth); the form carries HMAC(key, nonce), which only payd can
+// compute, so a form posted from elsewhere, or without the cookie, is refused.
+import { createHmac, randomBytes } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { safeEqual } from '../../platform/crypto/secrets.ts';
+import { escapeHtml, sendPage } from '../../checkout/pages.ts';
+import { type AuthRequest, type AuthorizeError, appendQuery } from '../idp/idp.service.ts';
+
+export const SESSION_COOKIE = 'payd_idp_session';
+const CSRF_COOKIE = 'payd_idp_csrf';
+const REQUEST_FIELDS = ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'nonce', 'code_challenge', 'code_challenge_method', 'account_linking_token'] as const;
+
+export function cookies(request: FastifyRequest): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const i = part.indexOf('=');
+    if (i <= 0) continue;
+    try {
+      out[part.slice(0, i).trim()] = decodeURIComponent(part.slice(i + 1).trim());
+    } catch { /* a malformed cookie is no cookie */ }
+  }
+  return out;
+}
+
+export interface LoginPages {
+  errorPage(reply: FastifyReply, err: AuthorizeError): FastifyReply;
+  loginForm(request: FastifyRequest, reply: FastifyReply, r: AuthRequest, appName: string, message?: string, status?: number): FastifyReply;
+  signupForm(request: FastifyRequest, reply: FastifyReply, r: AuthRequest, appName: string, message?: string, status?: number): FastifyReply;
+  /** Whether a posted form carries the CSRF token of this browser's cookie. */
+  csrfOk(request: FastifyRequest, body: Record<string, string>): boolean;
+  setSession(reply: FastifyReply, value: string): void;
+  clearSession(reply: FastifyReply): void;
+}
+
+export function loginPages(baseUrl: string, csrfKey: Buffer): LoginPages {
+  const secure = baseUrl.startsWith('https://') ? '; Secure' : '';
+  const csrfFor = (nonce: string) => createHmac('sha256', csrfKey).update(`idp-csrf:${nonce}`).digest('base64url');
+
+  /** The browser's CSRF nonce (kept while valid, so that two open tabs both work), or a new one. */
+  const csrfToken = (request: FastifyRequest, reply: FastifyReply) => {
+    let nonce = cookies(request)[CSRF_COOKIE];
+    if (!nonce || !/^[A-Za-z0-9_-]{22}$/.test(nonce)) {
+      nonce = randomBytes(16).toString('base64url');
+      reply.header('set-cookie', `${CSRF_COOKIE}=${nonce}; HttpOnly; SameSite=Lax; Path=/oauth${secure}`);
+    }
+    return csrfFor(nonce);
+  };
+  const hidden = (r: AuthRequest) => REQUEST_FIELDS.map((k) => (r[k] ? `<input type="hidden" name="${k}" value="${escapeHtml(r[k]!)}">` : '')).join('');
+  const alert = (message?: string) => (message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : '');
+  // The form's own origin, plus the redirect URI's: CSP form-action also governs the redirect that follows the post.
+  const origins = (r: AuthRequest) => [new URL(r.redirect_uri).origin];
+
+  return {
+    errorPage(reply, err) {
+      if (err.redirectUri && err.messenger) return reply.redirect(appendQuery(err.redirectUri, { error: 'access_denied' }), 303);
+      if (err.redirectUri) {
+        return reply.redirect(appendQuery(err.redirectUri, {
+          error: err.error, error_description: err.description, ...(err.state ? { state: err.state } : {}), iss: baseUrl,
+        }), 303);
+      }
+      return sendPage(reply, 400, 'Sign-in request refused', `<p role="alert">${escapeHtml(err.description)}</p>`);
+    },
+
+    loginForm(request, reply, r, appName, message, status = 200) {
+      const query = new URLSearchParams(REQUEST_FIELDS.flatMap((k) => (r[k] ? [[k, r[k]!]] : []))).toString();
+      return sendPage(reply, status, `Sign in to ${appName}`, `
+<div class="card-box">
+${alert(message)}
+<form method="post" action="/oauth/authorize/login" class="payd-form">
+<input type="hidden" name="csrf" value="${csrfToken(request, reply)}">${hidden(r)}
+<div class="payd-field"><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required autofocus></div>
+<div class="payd-field"><label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required></div>
+<button type="submit" class="payd-pay">Sign in</button>
+<button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>
+</form>
+<p><a href="/oauth/authorize/signup?${escapeHtml(query)}">Create an account</a></p>
+</div>`, [], undefined, origins(r));
+    },
+
+    signupForm(request, reply, r, appName, message, status = 200) {
+      return sendPage(reply, status, `Create your ${appName} account`, `
+<div class="card-box">
+${alert(message)}
+<form method="post" action="/oauth/authorize/signup" class="payd-form">
+<input type="hidden" name="csrf" value="${csrfToken(request, reply)}">${hidden(r)}
+<div class="payd-field"><label for="given_name">First name</label><input id="given_name" name="given_name" autocomplete="given-name" maxlength="100"></div>
+<div class="payd-field"><label for="family_name">Last name</label><input id="family_name" name="family_name" autocomplete="family-name" maxlength="100"></div>
+<div class="payd-field"><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required></div>
+<div class="payd-field"><label for="password">Password (12 characters or more)</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="12" required></div>
+<button type="submit" class="payd-pay">Create account</button>
+</form></div>`, [], undefined, origins(r));
+    },
+
+    csrfOk(request, body) {
+      const nonce = cookies(request)[CSRF_COOKIE];
+      return Boolean(nonce && body.csrf && safeEqual(csrfFor(nonce), body.csrf));
+    },
+
+    setSession(reply, value) {
+      reply.header('set-cookie', `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=/oauth${secure}`);
+    },
+
+    clearSession(reply) {
+      reply.header('set-cookie', `${SESSION_COOKIE}=; HttpOnly; SameSite=Lax; Path=/oauth; Max-Age=0${secure}`);
+    },
+  };
+}

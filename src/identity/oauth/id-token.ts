@@ -1,0 +1,46 @@
+// The id_token: claims of the user for one client, signed HS256 with the client secret
+// (the spec: "libraries verify it with the client secret") or RS256 with the provider's
+// key (purpose idp-id-token, published at /.well-known/jwks.json) for applications that
+// ask for it and for public clients, which have no secret.
+import { createSecretKey } from 'node:crypto';
+import { SignJWT } from 'jose';
+import type { KeyPurpose, KeyStore } from '../../platform/crypto/keystore.ts';
+import { decrypt } from '../../platform/crypto/secrets.ts';
+import { signJwt } from '../../platform/crypto/compact-jws.ts';
+import type { AppRow, UserRow } from '../idp/idp.repo.ts';
+
+export const IDP_ID_TOKEN_KEYS: KeyPurpose = { name: 'idp-id-token', alg: 'RS256', overlapSeconds: 2 * 86400 };
+
+/** Associated data of a client secret encrypted by the master key (binds it to its client). */
+export const clientSecretAad = (clientId: string) => `idp-client:${clientId}`;
+
+export interface IdTokenInput {
+  issuer: string;
+  app: AppRow;
+  user: UserRow;
+  scope: string;
+  nonce: string | null;
+  authTime: Date;
+  ttlSeconds: number;
+}
+
+export function idTokenClaims(i: IdTokenInput): Record<string, unknown> {
+  const now = Math.floor(Date.now() / 1000);
+  const scopes = i.scope.split(' ');
+  return {
+    iss: i.issuer, sub: i.user.id, aud: i.app.client_id, iat: now, exp: now + i.ttlSeconds, auth_time: Math.floor(i.authTime.getTime() / 1000),
+    ...(i.nonce ? { nonce: i.nonce } : {}),
+    ...(scopes.includes('profile') ? { given_name: i.user.given_name, family_name: i.user.family_name } : {}),
+    ...(scopes.includes('email') ? { email: i.user.email, email_verified: i.user.email_verified } : {}),
+  };
+}
+
+export async function signIdToken(i: IdTokenInput, keys: KeyStore, masterKey: Buffer): Promise<string> {
+  const claims = idTokenClaims(i);
+  if (i.app.secret_enc && i.app.id_token_alg === 'HS256') {
+    const secret = decrypt(masterKey, i.app.secret_enc, clientSecretAad(i.app.client_id));
+    return signJwt('HS256', { typ: 'JWT' }, claims, createSecretKey(Buffer.from(secret, 'utf8')));
+  }
+  const rsa = await keys.signingKey(IDP_ID_TOKEN_KEYS.name);
+  return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: rsa.kid, typ: 'JWT' }).sign(rsa.privateKey);
+}
