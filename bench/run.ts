@@ -3,7 +3,7 @@
 // ratio to the baseline, and the server's peak RSS.
 // Env: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50), DATABASE_URL (else PGlite).
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 // @ts-expect-error autocannon ships no type declarations
 import autocannon from 'autocannon';
@@ -11,7 +11,9 @@ import autocannon from 'autocannon';
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
-const server = spawn(process.execPath, ['--import', 'tsx', 'bench/server.ts'], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
+// BENCH_NODE_ARGS: extra node flags for the server (e.g. --cpu-prof --cpu-prof-dir=/tmp/prof).
+const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+const server = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'bench/server.ts'], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
 const info = await new Promise<{ port: number; apiKey: string; seedId: string; idpClient: { id: string; secret: string } }>((resolve, reject) => {
   server.once('exit', (code) => reject(new Error(`bench server exited (${code})`)));
   createInterface({ input: server.stdout! }).once('line', (line) => resolve(JSON.parse(line)));
@@ -36,6 +38,21 @@ function serverCpuMs(): number {
   }
 }
 
+/** CPU time (user + system, ms) of every PostgreSQL process on the machine (Linux /proc). */
+function postgresCpuMs(): number {
+  let total = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const fields = stat.split(') ')[1]!.split(' ');
+      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    } catch { /* exited */ }
+  }
+  return total;
+}
+
 async function json(method: string, path: string, headers: Record<string, string>, body?: string) {
   const res = await fetch(base + path, { method, headers, ...(body ? { body } : {}) });
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
@@ -49,18 +66,25 @@ const paymentBody = (amount: number) => JSON.stringify({
   amount, currency: 'EUR', capture_mode: 'MANUAL', order: { reference: 'bench' },
   split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2030', cvv: '123' } }],
 });
-// Payments to capture from: many, so that captures do not all queue on one row lock.
-const payments: string[] = [];
-for (let i = 0; i < 200; i++) payments.push((await json('POST', '/v2/payments', auth, paymentBody(5_000_000))).id as string);
+// Payments to capture from: many, so that captures do not queue on one row lock and each
+// payment gets a few captures during the run, as real payments do (200 payments captured
+// round-robin grew ledgers of 20-40 captures each, and every capture returns the whole
+// payment). Created 50 at a time.
+const CAPTURE_TARGETS = Number(process.env.BENCH_CAPTURE_TARGETS ?? 2000);
+async function inParallel<T>(n: number, make: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < n; i += 50) out.push(...(await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, j) => make(i + j)))));
+  return out;
+}
+const payments = await inParallel(CAPTURE_TARGETS, async () => (await json('POST', '/v2/payments', auth, paymentBody(5_000_000))).id as string);
 let next = 0;
 // Payments to read: authorized and captured once (a typical payment), kept apart from the
 // ones the capture scenario keeps capturing (their ledgers grow during the run).
-const toRead: string[] = [];
-for (let i = 0; i < 200; i++) {
+const toRead = await inParallel(200, async () => {
   const id = (await json('POST', '/v2/payments', auth, paymentBody(5_000))).id as string;
   await json('POST', `/v2/payments/${id}/captures`, auth, JSON.stringify({ amount: 5_000 }));
-  toRead.push(id);
-}
+  return id;
+});
 let nextRead = 0;
 const basic = { authorization: `Basic ${Buffer.from(`${info.idpClient.id}:${info.idpClient.secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' };
 let codes: string[] = [];
@@ -105,7 +129,7 @@ const scenarios: Scenario[] = [
 ];
 
 const only = process.env.BENCH_ONLY?.split(',');
-const results = new Map<string, { rps: number; p50: number; p99: number; bad: number; cpuUs: number }>();
+const results = new Map<string, { rps: number; p50: number; p99: number; bad: number; cpuUs: number; pgUs: number }>();
 console.log(`payd bench: ${seconds}s per scenario, ${connections} connections, database ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}\n`);
 for (const s of scenarios) {
   if (only && !only.some((o) => s.name.includes(o)) && !s.name.includes('baseline')) continue;
@@ -114,13 +138,15 @@ for (const s of scenarios) {
     nextCode = 0;
   }
   const cpuBefore = serverCpuMs();
+  const pgBefore = postgresCpuMs();
   const r = await autocannon({ url: base + (s.opts.path ?? ''), connections, duration: seconds, ...s.opts });
   const cpuUs = ((serverCpuMs() - cpuBefore) * 1000) / Math.max(1, r.requests.total);
-  const row = { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, bad: r.non2xx + r.errors + r.timeouts, cpuUs };
+  const pgUs = ((postgresCpuMs() - pgBefore) * 1000) / Math.max(1, r.requests.total);
+  const row = { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, bad: r.non2xx + r.errors + r.timeouts, cpuUs, pgUs };
   results.set(s.name, row);
   const b = s.baseline ? results.get(s.baseline) : undefined;
   const ratio = b ? ` ratio ${(row.rps / b.rps).toFixed(2)} (by server CPU per request ${(b.cpuUs / row.cpuUs).toFixed(2)})` : '';
-  console.log(`${s.name.padEnd(34)} ${row.rps.toFixed(0).padStart(7)} req/s  p50 ${String(row.p50).padStart(4)} ms  p99 ${String(row.p99).padStart(4)} ms  server CPU ${row.cpuUs.toFixed(0).padStart(5)} µs/req  non-2xx/errors ${row.bad}${ratio}`);
+  console.log(`${s.name.padEnd(34)} ${row.rps.toFixed(0).padStart(7)} req/s  p50 ${String(row.p50).padStart(4)} ms  p99 ${String(row.p99).padStart(4)} ms  server CPU ${row.cpuUs.toFixed(0).padStart(5)} µs/req  PostgreSQL CPU ${row.pgUs.toFixed(0).padStart(5)} µs/req  non-2xx/errors ${row.bad}${ratio}`);
 }
 clearInterval(rssTimer);
 console.log(`\npeak server RSS: ${peakRss.toFixed(0)} MB`);

@@ -91,7 +91,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await entities.startRevocationFeed((keyId) => revokedKeys.add(keyId));
   const accessTokens = new AccessTokens(keys, config.baseUrl, config.accessTokenTtlSeconds, revokedKeys);
   const redirection = new RedirectionTokens(keys, config.baseUrl);
-  const partners = simulatedPartners(db, { baseUrl: config.baseUrl, latencyMs: config.simLatencyMs });
+  const partners = simulatedPartners(db, { baseUrl: config.baseUrl, latencyMs: config.simLatencyMs, inline: config.simInline });
   const eligibilityRules = new EligibilityRulesService(db, partners);
   const eligibility = new EligibilityEngine(partners, eligibilityRules);
   const paymentsConfig = {

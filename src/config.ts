@@ -36,6 +36,8 @@ export interface Config {
   recoveryIntervalMs: number;
   /** Latency of the simulated partners (to play slow acquirers in tests and demos). */
   simLatencyMs: number;
+  /** Simulated partners answer pure decisions inline (PAYD_SIM_INLINE, default true; see docs/performance.md). */
+  simInline: boolean;
   /** Webhook retries: the first retry waits this long, then twice as long each time... */
   webhookBackoffBaseMs: number;
   /** ...up to this (before jitter). */
@@ -127,6 +129,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     recoveryGraceSeconds: int(env, 'PAYD_RECOVERY_GRACE_SECONDS', 60, 1, 86400),
     recoveryIntervalMs: int(env, 'PAYD_RECOVERY_INTERVAL_MS', 10000, 100, 3600000),
     simLatencyMs: int(env, 'PAYD_SIM_LATENCY_MS', 0, 0, 60000),
+    simInline: bool(env, 'PAYD_SIM_INLINE', true),
     webhookBackoffBaseMs: int(env, 'PAYD_WEBHOOK_BACKOFF_BASE_MS', 60000, 10, 3600000),
     webhookBackoffMaxMs: int(env, 'PAYD_WEBHOOK_BACKOFF_MAX_MS', 3600000, 10, 86400000),
     webhookMaxAgeMs: int(env, 'PAYD_WEBHOOK_MAX_AGE_HOURS', 26, 1, 720) * 3600000,

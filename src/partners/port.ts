@@ -93,6 +93,11 @@ export interface SyncRequest {
   kind: 'AUTHORIZATION' | 'CAPTURE' | 'REFUND' | 'VOID';
 }
 
+/** A call a partner may answer inline (see PartnerConnector.answerInline). */
+export type InlineCall =
+  | { kind: 'AUTHORIZATION'; request: AuthorizeRequest }
+  | { kind: 'CAPTURE' | 'REFUND' | 'VOID'; request: FollowUpRequest };
+
 export interface PartnerConnector {
   readonly name: string;
   readonly methods: readonly string[];
@@ -104,6 +109,15 @@ export interface PartnerConnector {
   void(req: FollowUpRequest): Promise<PartnerResult>;
   /** The partner's current view of the operation sent with this key; NOT_FOUND means it never arrived. */
   sync(req: SyncRequest): Promise<PartnerResult | 'NOT_FOUND'>;
+  /**
+   * Optional, for partners that run inside payd (the simulators): the answer to a call
+   * when it is a pure function of the request and has no effect outside payd's own
+   * records (nothing is held or moved anywhere else). payd then writes the call and its
+   * answer in one statement, without the write-ahead PENDING record that guards calls
+   * with effects elsewhere: a crash can only lose a decision that changed nothing.
+   * undefined: the partner must be called the regular way (authorize, capture, ...).
+   */
+  answerInline?(call: InlineCall): PartnerResult | undefined;
 }
 
 /** A partner that did not answer in time: the outcome is unknown, so the transaction stays PENDING. */

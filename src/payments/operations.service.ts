@@ -8,9 +8,10 @@ import { problems } from '../platform/http/problem.ts';
 import type { PartnerRegistry } from '../partners/port.ts';
 import { allocate, availableFor } from './amounts.ts';
 import { holdWhileInFlight } from './idempotency.ts';
-import { callPartner, txUpdate } from './partner-calls.ts';
-import { type OperationKind, paymentsRepo } from './payments.repo.ts';
-import { reservedOf, slicesOf, stateOf } from './payment-view.ts';
+import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
+import { type OperationKind, type OperationRow, type PartnerTxRow, type PaymentRow, isOperationKeyConflict, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
+import { paymentView, reservedOf, slicesOf, stateOf } from './payment-view.ts';
+import { operationEventType, paymentEvent } from './payment-events.ts';
 import type { OperationBody } from './payments.schemas.ts';
 import type { PaymentsConfig, PaymentsService, PaymentViewT } from './payments.service.ts';
 
@@ -38,6 +39,72 @@ export class OperationsService {
     if (first) throw problems.idempotencyViolation(instance, first.id);
   }
 
+  /** The amount of the operation and how it draws on the authorizations; a 422 problem when not available. */
+  private plan(kind: OperationKind, p: PaymentRow, txs: PartnerTxRow[], body: OperationBody): { amount: number; allocations: Array<{ auth: PartnerTxRow; amount: number }> } {
+    const field = FIELD[kind];
+    if (p.authorization_status !== 'AUTHORIZED') {
+      throw problems.unprocessable('payment-not-authorized', 'Payment not authorized',
+        `The payment is ${p.authorization_status}; only an AUTHORIZED payment can be ${kind === 'CAPTURE' ? 'captured' : kind === 'REFUND' ? 'refunded' : 'voided'}.`);
+    }
+    const { amounts } = stateOf(txs);
+    const available = availableFor(field, amounts, reservedOf(txs));
+    const amount = body.amount ?? available;
+    if (amount <= 0 || amount > available) {
+      throw problems.unprocessable('amount-not-available', 'Amount not available',
+        `${amount} cannot be ${field === 'capture' ? 'captured' : field === 'refund' ? 'refunded' : 'voided'}: ${available} is available` +
+        (available !== amounts[`available_to_${field}`] ? ' (other operations are in progress)' : '') + '.',
+        { available_amount: available });
+    }
+    const byId = new Map(txs.map((t) => [t.id, t]));
+    return { amount, allocations: allocate(field, amount, slicesOf(txs)).map((a) => ({ auth: byId.get(a.id)!, amount: a.amount })) };
+  }
+
+  /**
+   * The operation in two statements when every partner involved answers inline: read
+   * the payment and its ledger, then write the operation, its ledger rows, its event and
+   * the payment's next version in one statement that applies only if the version read is
+   * still the current one (every reservation moves the version, so the amount check made
+   * on it still holds). undefined: the regular path (a partner to call, a key already
+   * used, or the payment changed meanwhile), which takes the row lock.
+   */
+  private async runInline(kind: OperationKind, entityId: string, paymentId: string, body: OperationBody,
+    opts: { idempotencyKey?: string | undefined; instance: string; triggeredBy?: 'MERCHANT' | 'SYSTEM' }, opId: string): Promise<OperationResult | undefined> {
+    const found = await paymentsRepo.getWithLedger(this.db, entityId, paymentId);
+    if (!found) throw problems.notFound(`Payment ${paymentId} does not exist.`);
+    const { payment: p, txs, ops } = found;
+    if (opts.idempotencyKey && ops.some((o) => o.idempotency_key === opts.idempotencyKey)) return undefined;
+    const { amount, allocations } = this.plan(kind, p, txs, body);
+    const answers = allocations.map((a, i) => this.partners.get(a.auth.partner)?.answerInline?.({
+      kind, request: { key: `${opId}:${i + 1}`, authorization_reference: a.auth.partner_reference ?? '', amount: a.amount, currency: p.currency },
+    }));
+    if (answers.some((r) => !r || r.outcome === 'PENDING')) return undefined;
+
+    const now = new Date();
+    let seq = txs.reduce((max, t) => Math.max(max, t.seq), 0) + 1;
+    const children = allocations.map((a, i) => settledTxRow(newTxRow({
+      id: randomUUID(), payment_id: paymentId, operation_id: opId, parent_id: a.auth.id, kind, seq: seq++,
+      partner: a.auth.partner, method: a.auth.method, amount: a.amount, status: 'PENDING', partner_key: `${opId}:${i + 1}`,
+      card: a.auth.card, save_token: null,
+    }, now, now), txUpdate(kind, answers[i])!, now));
+    const op: OperationRow = {
+      id: opId, payment_id: paymentId, kind, amount, status: operationStatus(children.map((c) => c.status)),
+      triggered_by: opts.triggeredBy ?? 'MERCHANT', merchant_reference: body.merchant_reference ?? null, reason: body.reason ?? null,
+      idempotency_key: opts.idempotencyKey ?? null, created_at: now, updated_at: now,
+    };
+    const next = { ...p, version: p.version + 1, updated_at: now };
+    const view = paymentView(next, [...txs, ...children], [...ops, op], this.config.baseUrl);
+    const type = operationEventType(op);
+    try {
+      const event = type ? await paymentEvent(this.db, p, view, type, opId) : undefined;
+      if (!(await paymentsRepo.insertOperationConcluded(this.db, paymentId, p.version, now, op, children, event))) return undefined;
+    } catch (err) {
+      if (!isOperationKeyConflict(err)) throw err;
+      await this.refuseReplay(paymentId, opts.idempotencyKey!, opts.instance);
+      throw problems.conflict('Idempotency key already used.');
+    }
+    return { payment: view, operationId: opId };
+  }
+
   async run(
     kind: OperationKind,
     entityId: string,
@@ -45,39 +112,24 @@ export class OperationsService {
     body: OperationBody,
     opts: { idempotencyKey?: string | undefined; instance: string; triggeredBy?: 'MERCHANT' | 'SYSTEM' },
   ): Promise<OperationResult> {
+    const opId = randomUUID();
+    const inline = await this.runInline(kind, entityId, paymentId, body, opts, opId);
+    if (inline) return inline;
     // A replayed key is found under the row lock below and answered after the lock is
     // released (held while the first call is in flight), before any amount check.
-    const opId = randomUUID();
-    const field = FIELD[kind];
     const reservation = await this.db.transaction(async (tx) => {
       const p = await paymentsRepo.get(tx, entityId, paymentId, true);
       if (!p) throw problems.notFound(`Payment ${paymentId} does not exist.`);
       if (opts.idempotencyKey && (await paymentsRepo.operationByKey(tx, paymentId, opts.idempotencyKey))) return 'replay' as const;
-      if (p.authorization_status !== 'AUTHORIZED') {
-        throw problems.unprocessable('payment-not-authorized', 'Payment not authorized',
-          `The payment is ${p.authorization_status}; only an AUTHORIZED payment can be ${kind === 'CAPTURE' ? 'captured' : kind === 'REFUND' ? 'refunded' : 'voided'}.`);
-      }
       const txs = await paymentsRepo.txs(tx, paymentId);
-      const { amounts } = stateOf(txs);
-      const available = availableFor(field, amounts, reservedOf(txs));
-      const amount = body.amount ?? available;
-      if (amount <= 0 || amount > available) {
-        throw problems.unprocessable('amount-not-available', 'Amount not available',
-          `${amount} cannot be ${field === 'capture' ? 'captured' : field === 'refund' ? 'refunded' : 'voided'}: ${available} is available` +
-          (available !== amounts[`available_to_${field}`] ? ' (other operations are in progress)' : '') + '.',
-          { available_amount: available });
-      }
+      const { amount, allocations } = this.plan(kind, p, txs, body);
       const op = await paymentsRepo.insertOperation(tx, {
         id: opId, payment_id: paymentId, kind, amount, status: 'PENDING', triggered_by: opts.triggeredBy ?? 'MERCHANT',
         merchant_reference: body.merchant_reference ?? null, reason: body.reason ?? null, idempotency_key: opts.idempotencyKey ?? null,
       });
       if (!op) return 'replay' as const;
       let seq = txs.reduce((max, t) => Math.max(max, t.seq), 0) + 1; // the ledger as read under the lock
-      const byId = new Map(txs.map((t) => [t.id, t]));
-      const children = allocate(field, amount, slicesOf(txs)).map((a, i) => {
-        const auth = byId.get(a.id)!;
-        return { id: randomUUID(), key: `${opId}:${i + 1}`, amount: a.amount, auth };
-      });
+      const children = allocations.map((a, i) => ({ id: randomUUID(), key: `${opId}:${i + 1}`, amount: a.amount, auth: a.auth }));
       await paymentsRepo.insertTxs(tx, children.map((c) => ({
         id: c.id, payment_id: paymentId, operation_id: opId, parent_id: c.auth.id, kind, seq: seq++,
         partner: c.auth.partner, method: c.auth.method, amount: c.amount, status: 'PENDING', partner_key: c.key,

@@ -2,7 +2,7 @@
 // (transactional outbox, src/webhooks/outbox.ts). A payment of a payment link goes to
 // the link's webhook; any other to the entity's endpoint.
 import type { Queryable } from '../platform/db/index.ts';
-import { enqueueEvent } from '../webhooks/outbox.ts';
+import { enqueueEvent, type NewEvent } from '../webhooks/outbox.ts';
 import type { OperationRow, PaymentRow } from './payments.repo.ts';
 
 const AUTHORIZATION_EVENTS: Record<string, string> = { AUTHORIZED: 'payment.authorized', REFUSED: 'payment.refused', ERROR: 'payment.failed' };
@@ -26,6 +26,16 @@ async function linkWebhook(q: Queryable, p: PaymentRow) {
   const { rows } = await q.query<{ webhook: { url: string; headers?: Array<{ name: string; values: string[] }> } | null }>(
     `SELECT l.webhook FROM client_sessions s JOIN payment_links l ON l.id = s.payment_link_id WHERE s.id = $1`, [p.client_session_id]);
   return rows[0]?.webhook ?? undefined;
+}
+
+/** One event as the outbox takes it (data as JSON text), to write within the change's own statement. */
+export async function paymentEvent(q: Queryable, p: PaymentRow, view: Record<string, unknown>, type: string, operationId?: string): Promise<NewEvent> {
+  const webhook = await linkWebhook(q, p);
+  return {
+    entityId: p.entity_id, type,
+    data: JSON.stringify(operationId ? { ...view, operation_id: operationId } : view),
+    url: webhook?.url ?? null, headers: webhook?.headers ?? null,
+  };
 }
 
 /** Records the events on the caller's transaction; data is the payment as the change leaves it. */

@@ -1,5 +1,6 @@
 // SQL for payments, their operations and the partner-transaction ledger.
 import type { Queryable } from '../platform/db/index.ts';
+import { eventCtes, type NewEvent } from '../webhooks/outbox.ts';
 
 export interface PaymentRow {
   id: string;
@@ -99,7 +100,7 @@ const settleParams = (id: string, u: TxUpdate) => [id, u.status, u.partner_refer
   u.partner_status_description ?? null, u.status_code ?? null, json(u.card), u.redirection !== undefined, json(u.redirection),
   u.token_saved ?? null];
 
-function newTxRow(t: NewPartnerTx, created_at: Date, updated_at: Date): PartnerTxRow {
+export function newTxRow(t: NewPartnerTx, created_at: Date, updated_at: Date): PartnerTxRow {
   return {
     ...t, partner_reference: null, partner_status: null, partner_status_description: null, status_code: null,
     redirection: null, token_saved: null, created_at, updated_at,
@@ -122,7 +123,95 @@ export function settledTxRow(t: PartnerTxRow, u: TxUpdate, updated_at: Date): Pa
   };
 }
 
+const TX_INSERT_COLS = `id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key,
+  partner_reference, partner_status, partner_status_description, status_code, card, redirection, save_token, token_saved,
+  created_at, updated_at`;
+const TX_CASTS = ['uuid', 'uuid', 'uuid', 'uuid', 'text', 'integer', 'text', 'text', 'bigint', 'text', 'text',
+  'text', 'text', 'text', 'text', 'jsonb', 'jsonb', 'boolean', 'boolean', 'timestamptz', 'timestamptz'];
+
+/** Complete ledger rows as a typed VALUES list (parameters from `first`), for INSERT ... SELECT. */
+function txValues(txs: PartnerTxRow[], first: number): { sql: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const tuples = txs.map((t) => {
+    const base = first + params.length;
+    params.push(t.id, t.payment_id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key,
+      t.partner_reference, t.partner_status, t.partner_status_description, t.status_code, json(t.card), json(t.redirection),
+      t.save_token, t.token_saved, t.created_at, t.updated_at);
+    return `(${TX_CASTS.map((c, j) => `$${base + j}::${c}`).join(', ')})`;
+  });
+  return { sql: `(VALUES ${tuples.join(', ')}) AS v(${TX_INSERT_COLS})`, params };
+}
+
+/** `WITH` list entries for an optional event gated on `gate`, and their parameters. */
+function withEvent(event: NewEvent | undefined, first: number, gate: string): { sql: string; params: unknown[] } {
+  if (!event) return { sql: '', params: [] };
+  const e = eventCtes(event, first, gate);
+  return { sql: `, ${e.sql}`, params: e.params };
+}
+
+/** Unique violation of payment_operations (payment_id, idempotency_key): another request took the key. */
+export function isOperationKeyConflict(err: unknown): boolean {
+  const e = err as { code?: string; constraint?: string; message?: string };
+  return e?.code === '23505' && /payment_operations_payment_id_idempotency_key/.test(`${e.constraint ?? ''} ${e.message ?? ''}`);
+}
+
 export const paymentsRepo = {
+  /**
+   * A payment whose partners all answered inline, written whole in one statement: the
+   * payment as concluded, its ledger rows, and its event. false when the entity already
+   * used the idempotency key (nothing is written).
+   */
+  async insertConcluded(q: Queryable, p: PaymentRow, txs: PartnerTxRow[], event: NewEvent | undefined): Promise<boolean> {
+    const params: unknown[] = [p.id, p.entity_id, p.version, p.amount, p.currency, p.capture_mode, p.allow_future_usage, p.client_session_id,
+      p.order_reference, json(p.order), json(p.customer), json(p.browser), json(p.split), p.authorization_status,
+      p.processing, p.idempotency_key, p.created_at, p.updated_at];
+    const v = txValues(txs, params.length + 1);
+    params.push(...v.params);
+    const e = withEvent(event, params.length + 1, 'p');
+    params.push(...e.params);
+    const { rows } = await q.query<{ id: string }>(
+      `WITH p AS (
+         INSERT INTO payments (id, entity_id, version, amount, currency, capture_mode, allow_future_usage, client_session_id,
+           order_reference, "order", customer, browser, split, authorization_status, processing, idempotency_key, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+         ON CONFLICT (entity_id, idempotency_key) DO NOTHING
+         RETURNING id),
+       t AS (INSERT INTO partner_transactions (${TX_INSERT_COLS}) SELECT v.* FROM p, ${v.sql})${e.sql}
+       SELECT id FROM p`,
+      params,
+    );
+    return rows.length === 1;
+  },
+
+  /**
+   * An operation whose partners all answered inline, in one statement: the payment moves
+   * to the next version only if nobody changed it since it was read (optimistic lock on
+   * `version`, so the amount checks made on that version still hold), and the operation,
+   * its ledger rows and its event are written only then. Returns false on a version
+   * conflict (nothing written); throws a unique violation (isOperationKeyConflict) when
+   * the idempotency key was taken meanwhile (nothing written either).
+   */
+  async insertOperationConcluded(q: Queryable, paymentId: string, expectedVersion: number, updatedAt: Date, o: OperationRow,
+    txs: PartnerTxRow[], event: NewEvent | undefined): Promise<boolean> {
+    const params: unknown[] = [paymentId, expectedVersion, updatedAt,
+      o.id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key, o.created_at, o.updated_at];
+    const v = txValues(txs, params.length + 1);
+    params.push(...v.params);
+    const e = withEvent(event, params.length + 1, 'u');
+    params.push(...e.params);
+    const { rows } = await q.query<{ id: string }>(
+      `WITH u AS (
+         UPDATE payments SET version = version + 1, updated_at = $3 WHERE id = $1 AND version = $2 RETURNING id),
+       o AS (
+         INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, created_at, updated_at)
+         SELECT $4, u.id, $5, $6, $7, $8, $9, $10, $11, $12, $13 FROM u RETURNING id),
+       t AS (INSERT INTO partner_transactions (${TX_INSERT_COLS}) SELECT v.* FROM o, ${v.sql})${e.sql}
+       SELECT id FROM u`,
+      params,
+    );
+    return rows.length === 1;
+  },
+
   /** Inserts unless the entity already used the idempotency key; returns undefined then. */
   async insert(q: Queryable, p: NewPayment): Promise<PaymentRow | undefined> {
     const { rows } = await q.query<PaymentRow>(

@@ -4,16 +4,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db/index.ts';
 import { problems } from '../platform/http/problem.ts';
-import type { CardInstrument, GiftCardInstrument, Instrument, PartnerRegistry } from '../partners/port.ts';
+import type { AuthorizeRequest, CardInstrument, GiftCardInstrument, Instrument, PartnerRegistry, PartnerResult } from '../partners/port.ts';
 import { GIFT_CARD_METHODS } from './amounts.ts';
 import { cardDetails, luhnValid } from './cards.ts';
 import { clientSessionsRepo } from './client-sessions.repo.ts';
 import { holdWhileInFlight } from './idempotency.ts';
 import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
 import type { CreatePaymentBody } from './payments.schemas.ts';
-import { type NewPartnerTx, type NewPayment, type PartnerTxRow, type PaymentRow, type TxUpdate, paymentsRepo, settledTxRow } from './payments.repo.ts';
+import { type NewPartnerTx, type NewPayment, type PartnerTxRow, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
 import { paymentView } from './payment-view.ts';
-import { authorizationEventType, operationEventType, recordPaymentEvents } from './payment-events.ts';
+import { authorizationEventType, operationEventType, paymentEvent, recordPaymentEvents } from './payment-events.ts';
 
 export interface PaymentsConfig {
   baseUrl: string;
@@ -137,6 +137,21 @@ export class PaymentsService {
       processing: true,
       idempotency_key: idempotencyKey ?? null,
     };
+    const requestOf = (p: (typeof prepared)[number]): AuthorizeRequest => ({
+      key: p.row.partner_key, entityId, method: p.part.method, amount: p.part.amount, currency: body.currency, instrument: p.instrument,
+      ...(p.card ? { card: p.card } : {}),
+      save_token: p.part.save_token ?? false,
+      customer: body.customer as Record<string, unknown> | undefined,
+      browser: body.browser as Record<string, unknown> | undefined,
+      three_ds: body.three_ds_authentication_options,
+      return_url: `${this.config.baseUrl}/checkout/3ds-return/${id}`,
+    });
+
+    // Partners that answer inline (pure decisions, nothing held elsewhere): the payment is
+    // written whole, concluded, in one statement.
+    const inline = this.answerInline(prepared.map(requestOf), prepared.map((p) => p.part.partner));
+    if (inline) return this.createInline(entityId, body, newPayment, prepared.map((p) => p.row), inline, idempotencyKey, instance);
+
     // The payment and its first authorization row: one statement, or a transaction that
     // also claims the client session.
     const created = body.client_session_id
@@ -159,15 +174,7 @@ export class PaymentsService {
     for (const [i, { part, instrument, card, row }] of prepared.entries()) {
       const stored = i === 0 ? created.tx : await paymentsRepo.insertTx(this.db, row);
       const connector = this.partners.get(part.partner)!;
-      const result = await callPartner(() => connector.authorize({
-        key: row.partner_key, entityId, method: part.method, amount: part.amount, currency: body.currency, instrument,
-        ...(card ? { card } : {}),
-        save_token: part.save_token ?? false,
-        customer: body.customer as Record<string, unknown> | undefined,
-        browser: body.browser as Record<string, unknown> | undefined,
-        three_ds: body.three_ds_authentication_options,
-        return_url: `${this.config.baseUrl}/checkout/3ds-return/${id}`,
-      }), this.config.partnerTimeoutMs);
+      const result = await callPartner(() => connector.authorize(requestOf({ part, instrument, card, row })), this.config.partnerTimeoutMs);
       const update = txUpdate('AUTHORIZATION', result);
       const final = update?.status !== 'AUTHORIZED' || i === prepared.length - 1;
       if (final) {
@@ -183,6 +190,51 @@ export class PaymentsService {
     if (last?.update) await paymentsRepo.settleTx(this.db, last.row.id, last.update);
     const view = await this.finalize(entityId, id, { endProcessing: true, recover: false });
     return view ?? this.getStored(entityId, id);
+  }
+
+  /**
+   * The answers of every part when all their partners answer inline with a final
+   * outcome, and the outcome needs nothing else (all authorized, or a single part
+   * refused). undefined: the regular path (write-ahead record, calls, conclusion).
+   */
+  private answerInline(requests: AuthorizeRequest[], partners: string[]): PartnerResult[] | undefined {
+    const results: PartnerResult[] = [];
+    for (const [i, request] of requests.entries()) {
+      const r = this.partners.get(partners[i]!)?.answerInline?.({ kind: 'AUTHORIZATION', request });
+      if (!r || r.outcome === 'PENDING') return undefined;
+      results.push(r);
+    }
+    if (results.length > 1 && results.some((r) => r.outcome !== 'SUCCESS')) return undefined; // a split to reverse
+    return results;
+  }
+
+  private async createInline(entityId: string, body: CreatePaymentBody, np: NewPayment, rows: NewPartnerTx[], results: PartnerResult[],
+    idempotencyKey: string | undefined, instance: string): Promise<PaymentViewT> {
+    const now = new Date();
+    const txs = rows.map((row, i) => settledTxRow(newTxRow(row, now, now), txUpdate('AUTHORIZATION', results[i])!, now));
+    const status = txs.every((t) => t.status === 'AUTHORIZED') ? 'AUTHORIZED' : txs[0]!.status === 'REFUSED' ? 'REFUSED' : 'ERROR';
+    const p: PaymentRow = { ...np, authorization_status: status, processing: false, version: 1, created_at: now, updated_at: now };
+    const view = paymentView(p, txs, [], this.config.baseUrl);
+    const type = authorizationEventType(status);
+    const write = async (q: Queryable) => paymentsRepo.insertConcluded(q, p, txs, type ? await paymentEvent(q, p, view, type) : undefined);
+    const written = body.client_session_id
+      ? await this.db.transaction(async (tx) => {
+        await this.claimSession(tx, entityId, body);
+        const ok = await write(tx);
+        if (ok) await clientSessionsRepo.setStatus(tx, body.client_session_id!, 'SUBMITTED', p.id);
+        return ok;
+      })
+      : await write(this.db);
+    if (!written) {
+      // Another request with the same key won the race.
+      await this.refuseReplay(entityId, idempotencyKey!, instance);
+      throw problems.conflict('Idempotency key already used.');
+    }
+    if (status === 'AUTHORIZED' && p.capture_mode === 'AUTOMATIC' && this.autoCapture) {
+      await this.autoCapture(entityId, p.id, p.amount);
+      return this.getStored(entityId, p.id);
+    }
+    return view;
   }
 
   /**

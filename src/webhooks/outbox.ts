@@ -36,8 +36,8 @@ export const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
 export interface NewEvent {
   entityId: string;
   type: string;
-  /** JSON snapshot of the object the event is about (sent as the envelope's `data`). */
-  data: Record<string, unknown>;
+  /** JSON snapshot of the object the event is about (sent as the envelope's `data`), or its JSON text. */
+  data: Record<string, unknown> | string;
   /** The event's own target (a payment link's webhook.url); absent: the entity's endpoint. */
   url?: string | null | undefined;
   /** Extra headers for the event's own target (a link's webhook.headers). */
@@ -52,8 +52,12 @@ export interface EnqueuedEvent {
   deliveryId: string | null;
 }
 
-/** Records an event and its first delivery in one INSERT statement, on the caller's transaction. */
-export async function enqueueEvent(q: Queryable, event: NewEvent): Promise<EnqueuedEvent> {
+/**
+ * The event and its first delivery as two CTEs (`ev`, `evd`) of a caller's statement,
+ * written only when the CTE or table named by `gate` yields a row (the change the event
+ * is about). Parameters are numbered from `first`.
+ */
+export function eventCtes(event: NewEvent, first: number, gate: string): { sql: string; params: unknown[]; id: string } {
   if (!EVENT_TYPE_PATTERN.test(event.type) || event.type.length > 100) {
     throw new TypeError(`webhook event type must look like "payment.captured", got "${event.type}"`);
   }
@@ -66,20 +70,30 @@ export async function enqueueEvent(q: Queryable, event: NewEvent): Promise<Enque
     }
   }
   const id = event.id ?? randomUUID();
-  const { rows } = await q.query<{ id: string; delivery_id: string | null }>(
-    `WITH e AS (
+  const n = (i: number) => `$${first + i}`;
+  return {
+    id,
+    sql: `ev AS (
        INSERT INTO webhook_events (id, entity_id, type, data, url, headers, created_at)
-       VALUES ($1, $2, $3, $4::jsonb, $5, $6::jsonb, clock_timestamp())
+       SELECT ${n(0)}::uuid, ${n(1)}::uuid, ${n(2)}::text, ${n(3)}::jsonb, ${n(4)}::text, ${n(5)}::jsonb, clock_timestamp() FROM ${gate} LIMIT 1
        RETURNING id, entity_id, url, created_at
-     ), d AS (
+     ), evd AS (
        INSERT INTO webhook_deliveries (id, event_id, entity_id, reason, next_attempt_at, created_at, updated_at)
-       SELECT $7, e.id, e.entity_id, 'EVENT', e.created_at, e.created_at, e.created_at
-         FROM e
-        WHERE e.url IS NOT NULL OR EXISTS (SELECT 1 FROM webhook_endpoints ep WHERE ep.entity_id = e.entity_id)
+       SELECT ${n(6)}::uuid, ev.id, ev.entity_id, 'EVENT', ev.created_at, ev.created_at, ev.created_at
+         FROM ev
+        WHERE ev.url IS NOT NULL OR EXISTS (SELECT 1 FROM webhook_endpoints ep WHERE ep.entity_id = ev.entity_id)
        RETURNING id
-     )
-     SELECT e.id, (SELECT id FROM d) AS delivery_id FROM e`,
-    [id, event.entityId, event.type, JSON.stringify(event.data), url, JSON.stringify(headers), randomUUID()],
+     )`,
+    params: [id, event.entityId, event.type, typeof event.data === 'string' ? event.data : JSON.stringify(event.data), url, JSON.stringify(headers), randomUUID()],
+  };
+}
+
+/** Records an event and its first delivery in one INSERT statement, on the caller's transaction. */
+export async function enqueueEvent(q: Queryable, event: NewEvent): Promise<EnqueuedEvent> {
+  const ctes = eventCtes(event, 1, '(SELECT 1) AS gate');
+  const { rows } = await q.query<{ id: string; delivery_id: string | null }>(
+    `WITH ${ctes.sql} SELECT ev.id, (SELECT id FROM evd) AS delivery_id FROM ev`,
+    ctes.params,
   );
   return { id: rows[0]!.id, deliveryId: rows[0]!.delivery_id };
 }

@@ -33,6 +33,24 @@ async function partnerLedger(db: Db, authorizationReference: string): Promise<Re
   return Object.fromEntries(rows.map((r) => [r.kind, { n: Number(r.n), total: Number(r.total) }]));
 }
 
+/**
+ * What the partner did for an authorization, by kind. A partner that keeps records (the
+ * simulators with PAYD_SIM_INLINE=false, like any partner across the network): its own
+ * ledger. A partner answering inline keeps none (asserted): payd's ledger is then the
+ * only record of what was decided.
+ */
+async function partnerDid(db: Db, inline: boolean, paymentId: string, authorizationReference: string): Promise<Record<string, { n: number; total: number }>> {
+  const own = await partnerLedger(db, authorizationReference);
+  if (!inline) return own;
+  assert.deepEqual(own, {}, 'a partner answering inline keeps no records');
+  const { rows } = await db.query<{ kind: string; n: number; total: number }>(
+    `SELECT kind, count(*)::int AS n, coalesce(sum(amount), 0)::int AS total FROM partner_transactions
+      WHERE payment_id = $1 AND kind <> 'AUTHORIZATION' AND status = 'SUCCESS' GROUP BY kind`,
+    [paymentId],
+  );
+  return Object.fromEntries(rows.map((r) => [r.kind, { n: Number(r.n), total: Number(r.total) }]));
+}
+
 function assertConsistent(p: Record<string, any>): void {
   const a = p.amounts;
   assert.ok(a.total_captured + a.total_voided <= a.total_authorized, `captured ${a.total_captured} + voided ${a.total_voided} <= authorized ${a.total_authorized}`);
@@ -46,11 +64,11 @@ function assertConsistent(p: Record<string, any>): void {
   for (const o of [...p.captures, ...p.voids, ...p.refunds]) assert.notEqual(o.status, 'PENDING', `operation ${o.id} left PENDING`);
 }
 
-describe('parallel operations on one payment (one app)', () => {
+for (const inline of [true, false]) describe(`parallel operations on one payment (one app, partners ${inline ? 'answering inline' : 'keeping records'})`, () => {
   let t: TestApp;
   let m: Merchant;
   before(async () => {
-    t = await createTestApp();
+    t = await createTestApp({ simInline: inline });
     m = await t.createMerchant('Concurrency');
   });
   after(() => t.close());
@@ -89,7 +107,7 @@ describe('parallel operations on one payment (one app)', () => {
     assert.equal(final.amounts.available_to_capture, 0);
     assert.deepEqual(final.captures.map((o: any) => o.id).sort(), [...opIds].sort());
     assertConsistent(final);
-    const ledger = await partnerLedger(t.testDb.db, final.authorization.partner_transactions[0].partner_reference);
+    const ledger = await partnerDid(t.testDb.db, inline, p.id, final.authorization.partner_transactions[0].partner_reference);
     assert.deepEqual(ledger.CAPTURE, { n: 10, total: 10_000 }, 'the acquirer captured exactly the authorized amount');
     // And one more capture after the storm is refused too.
     expectProblem(await op(p.id, 'captures', { amount: 1 }), 400);
@@ -155,7 +173,7 @@ describe('parallel operations on one payment (one app)', () => {
     assert.equal(final.amounts.total_captured + final.amounts.total_voided, 9000);
     assert.equal(final.amounts.available_to_capture, 1000);
     assertConsistent(final);
-    const ledger = await partnerLedger(t.testDb.db, final.authorization.partner_transactions[0].partner_reference);
+    const ledger = await partnerDid(t.testDb.db, inline, p.id, final.authorization.partner_transactions[0].partner_reference);
     assert.equal((ledger.CAPTURE?.total ?? 0) + (ledger.VOID?.total ?? 0), 9000);
   });
 
@@ -212,7 +230,7 @@ describe('parallel operations on one payment (one app)', () => {
   });
 });
 
-describe(ON_PG ? 'two payd apps over two connection pools on one PostgreSQL database' : 'two payd apps sharing one PGlite database', () => {
+for (const inline of [true, false]) describe(`${ON_PG ? 'two payd apps over two connection pools on one PostgreSQL database' : 'two payd apps sharing one PGlite database'} (partners ${inline ? 'answering inline' : 'keeping records'})`, () => {
   let testDb: TestDb;
   let second: Db | undefined;
   let a: FastifyInstance;
@@ -222,7 +240,7 @@ describe(ON_PG ? 'two payd apps over two connection pools on one PostgreSQL data
   before(async () => {
     testDb = await createTestDb();
     second = testDb.url ? createPgDb(testDb.url, 20) : undefined;
-    const config = loadConfig({ PAYD_ADMIN_TOKEN: ADMIN_TOKEN, PAYD_BASE_URL: 'http://payd.test', LOG_LEVEL: 'silent' });
+    const config = loadConfig({ PAYD_ADMIN_TOKEN: ADMIN_TOKEN, PAYD_BASE_URL: 'http://payd.test', LOG_LEVEL: 'silent', PAYD_SIM_INLINE: String(inline) });
     a = await buildApp({ config, db: testDb.db, masterKey: MASTER_KEY, logger: false });
     await a.ready();
     b = await buildApp({ config, db: second ?? testDb.db, masterKey: MASTER_KEY, logger: false });
@@ -261,7 +279,7 @@ describe(ON_PG ? 'two payd apps over two connection pools on one PostgreSQL data
     assert.equal(final.amounts.available_to_capture, 200);
     assert.equal(final.captures.length, 14);
     assertConsistent(final);
-    const ledger = await partnerLedger(testDb.db, final.authorization.partner_transactions[0].partner_reference);
+    const ledger = await partnerDid(testDb.db, inline, id, final.authorization.partner_transactions[0].partner_reference);
     assert.deepEqual(ledger.CAPTURE, { n: 14, total: 9800 });
   });
 
@@ -345,7 +363,7 @@ async function call(base: string, method: string, url: string, headers: Record<s
   return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, any>) : undefined };
 }
 
-describe(ON_PG ? 'two payd processes on one PostgreSQL database' : 'one payd process on PGlite (serves one process) under concurrent HTTP load', () => {
+for (const inline of [true, false]) describe(`${ON_PG ? 'two payd processes on one PostgreSQL database' : 'one payd process on PGlite (serves one process) under concurrent HTTP load'} (partners ${inline ? 'answering inline' : 'keeping records'})`, () => {
   let testDb: TestDb | undefined;
   let dir: string;
   let a: Proc;
@@ -355,7 +373,7 @@ describe(ON_PG ? 'two payd processes on one PostgreSQL database' : 'one payd pro
   before(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'payd-concurrency-'));
     if (ON_PG) testDb = await createTestDb();
-    const dbEnv: Record<string, string> = testDb?.url ? { DATABASE_URL: testDb.url } : { PAYD_DATA_DIR: dir };
+    const dbEnv: Record<string, string> = { ...(testDb?.url ? { DATABASE_URL: testDb.url } : { PAYD_DATA_DIR: dir }), PAYD_SIM_INLINE: String(inline) };
     a = await startPayd(dbEnv);
     // Behind one load balancer every process has the same public URL (the token issuer).
     b = ON_PG ? await startPayd({ ...dbEnv, PAYD_BASE_URL: a.base }) : a;
@@ -396,7 +414,7 @@ describe(ON_PG ? 'two payd processes on one PostgreSQL database' : 'one payd pro
     assert.equal(final.body!.captures.length, 16);
     assertConsistent(final.body!);
     if (testDb) {
-      const ledger = await partnerLedger(testDb.db, final.body!.authorization.partner_transactions[0].partner_reference);
+      const ledger = await partnerDid(testDb.db, inline, id, final.body!.authorization.partner_transactions[0].partner_reference);
       assert.deepEqual(ledger.CAPTURE, { n: 16, total: 9600 });
     }
   });

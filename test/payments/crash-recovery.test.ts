@@ -114,7 +114,9 @@ describe('a payd process killed in the middle of a capture', () => {
 
   it('replay answers 409 naming the operation; recovery completes the capture exactly once', async () => {
     // On PostgreSQL the test database; on PGlite a data directory that outlives the process.
-    const dbEnv: Record<string, string> = testDb?.url ? { DATABASE_URL: testDb.url } : { PAYD_DATA_DIR: dir };
+    // The acquirer keeps records of every call (PAYD_SIM_INLINE=false), as one across the
+    // network does: step 4 reads them.
+    const dbEnv: Record<string, string> = { ...(testDb?.url ? { DATABASE_URL: testDb.url } : { PAYD_DATA_DIR: dir }), PAYD_SIM_INLINE: 'false' };
 
     // 1. A fast partner: onboard and authorize, then stop cleanly. The port stays the
     //    same across restarts, so the token's issuer (the base URL) does too.

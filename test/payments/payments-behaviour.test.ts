@@ -143,9 +143,11 @@ describe('payment behaviour', () => {
       assert.doesNotMatch(body, CVV_ALONE, 'CVV in a response');
       assert.doesNotMatch(body, /"cvv"/);
     }
+    // The simulated acquirer answers these calls inline and keeps no rows of its own; it
+    // has rows when a test elsewhere in this file made it record (3-D Secure, timeouts).
     for (const table of ['payments', 'partner_transactions', 'sim_partner_operations', 'payment_operations']) {
       const { rows } = await t.testDb.db.query<{ r: string }>(`SELECT row_to_json(x)::text AS r FROM ${table} x`);
-      assert.ok(rows.length > 0, `${table} has rows`);
+      if (table !== 'sim_partner_operations') assert.ok(rows.length > 0, `${table} has rows`);
       for (const { r } of rows) {
         assert.ok(!r.includes(number), `card number stored in ${table}: ${r}`);
         assert.doesNotMatch(r, CVV_ALONE, `CVV stored in ${table}: ${r}`);

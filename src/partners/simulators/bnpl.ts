@@ -11,6 +11,10 @@ export class BnplSimulator extends SimulatedPartner {
   readonly limits = { currencies: ['EUR'], min_amount: 5_000, max_amount: 300_000 };
 
   protected async decide(req: AuthorizeRequest): Promise<Decision> {
+    return this.decideNow(req);
+  }
+
+  protected override decideNow(req: AuthorizeRequest): Decision {
     if (req.amount < this.limits.min_amount || req.amount > this.limits.max_amount) {
       return { status: 'REFUSED', code: 'AMOUNT_OUT_OF_BOUNDS', description: `Amounts from ${this.limits.min_amount} to ${this.limits.max_amount} only` };
     }

@@ -43,6 +43,10 @@ export class CardAcquirerSimulator extends SimulatedPartner {
   readonly limits = { currencies: ['EUR', 'USD', 'GBP', 'CHF'], min_amount: 1, max_amount: 10_000_000 };
 
   protected async decide(req: AuthorizeRequest): Promise<Decision> {
+    return this.decideNow(req);
+  }
+
+  protected override decideNow(req: AuthorizeRequest): Decision {
     const instrument = req.instrument as CardInstrument;
     const card: CardDetails | undefined = req.card && {
       ...req.card,

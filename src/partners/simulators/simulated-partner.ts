@@ -6,6 +6,7 @@ import type { Db, Queryable } from '../../platform/db/index.ts';
 import {
   type AuthorizeRequest,
   type FollowUpRequest,
+  type InlineCall,
   type PartnerConnector,
   type PartnerOutcome,
   type PartnerResult,
@@ -34,6 +35,31 @@ export interface SimOptions {
   timeoutResolveMs?: number;
   /** Network latency before the partner receives each authorize/capture/refund/void call. */
   latencyMs?: number;
+  /**
+   * Answer pure decisions inline (default true; never with a latency): an authorization
+   * decided by the card number or the amount alone, and the captures, refunds and voids
+   * of such an authorization, are answered without a record of the simulator's own. The
+   * authorization's reference then carries what the simulator needs later (amount,
+   * currency, behaviour flags). false: every call is recorded in the simulator's ledger,
+   * like a partner across the network.
+   */
+  inline?: boolean;
+}
+
+/** The reference of an authorization answered inline: ia:<uuid>:<amount>:<currency>:<flag,flag>. */
+function inlineReference(amount: number, currency: string, flags: Record<string, boolean>): string {
+  return `ia:${randomUUID()}:${amount}:${currency}:${Object.keys(flags).filter((f) => flags[f]).join(',')}`;
+}
+
+/** The authorization an inline reference stands for, as the simulator's ledger would hold it. */
+export function parseInlineReference(partner: string, reference: string): SimOperation | undefined {
+  const m = /^ia:([0-9a-f-]{36}):(\d+):([A-Z]{3}):([a-z_,]*)$/.exec(reference);
+  if (!m) return undefined;
+  const flags = Object.fromEntries(m[4]!.split(',').filter(Boolean).map((f) => [f, true]));
+  return {
+    partner, key: '', kind: 'AUTHORIZATION', reference, parent_ref: null, amount: Number(m[2]),
+    status: 'AUTHORIZED', data: { flags, currency: m[3] }, resolve_at: null,
+  };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -56,6 +82,31 @@ export abstract class SimulatedPartner implements PartnerConnector {
   ) {}
 
   protected abstract decide(req: AuthorizeRequest, tx: Queryable): Promise<Decision>;
+
+  /** The decision when it reads no state (card acquirer, BNPL): enables inline answers. */
+  protected decideNow?(req: AuthorizeRequest): Decision;
+
+  answerInline(call: InlineCall): PartnerResult | undefined {
+    if (this.options.inline === false || this.options.latencyMs) return undefined;
+    if (call.kind === 'AUTHORIZATION') {
+      if (!this.decideNow) return undefined;
+      const d = this.decideNow(call.request);
+      if (d.timeout || d.status === 'CHALLENGE_REQUIRED') return undefined; // these need the simulator's own record
+      const op = this.newAuthorization(call.request, d);
+      return this.result({ ...op, reference: d.status === 'AUTHORIZED' ? inlineReference(call.request.amount, call.request.currency, d.flags ?? {}) : op.reference });
+    }
+    const parent = parseInlineReference(this.name, call.request.authorization_reference);
+    if (!parent) return undefined;
+    const kind = call.kind.toLowerCase();
+    const flags = parent.data.flags as Record<string, boolean>;
+    if (flags[`timeout_${kind}`]) return undefined;
+    const base = { partner: this.name, key: call.request.key, kind: call.kind, reference: randomUUID(), parent_ref: parent.reference, amount: call.request.amount, resolve_at: null };
+    if (call.request.currency !== parent.data.currency || call.request.amount > parent.amount) {
+      return this.result({ ...base, status: 'REFUSED', data: { code: 'AMOUNT_NOT_AVAILABLE', description: `Only ${parent.amount} ${String(parent.data.currency)} was authorized` } });
+    }
+    if (flags[`fail_${kind}`]) return this.result({ ...base, status: 'REFUSED', data: { code: 'DECLINED', description: `The issuer declined the ${kind}` } });
+    return this.result({ ...base, status: 'SUCCEEDED', data: { code: 'SUCCEEDED', description: 'Approved' } });
+  }
 
   /**
    * True when decide() reads no state and onSettled() moves none (the card acquirer,
@@ -149,7 +200,8 @@ export abstract class SimulatedPartner implements PartnerConnector {
     const result = await this.db.transaction(async (tx) => {
       const existing = await simRepo.byKey(tx, this.name, req.key);
       if (existing) return this.result(await this.resolved(tx, existing));
-      const parent = await simRepo.byReference(tx, this.name, req.authorization_reference, true);
+      const parent = parseInlineReference(this.name, req.authorization_reference)
+        ?? await simRepo.byReference(tx, this.name, req.authorization_reference, true);
       const base = { partner: this.name, key: req.key, kind, reference: randomUUID(), parent_ref: req.authorization_reference, amount: req.amount, resolve_at: null };
       const refuse = (code: string, description: string) =>
         simRepo.insert(tx, { ...base, status: 'REFUSED', data: { code, description } }).then((op) => this.result(op));

@@ -2,10 +2,29 @@
 import pg from 'pg';
 import { type Db, type Queryable, type QueryResult, INT8_OID, parseInt8 } from './db.ts';
 
+// Statements with parameters run as named prepared statements: PostgreSQL parses and
+// plans each SQL text once per connection instead of on every call (node-postgres sends
+// Parse only the first time a connection sees a name). The names are bounded: past
+// MAX_NAMED distinct texts (SQL built with a variable number of rows), the rest run
+// unnamed as before.
+const MAX_NAMED = 1000;
+const names = new Map<string, string>();
+function statementName(sql: string): string | undefined {
+  let name = names.get(sql);
+  if (name === undefined && names.size < MAX_NAMED) {
+    name = `payd_${names.size}`;
+    names.set(sql, name);
+  }
+  return name;
+}
+
 function wrap(client: pg.PoolClient | pg.Pool): Queryable {
   return {
     async query<T>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<T>> {
-      const res = await client.query(sql, params as unknown[]);
+      const name = params.length ? statementName(sql) : undefined;
+      const res = name
+        ? await client.query({ name, text: sql, values: params as unknown[] })
+        : await client.query(sql, params as unknown[]);
       return { rows: res.rows as T[], rowCount: res.rowCount ?? res.rows.length };
     },
     async exec(sql: string): Promise<void> {
