@@ -200,15 +200,18 @@ export abstract class SimulatedPartner implements PartnerConnector {
     const result = await this.db.transaction(async (tx) => {
       const existing = await simRepo.byKey(tx, this.name, req.key);
       if (existing) return this.result(await this.resolved(tx, existing));
-      const parent = parseInlineReference(this.name, req.authorization_reference)
-        ?? await simRepo.byReference(tx, this.name, req.authorization_reference, true);
+      // An authorization answered inline has no record here, and neither have the
+      // operations on it that were answered inline: only its own amount bounds a call
+      // (payd's ledger guards the running totals), as in answerInline.
+      const inlineParent = parseInlineReference(this.name, req.authorization_reference);
+      const parent = inlineParent ?? await simRepo.byReference(tx, this.name, req.authorization_reference, true);
       const base = { partner: this.name, key: req.key, kind, reference: randomUUID(), parent_ref: req.authorization_reference, amount: req.amount, resolve_at: null };
       const refuse = (code: string, description: string) =>
         simRepo.insert(tx, { ...base, status: 'REFUSED', data: { code, description } }).then((op) => this.result(op));
       if (!parent || parent.status !== 'AUTHORIZED') return refuse('NO_AUTHORIZATION', 'No authorization with this reference');
-      const totals = await simRepo.childTotals(tx, this.name, parent.reference);
+      const totals = inlineParent ? {} : await simRepo.childTotals(tx, this.name, parent.reference);
       const uncaptured = parent.amount - (totals.CAPTURE ?? 0) - (totals.VOID ?? 0);
-      const room = kind === 'REFUND' ? (totals.CAPTURE ?? 0) - (totals.REFUND ?? 0) : uncaptured;
+      const room = inlineParent ? parent.amount : kind === 'REFUND' ? (totals.CAPTURE ?? 0) - (totals.REFUND ?? 0) : uncaptured;
       if (req.amount > room) return refuse('AMOUNT_NOT_AVAILABLE', `Only ${room} is available to ${kind.toLowerCase()}`);
       const flags = (parent.data.flags ?? {}) as Record<string, boolean>;
       if (flags[`fail_${kind.toLowerCase()}`]) return refuse('DECLINED', `The issuer declined the ${kind.toLowerCase()}`);
