@@ -129,7 +129,7 @@ export async function identityRoutes(root: FastifyInstance, { identity, baseUrl,
       }, { additionalProperties: false }),
       response: { 201: Type.Object({ client_id: Type.String(), client_secret: Type.Optional(Type.String()) }, { additionalProperties: true }), ...problemResponses(400, 401) },
     },
-  }, async (request, reply) => reply.code(201).send(await identity.createApplication(request.body)));
+  }, async (request, reply) => reply.code(201).send(await identity.applications.create(request.body)));
 
   app.get('/admin/v1/identity/users/:id/events', {
     config: admin,

@@ -8,7 +8,7 @@ import type { Db } from '../../platform/db/index.ts';
 import type { KeyStore } from '../../platform/crypto/keystore.ts';
 import { sha256 } from '../../platform/crypto/secrets.ts';
 import { problems } from '../../platform/http/problem.ts';
-import { type ApplicationPatch, Applications, type NewApplication } from '../applications/applications.ts';
+import { Applications } from '../applications/applications.ts';
 import { authenticateClient } from '../oauth/client-auth.ts';
 import { IDP_ID_TOKEN_KEYS } from '../oauth/id-token.ts';
 import { authorizationCodeGrant } from '../oauth/grants/authorization-code.ts';
@@ -93,18 +93,6 @@ export class IdentityService {
     });
     if (!row) throw problems.conflict('A user with this email already exists.');
     return userView(row);
-  }
-
-  createApplication(input: NewApplication) {
-    return this.applications.create(input);
-  }
-
-  updateApplication(clientId: string, patch: ApplicationPatch) {
-    return this.applications.update(clientId, patch);
-  }
-
-  application(clientId: string) {
-    return this.applications.get(clientId);
   }
 
   // ---- authorization requests ----

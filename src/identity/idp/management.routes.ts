@@ -76,7 +76,7 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
       }, { additionalProperties: false }),
       response: problemResponses(400, 401, 403),
     },
-  }, async (request, reply) => reply.code(201).send(await identity.createApplication(request.body)));
+  }, async (request, reply) => reply.code(201).send(await identity.applications.create(request.body)));
 
   app.get('/api/v2/clients', {
     preHandler: need('read:clients'),
@@ -99,7 +99,7 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
   app.get('/api/v2/clients/:id', {
     preHandler: need('read:clients'),
     schema: { tags, security, summary: 'Get an application', params: ClientParams, response: problemResponses(401, 403, 404) },
-  }, async (request) => identity.application(request.params.id));
+  }, async (request) => identity.applications.get(request.params.id));
 
   app.patch('/api/v2/clients/:id', {
     preHandler: need('update:clients'),
@@ -109,7 +109,7 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
         { additionalProperties: false, minProperties: 1 }),
       response: problemResponses(400, 401, 403, 404),
     },
-  }, async (request) => identity.updateApplication(request.params.id, request.body));
+  }, async (request) => identity.applications.update(request.params.id, request.body));
 
   app.get('/api/v2/users/:id/login-as', {
     preHandler: need('login_as:users'),
