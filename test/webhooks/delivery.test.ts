@@ -6,20 +6,13 @@ import { createHmac } from 'node:crypto';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/server.ts';
 import { verifyWebhookSignature } from '../../src/webhooks/index.ts';
-import { enqueue, FAST, getEvent, type Receiver, secretOf, setEndpoint, settled, sleep, startReceiver } from './helpers.ts';
+import { enqueue, FAST, getEvent, type Receiver, secretOf, setEndpoint, settled, sleep, startReceiver, startWebhookApp, stopWebhookApp } from './helpers.ts';
 
 describe('webhook deliveries', () => {
   let t: TestApp;
   let rx: Receiver;
-  before(async () => {
-    t = await createTestApp(FAST);
-    rx = await startReceiver();
-    t.app.webhooks.dispatcher.start((err) => console.error(err));
-  });
-  after(async () => {
-    await t.close();
-    await rx.close();
-  });
+  before(async () => ({ t, rx } = await startWebhookApp()));
+  after(() => stopWebhookApp({ t, rx }));
 
   it('POSTs the signed envelope to the entity endpoint with its headers; the signature verifies', async () => {
     const m = await t.createMerchant();

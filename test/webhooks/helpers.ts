@@ -8,7 +8,7 @@ import { buildApp } from '../../src/app.ts';
 import type { Config } from '../../src/config.ts';
 import type { Db } from '../../src/platform/db/index.ts';
 import { enqueueEvent, type NewEvent } from '../../src/webhooks/index.ts';
-import { MASTER_KEY, type TestApp } from '../helpers/app.ts';
+import { createTestApp, MASTER_KEY, type TestApp } from '../helpers/app.ts';
 
 /** Dispatcher settings that make retries take milliseconds instead of minutes. */
 export const FAST: Partial<Config> = {
@@ -76,6 +76,19 @@ export async function startReceiver(respond: Receiver['respond'] = () => ({ stat
       server.close(() => resolve());
     });
   return receiver;
+}
+
+/** A test app with fast dispatcher settings, its dispatcher running, and a receiver. */
+export async function startWebhookApp(): Promise<{ t: TestApp; rx: Receiver }> {
+  const t = await createTestApp(FAST);
+  const rx = await startReceiver();
+  t.app.webhooks.dispatcher.start((err) => console.error(err));
+  return { t, rx };
+}
+
+export async function stopWebhookApp(w: { t: TestApp; rx: Receiver }): Promise<void> {
+  await w.t.close();
+  await w.rx.close();
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -3,22 +3,15 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createTestApp, expectProblem, type TestApp } from '../helpers/app.ts';
+import { expectProblem, type TestApp } from '../helpers/app.ts';
 import { verifyWebhookSignature } from '../../src/webhooks/index.ts';
-import { enqueue, FAST, type Receiver, secretOf, setEndpoint, settled, startReceiver, tableCounts } from './helpers.ts';
+import { enqueue, type Receiver, secretOf, setEndpoint, settled, startWebhookApp, stopWebhookApp, tableCounts } from './helpers.ts';
 
 describe('webhook operator API', () => {
   let t: TestApp;
   let rx: Receiver;
-  before(async () => {
-    t = await createTestApp(FAST);
-    rx = await startReceiver();
-    t.app.webhooks.dispatcher.start((err) => console.error(err));
-  });
-  after(async () => {
-    await t.close();
-    await rx.close();
-  });
+  before(async () => ({ t, rx } = await startWebhookApp()));
+  after(() => stopWebhookApp({ t, rx }));
   const endpointUrl = (id: string) => `/admin/v1/entities/${id}/webhook-endpoint`;
 
   it('sets, reads, replaces and removes the default endpoint; the secret is in the first response only', async () => {

@@ -3,23 +3,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createTestApp, expectProblem, type TestApp } from '../helpers/app.ts';
+import { expectProblem, type TestApp } from '../helpers/app.ts';
 import { Problem } from '../../src/platform/http/problem.ts';
 import { enqueueEvent, validateWebhookTarget } from '../../src/webhooks/index.ts';
-import { enqueue, FAST, getEvent, type Receiver, setEndpoint, settled, sleep, startReceiver, tableCounts, waitFor } from './helpers.ts';
+import { enqueue, getEvent, type Receiver, setEndpoint, settled, sleep, startWebhookApp, stopWebhookApp, tableCounts, waitFor } from './helpers.ts';
 
 describe('webhook outbox', () => {
   let t: TestApp;
   let rx: Receiver;
-  before(async () => {
-    t = await createTestApp(FAST);
-    rx = await startReceiver();
-    t.app.webhooks.dispatcher.start((err) => console.error(err));
-  });
-  after(async () => {
-    await t.close();
-    await rx.close();
-  });
+  before(async () => ({ t, rx } = await startWebhookApp()));
+  after(() => stopWebhookApp({ t, rx }));
 
   it('never delivers an event whose transaction rolled back, and delivers the committed one', async () => {
     const m = await t.createMerchant();
