@@ -9,13 +9,27 @@ import type { PartnerRegistry } from '../partners/port.ts';
 import { allocate, availableFor } from './amounts.ts';
 import { holdWhileInFlight } from './idempotency.ts';
 import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
-import { type OperationKind, type OperationRow, type PartnerTxRow, type PaymentRow, isOperationKeyConflict, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
+import { type NewPartnerTx, type OperationKind, type OperationRow, type PartnerTxRow, type PaymentRow, isOperationKeyConflict, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
 import { paymentView, reservedOf, slicesOf, stateOf } from './payment-view.ts';
 import { operationEventType, paymentEvent } from './payment-events.ts';
 import type { OperationBody } from './payments.schemas.ts';
 import type { PaymentsConfig, PaymentsService, PaymentViewT } from './payments.service.ts';
 
 const FIELD: Record<OperationKind, 'capture' | 'refund' | 'void'> = { CAPTURE: 'capture', REFUND: 'refund', VOID: 'void' };
+
+/**
+ * The operation's ledger rows, PENDING, one per allocation, numbered after the ledger
+ * read; each with the partner key `<operation id>:<n>` its partner call uses.
+ */
+function pendingChildren(kind: OperationKind, paymentId: string, opId: string, txs: PartnerTxRow[],
+  allocations: Array<{ auth: PartnerTxRow; amount: number }>): NewPartnerTx[] {
+  let seq = txs.reduce((max, t) => Math.max(max, t.seq), 0) + 1;
+  return allocations.map((a, i) => ({
+    id: randomUUID(), payment_id: paymentId, operation_id: opId, parent_id: a.auth.id, kind, seq: seq++,
+    partner: a.auth.partner, method: a.auth.method, amount: a.amount, status: 'PENDING', partner_key: `${opId}:${i + 1}`,
+    card: a.auth.card, save_token: null,
+  }));
+}
 
 export interface OperationResult {
   payment: PaymentViewT;
@@ -74,18 +88,14 @@ export class OperationsService {
     const { payment: p, txs, ops } = found;
     if (opts.idempotencyKey && ops.some((o) => o.idempotency_key === opts.idempotencyKey)) return undefined;
     const { amount, allocations } = this.plan(kind, p, txs, body);
+    const pending = pendingChildren(kind, paymentId, opId, txs, allocations);
     const answers = allocations.map((a, i) => this.partners.get(a.auth.partner)?.answerInline?.({
-      kind, request: { key: `${opId}:${i + 1}`, authorization_reference: a.auth.partner_reference ?? '', amount: a.amount, currency: p.currency },
+      kind, request: { key: pending[i]!.partner_key, authorization_reference: a.auth.partner_reference ?? '', amount: a.amount, currency: p.currency },
     }));
     if (answers.some((r) => !r || r.outcome === 'PENDING')) return undefined;
 
     const now = new Date();
-    let seq = txs.reduce((max, t) => Math.max(max, t.seq), 0) + 1;
-    const children = allocations.map((a, i) => settledTxRow(newTxRow({
-      id: randomUUID(), payment_id: paymentId, operation_id: opId, parent_id: a.auth.id, kind, seq: seq++,
-      partner: a.auth.partner, method: a.auth.method, amount: a.amount, status: 'PENDING', partner_key: `${opId}:${i + 1}`,
-      card: a.auth.card, save_token: null,
-    }, now, now), txUpdate(kind, answers[i])!, now));
+    const children = pending.map((c, i) => settledTxRow(newTxRow(c, now, now), txUpdate(kind, answers[i])!, now));
     const op: OperationRow = {
       id: opId, payment_id: paymentId, kind, amount, status: operationStatus(children.map((c) => c.status)),
       triggered_by: opts.triggeredBy ?? 'MERCHANT', merchant_reference: body.merchant_reference ?? null, reason: body.reason ?? null,
@@ -128,15 +138,10 @@ export class OperationsService {
         merchant_reference: body.merchant_reference ?? null, reason: body.reason ?? null, idempotency_key: opts.idempotencyKey ?? null,
       });
       if (!op) return 'replay' as const;
-      let seq = txs.reduce((max, t) => Math.max(max, t.seq), 0) + 1; // the ledger as read under the lock
-      const children = allocations.map((a, i) => ({ id: randomUUID(), key: `${opId}:${i + 1}`, amount: a.amount, auth: a.auth }));
-      await paymentsRepo.insertTxs(tx, children.map((c) => ({
-        id: c.id, payment_id: paymentId, operation_id: opId, parent_id: c.auth.id, kind, seq: seq++,
-        partner: c.auth.partner, method: c.auth.method, amount: c.amount, status: 'PENDING', partner_key: c.key,
-        card: c.auth.card, save_token: null,
-      })));
+      const rows = pendingChildren(kind, paymentId, opId, txs, allocations); // numbered after the ledger as read under the lock
+      await paymentsRepo.insertTxs(tx, rows);
       await paymentsRepo.touch(tx, paymentId);
-      return { currency: p.currency, children };
+      return { currency: p.currency, children: rows.map((r, i) => ({ id: r.id, key: r.partner_key, amount: r.amount, auth: allocations[i]!.auth })) };
     });
     if (reservation === 'replay') {
       await this.refuseReplay(paymentId, opts.idempotencyKey!, opts.instance);

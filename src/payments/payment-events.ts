@@ -28,28 +28,25 @@ async function linkWebhook(q: Queryable, p: PaymentRow) {
   return rows[0]?.webhook ?? undefined;
 }
 
-/** One event as the outbox takes it (data as JSON text), to write within the change's own statement. */
-export async function paymentEvent(q: Queryable, p: PaymentRow, view: Record<string, unknown>, type: string, operationId?: string): Promise<NewEvent> {
+/** The events as the outbox takes them (data as JSON text: the payment as the change leaves it), to write within the change's own statement or transaction. */
+export async function paymentEvents(q: Queryable, p: PaymentRow, view: Record<string, unknown>,
+  events: Array<{ type: string; operationId?: string }>): Promise<NewEvent[]> {
+  if (events.length === 0) return [];
   const webhook = await linkWebhook(q, p);
-  return {
-    entityId: p.entity_id, type,
-    data: JSON.stringify(operationId ? { ...view, operation_id: operationId } : view),
+  return events.map((e) => ({
+    entityId: p.entity_id, type: e.type,
+    data: JSON.stringify(e.operationId ? { ...view, operation_id: e.operationId } : view),
     url: webhook?.url ?? null, headers: webhook?.headers ?? null,
-  };
+  }));
 }
 
-/** Records the events on the caller's transaction; data is the payment as the change leaves it. */
+/** One event, to write within the change's own statement. */
+export async function paymentEvent(q: Queryable, p: PaymentRow, view: Record<string, unknown>, type: string, operationId?: string): Promise<NewEvent> {
+  return (await paymentEvents(q, p, view, [{ type, ...(operationId ? { operationId } : {}) }]))[0]!;
+}
+
+/** Records the events on the caller's transaction. */
 export async function recordPaymentEvents(q: Queryable, p: PaymentRow, view: Record<string, unknown>,
   events: Array<{ type: string; operationId?: string }>): Promise<void> {
-  if (events.length === 0) return;
-  const webhook = await linkWebhook(q, p);
-  for (const e of events) {
-    await enqueueEvent(q, {
-      entityId: p.entity_id,
-      type: e.type,
-      data: { ...JSON.parse(JSON.stringify(view)), ...(e.operationId ? { operation_id: e.operationId } : {}) },
-      url: webhook?.url ?? null,
-      headers: webhook?.headers ?? null,
-    });
-  }
+  for (const e of await paymentEvents(q, p, view, events)) await enqueueEvent(q, e);
 }

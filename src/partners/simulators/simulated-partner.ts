@@ -62,6 +62,20 @@ export function parseInlineReference(partner: string, reference: string): SimOpe
   };
 }
 
+/**
+ * What a capture, refund or void of an authorization answers, from the room left on it
+ * and the authorization's behaviour flags (fail_<kind>, timeout_<kind>): the same for
+ * a recorded call and an inline one. timeout: the answer the partner settles on later.
+ */
+function followUpAnswer(kind: 'CAPTURE' | 'REFUND' | 'VOID', amount: number, room: number, flags: Record<string, boolean>):
+  { status: 'REFUSED' | 'SUCCEEDED'; data: { code: string; description: string }; timeout?: true } {
+  const k = kind.toLowerCase();
+  if (amount > room) return { status: 'REFUSED', data: { code: 'AMOUNT_NOT_AVAILABLE', description: `Only ${room} is available to ${k}` } };
+  if (flags[`fail_${k}`]) return { status: 'REFUSED', data: { code: 'DECLINED', description: `The issuer declined the ${k}` } };
+  const data = { code: 'SUCCEEDED', description: 'Approved' };
+  return flags[`timeout_${k}`] ? { status: 'SUCCEEDED', data, timeout: true } : { status: 'SUCCEEDED', data };
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const OUTCOME: Record<string, PartnerOutcome> = {
@@ -97,15 +111,12 @@ export abstract class SimulatedPartner implements PartnerConnector {
     }
     const parent = parseInlineReference(this.name, call.request.authorization_reference);
     if (!parent) return undefined;
-    const kind = call.kind.toLowerCase();
-    const flags = parent.data.flags as Record<string, boolean>;
-    if (flags[`timeout_${kind}`]) return undefined;
     const base = { partner: this.name, key: call.request.key, kind: call.kind, reference: randomUUID(), parent_ref: parent.reference, amount: call.request.amount, resolve_at: null };
-    if (call.request.currency !== parent.data.currency || call.request.amount > parent.amount) {
-      return this.result({ ...base, status: 'REFUSED', data: { code: 'AMOUNT_NOT_AVAILABLE', description: `Only ${parent.amount} ${String(parent.data.currency)} was authorized` } });
+    if (call.request.currency !== parent.data.currency) {
+      return this.result({ ...base, status: 'REFUSED', data: { code: 'AMOUNT_NOT_AVAILABLE', description: `The authorization is in ${String(parent.data.currency)}` } });
     }
-    if (flags[`fail_${kind}`]) return this.result({ ...base, status: 'REFUSED', data: { code: 'DECLINED', description: `The issuer declined the ${kind}` } });
-    return this.result({ ...base, status: 'SUCCEEDED', data: { code: 'SUCCEEDED', description: 'Approved' } });
+    const answer = followUpAnswer(call.kind, call.request.amount, parent.amount, parent.data.flags as Record<string, boolean>);
+    return answer.timeout ? undefined : this.result({ ...base, status: answer.status, data: answer.data }); // a timeout needs the simulator's own record
   }
 
   /**
@@ -212,15 +223,13 @@ export abstract class SimulatedPartner implements PartnerConnector {
       const totals = inlineParent ? {} : await simRepo.childTotals(tx, this.name, parent.reference);
       const uncaptured = parent.amount - (totals.CAPTURE ?? 0) - (totals.VOID ?? 0);
       const room = inlineParent ? parent.amount : kind === 'REFUND' ? (totals.CAPTURE ?? 0) - (totals.REFUND ?? 0) : uncaptured;
-      if (req.amount > room) return refuse('AMOUNT_NOT_AVAILABLE', `Only ${room} is available to ${kind.toLowerCase()}`);
-      const flags = (parent.data.flags ?? {}) as Record<string, boolean>;
-      if (flags[`fail_${kind.toLowerCase()}`]) return refuse('DECLINED', `The issuer declined the ${kind.toLowerCase()}`);
-      const data = { code: 'SUCCEEDED', description: 'Approved' };
-      if (flags[`timeout_${kind.toLowerCase()}`]) {
+      const answer = followUpAnswer(kind, req.amount, room, (parent.data.flags ?? {}) as Record<string, boolean>);
+      if (answer.timeout) {
         timedOut = true;
-        return this.result(await simRepo.insert(tx, { ...base, ...this.pendingTimeout('SUCCEEDED', data) }));
+        return this.result(await simRepo.insert(tx, { ...base, ...this.pendingTimeout(answer.status, answer.data) }));
       }
-      const op = await simRepo.insert(tx, { ...base, status: 'SUCCEEDED', data });
+      const op = await simRepo.insert(tx, { ...base, status: answer.status, data: answer.data });
+      if (answer.status !== 'SUCCEEDED') return this.result(op);
       await this.onSettled(tx, op, parent);
       return this.result(op);
     });
