@@ -212,21 +212,6 @@ export const paymentsRepo = {
     return rows.length === 1;
   },
 
-  /** Inserts unless the entity already used the idempotency key; returns undefined then. */
-  async insert(q: Queryable, p: NewPayment): Promise<PaymentRow | undefined> {
-    const { rows } = await q.query<PaymentRow>(
-      `INSERT INTO payments (id, entity_id, amount, currency, capture_mode, allow_future_usage, client_session_id,
-         order_reference, "order", customer, browser, split, authorization_status, processing, idempotency_key)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-       ON CONFLICT (entity_id, idempotency_key) DO NOTHING
-       RETURNING ${PAYMENT_COLS}`,
-      [p.id, p.entity_id, p.amount, p.currency, p.capture_mode, p.allow_future_usage, p.client_session_id,
-        p.order_reference, json(p.order), json(p.customer), json(p.browser), json(p.split), p.authorization_status,
-        p.processing, p.idempotency_key],
-    );
-    return rows[0];
-  },
-
   /**
    * The payment and its first authorization row in one statement (the common case of
    * payment creation); undefined when the entity already used the idempotency key.
