@@ -75,6 +75,14 @@ export function stateOf(txs: PartnerTxRow[]): PaymentState {
   return { amounts, overview: deriveOverview(amounts) };
 }
 
+/**
+ * Names the shape paymentView builds. Stored views (GET with max-age) are served only
+ * while theirs matches: change it with any change to the view or the Payment schema.
+ * test/payments/stored-view.test.ts fails when the view of a sample payment changes
+ * while this stays the same.
+ */
+export const VIEW_FORMAT = 'payment-view/1';
+
 export function paymentView(p: PaymentRow, txs: PartnerTxRow[], ops: OperationRow[], baseUrl: string) {
   const { amounts, overview } = stateOf(txs);
   const auths = txs.filter((t) => t.kind === 'AUTHORIZATION');

@@ -264,6 +264,29 @@ export const paymentsRepo = {
     return { payment, txs: txs.map(dates), ops: ops.map(dates) };
   },
 
+  /**
+   * The stored view of the payment when it is valid for `format` (see saveView):
+   * { view: null } when the payment exists without a valid one, undefined when no such
+   * payment for this entity.
+   */
+  async storedView(q: Queryable, entityId: string, id: string, format: string): Promise<{ view: string | null } | undefined> {
+    const { rows } = await q.query<{ view: string | null }>(
+      `SELECT CASE WHEN view_version = version AND view_format = $3 THEN view END AS view FROM payments WHERE id = $1 AND entity_id = $2`,
+      [id, entityId, format],
+    );
+    return rows[0];
+  },
+
+  /**
+   * Keeps the view built from the payment at `version`, unless the payment moved on
+   * meanwhile. Only for a payment at rest (nothing PENDING, not processing): at rest, a
+   * payment changes only through statements that move its version, so the view stays
+   * exact for as long as the version does.
+   */
+  async saveView(q: Queryable, id: string, version: number, format: string, view: string): Promise<void> {
+    await q.query('UPDATE payments SET view = $3, view_version = $2, view_format = $4 WHERE id = $1 AND version = $2', [id, version, view, format]);
+  },
+
   async getById(q: Queryable, id: string): Promise<PaymentRow | undefined> {
     const { rows } = await q.query<PaymentRow>(`SELECT ${PAYMENT_COLS} FROM payments WHERE id = $1`, [id]);
     return rows[0];

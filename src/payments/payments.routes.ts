@@ -22,7 +22,7 @@ export const IdempotencyHeaders = Type.Object({
 });
 
 const CacheHeaders = Type.Object({
-  'cache-control': Type.Optional(Type.String({ maxLength: 200, description: 'With max-age=<seconds>, stored data is served and partners are not asked' })),
+  'cache-control': Type.Optional(Type.String({ maxLength: 200, description: 'With max-age=<seconds>, stored data is served and partners are not asked (any number of seconds: the stored data is the payment at its current version)' })),
 });
 
 export function hasMaxAge(cacheControl: string | undefined): boolean {
@@ -56,10 +56,12 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
       headers: CacheHeaders,
       response: { 200: Type.Ref('Payment'), 404: NoBody('No such payment for this entity (no body)'), ...problemResponses(400, 401, 403, 500, 503) },
     },
-  }, async (request) =>
-    hasMaxAge(request.headers['cache-control'])
-      ? payments.getStored(entityOf(request), request.params.id)
-      : payments.get(entityOf(request), request.params.id));
+  }, async (request, reply) => {
+    if (!hasMaxAge(request.headers['cache-control'])) return payments.get(entityOf(request), request.params.id);
+    // Stored data: the JSON text as last served for this version of the payment.
+    const text = await payments.getStoredJson(entityOf(request), request.params.id, (view) => String(reply.serialize(view)));
+    return reply.type('application/json; charset=utf-8').send(text);
+  });
 
   const operation = (kind: OperationKind, suffix: string, body: typeof CaptureBody | typeof RefundBody | typeof VoidBody, summary: string) =>
     app.post(`/v2/payments/:id/${suffix}`, {

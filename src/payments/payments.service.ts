@@ -12,7 +12,7 @@ import { holdWhileInFlight } from './idempotency.ts';
 import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
 import type { CreatePaymentBody } from './payments.schemas.ts';
 import { type NewPartnerTx, type NewPayment, type PartnerTxRow, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
-import { paymentView } from './payment-view.ts';
+import { VIEW_FORMAT, paymentView } from './payment-view.ts';
 import { authorizationEventType, operationEventType, paymentEvent, recordPaymentEvents } from './payment-events.ts';
 
 export interface PaymentsConfig {
@@ -50,6 +50,25 @@ export class PaymentsService {
     const found = await paymentsRepo.getWithLedger(this.db, entityId, id);
     if (!found) throw problems.notFoundNoBody();
     return paymentView(found.payment, found.txs, found.ops, this.config.baseUrl);
+  }
+
+  /**
+   * The payment as stored, as the JSON text the API sends (`serialize`: the route's
+   * serializer), or a bodiless 404. Served from the stored view when it is valid; else
+   * built from the ledger and, for a payment at rest, stored for the next read.
+   */
+  async getStoredJson(entityId: string, id: string, serialize: (view: PaymentViewT) => string): Promise<string> {
+    const format = `${VIEW_FORMAT}|${this.config.baseUrl}`;
+    const stored = await paymentsRepo.storedView(this.db, entityId, id, format);
+    if (!stored) throw problems.notFoundNoBody();
+    if (stored.view !== null) return stored.view;
+    const found = await paymentsRepo.getWithLedger(this.db, entityId, id);
+    if (!found) throw problems.notFoundNoBody();
+    const text = serialize(paymentView(found.payment, found.txs, found.ops, this.config.baseUrl));
+    if (!found.payment.processing && !found.txs.some((t) => t.status === 'PENDING')) {
+      await paymentsRepo.saveView(this.db, id, found.payment.version, format, text);
+    }
+    return text;
   }
 
   /** The payment row by id alone, for browser paths that carry no merchant credential. */
