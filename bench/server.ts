@@ -19,7 +19,8 @@ await db.exec('CREATE TABLE IF NOT EXISTS bench_rows (id uuid PRIMARY KEY, entit
 const seedId = randomUUID();
 await db.query('INSERT INTO bench_rows (id, entity_id, amount) VALUES ($1, $2, 1)', [seedId, randomUUID()]);
 
-const app = await buildApp({ config, db, masterKey: randomBytes(32), logger: false });
+// A fixed master key: a rerun on the same database opens the keys the last run sealed.
+const app = await buildApp({ config, db, masterKey: Buffer.alloc(32, 7), logger: false });
 app.get('/bench/hello', async () => ({ hello: 'world' }));
 // The same with a form body, to show what a POST with a body costs before any work.
 app.post('/bench/hello', async (request) => ({ hello: (request.body as Record<string, string>).grant_type }));

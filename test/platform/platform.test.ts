@@ -6,7 +6,8 @@ import { createLocalJWKSet, jwtVerify } from 'jose';
 import { REDIRECTION_KEYS } from '../../src/checkout/redirection-token.ts';
 import { decrypt, encrypt } from '../../src/platform/crypto/secrets.ts';
 import { loadMigrations, migrate } from '../../src/platform/db/migrator.ts';
-import { createTestApp, expectProblem, type TestApp } from '../helpers/app.ts';
+import { buildApp } from '../../src/app.ts';
+import { createTestApp, expectProblem, MASTER_KEY, type TestApp } from '../helpers/app.ts';
 
 describe('platform', () => {
   let t: TestApp;
@@ -112,6 +113,16 @@ describe('platform', () => {
     const parts = sealed.split('.');
     parts[3] = Buffer.from('tampered').toString('base64url');
     assert.throws(() => decrypt(key, parts.join('.'), 'kid-1'));
+  });
+
+  it('refuses to start with another master key than the one that sealed the stored keys', async () => {
+    await assert.rejects(
+      buildApp({ config: t.config, db: t.testDb.db, masterKey: Buffer.alloc(32, 9), logger: false }),
+      /The master key does not open the .* keys stored in this database/,
+    );
+    // The right key still opens them.
+    const again = await buildApp({ config: t.config, db: t.testDb.db, masterKey: MASTER_KEY, logger: false });
+    await again.close();
   });
 
   it('applies migrations once and refuses an edited one', async () => {

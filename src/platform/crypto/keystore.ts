@@ -80,6 +80,14 @@ export class KeyStore {
       if (!(await keysRepo.hasActive(tx, purpose.name))) await this.insertKey(purpose, tx);
     });
     this.cache.delete(purpose.name);
+    // Opens the keys now, so that a process started with another master key than the one
+    // that sealed them stops at start-up instead of failing every request that signs.
+    try {
+      await this.load(purpose.name);
+    } catch (err) {
+      throw new Error(`The master key does not open the ${purpose.name} keys stored in this database: every payd process on a database ` +
+        `needs the same master key (PAYD_MASTER_KEY, or the same data directory). (${(err as Error).message})`, { cause: err });
+    }
   }
 
   /** A new key signs from now on; the previous ones stay published for overlapSeconds. */
