@@ -1,7 +1,8 @@
 // npm run bench: starts bench/server.ts in its own process and loads it with autocannon,
 // each scenario beside its baseline in the same run. Prints requests/s, p50/p99 and the
 // ratio to the baseline, and the server's peak RSS.
-// Env: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50), DATABASE_URL (else PGlite).
+// Env: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50), DATABASE_URL (else PGlite),
+// BENCH_ONLY (comma-separated parts of scenario names, or =name for one exactly; baselines always run).
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -132,7 +133,7 @@ const only = process.env.BENCH_ONLY?.split(',');
 const results = new Map<string, { rps: number; p50: number; p99: number; bad: number; cpuUs: number; pgUs: number }>();
 console.log(`payd bench: ${seconds}s per scenario, ${connections} connections, database ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}\n`);
 for (const s of scenarios) {
-  if (only && !only.some((o) => s.name.includes(o)) && !s.name.includes('baseline')) continue;
+  if (only && !only.some((o) => (o.startsWith('=') ? s.name === o.slice(1) : s.name.includes(o))) && !s.name.includes('baseline')) continue;
   if (s.name.includes('authorization_code')) {
     codes = ((await json('POST', `/bench/mint-codes?n=${Math.ceil(seconds * 3000)}`, {})).codes as string[]);
     nextCode = 0;
