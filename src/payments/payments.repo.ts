@@ -284,7 +284,12 @@ export const paymentsRepo = {
    * exact for as long as the version does.
    */
   async saveView(q: Queryable, id: string, version: number, format: string, view: string): Promise<void> {
-    await q.query('UPDATE payments SET view = $3, view_version = $2, view_format = $4 WHERE id = $1 AND version = $2', [id, version, view, format]);
+    // (Readers racing on a new version: the first one writes, the others find it done.)
+    await q.query(
+      `UPDATE payments SET view = $3, view_version = $2, view_format = $4
+        WHERE id = $1 AND version = $2 AND (view_version IS DISTINCT FROM $2 OR view_format IS DISTINCT FROM $4)`,
+      [id, version, view, format],
+    );
   },
 
   async getById(q: Queryable, id: string): Promise<PaymentRow | undefined> {
