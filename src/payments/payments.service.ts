@@ -47,9 +47,15 @@ export class PaymentsService {
 
   /** The payment as stored (no partner call), or a bodiless 404. */
   async getStored(entityId: string, id: string): Promise<PaymentViewT> {
+    const found = await this.withLedger(entityId, id);
+    return paymentView(found.payment, found.txs, found.ops, this.config.baseUrl);
+  }
+
+  /** The payment with its ledger and operations, or a bodiless 404. */
+  private async withLedger(entityId: string, id: string) {
     const found = await paymentsRepo.getWithLedger(this.db, entityId, id);
     if (!found) throw problems.notFoundNoBody();
-    return paymentView(found.payment, found.txs, found.ops, this.config.baseUrl);
+    return found;
   }
 
   /**
@@ -62,8 +68,7 @@ export class PaymentsService {
     const stored = await paymentsRepo.storedView(this.db, entityId, id, format);
     if (!stored) throw problems.notFoundNoBody();
     if (stored.view !== null) return stored.view;
-    const found = await paymentsRepo.getWithLedger(this.db, entityId, id);
-    if (!found) throw problems.notFoundNoBody();
+    const found = await this.withLedger(entityId, id);
     const text = serialize(paymentView(found.payment, found.txs, found.ops, this.config.baseUrl));
     if (!found.payment.processing && !found.txs.some((t) => t.status === 'PENDING')) {
       await paymentsRepo.saveView(this.db, id, found.payment.version, format, text);

@@ -229,8 +229,7 @@ export abstract class SimulatedPartner implements PartnerConnector {
         return this.result(await simRepo.insert(tx, { ...base, ...this.pendingTimeout(answer.status, answer.data) }));
       }
       const op = await simRepo.insert(tx, { ...base, status: answer.status, data: answer.data });
-      if (answer.status !== 'SUCCEEDED') return this.result(op);
-      await this.onSettled(tx, op, parent);
+      if (answer.status === 'SUCCEEDED') await this.onSettled(tx, op, parent);
       return this.result(op);
     });
     if (timedOut) throw new PartnerTimeout(`${this.name} did not answer the ${kind.toLowerCase()} in time`);
