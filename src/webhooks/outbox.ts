@@ -75,7 +75,7 @@ export function eventCtes(event: NewEvent, first: number, gate: string): { sql: 
     id,
     sql: `ev AS (
        INSERT INTO webhook_events (id, entity_id, type, data, url, headers, created_at)
-       SELECT ${n(0)}::uuid, ${n(1)}::uuid, ${n(2)}::text, ${n(3)}::jsonb, ${n(4)}::text, ${n(5)}::jsonb, clock_timestamp() FROM ${gate} LIMIT 1
+       SELECT ${n(0)}::uuid, ${n(1)}::uuid, ${n(2)}::text, ${n(3)}::json, ${n(4)}::text, ${n(5)}::jsonb, clock_timestamp() FROM ${gate} LIMIT 1
        RETURNING id, entity_id, url, created_at
      ), evd AS (
        INSERT INTO webhook_deliveries (id, event_id, entity_id, reason, next_attempt_at, created_at, updated_at)
