@@ -4,7 +4,9 @@
 // key would protect nothing more; HMAC costs ~3 µs where Ed25519 verification cost
 // ~135 µs on every API request (docs/performance.md). Any payd process verifies them
 // with its cached keys, no database round trip. Tokens of a revoked API key are refused
-// at once in the process that revoked it, and in the others on NOTIFY.
+// at once in the process that revoked it, and in the others on NOTIFY. A token already
+// verified is remembered until it expires (bounded): the signature and claims are
+// checked once per token and process, the key and the revocation on every request.
 import { randomUUID } from 'node:crypto';
 import { JwsError, decodeJwt, signJwt, verifyJwt } from '../../platform/crypto/compact-jws.ts';
 import type { KeyPurpose, KeyStore } from '../../platform/crypto/keystore.ts';
@@ -64,7 +66,12 @@ export interface IssuedToken {
   scope: string;
 }
 
+/** At most this many verified tokens are remembered per process (the oldest go first). */
+const VERIFIED_MAX = 5_000;
+
 export class AccessTokens {
+  private readonly verified = new Map<string, { principal: Principal; kid: string; exp: number }>();
+
   constructor(
     private readonly keys: KeyStore,
     private readonly issuer: string,
@@ -88,6 +95,17 @@ export class AccessTokens {
   }
 
   async verify(token: string): Promise<Principal> {
+    const known = this.verified.get(token);
+    if (known) {
+      // Same checks as below minus the signature and claims, which cannot have changed:
+      // still unexpired, its key still published, its API key not revoked since.
+      if (known.exp > Date.now() / 1000 && (await this.keys.verificationKey(ACCESS_TOKEN_KEYS.name, known.kid))) {
+        const apiKeyId = known.principal.apiKeyId;
+        if (apiKeyId && this.revoked.has(apiKeyId)) throw new InvalidCredentials('The API key behind this access token was revoked.');
+        return known.principal;
+      }
+      this.verified.delete(token);
+    }
     let decoded;
     try {
       decoded = decodeJwt(token);
@@ -107,6 +125,9 @@ export class AccessTokens {
     const apiKeyId = typeof payload.akid === 'string' ? payload.akid : undefined;
     if (apiKeyId && this.revoked.has(apiKeyId)) throw new InvalidCredentials('The API key behind this access token was revoked.');
     const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];
-    return { entityId: payload.sub as string, scopes, via: 'bearer', ...(apiKeyId ? { apiKeyId } : {}) };
+    const principal: Principal = Object.freeze({ entityId: payload.sub as string, scopes: Object.freeze(scopes) as string[], via: 'bearer' as const, ...(apiKeyId ? { apiKeyId } : {}) });
+    if (this.verified.size >= VERIFIED_MAX) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(token, { principal, kid: kid!, exp: payload.exp as number });
+    return principal;
   }
 }
