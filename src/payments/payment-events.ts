@@ -4,6 +4,7 @@
 import type { Queryable } from '../platform/db/index.ts';
 import { enqueueEvent, type NewEvent } from '../webhooks/outbox.ts';
 import type { OperationRow, PaymentRow } from './payments.repo.ts';
+import { paymentJson, withOperationId } from './payment-json.ts';
 
 const AUTHORIZATION_EVENTS: Record<string, string> = { AUTHORIZED: 'payment.authorized', REFUSED: 'payment.refused', ERROR: 'payment.failed' };
 const DONE: Record<string, string> = { CAPTURE: 'captured', REFUND: 'refunded', VOID: 'voided' };
@@ -28,25 +29,29 @@ async function linkWebhook(q: Queryable, p: PaymentRow) {
   return rows[0]?.webhook ?? undefined;
 }
 
-/** The events as the outbox takes them (data as JSON text: the payment as the change leaves it), to write within the change's own statement or transaction. */
-export async function paymentEvents(q: Queryable, p: PaymentRow, view: Record<string, unknown>,
+/**
+ * The events as the outbox takes them (data: the payment as the change leaves it, the
+ * very JSON text the API answers with), to write within the change's own statement or
+ * transaction.
+ */
+export async function paymentEvents(q: Queryable, p: PaymentRow, view: object,
   events: Array<{ type: string; operationId?: string }>): Promise<NewEvent[]> {
   if (events.length === 0) return [];
   const webhook = await linkWebhook(q, p);
   return events.map((e) => ({
     entityId: p.entity_id, type: e.type,
-    data: JSON.stringify(e.operationId ? { ...view, operation_id: e.operationId } : view),
+    data: e.operationId ? withOperationId(paymentJson(view), e.operationId) : paymentJson(view),
     url: webhook?.url ?? null, headers: webhook?.headers ?? null,
   }));
 }
 
 /** One event, to write within the change's own statement. */
-export async function paymentEvent(q: Queryable, p: PaymentRow, view: Record<string, unknown>, type: string, operationId?: string): Promise<NewEvent> {
+export async function paymentEvent(q: Queryable, p: PaymentRow, view: object, type: string, operationId?: string): Promise<NewEvent> {
   return (await paymentEvents(q, p, view, [{ type, ...(operationId ? { operationId } : {}) }]))[0]!;
 }
 
 /** Records the events on the caller's transaction. */
-export async function recordPaymentEvents(q: Queryable, p: PaymentRow, view: Record<string, unknown>,
+export async function recordPaymentEvents(q: Queryable, p: PaymentRow, view: object,
   events: Array<{ type: string; operationId?: string }>): Promise<void> {
   for (const e of await paymentEvents(q, p, view, events)) await enqueueEvent(q, e);
 }

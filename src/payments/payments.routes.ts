@@ -1,5 +1,5 @@
 // HTTP wiring of payments and their operations: schema, auth, call the service.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { entityOf } from '../platform/http/auth.ts';
@@ -9,6 +9,7 @@ import type { CreatePaymentBody as CreatePaymentInput, OperationBody } from './p
 import type { PaymentsService } from './payments.service.ts';
 import type { OperationsService } from './operations.service.ts';
 import type { OperationKind } from './payments.repo.ts';
+import { paymentJson } from './payment-json.ts';
 
 const bearer = { schemes: ['bearer' as const], scope: 'payment-api' };
 const tags = ['Payments'];
@@ -29,6 +30,14 @@ export function hasMaxAge(cacheControl: string | undefined): boolean {
   return /(^|,)\s*max-age\s*=\s*\d+\s*(,|$)/i.test(cacheControl ?? '');
 }
 
+/**
+ * Answers a payment with its JSON text as written by paymentJson (the Payment schema's
+ * serializer, the same text its webhook event carries), not serialized a second time.
+ */
+function sendPayment(reply: FastifyReply, text: string) {
+  return reply.type('application/json; charset=utf-8').send(text);
+}
+
 export async function paymentsRoutes(root: FastifyInstance, { payments, operations }: { payments: PaymentsService; operations: OperationsService }) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const path = (url: string) => url.split('?')[0]!;
@@ -44,8 +53,10 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
       body: CreatePaymentBody,
       response: { 200: Type.Ref('Payment'), ...problemResponses(400, 401, 403, 409, 413, 415, 500, 503) },
     },
-  }, async (request) =>
-    payments.create(entityOf(request), request.body as CreatePaymentInput, request.headers['x-idempotency-key'], path(request.url)));
+  }, async (request, reply) => {
+    const view = await payments.create(entityOf(request), request.body as CreatePaymentInput, request.headers['x-idempotency-key'], path(request.url));
+    return sendPayment(reply, paymentJson(view));
+  });
 
   app.get('/v2/payments/:id', {
     config: { auth: bearer },
@@ -57,10 +68,9 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
       response: { 200: Type.Ref('Payment'), 404: NoBody('No such payment for this entity (no body)'), ...problemResponses(400, 401, 403, 500, 503) },
     },
   }, async (request, reply) => {
-    if (!hasMaxAge(request.headers['cache-control'])) return payments.get(entityOf(request), request.params.id);
+    if (!hasMaxAge(request.headers['cache-control'])) return sendPayment(reply, paymentJson(await payments.get(entityOf(request), request.params.id)));
     // Stored data: the JSON text as last served for this version of the payment.
-    const text = await payments.getStoredJson(entityOf(request), request.params.id, (view) => String(reply.serialize(view)));
-    return reply.type('application/json; charset=utf-8').send(text);
+    return sendPayment(reply, await payments.getStoredJson(entityOf(request), request.params.id));
   });
 
   const operation = (kind: OperationKind, suffix: string, body: typeof CaptureBody | typeof RefundBody | typeof VoidBody, summary: string) =>
@@ -84,7 +94,7 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
         instance: path(request.url),
       });
       reply.header('x-created-operation-id', result.operationId);
-      return result.payment;
+      return sendPayment(reply, paymentJson(result.payment));
     });
 
   operation('CAPTURE', 'captures', CaptureBody, 'Capture (part of) the authorized amount');

@@ -13,6 +13,7 @@ import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
 import type { CreatePaymentBody } from './payments.schemas.ts';
 import { type NewPartnerTx, type NewPayment, type PartnerTxRow, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
 import { VIEW_FORMAT, paymentView } from './payment-view.ts';
+import { paymentJson } from './payment-json.ts';
 import { authorizationEventType, operationEventType, paymentEvent, recordPaymentEvents } from './payment-events.ts';
 
 export interface PaymentsConfig {
@@ -59,17 +60,17 @@ export class PaymentsService {
   }
 
   /**
-   * The payment as stored, as the JSON text the API sends (`serialize`: the route's
-   * serializer), or a bodiless 404. Served from the stored view when it is valid; else
-   * built from the ledger and, for a payment at rest, stored for the next read.
+   * The payment as stored, as the JSON text the API sends, or a bodiless 404. Served
+   * from the stored view when it is valid; else built from the ledger and, for a
+   * payment at rest, stored for the next read.
    */
-  async getStoredJson(entityId: string, id: string, serialize: (view: PaymentViewT) => string): Promise<string> {
+  async getStoredJson(entityId: string, id: string): Promise<string> {
     const format = `${VIEW_FORMAT}|${this.config.baseUrl}`;
     const stored = await paymentsRepo.storedView(this.db, entityId, id, format);
     if (!stored) throw problems.notFoundNoBody();
     if (stored.view !== null) return stored.view;
     const found = await this.withLedger(entityId, id);
-    const text = serialize(paymentView(found.payment, found.txs, found.ops, this.config.baseUrl));
+    const text = paymentJson(paymentView(found.payment, found.txs, found.ops, this.config.baseUrl));
     if (!found.payment.processing && !found.txs.some((t) => t.status === 'PENDING')) {
       await paymentsRepo.saveView(this.db, id, found.payment.version, format, text);
     }
