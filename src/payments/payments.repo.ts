@@ -129,17 +129,21 @@ const TX_INSERT_COLS = `id, payment_id, operation_id, parent_id, kind, seq, part
 const TX_CASTS = ['uuid', 'uuid', 'uuid', 'uuid', 'text', 'integer', 'text', 'text', 'bigint', 'text', 'text',
   'text', 'text', 'text', 'text', 'jsonb', 'jsonb', 'boolean', 'boolean', 'timestamptz', 'timestamptz'];
 
-/** Complete ledger rows as a typed VALUES list (parameters from `first`), for INSERT ... SELECT. */
-function txValues(txs: PartnerTxRow[], first: number): { sql: string; params: unknown[] } {
+/** The parameters of complete ledger rows, in txValuesSql's order. */
+function txParams(txs: PartnerTxRow[]): unknown[] {
   const params: unknown[] = [];
-  const tuples = txs.map((t) => {
-    const base = first + params.length;
+  for (const t of txs) {
     params.push(t.id, t.payment_id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key,
       t.partner_reference, t.partner_status, t.partner_status_description, t.status_code, json(t.card), json(t.redirection),
       t.save_token, t.token_saved, t.created_at, t.updated_at);
-    return `(${TX_CASTS.map((c, j) => `$${base + j}::${c}`).join(', ')})`;
-  });
-  return { sql: `(VALUES ${tuples.join(', ')}) AS v(${TX_INSERT_COLS})`, params };
+  }
+  return params;
+}
+
+/** `count` complete ledger rows as a typed VALUES list (parameters from `first`), for INSERT ... SELECT. */
+function txValuesSql(count: number, first: number): string {
+  const tuples = Array.from({ length: count }, (_, i) => `(${TX_CASTS.map((c, j) => `$${first + i * TX_CASTS.length + j}::${c}`).join(', ')})`);
+  return `(VALUES ${tuples.join(', ')}) AS v(${TX_INSERT_COLS})`;
 }
 
 /** `WITH` list entries for an optional event gated on `gate`, and their parameters. */
@@ -147,6 +151,21 @@ function withEvent(event: NewEvent | undefined, first: number, gate: string): { 
   if (!event) return { sql: '', params: [] };
   const e = eventCtes(event, first, gate);
   return { sql: `, ${e.sql}`, params: e.params };
+}
+
+/**
+ * Statements whose text depends only on their shape (how many ledger rows, with or
+ * without an event) are built once per shape: the same string each time, so the
+ * prepared statement lookup hashes it once, and no SQL is rebuilt per request.
+ */
+const shaped = new Map<string, string>();
+function sqlFor(shape: string, build: () => string): string {
+  let sql = shaped.get(shape);
+  if (sql === undefined) {
+    sql = build();
+    if (shaped.size < 100) shaped.set(shape, sql);
+  }
+  return sql;
 }
 
 /** Unique violation of payment_operations (payment_id, idempotency_key): another request took the key. */
@@ -165,19 +184,19 @@ export const paymentsRepo = {
     const params: unknown[] = [p.id, p.entity_id, p.version, p.amount, p.currency, p.capture_mode, p.allow_future_usage, p.client_session_id,
       p.order_reference, json(p.order), json(p.customer), json(p.browser), json(p.split), p.authorization_status,
       p.processing, p.idempotency_key, p.created_at, p.updated_at];
-    const v = txValues(txs, params.length + 1);
-    params.push(...v.params);
+    const first = params.length + 1;
+    params.push(...txParams(txs));
     const e = withEvent(event, params.length + 1, 'p');
     params.push(...e.params);
-    const { rows } = await q.query<{ id: string }>(
+    const { rows } = await q.query<{ id: string }>(sqlFor(`insertConcluded|${txs.length}|${e.sql !== ''}`, () =>
       `WITH p AS (
          INSERT INTO payments (id, entity_id, version, amount, currency, capture_mode, allow_future_usage, client_session_id,
            order_reference, "order", customer, browser, split, authorization_status, processing, idempotency_key, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
          ON CONFLICT (entity_id, idempotency_key) DO NOTHING
          RETURNING id),
-       t AS (INSERT INTO partner_transactions (${TX_INSERT_COLS}) SELECT v.* FROM p, ${v.sql})${e.sql}
-       SELECT id FROM p`,
+       t AS (INSERT INTO partner_transactions (${TX_INSERT_COLS}) SELECT v.* FROM p, ${txValuesSql(txs.length, first)})${e.sql}
+       SELECT id FROM p`),
       params,
     );
     return rows.length === 1;
@@ -195,18 +214,18 @@ export const paymentsRepo = {
     txs: PartnerTxRow[], event: NewEvent | undefined): Promise<boolean> {
     const params: unknown[] = [paymentId, expectedVersion, updatedAt,
       o.id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key, o.created_at, o.updated_at];
-    const v = txValues(txs, params.length + 1);
-    params.push(...v.params);
+    const first = params.length + 1;
+    params.push(...txParams(txs));
     const e = withEvent(event, params.length + 1, 'u');
     params.push(...e.params);
-    const { rows } = await q.query<{ id: string }>(
+    const { rows } = await q.query<{ id: string }>(sqlFor(`insertOperationConcluded|${txs.length}|${e.sql !== ''}`, () =>
       `WITH u AS (
          UPDATE payments SET version = version + 1, updated_at = $3 WHERE id = $1 AND version = $2 RETURNING id),
        o AS (
          INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, created_at, updated_at)
          SELECT $4, u.id, $5, $6, $7, $8, $9, $10, $11, $12, $13 FROM u RETURNING id),
-       t AS (INSERT INTO partner_transactions (${TX_INSERT_COLS}) SELECT v.* FROM o, ${v.sql})${e.sql}
-       SELECT id FROM u`,
+       t AS (INSERT INTO partner_transactions (${TX_INSERT_COLS}) SELECT v.* FROM o, ${txValuesSql(txs.length, first)})${e.sql}
+       SELECT id FROM u`),
       params,
     );
     return rows.length === 1;
