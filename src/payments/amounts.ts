@@ -40,7 +40,11 @@ export function assertMinorUnits(value: number, name: string): void {
 export function deriveAmounts(t: Totals): Amounts {
   const uncaptured = Math.max(0, t.total_authorized - t.total_captured - t.total_voided);
   return {
-    ...t,
+    authorize_pending: t.authorize_pending,
+    total_authorized: t.total_authorized,
+    total_voided: t.total_voided,
+    total_captured: t.total_captured,
+    total_refunded: t.total_refunded,
     available_to_capture: uncaptured,
     available_to_void: uncaptured,
     available_to_refund: Math.max(0, t.total_captured - t.total_refunded),

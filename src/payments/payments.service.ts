@@ -238,7 +238,7 @@ export class PaymentsService {
     const now = new Date();
     const txs = rows.map((row, i) => settledTxRow(newTxRow(row, now, now), txUpdate('AUTHORIZATION', results[i])!, now));
     const status = txs.every((t) => t.status === 'AUTHORIZED') ? 'AUTHORIZED' : txs[0]!.status === 'REFUSED' ? 'REFUSED' : 'ERROR';
-    const p: PaymentRow = { ...np, authorization_status: status, processing: false, version: 1, created_at: now, updated_at: now };
+    const p: PaymentRow = Object.assign({ version: 1, created_at: now, updated_at: now }, np, { authorization_status: status, processing: false });
     const view = paymentView(p, txs, [], this.config.baseUrl);
     const type = authorizationEventType(status);
     const write = async (q: Queryable) => paymentsRepo.insertConcluded(q, p, txs, type ? await paymentEvent(q, p, view, type) : undefined);

@@ -70,6 +70,6 @@ export class CardAcquirerSimulator extends SimulatedPartner {
       decision = ok();
     }
     if (decision.challenge && card?.three_ds) card.three_ds.flow = 'CHALLENGE';
-    return { ...decision, data: card ? { card } : {} };
+    return Object.assign({}, decision, { data: card ? { card } : {} }); // (not a spread: see newTxRow)
   }
 }

@@ -111,12 +111,15 @@ export abstract class SimulatedPartner implements PartnerConnector {
     }
     const parent = parseInlineReference(this.name, call.request.authorization_reference);
     if (!parent) return undefined;
-    const base = { partner: this.name, key: call.request.key, kind: call.kind, reference: randomUUID(), parent_ref: parent.reference, amount: call.request.amount, resolve_at: null };
+    const op = (status: string, data: Record<string, unknown>) => ({
+      partner: this.name, key: call.request.key, kind: call.kind, reference: randomUUID(), parent_ref: parent.reference, amount: call.request.amount,
+      status, data, resolve_at: null,
+    });
     if (call.request.currency !== parent.data.currency) {
-      return this.result({ ...base, status: 'REFUSED', data: { code: 'AMOUNT_NOT_AVAILABLE', description: `The authorization is in ${String(parent.data.currency)}` } });
+      return this.result(op('REFUSED', { code: 'AMOUNT_NOT_AVAILABLE', description: `The authorization is in ${String(parent.data.currency)}` }));
     }
     const answer = followUpAnswer(call.kind, call.request.amount, parent.amount, parent.data.flags as Record<string, boolean>);
-    return answer.timeout ? undefined : this.result({ ...base, status: answer.status, data: answer.data }); // a timeout needs the simulator's own record
+    return answer.timeout ? undefined : this.result(op(answer.status, answer.data)); // a timeout needs the simulator's own record
   }
 
   /**
@@ -192,7 +195,7 @@ export abstract class SimulatedPartner implements PartnerConnector {
     const data = { code: d.code, description: d.description, flags: d.flags ?? {}, currency: req.currency, ...d.data };
     const base = { partner: this.name, key: req.key, kind: 'AUTHORIZATION', reference: randomUUID(), parent_ref: null, amount: req.amount };
     if (d.status === 'CHALLENGE_REQUIRED' && req.return_url) Object.assign(data, { return_url: req.return_url });
-    return d.timeout ? { ...base, ...this.pendingTimeout(d.status, data) } : { ...base, status: d.status, data, resolve_at: null };
+    return d.timeout ? { ...base, ...this.pendingTimeout(d.status, data) } : Object.assign(base, { status: d.status, data, resolve_at: null });
   }
 
   /** What the simulated ACS page shows for an authorization awaiting its challenge. */
