@@ -8,6 +8,10 @@
 -- * payment_operations_payment_idx (payment_id, created_at) duplicated the unique
 --   (payment_id, idempotency_key) index for every query payd makes (all by payment_id,
 --   a handful of rows sorted in memory): one index entry fewer per operation.
+-- * payments keep 30% of each page free (fillfactor 70): every operation updates its
+--   payment (version), and an update that finds room on the row's page is a HOT update
+--   (no new index entries, cheaper to vacuum). Full pages made the first operation on
+--   each payment a non-HOT update. Captures: about 5% less PostgreSQL CPU in the bench.
 DO $$
 BEGIN
   IF EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)) THEN
@@ -17,3 +21,4 @@ BEGIN
 END
 $$;
 DROP INDEX payment_operations_payment_idx;
+ALTER TABLE payments SET (fillfactor = 70);
