@@ -33,9 +33,10 @@ export function hasMaxAge(cacheControl: string | undefined): boolean {
 /**
  * Answers a payment with its JSON text as written by paymentJson (the Payment schema's
  * serializer, the same text its webhook event carries), not serialized a second time.
+ * `payment`: the view, or the text already written (a stored view).
  */
-function sendPayment(reply: FastifyReply, text: string) {
-  return reply.type('application/json; charset=utf-8').send(text);
+function sendPayment(reply: FastifyReply, payment: object | string) {
+  return reply.type('application/json; charset=utf-8').send(typeof payment === 'string' ? payment : paymentJson(payment));
 }
 
 export async function paymentsRoutes(root: FastifyInstance, { payments, operations }: { payments: PaymentsService; operations: OperationsService }) {
@@ -55,7 +56,7 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
     },
   }, async (request, reply) => {
     const view = await payments.create(entityOf(request), request.body as CreatePaymentInput, request.headers['x-idempotency-key'], path(request.url));
-    return sendPayment(reply, paymentJson(view));
+    return sendPayment(reply, view);
   });
 
   app.get('/v2/payments/:id', {
@@ -68,7 +69,7 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
       response: { 200: Type.Ref('Payment'), 404: NoBody('No such payment for this entity (no body)'), ...problemResponses(400, 401, 403, 500, 503) },
     },
   }, async (request, reply) => {
-    if (!hasMaxAge(request.headers['cache-control'])) return sendPayment(reply, paymentJson(await payments.get(entityOf(request), request.params.id)));
+    if (!hasMaxAge(request.headers['cache-control'])) return sendPayment(reply, await payments.get(entityOf(request), request.params.id));
     // Stored data: the JSON text as last served for this version of the payment.
     return sendPayment(reply, await payments.getStoredJson(entityOf(request), request.params.id));
   });
@@ -94,7 +95,7 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
         instance: path(request.url),
       });
       reply.header('x-created-operation-id', result.operationId);
-      return sendPayment(reply, paymentJson(result.payment));
+      return sendPayment(reply, result.payment);
     });
 
   operation('CAPTURE', 'captures', CaptureBody, 'Capture (part of) the authorized amount');

@@ -94,14 +94,17 @@ export class AccessTokens {
     return { access_token: token, token_type: 'Bearer', expires_in: this.ttlSeconds, scope: subject.scope };
   }
 
+  private refuseRevoked(apiKeyId: string | undefined): void {
+    if (apiKeyId && this.revoked.has(apiKeyId)) throw new InvalidCredentials('The API key behind this access token was revoked.');
+  }
+
   async verify(token: string): Promise<Principal> {
     const known = this.verified.get(token);
     if (known) {
       // Same checks as below minus the signature and claims, which cannot have changed:
       // still unexpired, its key still published, its API key not revoked since.
       if (known.exp > Date.now() / 1000 && (await this.keys.verificationKey(ACCESS_TOKEN_KEYS.name, known.kid))) {
-        const apiKeyId = known.principal.apiKeyId;
-        if (apiKeyId && this.revoked.has(apiKeyId)) throw new InvalidCredentials('The API key behind this access token was revoked.');
+        this.refuseRevoked(known.principal.apiKeyId);
         return known.principal;
       }
       this.verified.delete(token);
@@ -123,7 +126,7 @@ export class AccessTokens {
       throw new InvalidCredentials('The access token is not valid.');
     }
     const apiKeyId = typeof payload.akid === 'string' ? payload.akid : undefined;
-    if (apiKeyId && this.revoked.has(apiKeyId)) throw new InvalidCredentials('The API key behind this access token was revoked.');
+    this.refuseRevoked(apiKeyId);
     const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];
     const principal: Principal = Object.freeze({ entityId: payload.sub as string, scopes: Object.freeze(scopes) as string[], via: 'bearer' as const, ...(apiKeyId ? { apiKeyId } : {}) });
     if (this.verified.size >= VERIFIED_MAX) this.verified.delete(this.verified.keys().next().value!);
