@@ -34,6 +34,7 @@ import { ClientSessionsService, widgetKey } from './payments/client-sessions.ser
 import { paymentsRoutes } from './payments/payments.routes.ts';
 import { clientSessionsRoutes } from './payments/client-sessions.routes.ts';
 import { Recovery } from './payments/recovery.ts';
+import { drainBudgetMs } from './platform/lifecycle.ts';
 import { fingerprintKey } from './payments/cards.ts';
 import { createIdentityProvider } from './identity/provider.ts';
 import { PaymentLinksService } from './links/links.service.ts';
@@ -156,13 +157,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
   });
+  const drainMs = drainBudgetMs(config.shutdownGraceMs);
   app.addHook('preClose', async () => {
     shuttingDown = true;
+    void recovery.stop(drainMs); // no new pass from now on; the one under way is awaited below
   });
   app.addHook('onClose', async () => {
     revokedKeys.stop();
     await entities.stopRevocationFeed();
-    recovery.stop();
+    await recovery.stop(drainMs);
     await identity.stop();
   });
 

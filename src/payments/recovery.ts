@@ -2,12 +2,15 @@
 // period (a process died between recording an operation and recording the partner's
 // answer, or a partner timed out) are settled by asking the partner with the same key.
 import type { Db } from '../platform/db/index.ts';
+import { settledWithin } from '../platform/lifecycle.ts';
 import { paymentsRepo } from './payments.repo.ts';
 import type { PaymentsService } from './payments.service.ts';
 
 export class Recovery {
   private timer: NodeJS.Timeout | undefined;
-  private running = false;
+  /** The pass under way, if any. */
+  private pass: Promise<unknown> | undefined;
+  private stopped: Promise<void> | undefined;
 
   constructor(
     private readonly db: Db,
@@ -26,17 +29,26 @@ export class Recovery {
   }
 
   start(intervalMs = 10_000, onError: (err: unknown) => void = () => {}): void {
+    this.stopped = undefined;
     this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = true;
-      this.runOnce().catch(onError).finally(() => {
-        this.running = false;
+      if (this.pass) return;
+      this.pass = this.runOnce().catch(onError).finally(() => {
+        this.pass = undefined;
       });
     }, intervalMs);
     this.timer.unref();
   }
 
-  stop(): void {
+  /**
+   * Starts no new pass and waits up to `drainMs` for the one under way, so that the
+   * partner answers it is waiting for are recorded before the database closes. A pass cut
+   * short by the forced exit loses nothing: what it did not settle stays PENDING for the
+   * next pass of any worker.
+   */
+  stop(drainMs = 0): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.stopped ??= this.pass ? settledWithin(this.pass, drainMs).then(() => {}) : Promise.resolve();
+    return this.stopped;
   }
 }

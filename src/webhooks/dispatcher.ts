@@ -5,6 +5,7 @@
 // least once; receivers de-duplicate on the event id.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../platform/db/index.ts';
+import { settledWithin } from '../platform/lifecycle.ts';
 import { retryDelayMs } from './backoff.ts';
 import { type ClaimedDelivery, deliveriesRepo, type DeliveryStatus } from './deliveries.repo.ts';
 import type { WebhookSecrets } from './secrets.ts';
@@ -52,21 +53,41 @@ export class WebhookDispatcher {
     this.concurrency = opts.concurrency ?? 10;
   }
 
+  private stopped: Promise<void> | undefined;
+
+  /** True once stop() was called (until start() again). */
+  get stopping(): boolean {
+    return this.stopped !== undefined;
+  }
+
   start(onError: (err: unknown) => void = () => {}): void {
     if (this.running) return;
     this.running = true;
+    this.stopped = undefined;
     this.onError = onError;
     this.stopCtl = new AbortController();
     this.schedule(0);
   }
 
-  /** Stops polling; calls in flight are aborted and recorded as interrupted (due again at once). */
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming at once, then lets the calls in flight finish for up to `drainMs` and
+   * records each outcome; a call still running after that is aborted and recorded as
+   * interrupted (due again at once, so another worker sends it). Calling it again while
+   * it drains returns the same promise.
+   */
+  stop(drainMs = 0): Promise<void> {
+    this.stopped ??= this.drain(drainMs);
+    return this.stopped;
+  }
+
+  private async drain(drainMs: number): Promise<void> {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     await this.tickInFlight;
+    const all = Promise.allSettled([...this.inFlight]);
+    if (this.inFlight.size > 0) await settledWithin(all, drainMs);
     this.stopCtl.abort();
-    await Promise.allSettled([...this.inFlight]);
+    await all;
   }
 
   private schedule(ms: number): void {

@@ -9,6 +9,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from '../platform/db/index.ts';
+import { drainBudgetMs } from '../platform/lifecycle.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
 import { WebhookSecrets } from './secrets.ts';
 import { WebhooksService } from './webhooks.service.ts';
@@ -52,8 +53,14 @@ export function attachWebhooks(app: FastifyInstance, { db, masterKey, config }: 
   });
   const webhooks: Webhooks = { service: new WebhooksService(db, secrets), secrets, dispatcher };
   app.decorate('webhooks', webhooks);
+  // The drain begins when the close does (before in-flight requests finish) and is
+  // awaited before the database closes.
+  const drainMs = drainBudgetMs(config.shutdownGraceMs);
+  app.addHook('preClose', async () => {
+    void dispatcher.stop(drainMs);
+  });
   app.addHook('onClose', async () => {
-    await dispatcher.stop();
+    await dispatcher.stop(drainMs);
   });
   return webhooks;
 }

@@ -140,10 +140,10 @@ describe('a payd process killed in the middle of a capture', () => {
     assert.ok(authRef);
     assert.equal(await server.stop('SIGTERM'), 0, server.output());
 
-    // 2. A slow partner (4 s): the capture is recorded PENDING, then the process dies
-    //    about 500 ms into the partner call, well before the acquirer receives it (the
-    //    margin holds on a loaded machine).
-    server = await startPayd({ ...dbEnv, PORT, PAYD_SIM_LATENCY_MS: '4000' });
+    // 2. A slow partner (60 s): the capture is recorded PENDING, then the process dies
+    //    about 500 ms into the partner call, long before the acquirer receives it however
+    //    busy the machine is.
+    server = await startPayd({ ...dbEnv, PORT, PAYD_SIM_LATENCY_MS: '60000', PAYD_PARTNER_TIMEOUT_MS: '90000', PAYD_RECOVERY_GRACE_SECONDS: '120' });
     const keyed = { ...auth, 'x-idempotency-key': 'crash-capture-1' };
     const sentAt = Date.now();
     const lost = call(server.base, 'POST', `/v2/payments/${id}/captures`, keyed, { amount: 4000 }).then(
@@ -152,7 +152,7 @@ describe('a payd process killed in the middle of a capture', () => {
     );
     // Wait until the operation is recorded (stored read: no partner is asked).
     let opId: string | undefined;
-    while (!opId && Date.now() - sentAt < 2500) {
+    while (!opId && Date.now() - sentAt < 30_000) {
       const stored = await call(server.base, 'GET', `/v2/payments/${id}`, { ...auth, 'cache-control': 'max-age=60' });
       const c = stored.body!.captures[0];
       if (c) {
@@ -160,21 +160,20 @@ describe('a payd process killed in the middle of a capture', () => {
         opId = c.id;
       } else await sleep(25);
     }
-    assert.ok(opId, `the capture was recorded within 2.5 s:\n${server.output()}`);
+    assert.ok(opId, `the capture was recorded within 30 s:\n${server.output()}`);
     await sleep(Math.max(0, 500 - (Date.now() - sentAt)));
-    assert.ok(Date.now() - sentAt < 3000, 'killed well before the partner call could finish');
     assert.equal(await server.stop('SIGKILL'), null, 'killed by the signal');
     const outcome = await lost;
     assert.ok('error' in outcome, `the first call lost its response, got ${JSON.stringify((outcome as any).answered)}`);
 
-    // 3. Restart with a fast partner and a short recovery grace period. The worker's
-    //    first pass comes 3 s after start, so the replay below meets the capture still
-    //    PENDING (its hold is short here, so it answers well before that pass).
-    server = await startPayd({
-      ...dbEnv, PORT, PAYD_SIM_LATENCY_MS: '0', PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_RECOVERY_INTERVAL_MS: '3000',
+    // 3. Restart with a fast partner and no recovery pass for now (an interval of ten
+    //    minutes), so that the replay below meets the capture still PENDING however long
+    //    the start-up takes on a busy machine.
+    const restart = (recoveryIntervalMs: string) => startPayd({
+      ...dbEnv, PORT, PAYD_SIM_LATENCY_MS: '0', PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_RECOVERY_INTERVAL_MS: recoveryIntervalMs,
       PAYD_IDEMPOTENCY_HOLD_ATTEMPTS: '2', PAYD_IDEMPOTENCY_HOLD_INTERVAL_MS: '50',
     });
-    const restartedAt = Date.now();
+    server = await restart('600000');
     const before = await call(server.base, 'GET', `/v2/payments/${id}`, { ...auth, 'cache-control': 'max-age=60' });
     assert.equal(before.body!.captures.length, 1);
     assert.equal(before.body!.captures[0].id, opId);
@@ -189,10 +188,11 @@ describe('a payd process killed in the middle of a capture', () => {
       { type: replay.body!.type, title: replay.body!.title, status: replay.body!.status, instance: replay.body!.instance, resource_id: replay.body!.resource_id },
       { type: 'urn:eu.service:write-conflict', title: 'Idempotency violation', status: 409, instance: `/v2/payments/${id}/captures`, resource_id: opId },
     );
-    assert.ok(Date.now() - restartedAt < 2500, 'the replay was answered before the recovery worker\'s first pass');
 
-    // The recovery worker (every 3 s here) settles it; read stored data only, so
-    // that it is the worker, not this read, that does it.
+    // Restarted with a recovery pass every 200 ms, the worker settles it; read stored
+    // data only, so that it is the worker, not this read, that does it.
+    assert.equal(await server.stop('SIGTERM'), 0, server.output());
+    server = await restart('200');
     let payment: Record<string, any>;
     const deadline = Date.now() + 15_000;
     do {

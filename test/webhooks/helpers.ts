@@ -36,6 +36,8 @@ export interface Reply {
   headers?: Record<string, string>;
   /** Wait this long before answering (to play a slow receiver). */
   delayMs?: number;
+  /** Answer only once this settles (after delayMs): the test decides when the answer comes. */
+  hold?: Promise<unknown>;
 }
 
 export interface Receiver {
@@ -58,9 +60,11 @@ export async function startReceiver(respond: Receiver['respond'] = () => ({ stat
       const n = requests.push(got) - 1;
       const r = receiver.respond(got, n);
       setTimeout(() => {
-        if (res.destroyed) return;
-        res.writeHead(r.status, { 'content-type': 'text/plain', ...r.headers });
-        res.end(r.body ?? '');
+        void Promise.resolve(r.hold).finally(() => {
+          if (res.destroyed) return;
+          res.writeHead(r.status, { 'content-type': 'text/plain', ...r.headers });
+          res.end(r.body ?? '');
+        });
       }, r.delayMs ?? 0);
     });
   });

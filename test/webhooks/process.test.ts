@@ -36,8 +36,12 @@ describe('webhooks in payd processes', () => {
     }
   }
 
-  it('the worker role delivers what the api role left in the outbox', async () => {
-    const rx = await startReceiver();
+  it('the worker role delivers what the api role left in the outbox, and records it when stopped mid-call', async () => {
+    // The receiver answers only once the worker was told to stop: the worker must wait for
+    // the answer and record the delivery before it exits.
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => { release = r; });
+    const rx = await startReceiver(() => ({ status: 200, body: 'ok', hold: held }));
     const env = {
       ...(testDb?.url ? { DATABASE_URL: testDb.url } : { PAYD_DATA_DIR: dir }),
       PAYD_WEBHOOK_POLL_MS: '50', PAYD_WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
@@ -60,8 +64,11 @@ describe('webhooks in payd processes', () => {
       assert.equal(await apiAgain.stop(), 0);
 
       const worker = await startServer({ ...env, PAYD_ROLE: 'worker' });
-      await waitFor(() => rx.requests.length === 1, 15_000, 'the worker to deliver');
-      assert.equal(await worker.stop(), 0, 'the worker exits 0 on SIGTERM');
+      await waitFor(() => rx.requests.length === 1, 15_000, 'the worker to send');
+      const exited = worker.stop();
+      await sleep(200); // let SIGTERM arrive first: the outcome is the same if it does not
+      release();
+      assert.equal(await exited, 0, 'the worker exits 0 on SIGTERM');
       const r = rx.requests[0]!;
       assert.equal(r.headers['payd-event-id'], id);
       assert.equal(r.path, '/proc');
@@ -70,6 +77,7 @@ describe('webhooks in payd processes', () => {
       const { rows } = await withDb((db) => db.query<{ status: string }>('SELECT status FROM webhook_deliveries WHERE event_id = $1', [id]));
       assert.deepEqual(rows, [{ status: 'DELIVERED' }]);
     } finally {
+      release();
       await rx.close();
     }
   });
