@@ -40,8 +40,11 @@ async function pgliteTemplate(): Promise<Blob> {
   return template;
 }
 
-export async function createTestDb(): Promise<TestDb> {
-  const serverUrl = process.env.DATABASE_URL;
+/** The PostgreSQL server of the fault scenarios, which need one even when the suite runs on PGlite. */
+export const POSTGRES_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+
+/** A fresh database: PGlite, or one of its own on `serverUrl` (default: DATABASE_URL when set). */
+export async function createTestDb(serverUrl = process.env.DATABASE_URL): Promise<TestDb> {
   if (!serverUrl) {
     const db = await createPgliteDb({ loadDataDir: await pgliteTemplate() });
     return { db, url: undefined, close: () => db.close() };

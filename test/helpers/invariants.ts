@@ -1,0 +1,101 @@
+// The money invariants every fault scenario checks afterwards, read straight from the
+// database: payd's ledger (partner_transactions) and what the simulated partners hold
+// (sim_partner_operations). A violation is a sentence naming the payment and the rule.
+import type { Db } from '../../src/platform/db/index.ts';
+
+export interface LedgerTotals {
+  authorized: number;
+  captured: number;
+  voided: number;
+  refunded: number;
+  pending: number;
+}
+
+export interface InvariantReport {
+  payments: number;
+  /** Partner transactions and operations still PENDING. */
+  pending: number;
+  violations: string[];
+  /** Ledger totals by payment id, to compare with what the API answers. */
+  ledger: Map<string, LedgerTotals>;
+}
+
+/** Partner statuses that mean money is held or moved at the partner. */
+const PARTNER_MOVED = new Set(['AUTHORIZED', 'SUCCEEDED']);
+/** payd ledger statuses that mean the same. */
+const PAYD_MOVED = new Set(['AUTHORIZED', 'SUCCESS']);
+
+export async function moneyInvariants(db: Db): Promise<InvariantReport> {
+  const violations: string[] = [];
+  const { rows: totals } = await db.query<{ payment_id: string; authorized: string; captured: string; voided: string; refunded: string; pending: string }>(
+    `SELECT p.id AS payment_id,
+            coalesce(sum(t.amount) FILTER (WHERE t.kind = 'AUTHORIZATION' AND t.status = 'AUTHORIZED'), 0) AS authorized,
+            coalesce(sum(t.amount) FILTER (WHERE t.kind = 'CAPTURE' AND t.status = 'SUCCESS'), 0) AS captured,
+            coalesce(sum(t.amount) FILTER (WHERE t.kind = 'VOID' AND t.status = 'SUCCESS'), 0) AS voided,
+            coalesce(sum(t.amount) FILTER (WHERE t.kind = 'REFUND' AND t.status = 'SUCCESS'), 0) AS refunded,
+            count(t.id) FILTER (WHERE t.status = 'PENDING') AS pending
+       FROM payments p LEFT JOIN partner_transactions t ON t.payment_id = p.id
+      GROUP BY p.id`,
+  );
+  const ledger = new Map<string, LedgerTotals>();
+  for (const r of totals) {
+    const l = { authorized: Number(r.authorized), captured: Number(r.captured), voided: Number(r.voided), refunded: Number(r.refunded), pending: Number(r.pending) };
+    ledger.set(r.payment_id, l);
+    if (l.captured + l.voided > l.authorized) violations.push(`payment ${r.payment_id}: captured ${l.captured} + voided ${l.voided} > authorized ${l.authorized}`);
+    if (l.refunded > l.captured) violations.push(`payment ${r.payment_id}: refunded ${l.refunded} > captured ${l.captured}`);
+  }
+
+  // The same per authorization (each partner's own limit).
+  const { rows: perAuth } = await db.query<{ id: string; payment_id: string; amount: string; taken: string; captured: string; refunded: string }>(
+    `SELECT a.id, a.payment_id, a.amount,
+            coalesce(sum(c.amount) FILTER (WHERE c.kind IN ('CAPTURE', 'VOID') AND c.status = 'SUCCESS'), 0) AS taken,
+            coalesce(sum(c.amount) FILTER (WHERE c.kind = 'CAPTURE' AND c.status = 'SUCCESS'), 0) AS captured,
+            coalesce(sum(c.amount) FILTER (WHERE c.kind = 'REFUND' AND c.status = 'SUCCESS'), 0) AS refunded
+       FROM partner_transactions a LEFT JOIN partner_transactions c ON c.parent_id = a.id
+      WHERE a.kind = 'AUTHORIZATION' AND a.status = 'AUTHORIZED'
+      GROUP BY a.id, a.payment_id, a.amount`,
+  );
+  for (const a of perAuth) {
+    if (Number(a.taken) > Number(a.amount)) violations.push(`payment ${a.payment_id}: authorization ${a.id} captured + voided ${a.taken} > ${a.amount}`);
+    if (Number(a.refunded) > Number(a.captured)) violations.push(`payment ${a.payment_id}: authorization ${a.id} refunded ${a.refunded} > captured ${a.captured}`);
+  }
+
+  // payd and the partners agree on every key the partners recorded (inline answers keep
+  // no partner record), and the partners moved no money under a key payd does not know.
+  const { rows: pairs } = await db.query<{ key: string; partner: string; sim_status: string; sim_amount: string; payd_status: string | null; payd_amount: string | null; payment_id: string | null }>(
+    `SELECT s.key, s.partner, s.status AS sim_status, s.amount AS sim_amount,
+            t.status AS payd_status, t.amount AS payd_amount, t.payment_id
+       FROM sim_partner_operations s LEFT JOIN partner_transactions t ON t.partner_key = s.key AND t.partner = s.partner
+      WHERE s.key <> ''`,
+  );
+  for (const p of pairs) {
+    const moved = PARTNER_MOVED.has(p.sim_status);
+    if (p.payd_status === null) {
+      if (moved) violations.push(`${p.partner} key ${p.key}: the partner moved ${p.sim_amount} that payd has no record of`);
+      continue;
+    }
+    if (p.payd_status === 'PENDING') continue; // counted below
+    if (moved !== PAYD_MOVED.has(p.payd_status)) {
+      violations.push(`payment ${p.payment_id}: ${p.partner} key ${p.key} is ${p.sim_status} at the partner but ${p.payd_status} in payd`);
+    } else if (moved && Number(p.sim_amount) !== Number(p.payd_amount)) {
+      violations.push(`payment ${p.payment_id}: ${p.partner} key ${p.key} moved ${p.sim_amount} at the partner, ${p.payd_amount} in payd`);
+    }
+  }
+
+  const { rows: pend } = await db.query<{ n: string }>(
+    `SELECT (SELECT count(*) FROM partner_transactions WHERE status = 'PENDING')
+          + (SELECT count(*) FROM payment_operations WHERE status = 'PENDING') AS n`,
+  );
+  return { payments: totals.length, pending: Number(pend[0]!.n), violations, ledger };
+}
+
+/** The API's amounts of a payment against its ledger totals: [] when they agree. */
+export function apiAgreesWithLedger(paymentId: string, amounts: Record<string, number>, l: LedgerTotals | undefined): string[] {
+  if (!l) return [`payment ${paymentId}: not in the ledger`];
+  const out: string[] = [];
+  const pairs: Array<[string, number]> = [['total_authorized', l.authorized], ['total_captured', l.captured], ['total_voided', l.voided], ['total_refunded', l.refunded]];
+  for (const [field, want] of pairs) {
+    if (amounts[field] !== want) out.push(`payment ${paymentId}: API ${field} ${amounts[field]} but ledger ${want}`);
+  }
+  return out;
+}
