@@ -1,7 +1,7 @@
 // The money invariants every fault scenario checks afterwards, read straight from the
 // database: payd's ledger (partner_transactions) and what the simulated partners hold
 // (sim_partner_operations). A violation is a sentence naming the payment and the rule.
-import type { Db } from '../../src/platform/db/index.ts';
+import type { Queryable } from '../../src/platform/db/index.ts';
 
 export interface LedgerTotals {
   authorized: number;
@@ -25,7 +25,7 @@ const PARTNER_MOVED = new Set(['AUTHORIZED', 'SUCCEEDED']);
 /** payd ledger statuses that mean the same. */
 const PAYD_MOVED = new Set(['AUTHORIZED', 'SUCCESS']);
 
-export async function moneyInvariants(db: Db): Promise<InvariantReport> {
+export async function moneyInvariants(db: Queryable): Promise<InvariantReport> {
   const violations: string[] = [];
   const { rows: totals } = await db.query<{ payment_id: string; authorized: string; captured: string; voided: string; refunded: string; pending: string }>(
     `SELECT p.id AS payment_id,
