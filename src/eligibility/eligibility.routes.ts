@@ -21,8 +21,11 @@ const operator = { config: { auth: { schemes: ['admin' as const] } }, tags: ['Op
 const SOLUTIONS_DESCRIPTION =
   'The partner/method pairs that can pay this order for this customer: each partner\'s own limits (currencies, ' +
   'amount bounds) and the entity\'s eligibility rules (set by the operator: PUT /admin/v1/entities/{id}/eligibility-rules). ' +
-  'amount and currency are required (bounds apply to them); order and customer are optional, but rules on billing or ' +
-  'shipping countries with an allow list, and on customer types, do not hold without them. The answer is the same ' +
+  'The spec\'s body is "an order plus a customer": both are optional, and so are amount and currency, which refine the ' +
+  'answer. amount defaults to order.net_amount + order.tax_amount; without an amount, amount bounds do not filter; ' +
+  'without a currency, neither currencies nor amount bounds filter (as Adyen\'s payment methods without an amount). ' +
+  'Rules on billing or shipping countries with an allow list, and on customer types, do not hold without the order or ' +
+  'customer fields they look at. The answer is the same ' +
   'array a client session carries in eligible_solutions, in a stable order: partners (card-sim, gift-sim, bnpl-sim) ' +
   'then each partner\'s methods. Nothing is stored.';
 
@@ -31,6 +34,12 @@ const RULES_DESCRIPTION =
   'rule that targets the pair holds (a rule targets pairs by partner and method, absent or * for any). Within a rule ' +
   'every condition present must hold. An entity without rules gets every pair its partners\' limits allow. ' +
   'See docs/eligibility.md.';
+
+/** The order's own total, net_amount + tax_amount, when it has a net_amount. */
+function orderAmount(order: unknown): number | undefined {
+  const o = order as { net_amount?: number; tax_amount?: number } | undefined; // validated as an Order
+  return o?.net_amount === undefined ? undefined : o.net_amount + (o.tax_amount ?? 0);
+}
 
 export async function eligibilityRoutes(root: FastifyInstance, { engine, rules }: EligibilityDeps) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
@@ -48,7 +57,7 @@ export async function eligibilityRoutes(root: FastifyInstance, { engine, rules }
     const entityId = entityOf(request);
     const body = request.body;
     if (body.entity_id && body.entity_id !== entityId) throw problems.forbidden('entity_id does not match the entity of the credentials.');
-    const solutions = await engine.solutions(entityId, { amount: body.amount, currency: body.currency, order: body.order, customer: body.customer });
+    const solutions = await engine.solutions(entityId, { amount: body.amount ?? orderAmount(body.order), currency: body.currency, order: body.order, customer: body.customer });
     return { eligible_solutions: solutions };
   });
 

@@ -78,8 +78,9 @@ export const Solution = Type.Object({ partner: Type.String(), method: Type.Strin
 
 export const EligibleSolutionsBody = Type.Object(
   {
-    amount: Amount('Amount of the order in the minor unit of the currency: partner and rule amount bounds apply to it'),
-    currency: CurrencyCode,
+    amount: Opt(Amount('Amount of the order in the minor unit of the currency: partner and rule amount bounds apply to it. ' +
+      'Default: order.net_amount + order.tax_amount when the order has a net_amount; without either, amount bounds do not filter')),
+    currency: Opt(Type.Unsafe<string>(Type.String({ enum: CURRENCIES, description: 'ISO 4217 code. Without it, currencies do not filter (nor do amount bounds, which are per currency)' }))),
     entity_id: Opt(Uuid('Defaults to the authenticated entity; any other value is refused (403)')),
     order: Opt(Type.Ref('Order')),
     customer: Opt(Type.Ref('Customer')),
@@ -87,10 +88,11 @@ export const EligibleSolutionsBody = Type.Object(
   {
     additionalProperties: false,
     examples: [{
-      amount: 15000,
       currency: 'EUR',
       order: {
         reference: 'order-42',
+        net_amount: 12500,
+        tax_amount: 2500,
         billing_address: { first_name: 'Ada', last_name: 'Lovelace', city: 'Paris', country_code: 'FR' },
         shipments: [{ shipping_address: { city: 'Lyon', country_code: 'FR' } }],
       },

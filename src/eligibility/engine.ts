@@ -7,9 +7,10 @@ import { allowedByRules, factsOf } from './rules.ts';
 import type { EligibilityRulesService } from './rules.service.ts';
 
 export interface EligibilityQuery {
-  /** Minor units of `currency`. */
-  amount: number;
-  currency: string;
+  /** Minor units of `currency`; unknown: amount bounds do not filter. */
+  amount: number | undefined;
+  /** Unknown: currencies and amount bounds do not filter. */
+  currency: string | undefined;
   /** An Order (common.schemas.ts): billing and shipping countries, marketplace sellers. */
   order?: unknown;
   /** A Customer: its type. */
@@ -21,9 +22,12 @@ export interface Solution {
   method: string;
 }
 
+/** A partner's own limits; what the query does not say does not filter (Adyen's paymentMethods without an amount). */
 function withinLimits(c: PartnerConnector, q: EligibilityQuery): boolean {
   const { currencies, min_amount = 1, max_amount = Number.MAX_SAFE_INTEGER } = c.limits;
-  return currencies.includes(q.currency) && q.amount >= min_amount && q.amount <= max_amount;
+  if (q.currency === undefined) return true;
+  if (!currencies.includes(q.currency)) return false;
+  return q.amount === undefined || (q.amount >= min_amount && q.amount <= max_amount);
 }
 
 export class EligibilityEngine {

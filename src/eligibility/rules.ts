@@ -12,8 +12,10 @@ import type { Rule } from './eligibility.schemas.ts';
 
 /** The facts of an order that rules look at, read defensively from the request or a stored session. */
 export interface OrderFacts {
-  amount: number;
-  currency: string;
+  /** Unknown (an eligibility question without amount): amount bounds do not filter. */
+  amount: number | undefined;
+  /** Unknown: currency conditions and amount bounds do not filter. */
+  currency: string | undefined;
   billingCountry: string | undefined;
   shippingCountries: string[];
   marketplace: boolean;
@@ -25,7 +27,7 @@ const obj = (v: unknown): Record<string, unknown> | undefined =>
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
-export function factsOf(q: { amount: number; currency: string; order?: unknown; customer?: unknown }): OrderFacts {
+export function factsOf(q: { amount: number | undefined; currency: string | undefined; order?: unknown; customer?: unknown }): OrderFacts {
   const order = obj(q.order);
   const shipments = arr(order?.shipments).map(obj);
   const shippingCountries = [
@@ -58,10 +60,12 @@ function countriesHold(lists: Rule['billing_countries'], countries: string[]): b
 /** Whether every condition of the rule holds for these facts. */
 export function holds(rule: Rule, f: OrderFacts): boolean {
   if (rule.enabled === false) return false;
-  if (rule.currencies && !rule.currencies.includes(f.currency)) return false;
-  const bounds = (rule.amounts as Record<string, { min_amount?: number; max_amount?: number } | undefined> | undefined)?.[f.currency];
-  if (bounds?.min_amount !== undefined && f.amount < bounds.min_amount) return false;
-  if (bounds?.max_amount !== undefined && f.amount > bounds.max_amount) return false;
+  if (f.currency !== undefined) {
+    if (rule.currencies && !rule.currencies.includes(f.currency)) return false;
+    const bounds = (rule.amounts as Record<string, { min_amount?: number; max_amount?: number } | undefined> | undefined)?.[f.currency];
+    if (f.amount !== undefined && bounds?.min_amount !== undefined && f.amount < bounds.min_amount) return false;
+    if (f.amount !== undefined && bounds?.max_amount !== undefined && f.amount > bounds.max_amount) return false;
+  }
   if (!countriesHold(rule.billing_countries, f.billingCountry ? [f.billingCountry] : [])) return false;
   if (!countriesHold(rule.shipping_countries, f.shippingCountries)) return false;
   if (rule.marketplace !== undefined && rule.marketplace !== f.marketplace) return false;

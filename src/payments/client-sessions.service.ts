@@ -2,7 +2,7 @@
 // browser. The widget credential (widget.data) is derived from the session id with a
 // key of payd's (HMAC), so it can be shown on every read and checked without storage.
 import { createHmac, hkdfSync, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { Db } from '../platform/db/index.ts';
+import type { Db, Queryable } from '../platform/db/index.ts';
 import { problems } from '../platform/http/problem.ts';
 import type { EligibilityEngine } from '../eligibility/engine.ts';
 import { type ClientSessionRow, clientSessionsRepo } from './client-sessions.repo.ts';
@@ -50,11 +50,28 @@ export class ClientSessionsService {
     return s.status === 'CREATED' && s.expires_at.getTime() <= now ? 'EXPIRED' : s.status;
   }
 
-  view(s: ClientSessionRow) {
+  /**
+   * Why an abort is refused, or undefined when it would move the session to
+   * ABORTED_BY_MERCHANT: a CREATED session, or a SUBMITTED one whose payment did not
+   * authorize (and holds nothing). `paymentStatus` is the authorization status of the
+   * session's payment, when it has one.
+   */
+  static abortRefusal(status: string, paymentStatus: string | undefined): string | undefined {
+    if (status === 'EXPIRED') return 'The client session has expired.';
+    if (status === 'ABORTED_BY_MERCHANT') return 'The client session is already aborted.';
+    if (paymentStatus === 'AUTHORIZED' || paymentStatus === 'PENDING') {
+      return `The payment of this session is ${paymentStatus}; void it instead of aborting the session.`;
+    }
+    return undefined;
+  }
+
+  /** The session as the API answers it; `paymentStatus` (see abortRefusal) decides the abort link. */
+  view(s: ClientSessionRow, paymentStatus?: string) {
+    const status = ClientSessionsService.effectiveStatus(s);
     const self = `${this.config.baseUrl}/v2/client-sessions/${s.id}`;
     return {
       id: s.id,
-      status: ClientSessionsService.effectiveStatus(s),
+      status,
       amount: s.amount,
       currency: s.currency,
       entity_id: s.entity_id,
@@ -71,15 +88,12 @@ export class ClientSessionsService {
       created_at: s.created_at,
       links: {
         self: { href: self, method: 'GET' },
-        ...(s.integration_mode === 'HOSTED_PAGE' && ClientSessionsService.effectiveStatus(s) === 'CREATED'
+        ...(s.integration_mode === 'HOSTED_PAGE' && status === 'CREATED'
           ? { hosted_page: { href: this.hostedPageUrl(s.id), method: 'GET' } }
           : {}),
-        ...(s.payment_id
-          ? {
-              abort: { href: `${self}/abort`, method: 'POST' },
-              payment: { href: `${this.config.baseUrl}/v2/payments/${s.payment_id}`, method: 'GET' },
-            }
-          : {}),
+        // abort whenever an abort would be accepted; payment once a payment exists (the spec's words).
+        ...(ClientSessionsService.abortRefusal(status, paymentStatus) === undefined ? { abort: { href: `${self}/abort`, method: 'POST' } } : {}),
+        ...(s.payment_id ? { payment: { href: `${this.config.baseUrl}/v2/payments/${s.payment_id}`, method: 'GET' } } : {}),
       },
     };
   }
@@ -142,7 +156,12 @@ export class ClientSessionsService {
   async get(entityId: string, id: string) {
     const row = await clientSessionsRepo.get(this.db, entityId, id);
     if (!row) throw problems.notFoundNoBody();
-    return this.view(row);
+    return this.view(row, await this.paymentStatus(this.db, row));
+  }
+
+  /** The authorization status of the session's payment, when it has one. */
+  private async paymentStatus(q: Queryable, s: ClientSessionRow): Promise<string | undefined> {
+    return s.payment_id ? (await paymentsRepo.get(q, s.entity_id, s.payment_id))?.authorization_status : undefined;
   }
 
   async abort(entityId: string, id: string) {
@@ -151,14 +170,8 @@ export class ClientSessionsService {
       if (!s) throw problems.notFoundNoBody();
       const status = ClientSessionsService.effectiveStatus(s);
       if (status === 'ABORTED_BY_MERCHANT') return s;
-      const refuse = (why: string) => problems.unprocessable('client-session-status', 'Status incompatible with abort', why);
-      if (status === 'EXPIRED') throw refuse('The client session has expired.');
-      if (status === 'SUBMITTED' && s.payment_id) {
-        const p = await paymentsRepo.get(tx, entityId, s.payment_id);
-        if (p && (p.authorization_status === 'AUTHORIZED' || p.authorization_status === 'PENDING')) {
-          throw refuse(`The payment of this session is ${p.authorization_status}; void it instead of aborting the session.`);
-        }
-      }
+      const refusal = ClientSessionsService.abortRefusal(status, await this.paymentStatus(tx, s));
+      if (refusal) throw problems.unprocessable('client-session-status', 'Status incompatible with abort', refusal);
       return clientSessionsRepo.setStatus(tx, id, 'ABORTED_BY_MERCHANT');
     });
     return this.view(row);

@@ -39,11 +39,34 @@ describe('POST /v2/eligible-solutions', () => {
     assert.equal(afterRows!.n, before!.n);
   });
 
+  it('accepts the spec\'s request as is: "an order plus a customer", amount and currency being refinements', async () => {
+    // Spec, POST /v2/eligible-solutions: "Request: JSON body. Its fields: not shown beyond
+    // being an order plus a customer."
+    const customer = { type: 'PERSON', email: 'ada@example.com' };
+    const ask = async (body: Record<string, unknown>) => {
+      const res = await askSolutions(t, m, body);
+      assert.equal(res.statusCode, 200, res.body);
+      return pairs(res.json().eligible_solutions);
+    };
+    // No amount, no currency: nothing filters by them.
+    assert.deepEqual(await ask({ order: { reference: 'o-2' }, customer }), ALL);
+    assert.deepEqual(await ask({}), ALL);
+    // The order's own total (net + tax) stands for the amount: 50.00 + 10.00 is within every partner's bounds.
+    assert.deepEqual(await ask({ currency: 'EUR', order: { net_amount: 5000, tax_amount: 1000 }, customer }), ALL);
+    // 40.00 + 5.00 = 45.00 is under BNPL's minimum (50.00): BNPL is not offered.
+    assert.deepEqual(await ask({ currency: 'EUR', order: { net_amount: 4000, tax_amount: 500 }, customer }), ['card-sim/CARD', 'gift-sim/GIFT_CARD']);
+    // An explicit amount wins over the order's.
+    assert.deepEqual(await ask({ amount: 4500, currency: 'EUR', order: { net_amount: 9000 } }), ['card-sim/CARD', 'gift-sim/GIFT_CARD']);
+    // A currency alone filters by currency: only the card acquirer takes USD.
+    assert.deepEqual(await ask({ currency: 'USD', order: { reference: 'o-3' }, customer }), ['card-sim/CARD']);
+    // Without a currency an amount does not filter (bounds are per currency).
+    assert.deepEqual(await ask({ amount: 1, order: { reference: 'o-4' } }), ALL);
+  });
+
   it('refuses bad bodies with 400 naming the field', async () => {
     const cases: Array<[unknown, string]> = [
-      [{ currency: 'EUR' }, 'amount'],
-      [{ amount: 100 }, 'currency'],
       [{ amount: 0, currency: 'EUR' }, 'amount'],
+      [{ currency: 'EUR', order: { net_amount: -1 } }, 'order.net_amount'],
       [{ amount: '100', currency: 'EUR' }, 'amount'],
       [{ amount: 10.5, currency: 'EUR' }, 'amount'],
       [{ amount: 100, currency: 'eur' }, 'currency'],
@@ -124,7 +147,7 @@ describe('POST /v2/eligible-solutions', () => {
     assert.ok(op.summary && op.description);
     assert.deepEqual(op.security, [{ bearerAuth: [] }]);
     const media = op.requestBody.content['application/json'];
-    assert.deepEqual([...media.schema.required].sort(), ['amount', 'currency']);
+    assert.equal(media.schema.required, undefined, 'an order plus a customer, every field optional');
     assert.equal(media.schema.properties.order.$ref, '#/components/schemas/Order');
     assert.equal(media.example.currency, 'EUR');
     assert.equal(op.responses['200'].description, 'The eligible solutions, in a stable order');

@@ -74,7 +74,11 @@ describe('client sessions', () => {
     const pairs = s.eligible_solutions.map((e: any) => `${e.partner}/${e.method}`).sort();
     assert.deepEqual(pairs, ['bnpl-sim/INSTALLMENTS_3X', 'bnpl-sim/INSTALLMENTS_4X', 'card-sim/CARD', 'gift-sim/GIFT_CARD']);
 
-    assert.deepEqual(s.links, { self: { href: `http://payd.test/v2/client-sessions/${s.id}`, method: 'GET' } });
+    // Spec: "Keys seen: self (GET), abort (POST), payment (GET ...); abort and payment appear
+    // only when a payment exists". payd keeps that reading for payment, and shows abort
+    // whenever an abort would be accepted, which on a CREATED session it is (decisions.md).
+    const self = `http://payd.test/v2/client-sessions/${s.id}`;
+    assert.deepEqual(s.links, { self: { href: self, method: 'GET' }, abort: { href: `${self}/abort`, method: 'POST' } });
 
     // Eligibility follows the partners' limits (USD: cards only).
     const usd = await create({ currency: 'USD' });
@@ -99,7 +103,7 @@ describe('client sessions', () => {
     assert.deepEqual(res.json(), s);
   });
 
-  it('moves to SUBMITTED with payment_id and abort and payment links once a payment uses it', async () => {
+  it('moves to SUBMITTED with payment_id and a payment link once a payment uses it; no abort link while the payment holds money', async () => {
     const s = await create({ amount: 2500 });
     const paid = await payFor(s);
     assert.equal(paid.statusCode, 200, paid.body);
@@ -109,9 +113,9 @@ describe('client sessions', () => {
     assert.equal(after.status, 'SUBMITTED');
     assert.equal(after.payment_id, p.id);
     const self = `http://payd.test/v2/client-sessions/${s.id}`;
+    assert.equal(p.authorization.status, 'AUTHORIZED');
     assert.deepEqual(after.links, {
       self: { href: self, method: 'GET' },
-      abort: { href: `${self}/abort`, method: 'POST' },
       payment: { href: `http://payd.test/v2/payments/${p.id}`, method: 'GET' },
     });
     // A second payment on a SUBMITTED session is refused.
@@ -148,9 +152,17 @@ describe('client sessions', () => {
     const s = await create({ amount: 3200 });
     const paid = await payFor(s, '4000000000000002');
     assert.equal(paid.json().authorization.status, 'REFUSED');
+    // The abort link shows exactly when the abort is accepted: here, with the payment link.
+    const self = `http://payd.test/v2/client-sessions/${s.id}`;
+    assert.deepEqual((await read(s.id)).json().links, {
+      self: { href: self, method: 'GET' },
+      abort: { href: `${self}/abort`, method: 'POST' },
+      payment: { href: `http://payd.test/v2/payments/${paid.json().id}`, method: 'GET' },
+    });
     const res = await abort(s.id);
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.json().status, 'ABORTED_BY_MERCHANT');
+    assert.equal(res.json().links.abort, undefined, 'nothing left to abort');
   });
 
   it('expires: EXPIRED on read, abort 400, payment 400', async () => {

@@ -41,7 +41,7 @@ describe('client sessions', () => {
     assert.equal(s.widget.js_url, 'http://payd.test/checkout/widget.js');
     assert.ok(s.eligible_solutions.some((x: { partner: string; method: string }) => x.partner === 'card-sim' && x.method === 'CARD'));
     assert.ok(s.eligible_solutions.every((x: { method: string }) => !x.method.startsWith('INSTALLMENTS')), 'BNPL starts at 50.00');
-    assert.deepEqual(Object.keys(s.links), ['self', 'hosted_page']);
+    assert.deepEqual(Object.keys(s.links), ['self', 'hosted_page', 'abort']);
     assert.equal(s.links.hosted_page.href, `http://payd.test/checkout/pay?session=${s.widget.data}`);
     assert.equal(t.app.services.clientSessions.verifyWidgetData(s.widget.data), s.id);
     const tampered = Buffer.from(Buffer.from(s.widget.data, 'base64url').toString().replace(/.$/, 'x')).toString('base64url');
@@ -50,7 +50,7 @@ describe('client sessions', () => {
     assert.deepEqual(got.json(), s);
   });
 
-  it('becomes SUBMITTED with its payment, which gives it the abort and payment links', async () => {
+  it('becomes SUBMITTED with its payment, which gives it the payment link; abort is refused, so no abort link', async () => {
     const s = await create();
     const p = await payFor(s);
     assert.equal(p.statusCode, 200, p.body);
@@ -59,7 +59,7 @@ describe('client sessions', () => {
     assert.equal(got.status, 'SUBMITTED');
     assert.equal(got.payment_id, p.json().id);
     assert.equal(got.links.payment.href, `http://payd.test/v2/payments/${p.json().id}`);
-    assert.equal(got.links.abort.method, 'POST');
+    assert.equal(got.links.abort, undefined);
     assert.equal(expectProblem(await abort(s.id), 400).type, 'urn:eu.service:client-session-status');
     expectProblem(await payFor(s), 400);
   });
