@@ -52,7 +52,11 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
       security: [{ bearerAuth: [] }, { apiKey: [] }],
       headers: IdempotencyHeaders,
       body: CreatePaymentBody,
-      response: { 200: Type.Ref('Payment'), ...problemResponses(400, 401, 403, 409, 413, 415, 500, 503) },
+      response: {
+        200: Type.Ref('Payment'),
+        404: NoBody('client_session_id names no client session of this entity (no body)'),
+        ...problemResponses(400, 401, 403, 409, 413, 415, 500, 503),
+      },
     },
   }, async (request, reply) => {
     const view = await payments.create(entityOf(request), request.body as CreatePaymentInput, request.headers['x-idempotency-key'], path(request.url));

@@ -129,6 +129,7 @@ export class PaymentsService {
   async create(entityId: string, body: CreatePaymentBody, idempotencyKey: string | undefined, instance: string): Promise<PaymentViewT> {
     this.validate(entityId, body);
     if (idempotencyKey) await this.refuseReplay(entityId, idempotencyKey, instance);
+    const captureMode = await this.captureModeOf(entityId, body);
 
     const id = randomUUID();
     // Gift cards first (their balance decides early), cards last (a 3-D Secure challenge
@@ -150,7 +151,7 @@ export class PaymentsService {
       entity_id: entityId,
       amount: body.amount,
       currency: body.currency,
-      capture_mode: body.capture_mode ?? 'MANUAL',
+      capture_mode: captureMode,
       allow_future_usage: body.allow_future_usage ?? false,
       client_session_id: body.client_session_id ?? null,
       order_reference: body.order?.reference ?? null,
@@ -298,9 +299,24 @@ export class PaymentsService {
     if (first) throw problems.idempotencyViolation(instance, first.id);
   }
 
+  /**
+   * The payment's capture mode: the body's, else its client session's, else MANUAL. A
+   * client session that does not exist (or is another entity's) is the spec's 404 with no
+   * body; a body whose capture_mode contradicts its session's is 400.
+   */
+  private async captureModeOf(entityId: string, body: CreatePaymentBody): Promise<'MANUAL' | 'AUTOMATIC'> {
+    if (!body.client_session_id) return body.capture_mode ?? 'MANUAL';
+    const s = await clientSessionsRepo.get(this.db, entityId, body.client_session_id);
+    if (!s) throw problems.notFoundNoBody();
+    if (body.capture_mode && body.capture_mode !== s.capture_mode) {
+      throw problems.invalidField('capture_mode', `the client session's capture_mode is ${s.capture_mode}`);
+    }
+    return s.capture_mode as 'MANUAL' | 'AUTOMATIC';
+  }
+
   private async claimSession(tx: Queryable, entityId: string, body: CreatePaymentBody): Promise<void> {
     const s = await clientSessionsRepo.get(tx, entityId, body.client_session_id!, true);
-    if (!s) throw problems.invalidField('client_session_id', 'no such client session');
+    if (!s) throw problems.notFoundNoBody();
     if (s.status !== 'CREATED' || s.payment_id) {
       throw problems.invalidField('client_session_id', `the client session is ${s.status} and already has a payment or cannot take one`);
     }

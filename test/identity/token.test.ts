@@ -30,6 +30,15 @@ describe('POST /oauth/token (client credentials)', () => {
     assert.ok(res.headers['www-authenticate']);
   });
 
+  it('refuses a request without any credentials with 401 invalid_client and a challenge naming both schemes', async () => {
+    // decisions.md (Token errors): "401 invalid_client (missing, unknown or revoked key, with WWW-Authenticate)".
+    const res = await t.app.inject({ method: 'POST', url: '/oauth/token', headers: FORM, payload: 'grant_type=client_credentials' });
+    const p = expectProblem(res, 401);
+    assert.equal(p.error, 'invalid_client');
+    assert.equal(res.headers['www-authenticate'], 'ApiKey realm="payd", header="x-api-key", Basic realm="payd"');
+    assert.equal(res.headers['cache-control'], 'no-store');
+  });
+
   it('refuses an unsupported grant type', async () => {
     const m = await t.createMerchant();
     const res = await t.app.inject({ method: 'POST', url: '/oauth/token', headers: { ...FORM, 'x-api-key': m.apiKey }, payload: 'grant_type=password' });

@@ -122,6 +122,33 @@ describe('client sessions', () => {
     expectProblem(await payFor(s), 400);
   });
 
+  it('a payment naming a client session that does not exist, or another entity\'s, is the spec\'s 404 with no body', async () => {
+    // Spec, POST /v2/payments: "Errors: 400, 404 (no body), 409 (idempotency violation), 500, 503."
+    const theirs = await create({ amount: 2600 }, other);
+    for (const id of ['9b0f7c4e-3f55-4cc8-9a52-1d0f0c8f8a10', theirs.id]) {
+      const res = await payFor({ id, amount: 2600 });
+      assert.equal(res.statusCode, 404, res.body);
+      assert.equal(res.body, '');
+    }
+    assert.equal((await read(theirs.id, other)).json().status, 'CREATED', 'the other entity\'s session is untouched');
+  });
+
+  it('a payment takes its session\'s capture_mode; one that contradicts it is refused', async () => {
+    const s = await create({ amount: 2700, capture_mode: 'AUTOMATIC' });
+    const contradicting = await t.app.inject({
+      method: 'POST', url: '/v2/payments', headers: m.auth,
+      payload: { amount: 2700, currency: 'EUR', capture_mode: 'MANUAL', client_session_id: s.id, split: [{ partner: 'card-sim', method: 'CARD', amount: 2700, instrument: card() }] },
+    });
+    const p = expectProblem(contradicting, 400);
+    assert.ok(p.invalid_params?.some((x) => x.name === 'capture_mode'), contradicting.body);
+    assert.equal((await read(s.id)).json().status, 'CREATED', 'nothing was written');
+    const paid = await payFor(s);
+    assert.equal(paid.statusCode, 200, paid.body);
+    assert.equal(paid.json().capture_mode, 'AUTOMATIC');
+    const stored = await t.app.inject({ url: `/v2/payments/${paid.json().id}`, headers: m.auth });
+    assert.equal(stored.json().amounts.total_captured, 2700, 'captured automatically');
+  });
+
   it('aborts a CREATED session, and aborting it again changes nothing', async () => {
     const s = await create();
     const first = await abort(s.id);

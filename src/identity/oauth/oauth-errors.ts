@@ -10,14 +10,18 @@ export type OAuthErrorCode =
   | 'unsupported_grant_type'
   | 'invalid_scope';
 
+/** The challenge of a 401 from the token endpoint (RFC 6749 §5.2) unless the caller names another. */
+export const BASIC_CHALLENGE = 'Basic realm="payd"';
+
 export function oauthError(code: OAuthErrorCode, description: string, headers?: Record<string, string>): Problem {
   const status = code === 'invalid_client' ? 401 : 400;
+  const challenge: Record<string, string> = status === 401 ? { 'www-authenticate': BASIC_CHALLENGE } : {};
   return new Problem({
     status,
     type: `${PROBLEM_BASE}oauth:${code}`,
     title: status === 401 ? 'Client authentication failed' : 'Token request refused',
     detail: description,
     extra: { error: code, error_description: description },
-    headers: { 'cache-control': 'no-store', ...headers },
+    headers: { 'cache-control': 'no-store', ...challenge, ...headers },
   });
 }

@@ -5,7 +5,7 @@ import { type Static, Type } from 'typebox';
 import { problemResponses } from '../../platform/http/schemas.ts';
 import type { AccessTokens } from './access-tokens.ts';
 import { type ApiKeyResolver, type TokenRequest, clientCredentialsGrant } from './grants/client-credentials.ts';
-import { oauthError } from './oauth-errors.ts';
+import { BASIC_CHALLENGE, oauthError } from './oauth-errors.ts';
 import { invalidParamsFrom } from '../../platform/http/error-handler.ts';
 import { API_KEY_HEADER } from '../../platform/http/auth.ts';
 
@@ -65,7 +65,12 @@ export async function tokenRoutes(root: FastifyInstance, deps: TokenDeps) {
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
     switch (request.body.grant_type) {
       case 'client_credentials':
-        // Without an API key, an identity application's credentials (Management API).
+        // Without an API key, an identity application's credentials (Management API); with
+        // no credentials at all, a 401 whose challenge names both schemes.
+        if (request.headers[API_KEY_HEADER] === undefined && request.headers.authorization === undefined && (request.body as Record<string, unknown>).client_id === undefined) {
+          throw oauthError('invalid_client', `Send the API key in the ${API_KEY_HEADER} header (merchants), or client credentials (identity applications).`,
+            { 'www-authenticate': `ApiKey realm="payd", header="${API_KEY_HEADER}", ${BASIC_CHALLENGE}` });
+        }
         if (request.headers[API_KEY_HEADER] === undefined && deps.grants && Object.hasOwn(deps.grants, 'client_credentials')) {
           return deps.grants.client_credentials!({ headers: request.headers, body: request.body });
         }
