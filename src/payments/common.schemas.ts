@@ -16,6 +16,27 @@ export const NonNegativeAmount = () => Type.Integer({ minimum: 0, maximum: MAX_A
 export const CURRENCY_DIGITS: Record<string, number> = { EUR: 2, USD: 2, GBP: 2, CHF: 2, JPY: 0, SEK: 2, DKK: 2, NOK: 2, PLN: 2, CZK: 2 };
 export const Currency = Type.Union(Object.keys(CURRENCY_DIGITS).map((c) => Type.Literal(c)), { description: 'ISO 4217 code' });
 
+// Descriptive data (order, addresses, shipments, item lines, sellers, customer) is the
+// merchant's to describe: fields the spec names keep their types, "values seen" are
+// examples, not closed lists, and fields the spec does not name are kept and echoed,
+// bounded (decisions.md, "Descriptive data"). Only what drives behaviour stays closed:
+// amounts, currency, capture_mode, partner, method, instruments.
+const Scalar = Type.Union([Str(1024), Type.Number(), Type.Boolean(), Type.Null()]);
+const Nested = Type.Union([
+  Scalar,
+  Type.Array(Scalar, { maxItems: 50 }),
+  Type.Record(Type.String({ maxLength: 64 }), Scalar, { maxProperties: 50 }),
+]);
+const ExtraValue = Type.Union([
+  Scalar,
+  Type.Array(Nested, { maxItems: 50 }),
+  Type.Record(Type.String({ maxLength: 64 }), Nested, { maxProperties: 50 }),
+], { description: 'A field the spec does not name: kept and echoed (strings up to 1024 characters, two levels of nesting, 50 items or keys each)' });
+/** Options of a descriptive object: other fields are accepted and echoed, at most 100 in all. */
+const descriptive = (id: string) => ({ additionalProperties: ExtraValue, maxProperties: 100, $id: id });
+/** A descriptive value the spec shows examples of ("values seen"), not a closed list. */
+const Seen = (...values: string[]) => Str(64, { description: `Values seen: ${values.join(', ')} (others are accepted)`, examples: values });
+
 export const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2' });
 export const CaptureMode = Type.Union([Type.Literal('MANUAL'), Type.Literal('AUTOMATIC')], {
   description: 'MANUAL: capture later with POST /captures. AUTOMATIC: payd captures the whole amount once authorized.',
@@ -23,7 +44,7 @@ export const CaptureMode = Type.Union([Type.Literal('MANUAL'), Type.Literal('AUT
 
 export const Address = Type.Object(
   {
-    gender: Opt(Type.Union([Type.Literal('FEMALE'), Type.Literal('MALE'), Type.Literal('OTHER'), Type.Literal('UNKNOWN')])),
+    gender: Opt(Seen('FEMALE', 'MALE')),
     first_name: Opt(Str()),
     middle_name: Opt(Str()),
     last_name: Opt(Str()),
@@ -37,14 +58,15 @@ export const Address = Type.Object(
     work_phone_number: Opt(Str(32)),
     delivery_point_name: Opt(Str()),
   },
-  { additionalProperties: false, $id: 'Address' },
+  descriptive('Address'),
 );
 
 export const ItemLine = Type.Object(
   {
-    type: Opt(Type.Union([Type.Literal('PHYSICAL'), Type.Literal('DIGITAL'), Type.Literal('SERVICE'), Type.Literal('SHIPPING_FEES'), Type.Literal('DISCOUNT'), Type.Literal('GIFT_CARD')])),
+    type: Opt(Seen('PHYSICAL', 'SHIPPING_FEES')),
     sku_reference: Opt(Str()),
     name: Opt(Str()),
+    'the service': Opt(Str(255, { description: 'Listed under this name by the spec (a string)' })),
     quantity: Opt(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
     unit_gross_price: Opt(NonNegativeAmount()),
     net_amount: Opt(NonNegativeAmount()),
@@ -57,20 +79,20 @@ export const ItemLine = Type.Object(
     image_uri: Opt(Type.String({ format: 'uri', maxLength: 2048 })),
     categories: Opt(Type.Array(Str(), { maxItems: 20 })),
   },
-  { additionalProperties: false, $id: 'ItemLine' },
+  descriptive('ItemLine'),
 );
 
 export const Shipment = Type.Object(
   {
     net_amount: Opt(NonNegativeAmount()),
-    delivery_type: Opt(Type.Union([Type.Literal('EXTERNAL_PICKUP'), Type.Literal('USER_DELIVERY'), Type.Literal('STORE_PICKUP'), Type.Literal('DIGITAL')])),
-    delivery_quickness: Opt(Type.Union([Type.Literal('REGULAR'), Type.Literal('EXPRESS'), Type.Literal('SAME_DAY')])),
+    delivery_type: Opt(Seen('EXTERNAL_PICKUP', 'USER_DELIVERY')),
+    delivery_quickness: Opt(Seen('REGULAR')),
     delivery_method_reference: Opt(Str()),
     estimated_delivery_date_time: Opt(Timestamp()),
     shipping_address: Opt(Type.Ref('Address')),
     item_lines: Opt(Type.Array(Type.Ref('ItemLine'), { maxItems: 500 })),
   },
-  { additionalProperties: false, $id: 'Shipment' },
+  descriptive('Shipment'),
 );
 
 export const MarketplaceSeller = Type.Object(
@@ -82,7 +104,7 @@ export const MarketplaceSeller = Type.Object(
     registration_date_time: Opt(Timestamp()),
     last_update_date_time: Opt(Timestamp()),
   },
-  { additionalProperties: false, $id: 'MarketplaceSeller' },
+  descriptive('MarketplaceSeller'),
 );
 
 export const Order = Type.Object(
@@ -98,17 +120,17 @@ export const Order = Type.Object(
     shipments: Opt(Type.Array(Type.Ref('Shipment'), { maxItems: 50 })),
     marketplace_sellers: Opt(Type.Array(Type.Ref('MarketplaceSeller'), { maxItems: 100 })),
   },
-  { additionalProperties: false, $id: 'Order' },
+  descriptive('Order'),
 );
 export type Order = Static<typeof Order>;
 
-const Indicator = () => Str(64, { description: 'e.g. MORE_60_DAYS' });
+const Indicator = () => Seen('MORE_60_DAYS');
 export const Customer = Type.Object(
   {
     reference: Opt(Str()),
-    type: Opt(Type.Union([Type.Literal('PERSON'), Type.Literal('COMPANY')])),
+    type: Opt(Seen('PERSON')),
     email: Opt(Type.String({ format: 'email', maxLength: 254 })),
-    gender: Opt(Type.Union([Type.Literal('FEMALE'), Type.Literal('MALE'), Type.Literal('OTHER'), Type.Literal('UNKNOWN')])),
+    gender: Opt(Seen('FEMALE', 'MALE')),
     first_name: Opt(Str()),
     middle_name: Opt(Str()),
     last_name: Opt(Str()),
@@ -128,15 +150,15 @@ export const Customer = Type.Object(
         purchase_count_last_year: Opt(Type.Integer({ minimum: 0 })),
         different_card_count_last_day: Opt(Type.Integer({ minimum: 0 })),
         purchase_total_amount: Opt(NonNegativeAmount()),
-        authentication_method: Opt(Str(64, { description: 'e.g. MERCHANT_CREDENTIALS' })),
+        authentication_method: Opt(Seen('MERCHANT_CREDENTIALS')),
         age_indicator: Opt(Indicator()),
         change_indicator: Opt(Indicator()),
         password_change_indicator: Opt(Indicator()),
       },
-      { additionalProperties: false },
+      { additionalProperties: ExtraValue, maxProperties: 100 },
     )),
   },
-  { additionalProperties: false, $id: 'Customer' },
+  descriptive('Customer'),
 );
 export type Customer = Static<typeof Customer>;
 

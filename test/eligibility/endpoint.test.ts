@@ -73,7 +73,7 @@ describe('POST /v2/eligible-solutions', () => {
       [{ amount: 100, currency: 'EUR', order: { billing_address: { country_code: 'France' } } }, 'order.billing_address.country_code'],
       [{ amount: 100, currency: 'EUR', order: { shipments: [{ shipping_address: { country_code: 'fr' } }] } }, 'order.shipments[0].shipping_address.country_code'],
       [{ amount: 100, currency: 'EUR', order: { marketplace_sellers: 'yes' } }, 'order.marketplace_sellers'],
-      [{ amount: 100, currency: 'EUR', customer: { type: 'ROBOT' } }, 'customer.type'],
+      [{ amount: 100, currency: 'EUR', customer: { type: 'x'.repeat(65) } }, 'customer.type'],
       [{ amount: 100, currency: 'EUR', customer: { email: 'not-an-email' } }, 'customer.email'],
       [{ amount: 100, currency: 'EUR', entity_id: 'me' }, 'entity_id'],
       [{ amount: 100, currency: 'EUR', basket: [] }, 'basket'],
