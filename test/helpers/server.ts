@@ -35,13 +35,19 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 60_000;
+  // Generous: a first start on the embedded database migrates it, which takes a minute or
+  // more on a machine running several test suites at once.
+  const deadline = Date.now() + 180_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`payd exited with ${child.exitCode} before it was ready`);
     try {
       if ((await fetch(`${base}/readyz`)).status === 200) break;
     } catch { /* not listening yet */ }
-    if (Date.now() > deadline) throw new Error('payd did not become ready in 60 s');
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL'); // never leave a server behind (it would outlive its data directory)
+      await exited;
+      throw new Error('payd did not become ready in 180 s');
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
