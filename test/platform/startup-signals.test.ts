@@ -25,7 +25,9 @@ interface Launched {
 function launch(command: string, args: string[], env: Record<string, string>): Launched {
   const child = spawn(command, args, {
     detached: true, // its own process group
-    env: { ...process.env, ...env },
+    // npm needs its own environment (HOME, PATH); the server always runs on PGlite here,
+    // never on the DATABASE_URL the test run was given.
+    env: { ...process.env, DATABASE_URL: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
