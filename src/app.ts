@@ -144,7 +144,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: true } },
     return503OnClosing: true,
+    // Slow or idle clients do not hold connections (docs/operations.md, Timeouts): the whole
+    // request (headers and body) must arrive within requestTimeout, its headers within
+    // headersTimeout (a connection that sends nothing is closed then too), an idle
+    // keep-alive connection is closed after keepAliveTimeout, and connections above
+    // maxConnections are refused. Node checks the first two every connectionsCheckingInterval.
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    http: {
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: config.headersTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, Math.max(25, Math.floor(config.headersTimeoutMs / 4))),
+    },
   });
+  app.server.maxConnections = config.maxConnections;
   app.decorate('services', services);
   const webhooks = attachWebhooks(app, { db, masterKey: deps.masterKey, config });
 

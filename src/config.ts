@@ -62,9 +62,24 @@ export interface Config {
   identityLoginAsClientId: string | undefined;
   identityLoginAsRedirectUri: string | undefined;
   identityLoginAsResponseType: 'code' | 'token';
+  /** start --no-migrate (PAYD_NO_MIGRATE): check that the schema is current instead of migrating it. */
+  noMigrate: boolean;
+  /** A request whose headers and body have not all arrived within this is answered 408 and its connection closed. */
+  requestTimeoutMs: number;
+  /** A connection whose request headers have not all arrived within this is closed (idle or slow new connections). */
+  headersTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** Connections above this are refused (closed at once) while the others are served. */
+  maxConnections: number;
+  /** Started by npm (npm start, npx): stop, as on SIGTERM, when the npm process that started us is gone. */
+  stopWithParent: boolean;
 }
 
+/** A start-up error the operator must fix: one line on stderr, exit code 2. */
 export class ConfigError extends Error {}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 type Env = Record<string, string | undefined>;
 
@@ -97,9 +112,48 @@ function url(env: Env, name: string, fallback: string): string {
   return raw.replace(/\/+$/, '');
 }
 
+function parseDatabaseUrl(env: Env): string | undefined {
+  const raw = env.DATABASE_URL || undefined;
+  if (raw === undefined) return undefined;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError('DATABASE_URL must be a postgres://user:password@host:port/database URL, got something that is not a URL');
+  }
+  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') {
+    throw new ConfigError(`DATABASE_URL must be a postgres:// or postgresql:// URL, got a ${u.protocol}// URL`);
+  }
+  if (!u.hostname && !u.searchParams.get('host')) throw new ConfigError('DATABASE_URL names no host (postgres://user:password@host:port/database)');
+  return raw;
+}
+
+function masterKey(env: Env): string | undefined {
+  const raw = env.PAYD_MASTER_KEY || undefined;
+  if (raw === undefined) return undefined;
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(raw.trim()) || Buffer.from(raw.trim(), 'base64').length !== 32) {
+    throw new ConfigError('PAYD_MASTER_KEY must be 32 bytes encoded in base64 (openssl rand -base64 32)');
+  }
+  return raw;
+}
+
+function origin(name: string, raw: string): string {
+  try {
+    const u = new URL(raw);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
+    return u.origin;
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+}
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
-  const databaseUrl = env.DATABASE_URL || undefined;
+  const databaseUrl = parseDatabaseUrl(env);
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
   const role = (env.PAYD_ROLE || 'all') as Role;
   if (!['all', 'api', 'identity', 'worker'].includes(role)) {
     throw new ConfigError(`PAYD_ROLE must be one of all, api, identity, worker, got "${role}"`);
@@ -116,10 +170,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     dbPoolSize: int(env, 'PAYD_DB_POOL_SIZE', 20, 1, 500),
     dataDir: path.resolve(env.PAYD_DATA_DIR || '.payd'),
     adminToken,
-    masterKey: env.PAYD_MASTER_KEY || undefined,
+    masterKey: masterKey(env),
     accessTokenTtlSeconds: int(env, 'PAYD_ACCESS_TOKEN_TTL', 3600, 60, 86400),
     bodyLimitBytes: int(env, 'PAYD_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel,
     demo: bool(env, 'PAYD_DEMO', databaseUrl === undefined),
     role,
     shutdownGraceMs: int(env, 'PAYD_SHUTDOWN_GRACE_MS', 10000, 0, 600000),
@@ -143,7 +197,16 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     identityLoginAsResponseType: (env.PAYD_IDENTITY_LOGIN_AS_RESPONSE_TYPE || 'code') as 'code' | 'token',
     identityClaimsBase: '', // derived below from the final base URL
     consoleOrigin: '',
+    noMigrate: bool(env, 'PAYD_NO_MIGRATE', false),
+    requestTimeoutMs: int(env, 'PAYD_REQUEST_TIMEOUT_MS', 30000, 100, 3600000),
+    headersTimeoutMs: int(env, 'PAYD_HEADERS_TIMEOUT_MS', 10000, 100, 3600000),
+    keepAliveTimeoutMs: int(env, 'PAYD_KEEP_ALIVE_TIMEOUT_MS', 72000, 100, 3600000),
+    maxConnections: int(env, 'PAYD_MAX_CONNECTIONS', 1000, 1, 1000000),
+    stopWithParent: env.npm_command !== undefined,
   };
+  if (config.headersTimeoutMs > config.requestTimeoutMs) {
+    throw new ConfigError('PAYD_HEADERS_TIMEOUT_MS must not be longer than PAYD_REQUEST_TIMEOUT_MS');
+  }
   if (config.identityLoginAsRedirectUri !== undefined && !URL.canParse(config.identityLoginAsRedirectUri)) {
     throw new ConfigError(`PAYD_IDENTITY_LOGIN_AS_REDIRECT_URI must be an absolute URL, got "${config.identityLoginAsRedirectUri}"`);
   }
@@ -157,6 +220,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   return {
     ...merged,
     identityClaimsBase: overrides.identityClaimsBase ?? (env.PAYD_IDENTITY_CLAIMS_BASE || `${merged.baseUrl}/claims`).replace(/\/$/, ''),
-    consoleOrigin: overrides.consoleOrigin ?? new URL(env.PAYD_CONSOLE_ORIGIN || merged.baseUrl).origin,
+    consoleOrigin: overrides.consoleOrigin ?? origin('PAYD_CONSOLE_ORIGIN', env.PAYD_CONSOLE_ORIGIN || merged.baseUrl),
   };
 }

@@ -1,51 +1,137 @@
 // payd command line: start the server (or one role of it), apply migrations, rotate keys.
+//
+// Start-up checks everything it can before any side effect, in this order: the
+// configuration (src/config.ts), the port (bound for a moment, then released), the
+// database (reached, and with --no-migrate its schema current), the master key (it opens
+// the keys already stored). Only then migrations apply, a generated master key is saved,
+// the server listens and the workers start. A failure the operator must fix is one line
+// on stderr and exit code 2. The server's modules load only once the configuration is
+// valid, so that a configuration error is told at once.
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
 import { parseArgs } from 'node:util';
-import pino from 'pino';
-import { buildApp, VERSION } from './app.ts';
+import type pino from 'pino';
 import { type Config, ConfigError, loadConfig, type Role } from './config.ts';
-import { openDb } from './platform/db/index.ts';
 import type { Db } from './platform/db/index.ts';
-import { migrate } from './platform/db/migrator.ts';
-import { resolveMasterKey } from './platform/crypto/master-key.ts';
-import { loggerOptions } from './platform/observability/logger.ts';
-import { bootstrapDemo } from './admin/demo.ts';
+import { checkSchema, migrate, SchemaError } from './platform/db/migrator.ts';
+import { type MasterKeySource, readMasterKey, saveMasterKey } from './platform/crypto/master-key.ts';
+
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 const USAGE = `payd ${VERSION}
 
 Usage:
-  payd start [--role all|api|identity|worker]   start the server (migrations apply first)
-  payd migrate                                  apply database migrations and exit
+  payd start [--role all|api|identity|worker] [--no-migrate]
+                                   start the server; migrations apply first, or with
+                                   --no-migrate (PAYD_NO_MIGRATE=true) the schema must be current
+  payd migrate                     apply database migrations and exit
   payd keys rotate <access-token|redirection>   rotate a signing key
-  payd help
+  payd --version | help
 
 Configuration comes from the environment; see README.md.`;
 
-async function openMigrated(config: Config, log: pino.Logger): Promise<Db> {
+/** Binds HOST:PORT for a moment, so that a port in use stops the start before anything else. */
+async function probePort(config: Config): Promise<void> {
+  if (config.port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', (err: NodeJS.ErrnoException) => reject(listenError(err, config)));
+    srv.listen({ port: config.port, host: config.host, exclusive: true }, () => srv.close(() => resolve()));
+  });
+}
+
+function listenError(err: NodeJS.ErrnoException, config: Config): Error {
+  switch (err.code) {
+    case 'EADDRINUSE': return new ConfigError(`PORT ${config.port} is in use (HOST ${config.host}): stop what listens there or set another PORT`);
+    case 'EACCES': return new ConfigError(`PORT ${config.port} cannot be bound without privileges (HOST ${config.host}): use a port above 1023`);
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN': return new ConfigError(`HOST ${config.host} is not an address of this machine`);
+    default: return err;
+  }
+}
+
+/** A database that cannot be reached or entered, in one line that names DATABASE_URL (never its password). */
+function databaseError(err: unknown, config: Config): Error {
+  const e = err as { code?: string; message?: string };
+  if (!config.databaseUrl) return err as Error;
+  const u = new URL(config.databaseUrl);
+  const where = `${u.hostname || u.searchParams.get('host')}${u.port ? `:${u.port}` : ''}${u.pathname}`;
+  const reason = e.code === '28P01' || e.code === '28000' ? 'authentication failed'
+    : e.code === '3D000' ? 'the database does not exist'
+      : e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN' ? `host ${u.hostname} not found`
+        : e.code === 'ECONNREFUSED' ? 'connection refused'
+          : (e.message ?? String(err)).split('\n')[0];
+  return new ConfigError(`DATABASE_URL: cannot open the database at ${where}: ${reason}`);
+}
+
+async function openChecked(config: Config): Promise<Db> {
+  const { openDb } = await import('./platform/db/index.ts');
   const db = await openDb(config);
-  const applied = await migrate(db);
-  if (applied.length) log.info({ applied }, 'migrations applied');
+  try {
+    await db.query('SELECT 1');
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw databaseError(err, config);
+  }
   return db;
 }
 
+/** Reads the master key; a key file that is not one is the operator's to fix. */
+function masterKey(config: Config): MasterKeySource {
+  try {
+    return readMasterKey(config.masterKey, config.dataDir);
+  } catch (err) {
+    throw new ConfigError(`${(err as Error).message} (PAYD_MASTER_KEY is not set, so payd reads the key from its data directory)`);
+  }
+}
+
+/** The checks that only read, then migrations (unless --no-migrate): the database ready to serve. */
+async function prepare(config: Config, master: MasterKeySource, log: pino.Logger): Promise<Db> {
+  const db = await openChecked(config);
+  try {
+    if (config.noMigrate) await checkSchema(db);
+    const { KeyStore } = await import('./platform/crypto/keystore.ts');
+    await new KeyStore(db, master.key).checkMasterKey();
+    if (!config.noMigrate) {
+      const applied = await migrate(db);
+      if (applied.length) log.info({ applied }, 'migrations applied');
+    }
+    return db;
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+}
+
 async function start(config: Config, log: pino.Logger): Promise<void> {
+  await probePort(config);
+  const master = masterKey(config);
   if (!config.databaseUrl) {
     log.warn(
       `running on the embedded database (PGlite) in ${config.dataDir}: for evaluation and development only. ` +
         'It does not fsync and serves one process. Production uses PostgreSQL: set DATABASE_URL.',
     );
   }
-  const db = await openMigrated(config, log);
-  const master = resolveMasterKey(config.masterKey, config.dataDir);
+  const db = await prepare(config, master, log);
+  saveMasterKey(master);
   if (master.origin !== 'env' && config.databaseUrl) {
     log.warn(`PAYD_MASTER_KEY is not set: using ${master.file}. Every payd process on this database needs the same key; set PAYD_MASTER_KEY in production.`);
   }
+  const { buildApp } = await import('./app.ts');
   const app = await buildApp({ config, db, masterKey: master.key });
-  const demo = config.demo ? await bootstrapDemo(app.services.entities) : undefined;
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await app.close().catch(() => {});
+    await db.close().catch(() => {});
+    throw listenError(err as NodeJS.ErrnoException, config);
+  }
   if (config.role === 'all' || config.role === 'worker') {
     app.services.recovery.start(config.recoveryIntervalMs, (err) => log.error({ err }, 'recovery pass failed'));
     app.webhooks.dispatcher.start((err) => log.error({ err }, 'webhook dispatch failed'));
   }
-  await app.listen({ port: config.port, host: config.host });
+  const demo = config.demo ? await (await import('./admin/demo.ts')).bootstrapDemo(app.services.entities) : undefined;
 
   console.log(`\npayd ${VERSION} (${config.role}) listening on ${config.baseUrl}`);
   console.log(`  API reference: ${config.baseUrl}/docs   OpenAPI: ${config.baseUrl}/openapi.json`);
@@ -81,29 +167,64 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  if (config.stopWithParent) {
+    // Started by npm or npx: when a supervisor's SIGTERM ends npm (or the shell between
+    // npm and payd) without reaching payd, payd is re-parented; it stops as on SIGTERM
+    // instead of living on as an orphan that holds the port.
+    const parent = process.ppid;
+    setInterval(() => {
+      if (process.ppid !== parent) void stop('parent exited');
+    }, 250).unref();
+  }
 }
 
 async function main(argv: string[]): Promise<void> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { role: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        role: { type: 'string' },
+        'no-migrate': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    });
+  } catch (err) {
+    throw new ConfigError(`${(err as Error).message.split('\n')[0]} (payd help lists the options)`);
+  }
+  const { positionals, values } = parsed;
   const [command = 'help', ...rest] = positionals;
+  if (values.version || command === 'version') {
+    console.log(VERSION);
+    return;
+  }
   if (values.help || command === 'help') {
     console.log(USAGE);
     return;
   }
-  const config = loadConfig(process.env, values.role ? { role: values.role as Role } : {});
-  if (!['all', 'api', 'identity', 'worker'].includes(config.role)) throw new ConfigError(`--role must be all, api, identity or worker`);
+  if (values.role !== undefined && !['all', 'api', 'identity', 'worker'].includes(values.role)) {
+    throw new ConfigError(`--role must be all, api, identity or worker, got "${values.role}"`);
+  }
+  const config = loadConfig(process.env, {
+    ...(values.role ? { role: values.role as Role } : {}),
+    ...(values['no-migrate'] ? { noMigrate: true } : {}),
+  });
+  const [{ default: pino }, { loggerOptions }] = await Promise.all([import('pino'), import('./platform/observability/logger.ts')]);
   const log = pino(loggerOptions(config.logLevel));
 
   switch (command) {
     case 'start':
       return start(config, log);
     case 'migrate': {
-      const db = await openMigrated(config, log);
-      await db.close();
+      const db = await openChecked(config);
+      try {
+        const applied = await migrate(db);
+        if (applied.length) log.info({ applied }, 'migrations applied');
+      } finally {
+        await db.close();
+      }
       console.log('migrations are up to date');
       return;
     }
@@ -113,10 +234,11 @@ async function main(argv: string[]): Promise<void> {
       const { REDIRECTION_KEYS } = await import('./checkout/redirection-token.ts');
       const purpose = [ACCESS_TOKEN_KEYS, REDIRECTION_KEYS].find((p) => p.name === purposeName);
       if (action !== 'rotate' || !purpose) throw new ConfigError(USAGE);
+      const master = masterKey(config);
+      const db = await prepare(config, master, log);
+      saveMasterKey(master);
       const { KeyStore } = await import('./platform/crypto/keystore.ts');
-      const db = await openMigrated(config, log);
-      const kid = await new KeyStore(db, resolveMasterKey(config.masterKey, config.dataDir).key).rotate(purpose);
-      await db.close();
+      const kid = await new KeyStore(db, master.key).rotate(purpose).finally(() => db.close());
       console.log(`rotated ${purpose.name}: new kid ${kid}`);
       return;
     }
@@ -126,8 +248,8 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  if (err instanceof ConfigError) {
-    console.error(err.message);
+  if (err instanceof ConfigError || err instanceof SchemaError || (err instanceof Error && err.name === 'MasterKeyMismatchError')) {
+    console.error(`payd: ${err.message}`);
     process.exit(2);
   }
   console.error(err);

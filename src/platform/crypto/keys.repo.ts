@@ -38,6 +38,15 @@ export const keysRepo = {
       [purpose, overlapSeconds],
     );
   },
+  /** The sealed secret of every active key; none when the table does not exist yet (a new database). */
+  async activeSealed(q: Queryable): Promise<Pick<KeyRow, 'kid' | 'purpose' | 'private_key_enc'>[]> {
+    const { rows: [table] } = await q.query<{ present: boolean }>("SELECT to_regclass('signing_keys') IS NOT NULL AS present");
+    if (!table?.present) return [];
+    const { rows } = await q.query<Pick<KeyRow, 'kid' | 'purpose' | 'private_key_enc'>>(
+      'SELECT kid, purpose, private_key_enc FROM signing_keys WHERE retired_at IS NULL ORDER BY purpose, kid',
+    );
+    return rows;
+  },
   /** Keys not yet expired, newest first. */
   async live(q: Queryable, purpose: string): Promise<KeyRow[]> {
     const { rows } = await q.query<KeyRow>(

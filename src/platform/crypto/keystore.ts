@@ -34,6 +34,15 @@ export interface PublishedKey {
   retired: boolean;
 }
 
+/** The master key in use does not open the signing keys stored in the database. */
+export class MasterKeyMismatchError extends Error {
+  override name = 'MasterKeyMismatchError';
+  constructor(purpose: string, cause?: unknown) {
+    super(`The master key does not open the ${purpose} keys stored in this database: every payd process on a database ` +
+      'needs the same master key (PAYD_MASTER_KEY, or the same data directory)', { cause });
+  }
+}
+
 interface CacheEntry {
   loadedAt: number;
   signer: SigningKey | undefined;
@@ -85,8 +94,22 @@ export class KeyStore {
     try {
       await this.load(purpose.name);
     } catch (err) {
-      throw new Error(`The master key does not open the ${purpose.name} keys stored in this database: every payd process on a database ` +
-        `needs the same master key (PAYD_MASTER_KEY, or the same data directory). (${(err as Error).message})`, { cause: err });
+      throw new MasterKeyMismatchError(purpose.name, err);
+    }
+  }
+
+  /**
+   * Reads only: the master key opens every active key already stored (there are none on a
+   * new database, not even a table). main.ts calls it before migrations and before the
+   * server starts, so that a process with another key stops before any side effect.
+   */
+  async checkMasterKey(): Promise<void> {
+    for (const row of await keysRepo.activeSealed(this.db)) {
+      try {
+        decrypt(this.masterKey, row.private_key_enc, row.kid);
+      } catch (err) {
+        throw new MasterKeyMismatchError(row.purpose, err);
+      }
     }
   }
 
