@@ -112,6 +112,16 @@ describe('hostile input', () => {
     await refused(() => t.app.inject({ method: 'POST', url: '/oauth/token', headers: FORM, payload: 'grant_type=client_credentials&client_id=a%00b&client_secret=x' }), 'client_id', 'body');
   });
 
+  it('refuses Basic client credentials with a NUL or that are not UTF-8, as the OAuth endpoints answer', async () => {
+    const basic = (bytes: Buffer) => ({ ...FORM, authorization: `Basic ${bytes.toString('base64')}` });
+    for (const creds of [Buffer.from('a\u0000:secret'), Buffer.from('a%00b:secret'), Buffer.from([0xed, 0xa0, 0x80, 0x3a, 0x78])]) {
+      for (const url of ['/oauth/introspect', '/oauth/revoke', '/oauth/token']) {
+        const p = await refused(() => t.app.inject({ method: 'POST', url, headers: basic(creds), payload: url === '/oauth/token' ? 'grant_type=client_credentials' : 'token=abc' }), 'authorization', 'header');
+        assert.equal(p.error, 'invalid_request');
+      }
+    }
+  });
+
   it('refuses a NUL in path parameters and query strings', async () => {
     const auth = { authorization: `Bearer ${mgmtToken}` };
     await refused(() => t.app.inject({ url: '/api/v2/clients/a%00b', headers: auth }), 'id', 'path');

@@ -7,7 +7,8 @@
 //  - JSON nested deeper than MAX_DEPTH levels: no payd schema goes beyond ~6, and
 //    PostgreSQL's jsonb has its own (stack) limit.
 // Keys of objects are text too. Headers are checked at onRequest (the API key, the
-// session credential and the idempotency key reach queries); body, query string and path
+// session credential, the idempotency key and the client id inside Basic credentials
+// reach queries); body, query string and path
 // parameters at preValidation, after the body is parsed (JSON and form-encoded alike).
 // docs/decisions.md, "Hostile input".
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -81,6 +82,25 @@ function refuse(request: FastifyRequest, where: InvalidParam['in'], fault: Fault
   return problem;
 }
 
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Basic credentials (RFC 7617) are base64 of UTF-8 text; OAuth clients form-encode the id
+ * and secret inside (RFC 6749 2.3.1), so a percent-encoded NUL is a NUL too.
+ */
+function basicFault(authorization: string): string | undefined {
+  const m = /^basic\s+(\S*)\s*$/i.exec(authorization);
+  if (!m) return undefined;
+  let text: string;
+  try {
+    text = utf8.decode(Buffer.from(m[1]!, 'base64'));
+  } catch {
+    return 'Basic credentials must be UTF-8 text';
+  }
+  if (textFault(text) || /%00/.test(text)) return 'Basic credentials must not contain the NUL character (U+0000)';
+  return undefined;
+}
+
 export const inputGuardPlugin = fp(async function inputGuard(app: FastifyInstance) {
   app.addHook('onRequest', async (request) => {
     const headers = request.headers;
@@ -88,7 +108,7 @@ export const inputGuardPlugin = fp(async function inputGuard(app: FastifyInstanc
       const value = headers[name];
       if (value === undefined) continue;
       for (const v of Array.isArray(value) ? value : [value]) {
-        const reason = textFault(v);
+        const reason = textFault(v) ?? (name === 'authorization' ? basicFault(v) : undefined);
         if (reason) throw refuse(request, 'header', { name, reason });
       }
     }
