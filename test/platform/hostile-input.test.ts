@@ -138,6 +138,15 @@ describe('hostile input', () => {
     expectProblem(session, session.statusCode);
   });
 
+  it('takes a cookie whose percent-encoding is malformed for no cookie (pages served to browsers)', async () => {
+    for (const url of ['/console', '/console/users', '/oauth/authorize?client_id=x']) {
+      for (const cookie of ['payd_console=%ED%A0%80', 'payd_console=%', 'payd_idp_session=%E0%A4%A; payd_idp_csrf=%00']) {
+        const res = await t.app.inject({ url, headers: { cookie } });
+        assert.ok(res.statusCode < 500, `${url} ${cookie}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+      }
+    }
+  });
+
   it('answers 401 to a token signed with the real key whose subject is not an entity id', async () => {
     const key = await t.app.services.keys.signingKey(ACCESS_TOKEN_KEYS.name);
     const now = Math.floor(Date.now() / 1000);
