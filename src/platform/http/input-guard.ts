@@ -43,30 +43,46 @@ function render(path: ReadonlyArray<string | number>): string {
 
 export interface Fault { name: string; reason: string }
 
-/** The first field of a parsed value (document order) that is refused, if any. Iterative: no stack to overflow. */
-export function findFault(root: unknown): Fault | undefined {
-  const stack: Array<[unknown, Array<string | number>]> = [[root, []]];
-  while (stack.length > 0) {
-    const [value, path] = stack.pop()!;
-    if (typeof value === 'string') {
-      const reason = textFault(value);
-      if (reason) return { name: render(path), reason };
-      continue;
+type Found = { path: Array<string | number>; reason: string };
+
+// Recursive, but never deeper than MAX_DEPTH + 1 frames (deeper values are refused
+// unread), so no body can overflow the stack; the path is built only for a fault.
+function walk(value: unknown, depth: number): Found | undefined {
+  if (typeof value === 'string') {
+    const reason = textFault(value);
+    return reason ? { path: [], reason } : undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  if (depth >= MAX_DEPTH) return { path: [], reason: `is nested more than ${MAX_DEPTH} levels deep` };
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = walk(value[i], depth + 1);
+      if (found) {
+        found.path.unshift(i);
+        return found;
+      }
     }
-    if (value === null || typeof value !== 'object') continue;
-    if (path.length >= MAX_DEPTH) return { name: render(path), reason: `is nested more than ${MAX_DEPTH} levels deep` };
-    if (Array.isArray(value)) {
-      for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], [...path, i]]);
-      continue;
+    return undefined;
+  }
+  const keys = Object.keys(value);
+  for (const key of keys) {
+    const reason = textFault(key);
+    if (reason) return { path: [printable(key)], reason: `(a field name) ${reason}` };
+  }
+  for (const key of keys) {
+    const found = walk((value as Record<string, unknown>)[key], depth + 1);
+    if (found) {
+      found.path.unshift(key);
+      return found;
     }
-    const keys = Object.keys(value);
-    for (const key of keys) {
-      const reason = textFault(key);
-      if (reason) return { name: render([...path, printable(key)]), reason: `(a field name) ${reason}` };
-    }
-    for (let i = keys.length - 1; i >= 0; i--) stack.push([(value as Record<string, unknown>)[keys[i]!], [...path, keys[i]!]]);
   }
   return undefined;
+}
+
+/** The first field of a parsed value (document order) that is refused, if any. */
+export function findFault(root: unknown): Fault | undefined {
+  const found = walk(root, 0);
+  return found ? { name: render(found.path), reason: found.reason } : undefined;
 }
 
 function refuse(request: FastifyRequest, where: InvalidParam['in'], fault: Fault): Problem {
