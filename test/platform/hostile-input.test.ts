@@ -105,6 +105,17 @@ describe('hostile input', () => {
     });
   }
 
+  it('refuses JSON nested deeper than 32 levels, however deep, naming where', async () => {
+    const deep = (n: number) => '{"name":"x","a":' + '['.repeat(n) + ']'.repeat(n) + '}';
+    for (const n of [40, 100_000]) {
+      const p = await refused(() => t.app.inject({ method: 'POST', url: '/admin/v1/entities', headers: { ...t.adminHeaders, ...JSON_CT }, payload: deep(n) }), `a${'[0]'.repeat(31)}`, 'body');
+      assert.match(p.invalid_params![0]!.reason, /nested more than 32 levels/);
+    }
+    // 30 levels pass the guard (and are refused by the schema, as an unknown field).
+    const ok = await t.app.inject({ method: 'POST', url: '/admin/v1/entities', headers: { ...t.adminHeaders, ...JSON_CT }, payload: deep(30) });
+    assert.equal(expectProblem(ok, 400).invalid_params?.[0]?.reason, 'is not a known field');
+  });
+
   it('refuses a NUL in form-encoded bodies of the OAuth endpoints, as they answer today', async () => {
     for (const url of ['/oauth/introspect', '/oauth/revoke']) {
       await refused(() => t.app.inject({ method: 'POST', url, headers: FORM, payload: 'token=abc&client_id=a%00b' }), 'client_id', 'body');
