@@ -8,8 +8,8 @@
 //    PostgreSQL's jsonb has its own (stack) limit.
 // Keys of objects are text too. Headers are checked at onRequest (the API key, the
 // session credential, the idempotency key and the client id inside Basic credentials
-// reach queries); body, query string and path
-// parameters at preValidation, after the body is parsed (JSON and form-encoded alike).
+// reach queries); body, query string and path parameters at preValidation, after the
+// body is parsed (JSON and form-encoded alike).
 // docs/decisions.md, "Hostile input".
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
