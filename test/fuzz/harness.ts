@@ -18,12 +18,13 @@
 // visible id of that log is read before and after each request: a refused request must
 // leave it unchanged. Row-level (not statement-level) so that an UPDATE matching nothing
 // does not count; read with MVCC (not a sequence value) so that a transaction rolled back
-// does not count either. It is exact per request, costs two tiny queries, and works the
+// does not count either. It is exact per request, costs one tiny query per request, and works the
 // same on PGlite and PostgreSQL (the app's background workers are not started by tests).
 //
 // The requests of a run are split between two test files (openapi-fuzz.test.ts and
-// openapi-fuzz-2.test.ts, each its own process and database), so that each finishes well
-// within the runner's 120 s per file on a shared 2-core machine.
+// openapi-fuzz-2.test.ts, each its own process and database), so that each stays within
+// the runner's 120 s per file on a shared 2-core machine (~90 s each at load average 12;
+// at load average 25+ they do not, nor does much else).
 // Replay: the failing file prints its command, PAYD_FUZZ_SEED=<seed> PAYD_FUZZ_RUNS=<n>
 // npm test -- <file>: the same requests in the same order. PAYD_FUZZ_RUNS is the total of
 // both files (default 5,200); PAYD_FUZZ_VERBOSE=1 prints every request and answer.
