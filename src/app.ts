@@ -6,7 +6,8 @@ import type { Config } from './config.ts';
 import type { Db } from './platform/db/index.ts';
 import { KeyStore } from './platform/crypto/keystore.ts';
 import { authPlugin } from './platform/http/auth.ts';
-import { errorHandlerPlugin } from './platform/http/error-handler.ts';
+import { clientErrorHandler, errorHandlerPlugin, frameworkErrors } from './platform/http/error-handler.ts';
+import { inputGuardPlugin } from './platform/http/input-guard.ts';
 import { openapiPlugin } from './platform/http/openapi.ts';
 import { ProblemSchema } from './platform/http/schemas.ts';
 import { loggerOptions } from './platform/observability/logger.ts';
@@ -156,6 +157,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       headersTimeout: config.headersTimeoutMs,
       connectionsCheckingInterval: Math.min(1000, Math.max(25, Math.floor(config.headersTimeoutMs / 4))),
     },
+    frameworkErrors,
+    clientErrorHandler,
   });
   app.server.maxConnections = config.maxConnections;
   app.decorate('services', services);
@@ -183,6 +186,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(errorHandlerPlugin);
+  await app.register(inputGuardPlugin); // before authentication reads a header
   // JSON bodies: an empty body with a JSON content type counts as no body (operations
   // whose body is optional); anything else goes through Fastify's safe parser.
   const parseJson = app.getDefaultJsonParser('error', 'error');

@@ -66,6 +66,8 @@ export interface IssuedToken {
   scope: string;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** At most this many verified tokens are remembered per process (the oldest go first). */
 const VERIFIED_MAX = 5_000;
 
@@ -125,10 +127,15 @@ export class AccessTokens {
       if (err instanceof JwsError && err.message === 'expired') throw new InvalidCredentials('The access token has expired.');
       throw new InvalidCredentials('The access token is not valid.');
     }
-    const apiKeyId = typeof payload.akid === 'string' ? payload.akid : undefined;
+    // payd only signs entity and API key ids; anything else (a token minted with a leaked
+    // key, a bug) must not reach a query as an id.
+    if (typeof payload.sub !== 'string' || !UUID.test(payload.sub) || (payload.akid !== undefined && (typeof payload.akid !== 'string' || !UUID.test(payload.akid)))) {
+      throw new InvalidCredentials('The access token is not valid.');
+    }
+    const apiKeyId = payload.akid as string | undefined;
     this.refuseRevoked(apiKeyId);
     const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];
-    const principal: Principal = Object.freeze({ entityId: payload.sub as string, scopes: Object.freeze(scopes) as string[], via: 'bearer' as const, ...(apiKeyId ? { apiKeyId } : {}) });
+    const principal: Principal = Object.freeze({ entityId: payload.sub, scopes: Object.freeze(scopes) as string[], via: 'bearer' as const, ...(apiKeyId ? { apiKeyId } : {}) });
     if (this.verified.size >= VERIFIED_MAX) this.verified.delete(this.verified.keys().next().value!);
     this.verified.set(token, { principal, kid: kid!, exp: payload.exp as number });
     return principal;

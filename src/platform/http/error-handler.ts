@@ -1,5 +1,7 @@
 // One handler renders every error of every route as application/problem+json.
 // 5xx bodies never carry internals; the error is logged with the request id instead.
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type InvalidParam, Problem, PROBLEM_BASE, problems } from './problem.ts';
@@ -73,6 +75,10 @@ function fromFastifyError(err: FastifyError): Problem {
       return problems.invalidRequest('The body is empty but Content-Type is application/json.');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return problems.invalidRequest('The body is not valid JSON.');
+    case 'FST_ERR_BAD_URL':
+      return problems.invalidRequest('The path is not a valid URL: a percent-encoding is malformed or is not UTF-8.', [{ name: 'path', in: 'path', reason: 'is not valid percent-encoded UTF-8' }]);
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new Problem({ status: 414, type: `${PROBLEM_BASE}uri-too-long`, title: 'URI too long', detail: 'A path parameter is longer than any identifier payd issues.' });
   }
   if (err instanceof SyntaxError) return problems.invalidRequest('The body is not valid JSON.');
   return new Problem({
@@ -103,6 +109,36 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
       ...problem.extra,
     }),
   );
+}
+
+/**
+ * Fastify's refusals before a route is found (its frameworkErrors option): a malformed
+ * percent-encoding, an over-long path parameter. No hook has run for them.
+ */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  reply.header('x-request-id', request.id);
+  reply.header('x-content-type-options', 'nosniff');
+  const problem = fromFastifyError(error);
+  if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
+  else request.log.info({ code: error.code, status: problem.status }, 'request refused');
+  return sendProblem(request, reply, problem);
+}
+
+/**
+ * Requests Node's HTTP parser refuses (malformed request line or header, headers too
+ * large, timeouts): answered on the socket, as problem+json too (Fastify's
+ * clientErrorHandler option).
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+  const detail = status === 408 ? 'The request took too long to arrive.' : status === 431 ? 'The request headers are too large.' : 'The request is not valid HTTP.';
+  const title = STATUS_CODES[status]!;
+  const body = JSON.stringify({ type: `${PROBLEM_BASE}${status === 400 ? 'invalid-request' : 'http-' + status}`, title, status, detail, instance: '/' });
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${title}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(err);
 }
 
 export const errorHandlerPlugin = fp(async function errorHandler(app: FastifyInstance) {
