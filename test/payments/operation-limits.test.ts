@@ -136,6 +136,47 @@ for (const [inline, N] of [[true, MANY], [false, Math.max(20, Math.round(MANY / 
       const now = (await t.app.inject({ url: `/v2/payments/${p.id}`, headers: m.auth })).json();
       assert.deepEqual([now.amounts.total_captured, now.amounts.total_refunded, now.amounts.total_voided], [N, 0, 0]);
     });
+
+    it('the running totals on every payment row are the sums of its ledger, through splits, refunds, voids and failures', async () => {
+      const pay = async (split: unknown[]) => {
+        const amount = (split as Array<{ amount: number }>).reduce((x, y) => x + y.amount, 0);
+        return (await t.app.inject({ method: 'POST', url: '/v2/payments', headers: m.auth, payload: { amount, currency: 'EUR', split } })).json();
+      };
+      const cardPart = (amount: number, number = '4242424242424242') => ({ partner: 'card-sim', method: 'CARD', amount, instrument: { ...card, number } });
+      const giftPart = (amount: number) => ({ partner: 'gift-sim', method: 'GIFT_CARD', amount, instrument: { type: 'GIFT_CARD', number: '6036280000001234' } });
+      const act = async (id: string, kind: string, payload: Record<string, unknown>) =>
+        t.app.inject({ method: 'POST', url: `/v2/payments/${id}/${kind}`, headers: m.auth, payload });
+      const split = await pay([giftPart(300), cardPart(700)]);
+      assert.equal((await act(split.id, 'captures', { amount: 400 })).statusCode, 200); // gift 300 + card 100
+      assert.equal((await act(split.id, 'refunds', { amount: 150 })).statusCode, 200); // card 100 + gift 50
+      assert.equal((await act(split.id, 'captures', { amount: 100 })).statusCode, 200);
+      assert.equal((await act(split.id, 'voids', {})).statusCode, 200);
+      const declined = await pay([cardPart(500, '4000000000000341')]);
+      assert.equal((await act(declined.id, 'captures', { amount: 200 })).statusCode, 200); // FAILURE
+      const conflict = await pay([giftPart(100), cardPart(400, '4000000000000341')]);
+      assert.equal((await act(conflict.id, 'captures', { amount: 500 })).statusCode, 200); // CONFLICT
+      await pay([cardPart(500, '4000000000000002')]); // refused
+      const { rows } = await t.testDb.db.query<{ id: string; row: unknown; ledger: unknown }>(
+        `SELECT p.id,
+                json_build_array(p.operation_count, p.authorize_pending, p.total_authorized, p.total_captured, p.total_voided, p.total_refunded,
+                                 p.reserved_capture, p.reserved_void, p.reserved_refund) AS row,
+                json_build_array(
+                  (SELECT count(*) FROM payment_operations o WHERE o.payment_id = p.id),
+                  coalesce(sum(t.amount) FILTER (WHERE t.kind = 'AUTHORIZATION' AND t.status = 'PENDING'), 0),
+                  coalesce(sum(t.amount) FILTER (WHERE t.kind = 'AUTHORIZATION' AND t.status = 'AUTHORIZED'), 0),
+                  coalesce(sum(t.amount) FILTER (WHERE t.kind = 'CAPTURE' AND t.status = 'SUCCESS'), 0),
+                  coalesce(sum(t.amount) FILTER (WHERE t.kind = 'VOID' AND t.status = 'SUCCESS'), 0),
+                  coalesce(sum(t.amount) FILTER (WHERE t.kind = 'REFUND' AND t.status = 'SUCCESS'), 0),
+                  coalesce(sum(t.amount) FILTER (WHERE t.kind = 'CAPTURE' AND t.status = 'PENDING'), 0),
+                  coalesce(sum(t.amount) FILTER (WHERE t.kind = 'VOID' AND t.status = 'PENDING'), 0),
+                  coalesce(sum(t.amount) FILTER (WHERE t.kind = 'REFUND' AND t.status = 'PENDING'), 0)) AS ledger
+           FROM payments p LEFT JOIN partner_transactions t ON t.payment_id = p.id
+          GROUP BY p.id`);
+      assert.ok(rows.length >= 5);
+      for (const r of rows) assert.deepEqual(r.row, r.ledger, `payment ${r.id}: [operations, authorize_pending, authorized, captured, voided, refunded, reserved capture/void/refund]`);
+      const s = (await t.app.inject({ url: `/v2/payments/${split.id}`, headers: m.auth })).json();
+      assert.deepEqual([s.amounts.total_captured, s.amounts.total_refunded, s.amounts.total_voided], [500, 150, 500]);
+    });
   });
 }
 
