@@ -100,6 +100,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     baseUrl: config.baseUrl,
     fingerprintKey: fingerprintKey(deps.masterKey),
     partnerTimeoutMs: config.partnerTimeoutMs,
+    maxOperationsPerPayment: config.maxOperationsPerPayment,
     holdAttempts: config.idempotencyHoldAttempts,
     holdIntervalMs: config.idempotencyHoldIntervalMs,
   };

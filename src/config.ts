@@ -27,6 +27,8 @@ export interface Config {
   shutdownGraceMs: number;
   /** A partner call that takes longer has an unknown outcome (the transaction stays PENDING). */
   partnerTimeoutMs: number;
+  /** Captures, refunds and voids one payment may have, all kinds together (docs/operations.md). */
+  maxOperationsPerPayment: number;
   /** A replay of an in-flight idempotency key is held this many times the interval, then answered 409. */
   idempotencyHoldAttempts: number;
   idempotencyHoldIntervalMs: number;
@@ -178,6 +180,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     role,
     shutdownGraceMs: int(env, 'PAYD_SHUTDOWN_GRACE_MS', 10000, 0, 600000),
     partnerTimeoutMs: int(env, 'PAYD_PARTNER_TIMEOUT_MS', 10000, 100, 120000),
+    maxOperationsPerPayment: int(env, 'PAYD_MAX_OPERATIONS_PER_PAYMENT', 200, 1, 10000),
     idempotencyHoldAttempts: int(env, 'PAYD_IDEMPOTENCY_HOLD_ATTEMPTS', 20, 0, 1000),
     idempotencyHoldIntervalMs: int(env, 'PAYD_IDEMPOTENCY_HOLD_INTERVAL_MS', 100, 1, 10000),
     recoveryGraceSeconds: int(env, 'PAYD_RECOVERY_GRACE_SECONDS', 60, 1, 86400),

@@ -6,24 +6,31 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../platform/db/index.ts';
 import { problems } from '../platform/http/problem.ts';
 import type { PartnerRegistry } from '../partners/port.ts';
-import { allocate, availableFor } from './amounts.ts';
+import { type Slice, allocate, availableFor, deriveAmounts } from './amounts.ts';
 import { holdWhileInFlight } from './idempotency.ts';
 import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
 import { type NewPartnerTx, type OperationKind, type OperationRow, type PartnerTxRow, type PaymentRow, isOperationKeyConflict, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
-import { paymentView, reservedOf, slicesOf, stateOf } from './payment-view.ts';
+import { paymentView, reservedOfPayment, slicesOfPayment, totalsOfPayment } from './payment-view.ts';
 import { operationEventType, paymentEvent } from './payment-events.ts';
 import type { OperationBody } from './payments.schemas.ts';
 import type { PaymentsConfig, PaymentsService, PaymentViewT } from './payments.service.ts';
 
+/** The next free ledger number after these rows. */
+function nextSeqOf(txs: PartnerTxRow[]): number {
+  let max = 0;
+  for (const t of txs) if (t.seq > max) max = t.seq;
+  return max + 1;
+}
+
 const FIELD: Record<OperationKind, 'capture' | 'refund' | 'void'> = { CAPTURE: 'capture', REFUND: 'refund', VOID: 'void' };
 
 /**
- * The operation's ledger rows, PENDING, one per allocation, numbered after the ledger
- * read; each with the partner key `<operation id>:<n>` its partner call uses.
+ * The operation's ledger rows, PENDING, one per allocation, numbered from `seq` (the
+ * next free ledger number); each with the partner key `<operation id>:<n>` its partner
+ * call uses.
  */
-function pendingChildren(kind: OperationKind, paymentId: string, opId: string, txs: PartnerTxRow[],
+function pendingChildren(kind: OperationKind, paymentId: string, opId: string, seq: number,
   allocations: Array<{ auth: PartnerTxRow; amount: number }>): NewPartnerTx[] {
-  let seq = txs.reduce((max, t) => Math.max(max, t.seq), 0) + 1;
   return allocations.map((a, i) => ({
     id: randomUUID(), payment_id: paymentId, operation_id: opId, parent_id: a.auth.id, kind, seq: seq++,
     partner: a.auth.partner, method: a.auth.method, amount: a.amount, status: 'PENDING', partner_key: `${opId}:${i + 1}`,
@@ -53,15 +60,26 @@ export class OperationsService {
     if (first) throw problems.idempotencyViolation(instance, first.id);
   }
 
-  /** The amount of the operation and how it draws on the authorizations; a 422 problem when not available. */
-  private plan(kind: OperationKind, p: PaymentRow, txs: PartnerTxRow[], body: OperationBody): { amount: number; allocations: Array<{ auth: PartnerTxRow; amount: number }> } {
+  /**
+   * The amount of the operation and how it draws on the authorizations; a 400 problem when
+   * the payment is not AUTHORIZED, has reached the operation limit, or has not the amount.
+   * Decided from the payment row's running totals (and, for a split, its slices), never
+   * from every earlier operation.
+   */
+  private plan(kind: OperationKind, p: PaymentRow, slices: Slice[], body: OperationBody): { amount: number; allocations: Array<{ id: string; amount: number }> } {
     const field = FIELD[kind];
     if (p.authorization_status !== 'AUTHORIZED') {
       throw problems.unprocessable('payment-not-authorized', 'Payment not authorized',
         `The payment is ${p.authorization_status}; only an AUTHORIZED payment can be ${kind === 'CAPTURE' ? 'captured' : kind === 'REFUND' ? 'refunded' : 'voided'}.`);
     }
-    const { amounts } = stateOf(txs);
-    const available = availableFor(field, amounts, reservedOf(txs));
+    const limit = this.config.maxOperationsPerPayment;
+    if (p.operation_count >= limit) {
+      throw problems.unprocessable('operation-limit-reached', 'Operation limit reached',
+        `The payment already has ${p.operation_count} operations (captures, refunds and voids together); a payment takes at most ${limit}.`,
+        { max_operations: limit });
+    }
+    const amounts = deriveAmounts(totalsOfPayment(p));
+    const available = availableFor(field, amounts, reservedOfPayment(p));
     const amount = body.amount ?? available;
     if (amount <= 0 || amount > available) {
       throw problems.unprocessable('amount-not-available', 'Amount not available',
@@ -69,8 +87,17 @@ export class OperationsService {
         (available !== amounts[`available_to_${field}`] ? ' (other operations are in progress)' : '') + '.',
         { available_amount: available });
     }
-    const byId = new Map(txs.map((t) => [t.id, t]));
-    return { amount, allocations: allocate(field, amount, slicesOf(txs)).map((a) => ({ auth: byId.get(a.id)!, amount: a.amount })) };
+    return { amount, allocations: allocate(field, amount, slices) };
+  }
+
+  /** The plan with each allocation's authorization row. */
+  private async planWith(kind: OperationKind, p: PaymentRow, auths: PartnerTxRow[], ledger: () => PartnerTxRow[] | Promise<PartnerTxRow[]>,
+    body: OperationBody): Promise<{ amount: number; allocations: Array<{ auth: PartnerTxRow; amount: number }> }> {
+    // (Slices only matter for an AUTHORIZED payment: plan refuses any other first.)
+    const slices = p.authorization_status === 'AUTHORIZED' ? await slicesOfPayment(p, auths, ledger) : [];
+    const { amount, allocations } = this.plan(kind, p, slices, body);
+    const byId = new Map(auths.map((t) => [t.id, t]));
+    return { amount, allocations: allocations.map((a) => ({ auth: byId.get(a.id)!, amount: a.amount })) };
   }
 
   /**
@@ -87,8 +114,11 @@ export class OperationsService {
     if (!found) throw problems.notFound(`Payment ${paymentId} does not exist.`);
     const { payment: p, txs, ops } = found;
     if (opts.idempotencyKey && ops.some((o) => o.idempotency_key === opts.idempotencyKey)) return undefined;
-    const { amount, allocations } = this.plan(kind, p, txs, body);
-    const pending = pendingChildren(kind, paymentId, opId, txs, allocations);
+    // (The whole ledger is read for the answer, a Payment with every operation; the
+    // decision takes only the payment row's totals and its authorizations.)
+    const auths = txs.filter((t) => t.kind === 'AUTHORIZATION');
+    const { amount, allocations } = await this.planWith(kind, p, auths, () => txs, body);
+    const pending = pendingChildren(kind, paymentId, opId, nextSeqOf(txs), allocations);
     const answers = allocations.map((a, i) => this.partners.get(a.auth.partner)?.answerInline?.({
       kind, request: { key: pending[i]!.partner_key, authorization_reference: a.auth.partner_reference ?? '', amount: a.amount, currency: p.currency },
     }));
@@ -131,14 +161,14 @@ export class OperationsService {
       const p = await paymentsRepo.get(tx, entityId, paymentId, true);
       if (!p) throw problems.notFound(`Payment ${paymentId} does not exist.`);
       if (opts.idempotencyKey && (await paymentsRepo.operationByKey(tx, paymentId, opts.idempotencyKey))) return 'replay' as const;
-      const txs = await paymentsRepo.txs(tx, paymentId);
-      const { amount, allocations } = this.plan(kind, p, txs, body);
+      const { auths, nextSeq } = await paymentsRepo.authorizations(tx, paymentId, p.split.length);
+      const { amount, allocations } = await this.planWith(kind, p, auths, () => paymentsRepo.txs(tx, paymentId), body);
       const op = await paymentsRepo.insertOperation(tx, {
         id: opId, payment_id: paymentId, kind, amount, status: 'PENDING', triggered_by: opts.triggeredBy ?? 'MERCHANT',
         merchant_reference: body.merchant_reference ?? null, reason: body.reason ?? null, idempotency_key: opts.idempotencyKey ?? null,
       });
       if (!op) return 'replay' as const;
-      const rows = pendingChildren(kind, paymentId, opId, txs, allocations); // numbered after the ledger as read under the lock
+      const rows = pendingChildren(kind, paymentId, opId, nextSeq, allocations); // numbered after the ledger as read under the lock
       await paymentsRepo.insertTxs(tx, rows);
       await paymentsRepo.touch(tx, paymentId);
       return { currency: p.currency, children: rows.map((r, i) => ({ id: r.id, key: r.partner_key, amount: r.amount, auth: allocations[i]!.auth })) };

@@ -1,10 +1,17 @@
 // Webhook events of payment changes, written by the transaction that makes the change
 // (transactional outbox, src/webhooks/outbox.ts). A payment of a payment link goes to
 // the link's webhook; any other to the entity's endpoint.
+//
+// An event's data is the payment's summary as the change leaves it plus what changed:
+// the authorization (authorization events) or the one operation (operation events),
+// never the lists of earlier operations (PaymentEventData in payments.schemas.ts), so
+// its size does not depend on how many operations the payment had before.
 import type { Queryable } from '../platform/db/index.ts';
 import { enqueueEvent, type NewEvent } from '../webhooks/outbox.ts';
 import type { OperationRow, PaymentRow } from './payments.repo.ts';
-import { paymentJson, withOperationId } from './payment-json.ts';
+import { paymentEventJson } from './payment-json.ts';
+import type { PaymentEventDataT } from './payments.schemas.ts';
+import type { PaymentViewT } from './payments.service.ts';
 
 const AUTHORIZATION_EVENTS: Record<string, string> = { AUTHORIZED: 'payment.authorized', REFUSED: 'payment.refused', ERROR: 'payment.failed' };
 const DONE: Record<string, string> = { CAPTURE: 'captured', REFUND: 'refunded', VOID: 'voided' };
@@ -22,36 +29,67 @@ export function authorizationEventType(status: string): string | undefined {
   return AUTHORIZATION_EVENTS[status];
 }
 
-async function linkWebhook(q: Queryable, p: PaymentRow) {
+type EventPayment = Pick<PaymentRow, 'entity_id' | 'client_session_id'>;
+
+async function linkWebhook(q: Queryable, p: EventPayment) {
   if (!p.client_session_id) return undefined;
   const { rows } = await q.query<{ webhook: { url: string; headers?: Array<{ name: string; values: string[] }> } | null }>(
     `SELECT l.webhook FROM client_sessions s JOIN payment_links l ON l.id = s.payment_link_id WHERE s.id = $1`, [p.client_session_id]);
   return rows[0]?.webhook ?? undefined;
 }
 
+/** One event to write: its type, and for an operation's event the operation's id. */
+export interface PaymentEventSpec {
+  type: string;
+  operationId?: string;
+}
+
 /**
- * The events as the outbox takes them (data: the payment as the change leaves it, the
- * very JSON text the API answers with), to write within the change's own statement or
- * transaction.
+ * The data of a payment event, from the view of the payment as the change leaves it:
+ * the summary, plus the authorization with its partner transactions (no operationId) or
+ * the one operation named (with its partner transactions).
  */
-export async function paymentEvents(q: Queryable, p: PaymentRow, view: object,
-  events: Array<{ type: string; operationId?: string }>): Promise<NewEvent[]> {
+export function paymentEventData(view: PaymentViewT, operationId?: string): PaymentEventDataT {
+  const a = view.authorization;
+  const data: PaymentEventDataT = {
+    id: view.id, created_at: view.created_at as unknown as string, version: view.version, entity_id: view.entity_id,
+    amount: view.amount, currency: view.currency, allow_future_usage: view.allow_future_usage,
+    ...(view.client_session_id ? { client_session_id: view.client_session_id } : {}),
+    ...(view.order_reference ? { order_reference: view.order_reference } : {}),
+    capture_mode: view.capture_mode, amounts: view.amounts, overview: view.overview, split: view.split,
+    authorization: operationId
+      ? { status: a.status, ...(a.redirection ? { redirection: a.redirection } : {}) }
+      : a as unknown as PaymentEventDataT['authorization'],
+    links: { self: view.links.self },
+  };
+  if (operationId) {
+    const found = ([['CAPTURE', view.captures], ['REFUND', view.refunds], ['VOID', view.voids]] as const)
+      .map(([kind, list]) => ({ kind, o: list.find((o) => o.id === operationId) }))
+      .find((x) => x.o !== undefined);
+    if (!found) throw new Error(`operation ${operationId} is not in the view of payment ${view.id}`);
+    data.operation_id = operationId;
+    data.operation = { kind: found.kind, ...found.o } as unknown as PaymentEventDataT['operation'];
+  }
+  return data;
+}
+
+/** The events as the outbox takes them, to write within the change's own statement or transaction. */
+export async function paymentEvents(q: Queryable, p: EventPayment, view: PaymentViewT, events: PaymentEventSpec[]): Promise<NewEvent[]> {
   if (events.length === 0) return [];
   const webhook = await linkWebhook(q, p);
   return events.map((e) => ({
     entityId: p.entity_id, type: e.type,
-    data: e.operationId ? withOperationId(paymentJson(view), e.operationId) : paymentJson(view),
+    data: paymentEventJson(paymentEventData(view, e.operationId)),
     url: webhook?.url ?? null, headers: webhook?.headers ?? null,
   }));
 }
 
 /** One event, to write within the change's own statement. */
-export async function paymentEvent(q: Queryable, p: PaymentRow, view: object, type: string, operationId?: string): Promise<NewEvent> {
+export async function paymentEvent(q: Queryable, p: EventPayment, view: PaymentViewT, type: string, operationId?: string): Promise<NewEvent> {
   return (await paymentEvents(q, p, view, [{ type, ...(operationId ? { operationId } : {}) }]))[0]!;
 }
 
 /** Records the events on the caller's transaction. */
-export async function recordPaymentEvents(q: Queryable, p: PaymentRow, view: object,
-  events: Array<{ type: string; operationId?: string }>): Promise<void> {
+export async function recordPaymentEvents(q: Queryable, p: EventPayment, view: PaymentViewT, events: PaymentEventSpec[]): Promise<void> {
   for (const e of await paymentEvents(q, p, view, events)) await enqueueEvent(q, e);
 }

@@ -1,14 +1,15 @@
 // The Payment resource as JSON text, written once per view: the same text answers the
-// request and becomes the webhook event's payload (and the stored view of a GET with
-// max-age). Compiled from the Payment schema, the one the OpenAPI document publishes,
-// so that nothing outside the schema (a stored card's other fields, say) ever leaves.
+// request (and becomes the stored view of a GET with max-age). A payment's webhook event
+// carries its own, smaller document (PaymentEventData: the summary and what changed),
+// written by its own serializer. Both are compiled from their published TypeBox schemas,
+// so that nothing outside a schema (a stored card's other fields, say) ever leaves.
 import fastJson from 'fast-json-stringify';
 import { COMMON_SCHEMAS } from './common.schemas.ts';
-import { PAYMENT_SCHEMAS, Payment } from './payments.schemas.ts';
+import { PAYMENT_SCHEMAS, Payment, PaymentEventData, type PaymentEventDataT } from './payments.schemas.ts';
 
-const serialize = fastJson(Payment, {
-  schema: Object.fromEntries([...COMMON_SCHEMAS, ...PAYMENT_SCHEMAS].map((s) => [(s as unknown as { $id: string }).$id, s])),
-});
+const refs = Object.fromEntries([...COMMON_SCHEMAS, ...PAYMENT_SCHEMAS].map((s) => [(s as unknown as { $id: string }).$id, s]));
+const serialize = fastJson(Payment, { schema: refs });
+const serializeEvent = fastJson(PaymentEventData, { schema: refs });
 
 /** The JSON answered with a payment (views are not changed once built, so the text is kept with the view). */
 const written = new WeakMap<object, string>();
@@ -22,7 +23,7 @@ export function paymentJson(view: object): string {
   return text;
 }
 
-/** The payment JSON of an operation's event: the payment plus the operation's id. */
-export function withOperationId(paymentText: string, operationId: string): string {
-  return `${paymentText.slice(0, -1)},"operation_id":${JSON.stringify(operationId)}}`;
+/** The JSON text of a payment event's data. */
+export function paymentEventJson(data: PaymentEventDataT): string {
+  return serializeEvent(data);
 }

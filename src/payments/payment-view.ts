@@ -1,7 +1,7 @@
 // Builds the Payment resource from its rows: the ledger (partner transactions) is the
 // source of every amount; amounts.ts derives the rest.
 import { type Amounts, type Overview, type Reserved, type Slice, type Totals, deriveAmounts, deriveOverview } from './amounts.ts';
-import type { OperationRow, PartnerTxRow, PaymentRow } from './payments.repo.ts';
+import type { OperationRow, PartnerTxRow, PaymentBase, PaymentTotals } from './payments.repo.ts';
 
 export function totalsOf(txs: PartnerTxRow[]): Totals {
   const sum = (kind: string, status: string) =>
@@ -51,7 +51,7 @@ function txView(t: PartnerTxRow) {
   };
 }
 
-function operationView(o: OperationRow, txs: PartnerTxRow[]) {
+function operationView(o: OperationRow, children: PartnerTxRow[]) {
   return {
     id: o.id,
     amount: o.amount,
@@ -61,8 +61,20 @@ function operationView(o: OperationRow, txs: PartnerTxRow[]) {
     ...(o.merchant_reference ? { merchant_reference: o.merchant_reference } : {}),
     ...(o.reason ? { reason: o.reason } : {}),
     status: o.status,
-    partner_transactions: txs.filter((t) => t.operation_id === o.id).map(txView),
+    partner_transactions: children.map(txView),
   };
+}
+
+/** The ledger rows of each operation, in ledger order (one pass over the ledger). */
+export function childrenByOperation(txs: PartnerTxRow[]): Map<string, PartnerTxRow[]> {
+  const out = new Map<string, PartnerTxRow[]>();
+  for (const t of txs) {
+    if (t.operation_id === null) continue;
+    const list = out.get(t.operation_id);
+    if (list) list.push(t);
+    else out.set(t.operation_id, [t]);
+  }
+  return out;
 }
 
 export interface PaymentState {
@@ -75,6 +87,37 @@ export function stateOf(txs: PartnerTxRow[]): PaymentState {
   return { amounts, overview: deriveOverview(amounts) };
 }
 
+// From the running totals on the payment row (migration 0015): what an operation decides
+// on, without reading the ledger. They equal totalsOf / reservedOf / slicesOf of the
+// ledger the row was read with (test/payments/operation-limits.test.ts checks it).
+
+export function totalsOfPayment(p: PaymentTotals): Totals {
+  return {
+    authorize_pending: p.authorize_pending, total_authorized: p.total_authorized, total_voided: p.total_voided,
+    total_captured: p.total_captured, total_refunded: p.total_refunded,
+  };
+}
+
+export function reservedOfPayment(p: PaymentTotals): Reserved {
+  return { capture: p.reserved_capture, void: p.reserved_void, refund: p.reserved_refund };
+}
+
+/**
+ * The slices of an AUTHORIZED payment's authorizations. With one authorized part (every
+ * payment but a split), its children are all the payment's operations: the slice comes
+ * from the running totals. A split's slices need its ledger (`ledger`, bounded by the
+ * operation limit).
+ */
+export async function slicesOfPayment(p: PaymentTotals, auths: PartnerTxRow[], ledger: () => PartnerTxRow[] | Promise<PartnerTxRow[]>): Promise<Slice[]> {
+  const authorized = auths.filter((t) => t.status === 'AUTHORIZED');
+  if (authorized.length !== 1) return slicesOf(await ledger());
+  const a = authorized[0]!;
+  return [{
+    id: a.id, method: a.method, authorized: a.amount,
+    captured: p.total_captured + p.reserved_capture, voided: p.total_voided + p.reserved_void, refunded: p.total_refunded + p.reserved_refund,
+  }];
+}
+
 /**
  * Names the shape paymentView builds. Stored views (GET with max-age) are served only
  * while theirs matches: change it with any change to the view or the Payment schema.
@@ -83,11 +126,13 @@ export function stateOf(txs: PartnerTxRow[]): PaymentState {
  */
 export const VIEW_FORMAT = 'payment-view/1';
 
-export function paymentView(p: PaymentRow, txs: PartnerTxRow[], ops: OperationRow[], baseUrl: string) {
+export function paymentView(p: PaymentBase, txs: PartnerTxRow[], ops: OperationRow[], baseUrl: string) {
   const { amounts, overview } = stateOf(txs);
   const auths = txs.filter((t) => t.kind === 'AUTHORIZATION');
   const redirection = auths.find((t) => t.status === 'PENDING' && t.redirection)?.redirection;
   const self = `${baseUrl}/v2/payments/${p.id}`;
+  const children = childrenByOperation(txs);
+  const opView = (o: OperationRow) => operationView(o, children.get(o.id) ?? []);
   return {
     id: p.id,
     created_at: p.created_at,
@@ -109,9 +154,9 @@ export function paymentView(p: PaymentRow, txs: PartnerTxRow[], ops: OperationRo
       ...(redirection ? { redirection } : {}),
       partner_transactions: auths.map(txView),
     },
-    captures: ops.filter((o) => o.kind === 'CAPTURE').map((o) => operationView(o, txs)),
-    voids: ops.filter((o) => o.kind === 'VOID').map((o) => operationView(o, txs)),
-    refunds: ops.filter((o) => o.kind === 'REFUND').map((o) => operationView(o, txs)),
+    captures: ops.filter((o) => o.kind === 'CAPTURE').map(opView),
+    voids: ops.filter((o) => o.kind === 'VOID').map(opView),
+    refunds: ops.filter((o) => o.kind === 'REFUND').map(opView),
     links: {
       self: { href: self, method: 'GET' },
       capture: { href: `${self}/captures`, method: 'POST' },

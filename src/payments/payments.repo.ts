@@ -2,7 +2,25 @@
 import type { Queryable } from '../platform/db/index.ts';
 import { eventCtes, type NewEvent } from '../webhooks/outbox.ts';
 
-export interface PaymentRow {
+/**
+ * Sums of the payment's ledger and its operation count, kept on the payment row by the
+ * database in the statement that writes a ledger or operation row (migration 0015), so
+ * that an operation decides from the payment row alone.
+ */
+export interface PaymentTotals {
+  operation_count: number;
+  authorize_pending: number;
+  total_authorized: number;
+  total_captured: number;
+  total_voided: number;
+  total_refunded: number;
+  /** Amounts of operations in flight (ledger rows still PENDING), per kind. */
+  reserved_capture: number;
+  reserved_void: number;
+  reserved_refund: number;
+}
+
+export interface PaymentRow extends PaymentTotals {
   id: string;
   entity_id: string;
   version: number;
@@ -22,6 +40,9 @@ export interface PaymentRow {
   created_at: Date;
   updated_at: Date;
 }
+
+/** A payment's own fields, without the sums the database keeps (what views are built from). */
+export type PaymentBase = Omit<PaymentRow, keyof PaymentTotals>;
 
 export type TxKind = 'AUTHORIZATION' | 'CAPTURE' | 'REFUND' | 'VOID';
 
@@ -66,7 +87,8 @@ export interface OperationRow {
 }
 
 const PAYMENT_COLS = `id, entity_id, version, amount, currency, capture_mode, allow_future_usage, client_session_id,
-  order_reference, "order", customer, browser, split, authorization_status, processing, idempotency_key, created_at, updated_at`;
+  order_reference, "order", customer, browser, split, authorization_status, processing, idempotency_key, created_at, updated_at,
+  operation_count, authorize_pending, total_authorized, total_captured, total_voided, total_refunded, reserved_capture, reserved_void, reserved_refund`;
 const TX_COLS = `id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key,
   partner_reference, partner_status, partner_status_description, status_code, card, redirection, save_token, token_saved,
   created_at, updated_at`;
@@ -74,7 +96,7 @@ const OP_COLS = 'id, payment_id, kind, amount, status, triggered_by, merchant_re
 
 const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
 
-export type NewPayment = Omit<PaymentRow, 'version' | 'created_at' | 'updated_at'>;
+export type NewPayment = Omit<PaymentRow, 'version' | 'created_at' | 'updated_at' | keyof PaymentTotals>;
 export type NewPartnerTx = Pick<PartnerTxRow, 'id' | 'payment_id' | 'operation_id' | 'parent_id' | 'kind' | 'seq' | 'partner' | 'method' | 'amount' | 'status' | 'partner_key' | 'card' | 'save_token'>;
 export type NewOperation = Pick<OperationRow, 'id' | 'payment_id' | 'kind' | 'amount' | 'status' | 'triggered_by' | 'merchant_reference' | 'reason' | 'idempotency_key'>;
 
@@ -191,7 +213,7 @@ export const paymentsRepo = {
    * payment as concluded, its ledger rows, and its event. false when the entity already
    * used the idempotency key (nothing is written).
    */
-  async insertConcluded(q: Queryable, p: PaymentRow, txs: PartnerTxRow[], event: NewEvent | undefined): Promise<boolean> {
+  async insertConcluded(q: Queryable, p: PaymentBase, txs: PartnerTxRow[], event: NewEvent | undefined): Promise<boolean> {
     const params: unknown[] = [p.id, p.entity_id, p.version, p.amount, p.currency, p.capture_mode, p.allow_future_usage, p.client_session_id,
       p.order_reference, json(p.order), json(p.customer), json(p.browser), json(p.split), p.authorization_status,
       p.processing, p.idempotency_key, p.created_at, p.updated_at];
@@ -338,6 +360,21 @@ export const paymentsRepo = {
       [paymentId],
     );
     return { txs: rows[0]!.txs.map(withDates), ops: rows[0]!.ops.map(withDates) };
+  },
+
+  /**
+   * The authorization rows of a payment (numbered 1..parts at creation, so this reads
+   * at most `parts` rows however long its ledger), and the next free ledger number.
+   * Under the payment's row lock, call it after the locking SELECT.
+   */
+  async authorizations(q: Queryable, paymentId: string, parts: number): Promise<{ auths: PartnerTxRow[]; nextSeq: number }> {
+    const { rows } = await q.query<{ auths: PartnerTxRow[]; next_seq: number }>(
+      `SELECT coalesce((SELECT json_agg(t ORDER BY t.seq) FROM (SELECT ${TX_COLS} FROM partner_transactions
+                 WHERE payment_id = $1 AND seq <= $2 AND kind = 'AUTHORIZATION') t), '[]') AS auths,
+              (SELECT coalesce(max(seq), 0)::int + 1 FROM partner_transactions WHERE payment_id = $1) AS next_seq`,
+      [paymentId, parts],
+    );
+    return { auths: rows[0]!.auths.map(withDates), nextSeq: rows[0]!.next_seq };
   },
 
   async getByKey(q: Queryable, entityId: string, key: string): Promise<PaymentRow | undefined> {

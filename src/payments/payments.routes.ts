@@ -83,7 +83,9 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
       config: { auth: bearer },
       schema: {
         tags, security, summary,
-        description: 'Answers the Payment with the x-created-operation-id header naming the new operation.',
+        description: 'Answers the Payment with the x-created-operation-id header naming the new operation. ' +
+          'A payment takes at most PAYD_MAX_OPERATIONS_PER_PAYMENT operations (captures, refunds and voids together, default 200); ' +
+          'the next one is a 400 problem of type urn:eu.service:operation-limit-reached with max_operations.',
         params: IdParams,
         headers: IdempotencyHeaders,
         body,

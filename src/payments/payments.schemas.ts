@@ -2,7 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { Timestamp, Uuid } from '../platform/http/schemas.ts';
 import type { Browser, Customer, Order, ThreeDsOptions } from './common.schemas.ts';
-import { Amount, CaptureMode, Currency, Links, NonNegativeAmount } from './common.schemas.ts';
+import { Amount, CaptureMode, Currency, Link, Links, NonNegativeAmount } from './common.schemas.ts';
 
 const Opt = Type.Optional;
 
@@ -149,6 +149,20 @@ export const Operation = Type.Object(
 
 const Degree = Type.String({ description: 'NOT, PARTIALLY or FULLY' });
 
+const PaymentAmounts = Type.Object({
+  authorize_pending: NonNegativeAmount(),
+  total_authorized: NonNegativeAmount(),
+  total_voided: NonNegativeAmount(),
+  available_to_void: NonNegativeAmount(),
+  total_captured: NonNegativeAmount(),
+  available_to_capture: NonNegativeAmount(),
+  total_refunded: NonNegativeAmount(),
+  available_to_refund: NonNegativeAmount(),
+});
+const PaymentOverview = Type.Object({ consumed: Degree, captured: Degree, voided: Degree, refunded: Degree });
+const SplitSummary = Type.Array(Type.Object({ partner: Type.String(), method: Type.String(), amount: Type.Integer() }));
+const Redirection = Type.Object({ url: Type.String(), method: Type.String() }, { description: 'Present while a shopper action (3-D Secure challenge) is needed' });
+
 export const Payment = Type.Object(
   {
     id: Uuid(),
@@ -162,22 +176,13 @@ export const Payment = Type.Object(
     order_reference: Opt(Type.String()),
     order: Opt(Type.Ref('Order')),
     capture_mode: Type.String(),
-    amounts: Type.Object({
-      authorize_pending: NonNegativeAmount(),
-      total_authorized: NonNegativeAmount(),
-      total_voided: NonNegativeAmount(),
-      available_to_void: NonNegativeAmount(),
-      total_captured: NonNegativeAmount(),
-      available_to_capture: NonNegativeAmount(),
-      total_refunded: NonNegativeAmount(),
-      available_to_refund: NonNegativeAmount(),
-    }),
-    overview: Type.Object({ consumed: Degree, captured: Degree, voided: Degree, refunded: Degree }),
+    amounts: PaymentAmounts,
+    overview: PaymentOverview,
     browser: Opt(Type.Ref('Browser')),
-    split: Type.Array(Type.Object({ partner: Type.String(), method: Type.String(), amount: Type.Integer() })),
+    split: SplitSummary,
     authorization: Type.Object({
       status: Type.String({ description: 'AUTHORIZED, REFUSED, ERROR or PENDING' }),
-      redirection: Opt(Type.Object({ url: Type.String(), method: Type.String() }, { description: 'Present while a shopper action (3-D Secure challenge) is needed' })),
+      redirection: Opt(Redirection),
       partner_transactions: Type.Array(Type.Ref('PartnerTransaction')),
     }),
     captures: Type.Array(Type.Ref('Operation')),
@@ -190,3 +195,49 @@ export const Payment = Type.Object(
 export type PaymentView = Static<typeof Payment>;
 
 export const PAYMENT_SCHEMAS = [Card, PartnerTransaction, Operation, Payment];
+
+/**
+ * `data` of a payment's webhook event (docs/webhooks.md): the payment's summary as the
+ * change leaves it, plus what changed: the authorization with its partner transactions
+ * (payment.authorized|refused|failed), or the one operation with its partner
+ * transactions (payment.captured, payment.refund_failed, ...). Never the lists of
+ * earlier operations, so an event's size does not grow with the payment's history.
+ */
+export const PaymentEventData = Type.Object(
+  {
+    id: Uuid(),
+    created_at: Timestamp(),
+    version: Type.Integer({ description: 'The payment version this event describes (events may arrive out of order)' }),
+    entity_id: Uuid(),
+    amount: Type.Integer(),
+    currency: Type.String(),
+    allow_future_usage: Type.Boolean(),
+    client_session_id: Opt(Uuid()),
+    order_reference: Opt(Type.String()),
+    capture_mode: Type.String(),
+    amounts: PaymentAmounts,
+    overview: PaymentOverview,
+    split: SplitSummary,
+    authorization: Type.Object({
+      status: Type.String({ description: 'AUTHORIZED, REFUSED, ERROR or PENDING' }),
+      redirection: Opt(Redirection),
+      partner_transactions: Opt(Type.Array(Type.Ref('PartnerTransaction'), { description: 'In authorization events only' })),
+    }),
+    operation_id: Opt(Uuid('In operation events: the operation the event is about (operation.id)')),
+    operation: Opt(Type.Object({
+      kind: Type.String({ description: 'CAPTURE, REFUND or VOID' }),
+      id: Uuid(),
+      amount: Type.Integer(),
+      created_at: Timestamp(),
+      updated_at: Timestamp(),
+      triggered_by: Type.String(),
+      merchant_reference: Opt(Type.String()),
+      reason: Opt(Type.String()),
+      status: Type.String({ description: 'SUCCESS, FAILURE, PENDING or CONFLICT' }),
+      partner_transactions: Type.Array(Type.Ref('PartnerTransaction')),
+    }, { description: 'In operation events: the operation as the change leaves it' })),
+    links: Type.Object({ self: Link }),
+  },
+  { $id: 'PaymentEventData' },
+);
+export type PaymentEventDataT = Static<typeof PaymentEventData>;

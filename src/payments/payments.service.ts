@@ -11,8 +11,8 @@ import { clientSessionsRepo } from './client-sessions.repo.ts';
 import { holdWhileInFlight } from './idempotency.ts';
 import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
 import type { CreatePaymentBody } from './payments.schemas.ts';
-import { type NewPartnerTx, type NewPayment, type PartnerTxRow, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
-import { VIEW_FORMAT, paymentView } from './payment-view.ts';
+import { type NewPartnerTx, type NewPayment, type PartnerTxRow, type PaymentBase, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
+import { VIEW_FORMAT, childrenByOperation, paymentView } from './payment-view.ts';
 import { paymentJson } from './payment-json.ts';
 import { authorizationEventType, operationEventType, paymentEvent, recordPaymentEvents } from './payment-events.ts';
 
@@ -20,6 +20,8 @@ export interface PaymentsConfig {
   baseUrl: string;
   fingerprintKey: Buffer;
   partnerTimeoutMs: number;
+  /** Captures, refunds and voids one payment may have, all kinds together. */
+  maxOperationsPerPayment: number;
   /** Replays of an in-flight request wait this many times holdIntervalMs before the 409. */
   holdAttempts: number;
   holdIntervalMs: number;
@@ -239,7 +241,7 @@ export class PaymentsService {
     const now = new Date();
     const txs = rows.map((row, i) => settledTxRow(newTxRow(row, now, now), txUpdate('AUTHORIZATION', results[i])!, now));
     const status = txs.every((t) => t.status === 'AUTHORIZED') ? 'AUTHORIZED' : txs[0]!.status === 'REFUSED' ? 'REFUSED' : 'ERROR';
-    const p: PaymentRow = Object.assign({ version: 1, created_at: now, updated_at: now }, np, { authorization_status: status, processing: false });
+    const p: PaymentBase = Object.assign({ version: 1, created_at: now, updated_at: now }, np, { authorization_status: status, processing: false });
     const view = paymentView(p, txs, [], this.config.baseUrl);
     const type = authorizationEventType(status);
     const write = async (q: Queryable) => paymentsRepo.insertConcluded(q, p, txs, type ? await paymentEvent(q, p, view, type) : undefined);
@@ -388,8 +390,9 @@ export class PaymentsService {
       const events: Array<{ type: string; operationId?: string }> = [];
       const authEvent = status !== p.authorization_status ? authorizationEventType(status) : undefined;
       if (authEvent) events.push({ type: authEvent });
+      const childrenOf = childrenByOperation(txs); // (one pass: an operation's children, not the whole ledger per operation)
       for (const o of ops) {
-        const children = txs.filter((t) => t.operation_id === o.id).map((t) => t.status);
+        const children = (childrenOf.get(o.id) ?? []).map((t) => t.status);
         const next = children.length ? operationStatus(children) : o.status;
         if (next !== o.status) {
           o.updated_at = await paymentsRepo.setOperationStatus(tx, o.id, next);

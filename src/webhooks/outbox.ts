@@ -9,12 +9,15 @@
 //     await enqueueEvent(tx, {
 //       entityId: payment.entity_id,
 //       type: 'payment.captured',
-//       data: paymentView,                              // a JSON snapshot, as the API shows it
+//       data: eventData,                                // a JSON snapshot of what changed, bounded in size
 //       url: link?.webhook?.url,                        // a link's own webhook, if any...
 //       headers: link?.webhook?.headers,                // ...[{ name, values: [...] }]
 //     });                                               // without url: the entity's default endpoint
 //   });
 //
+// - Keep `data` bounded: the object's summary and what changed, not a history that grows
+//   (a payment event carries the payment summary and one operation: PaymentEventData in
+//   src/payments/payments.schemas.ts), since every event is stored and sent.
 // - Pass the transaction (`tx`), never the Db: outside a transaction the event could
 //   exist without the change, or the change without the event.
 // - Validate a link's webhook when the link is created (validateWebhookTarget(body.webhook,

@@ -1,8 +1,10 @@
 // Payment changes write webhook events in the transaction of the change: one per
-// authorization outcome and per settled operation, with the payment as it then is.
+// authorization outcome and per settled operation, with the payment's summary as it then
+// is and what changed (the authorization, or the one operation).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
+import { paymentEventData } from '../../src/payments/payment-events.ts';
 
 const card = (number: string) => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2031', cvv: '123' });
 
@@ -35,7 +37,13 @@ describe('payment events in the outbox', () => {
     assert.equal(evs[1]!.data.amounts.total_captured, 600);
     assert.equal(evs[2]!.data.operation_id, ref.headers['x-created-operation-id']);
     const now = (await t.app.inject({ url: `/v2/payments/${p.id}`, headers: { ...m.auth, 'cache-control': 'max-age=60' } })).json();
-    assert.deepEqual({ ...evs[2]!.data, operation_id: undefined }, { ...JSON.parse(JSON.stringify(now)), operation_id: undefined });
+    assert.deepEqual(evs[2]!.data, paymentEventData(now, ref.headers['x-created-operation-id'] as string));
+    assert.equal(evs[2]!.data.operation!.kind, 'REFUND');
+    assert.equal(evs[2]!.data.operation!.amount, 100);
+    assert.equal(evs[2]!.data.amounts.total_refunded, 100);
+    assert.equal('captures' in evs[2]!.data || 'refunds' in evs[2]!.data, false, 'no list of earlier operations');
+    assert.deepEqual(evs[0]!.data.authorization, p.authorization, 'the authorization event carries the authorization');
+    assert.deepEqual(evs[1]!.data.authorization, { status: 'AUTHORIZED' }, 'an operation event: the authorization status only');
   });
 
   it('refused and failed authorizations, and a declined capture', async () => {

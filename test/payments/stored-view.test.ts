@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { VIEW_FORMAT, paymentView } from '../../src/payments/payment-view.ts';
-import type { OperationRow, PartnerTxRow, PaymentRow } from '../../src/payments/payments.repo.ts';
+import type { OperationRow, PartnerTxRow, PaymentBase } from '../../src/payments/payments.repo.ts';
 
 const card = (number = '4242424242424242') => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2031', cvv: '123' });
 const body = (amount: number, number?: string) => ({ amount, currency: 'EUR', split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: card(number) }] });
@@ -88,7 +88,7 @@ describe('stored payment view (GET with max-age)', () => {
     // When this fails: the Payment view changed. Stored views of the old shape must not be
     // served, so change VIEW_FORMAT (src/payments/payment-view.ts), then record both here.
     const at = new Date('2026-01-02T03:04:05.000Z');
-    const p: PaymentRow = {
+    const p: PaymentBase = {
       id: '00000000-0000-4000-8000-000000000001', entity_id: '00000000-0000-4000-8000-000000000002', version: 3, amount: 1000, currency: 'EUR',
       capture_mode: 'MANUAL', allow_future_usage: false, client_session_id: null, order_reference: 'o-1', order: { reference: 'o-1' },
       customer: { email: 'a@example.com' }, browser: null, split: [{ partner: 'card-sim', method: 'CARD', amount: 1000 }],
