@@ -11,7 +11,10 @@ export class DatabaseUnavailableError extends Error {
   /** The code of the underlying failure: a SQLSTATE (57P01) or a socket error (ECONNREFUSED). */
   readonly code: string | undefined;
   constructor(cause: unknown) {
-    super('The database is unavailable', { cause });
+    // The cause's message is kept for the logs (start-up failures print it); clients get
+    // a fixed text from the error handler.
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super(`The database is unavailable: ${reason}`, { cause });
     this.name = 'DatabaseUnavailableError';
     this.code = codeOf(cause);
   }
