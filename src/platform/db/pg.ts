@@ -78,12 +78,23 @@ export function createPgDb(connectionString: string, poolSize: number): Db {
   // An idle client that errors (server restart) must not crash the process; the pool
   // discards it.
   pool.on('error', () => {});
+  // Every client has an error listener for its whole life, not only while idle or while
+  // checked out: pg-pool removes its idle listener when it hands a client over, and a
+  // terminated backend's error can arrive before the new holder listens (the same
+  // network read that completed the previous holder's statement). Unheard, it would
+  // kill the process. The first error is kept: the holder then discards the client.
+  const clientErrors = new WeakMap<pg.Client, unknown>();
+  pool.on('connect', (client) => {
+    client.on('error', (err) => {
+      if (!clientErrors.has(client)) clientErrors.set(client, err ?? new Error('connection error'));
+    });
+  });
   const root = wrap(pool);
 
   /**
-   * Runs fn on a checked-out client. The client listens for errors while it is out (a
-   * terminated backend emits one between two statements; unheard, it would kill the
-   * process) and is discarded, not returned to the pool, after a connection failure.
+   * Runs fn on a checked-out client, discarded (not returned to the pool) after a
+   * connection failure: a statement that failed so, or an error event (a terminated
+   * backend emits one between two statements).
    */
   async function withClient<T>(fn: (client: pg.PoolClient, conn: Queryable, broken: () => boolean) => Promise<T>): Promise<T> {
     let client: pg.PoolClient;
@@ -92,16 +103,18 @@ export function createPgDb(connectionString: string, poolSize: number): Db {
     } catch (err) {
       throw toDbError(err);
     }
-    let failure: unknown;
+    let failure: unknown = clientErrors.get(client);
     const onFailure = (err: unknown) => {
       failure ??= err ?? new Error('connection error');
     };
-    client.on('error', onFailure);
+    const broken = () => {
+      failure ??= clientErrors.get(client);
+      return failure !== undefined;
+    };
     try {
-      return await fn(client, wrap(client, onFailure), () => failure !== undefined);
+      return await fn(client, wrap(client, onFailure), broken);
     } finally {
-      client.off('error', onFailure);
-      client.release(failure === undefined ? undefined : failure instanceof Error ? failure : true);
+      client.release(!broken() ? undefined : failure instanceof Error ? failure : true);
     }
   }
 
