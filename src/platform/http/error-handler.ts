@@ -5,6 +5,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type InvalidParam, Problem, PROBLEM_BASE, problems } from './problem.ts';
+import { DATABASE_RETRY_AFTER_SECONDS, isConnectionFailure } from '../db/errors.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
@@ -143,6 +144,12 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
 
 export const errorHandlerPlugin = fp(async function errorHandler(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError | Problem, request, reply) => {
+    if (!(error instanceof Problem) && isConnectionFailure(error)) {
+      // The database is down or dropped the connection: not a bug, the client retries.
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      request.log.warn({ code: (error as { code?: string }).code, reason: cause?.message ?? (error as Error).message }, 'database unavailable');
+      return sendProblem(request, reply, problems.unavailable('The database is unavailable. Retry later with the same idempotency key.', DATABASE_RETRY_AFTER_SECONDS));
+    }
     const problem = error instanceof Problem ? error : fromFastifyError(error as FastifyError);
     if (problem.status >= 500) {
       request.log.error({ err: error }, 'request failed');
