@@ -7,6 +7,7 @@ import type { Db } from './platform/db/index.ts';
 import { KeyStore } from './platform/crypto/keystore.ts';
 import { authPlugin } from './platform/http/auth.ts';
 import { errorHandlerPlugin } from './platform/http/error-handler.ts';
+import { canonicaliseUuids } from './platform/http/ids.ts';
 import { openapiPlugin } from './platform/http/openapi.ts';
 import { ProblemSchema } from './platform/http/schemas.ts';
 import { loggerOptions } from './platform/observability/logger.ts';
@@ -156,6 +157,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
   });
+  // Ids typed in upper case (or as urn:uuid:) reach the services in their canonical form.
+  app.addHook('preValidation', canonicaliseUuids);
   app.addHook('preClose', async () => {
     shuttingDown = true;
   });

@@ -26,9 +26,10 @@ const SECRET_COLUMNS = `entity_id, version, secret_enc, previous_secret_enc, pre
   coalesce(previous_expires_at > now(), false) AS previous_active, created_at, rotated_at`;
 
 export const endpointsRepo = {
-  async entityExists(q: Queryable, entityId: string): Promise<boolean> {
-    const { rows } = await q.query('SELECT 1 FROM entities WHERE id = $1', [entityId]);
-    return rows.length > 0;
+  /** The entity's id as stored (canonical text), or undefined when there is no such entity. */
+  async storedEntityId(q: Queryable, entityId: string): Promise<string | undefined> {
+    const { rows } = await q.query<{ id: string }>('SELECT id FROM entities WHERE id = $1', [entityId]);
+    return rows[0]?.id;
   },
 
   async getEndpoint(q: Queryable, entityId: string): Promise<EndpointRow | undefined> {
@@ -69,6 +70,12 @@ export const endpointsRepo = {
       [entityId, secretEnc],
     );
     return res.rowCount > 0;
+  },
+
+  /** Replaces a sealed secret (current or previous) by the same secret sealed again, unless it changed meanwhile. */
+  async resealSecret(q: Queryable, entityId: string, which: 'current' | 'previous', old: string, sealed: string): Promise<void> {
+    const column = which === 'current' ? 'secret_enc' : 'previous_secret_enc';
+    await q.query(`UPDATE webhook_secrets SET ${column} = $3 WHERE entity_id = $1 AND ${column} = $2`, [entityId, old, sealed]);
   },
 
   /** The current secret becomes the previous one (valid `previousSeconds` more); `secretEnc` is version + 1. */
