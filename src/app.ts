@@ -115,7 +115,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
   const clientSessions = new ClientSessionsService(db, eligibility, { baseUrl: config.baseUrl, widgetKey: widgetKey(deps.masterKey) });
   const recovery = new Recovery(db, payments, config.recoveryGraceSeconds);
-  const links = new PaymentLinksService(db, clientSessions, { baseUrl: config.baseUrl });
+  const links = new PaymentLinksService(db, clientSessions, { baseUrl: config.baseUrl, allowPrivateWebhookTargets: config.webhookAllowPrivateTargets });
   links.reversePayment = async (entityId, paymentId) => {
     // A second authorized payment of a link already paid: give it back, once.
     const p = await payments.getStored(entityId, paymentId);

@@ -24,7 +24,7 @@ export class PaymentLinksService {
   constructor(
     private readonly db: Db,
     private readonly sessions: ClientSessionsService,
-    private readonly config: { baseUrl: string },
+    private readonly config: { baseUrl: string; allowPrivateWebhookTargets?: boolean },
   ) {}
 
   static effectiveStatus(l: PaymentLinkRow, now = Date.now()): LinkStatus {
@@ -71,7 +71,7 @@ export class PaymentLinksService {
     if (expiresAt.getTime() <= now) throw problems.invalidField('expires_at', 'must be in the future');
     if (expiresAt.getTime() > now + MAX_LINK_TTL_MS) throw problems.invalidField('expires_at', 'must be at most 90 days from now');
     if (body.webhook) {
-      const invalid = validateWebhookTarget(body.webhook, 'webhook.');
+      const invalid = validateWebhookTarget(body.webhook, 'webhook.', { allowPrivateTargets: this.config.allowPrivateWebhookTargets ?? true });
       if (invalid.length) throw problems.invalidRequest(`The webhook is invalid: ${invalid.map((p) => `${p.name} ${p.reason}`).join('; ')}`, invalid);
     }
     const row = await linksRepo.insert(this.db, {

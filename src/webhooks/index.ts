@@ -50,7 +50,7 @@ export function attachWebhooks(app: FastifyInstance, { db, masterKey, config }: 
     leaseMs: config.webhookLeaseMs,
     allowPrivateTargets: config.webhookAllowPrivateTargets,
   });
-  const webhooks: Webhooks = { service: new WebhooksService(db, secrets), secrets, dispatcher };
+  const webhooks: Webhooks = { service: new WebhooksService(db, secrets, { allowPrivateTargets: config.webhookAllowPrivateTargets }), secrets, dispatcher };
   app.decorate('webhooks', webhooks);
   app.addHook('onClose', async () => {
     await dispatcher.stop();

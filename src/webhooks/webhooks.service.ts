@@ -69,6 +69,7 @@ export class WebhooksService {
   constructor(
     private readonly db: Db,
     private readonly secrets: WebhookSecrets,
+    private readonly opts: { allowPrivateTargets: boolean } = { allowPrivateTargets: true },
   ) {}
 
   /** The entity's id as stored (what everything below binds to), or 404. */
@@ -80,7 +81,7 @@ export class WebhooksService {
 
   /** Sets the default endpoint; the response carries the secret when this call created it. */
   async putEndpoint(entityId: string, url: string, headers: WebhookHeader[] = []): Promise<EndpointRow & { secret?: string }> {
-    const invalid = validateWebhookTarget({ url, headers });
+    const invalid = validateWebhookTarget({ url, headers }, '', { allowPrivateTargets: this.opts.allowPrivateTargets });
     if (invalid.length) {
       throw problems.invalidRequest(`The request body is invalid: ${invalid.map((p) => `${p.name} ${p.reason}`).join('; ')}`, invalid);
     }
