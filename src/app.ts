@@ -44,6 +44,7 @@ import { customerPageRoutes } from './links/customer-page.routes.ts';
 import { CheckoutService } from './checkout/checkout.service.ts';
 import { checkoutRoutes } from './checkout/checkout.routes.ts';
 import { attachWebhooks, webhooksRoutes } from './webhooks/index.ts';
+import { sealHeaders } from './webhooks/header-seal.ts';
 
 export const VERSION = '0.1.0';
 
@@ -115,7 +116,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
   const clientSessions = new ClientSessionsService(db, eligibility, { baseUrl: config.baseUrl, widgetKey: widgetKey(deps.masterKey) });
   const recovery = new Recovery(db, payments, config.recoveryGraceSeconds);
-  const links = new PaymentLinksService(db, clientSessions, { baseUrl: config.baseUrl, allowPrivateWebhookTargets: config.webhookAllowPrivateTargets });
+  const links = new PaymentLinksService(db, clientSessions, { baseUrl: config.baseUrl, allowPrivateWebhookTargets: config.webhookAllowPrivateTargets,
+    sealWebhookHeaders: (entityId, headers) => sealHeaders(deps.masterKey, entityId, headers),
+  });
   links.reversePayment = async (entityId, paymentId) => {
     // A second authorized payment of a link already paid: give it back, once.
     const p = await payments.getStored(entityId, paymentId);

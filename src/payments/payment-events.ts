@@ -24,7 +24,7 @@ export function authorizationEventType(status: string): string | undefined {
 
 async function linkWebhook(q: Queryable, p: PaymentRow) {
   if (!p.client_session_id) return undefined;
-  const { rows } = await q.query<{ webhook: { url: string; headers?: Array<{ name: string; values: string[] }> } | null }>(
+  const { rows } = await q.query<{ webhook: { url: string; headers?: Array<{ name: string; values: string[] }>; headers_enc?: string | null } | null }>(
     `SELECT l.webhook FROM client_sessions s JOIN payment_links l ON l.id = s.payment_link_id WHERE s.id = $1`, [p.client_session_id]);
   return rows[0]?.webhook ?? undefined;
 }
@@ -41,7 +41,7 @@ export async function paymentEvents(q: Queryable, p: PaymentRow, view: object,
   return events.map((e) => ({
     entityId: p.entity_id, type: e.type,
     data: e.operationId ? withOperationId(paymentJson(view), e.operationId) : paymentJson(view),
-    url: webhook?.url ?? null, headers: webhook?.headers ?? null,
+    url: webhook?.url ?? null, headers: webhook?.headers ?? null, headersEnc: webhook?.headers_enc ?? null,
   }));
 }
 

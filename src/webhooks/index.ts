@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from '../platform/db/index.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
+import { sealPlainHeaders } from './header-seal.ts';
 import { WebhookSecrets } from './secrets.ts';
 import { WebhooksService } from './webhooks.service.ts';
 import { webhooksOperatorRoutes } from './webhooks.routes.ts';
@@ -54,6 +55,11 @@ export function attachWebhooks(app: FastifyInstance, { db, masterKey, config }: 
   app.decorate('webhooks', webhooks);
   app.addHook('onClose', async () => {
     await dispatcher.stop();
+  });
+  // Header values written in plain text before migration 0014 are sealed once, here.
+  app.addHook('onReady', async () => {
+    const sealed = await sealPlainHeaders(db, masterKey);
+    if (sealed > 0) app.log.info({ sealed }, 'webhook header values stored in plain text were sealed');
   });
   return webhooks;
 }

@@ -4,6 +4,8 @@
 import type { Db, Queryable } from '../platform/db/index.ts';
 import { decrypt, encrypt, generateSecret } from '../platform/crypto/secrets.ts';
 import { endpointsRepo, type SecretRow } from './endpoints.repo.ts';
+import { openHeaders, sealHeaders } from './header-seal.ts';
+import type { WebhookHeader } from './target.ts';
 
 export const WEBHOOK_SECRET_PREFIX = 'whsec_';
 
@@ -34,6 +36,16 @@ export class WebhookSecrets {
     if (storedId === undefined) throw new Error(`entity ${entityId} does not exist`);
     const secret = generateSecret(WEBHOOK_SECRET_PREFIX);
     return endpointsRepo.insertSecret(q, storedId, encrypt(this.masterKey, secret, aad(storedId, 1)));
+  }
+
+  /** Extra header values sealed for the entity (its stored id), null when there are none. */
+  sealHeaders(entityId: string, headers: readonly WebhookHeader[] | null | undefined): string | null {
+    return sealHeaders(this.masterKey, entityId, headers);
+  }
+
+  /** The headers to send: opened from their sealed form, or as stored by a payd before migration 0014. */
+  headersToSend(entityId: string, sealed: string | null, stored: WebhookHeader[]): WebhookHeader[] {
+    return sealed ? openHeaders(this.masterKey, entityId, sealed) : stored;
   }
 
   /** The secrets that sign a call now: the current one, then the previous one while it overlaps. */

@@ -5,6 +5,7 @@ import type { Db } from '../platform/db/index.ts';
 import { problems } from '../platform/http/problem.ts';
 import { endpointsRepo, type EndpointRow } from './endpoints.repo.ts';
 import { type AttemptRow, type DeliveryRow, type EventFilter, type EventRow, eventsRepo } from './events.repo.ts';
+import { maskHeaders } from './header-seal.ts';
 import type { RevealedSecret, WebhookSecrets } from './secrets.ts';
 import { validateWebhookTarget, type WebhookHeader } from './target.ts';
 
@@ -39,7 +40,7 @@ function deliveryView(d: DeliveryRow, attempts?: AttemptRow[]): DeliveryView {
     id: d.id,
     reason: d.reason,
     url: d.url,
-    header_names: [...new Set(d.headers.map((h) => h.name))],
+    header_names: [...new Set((d.headers ?? []).map((h) => h.name))],
     status: d.status,
     attempt_count: d.attempt_count,
     next_attempt_at: d.status === 'PENDING' ? d.next_attempt_at : null,
@@ -86,8 +87,9 @@ export class WebhooksService {
       throw problems.invalidRequest(`The request body is invalid: ${invalid.map((p) => `${p.name} ${p.reason}`).join('; ')}`, invalid);
     }
     entityId = await this.requireEntity(entityId);
+    const sealed = this.secrets.sealHeaders(entityId, headers);
     const { endpoint, created } = await this.db.transaction(async (tx) => ({
-      endpoint: await endpointsRepo.upsertEndpoint(tx, entityId, url, headers),
+      endpoint: await endpointsRepo.upsertEndpoint(tx, entityId, url, maskHeaders(headers), sealed),
       created: await this.secrets.ensure(tx, entityId),
     }));
     if (!created) return endpoint;
@@ -98,7 +100,7 @@ export class WebhooksService {
     entityId = await this.requireEntity(entityId);
     const endpoint = await endpointsRepo.getEndpoint(this.db, entityId);
     if (!endpoint) throw problems.notFound(`Entity ${entityId} has no webhook endpoint.`);
-    return endpoint;
+    return { ...endpoint, headers: maskHeaders(endpoint.headers) };
   }
 
   async deleteEndpoint(entityId: string): Promise<void> {
