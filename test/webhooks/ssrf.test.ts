@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, expectProblem, type TestApp } from '../helpers/app.ts';
 import { addressProblem, parseIPv6, publicTargetProblem } from '../../src/webhooks/target.ts';
+import { type Resolver, sendWebhook } from '../../src/webhooks/send.ts';
 import { enqueue, FAST, type Receiver, startReceiver, waitFor } from './helpers.ts';
 
 const REFUSED: Array<[string, RegExp]> = [
@@ -132,5 +133,46 @@ describe('SSRF guard in the app (PAYD_WEBHOOK_ALLOW_PRIVATE_TARGETS off)', () =>
     assert.match(attempt.error, /refused: localhost resolves to the non-public address/);
     assert.equal(attempt.status_code, null);
     assert.equal(rx.requests.length, 0, 'nothing reached the loopback receiver');
+  });
+});
+
+describe('SSRF guard: the connection goes to the address it checked', () => {
+  let rx: Receiver;
+  before(async () => (rx = await startReceiver()));
+  after(() => rx.close());
+  const port = () => new URL(rx.url).port;
+  const attempt = (url: string, resolve: Resolver, allowPrivateTargets = false) => sendWebhook({
+    url, extraHeaders: [], paydHeaders: {}, body: '{}', timeoutMs: 5000, allowPrivateTargets, stop: new AbortController().signal, resolve,
+  });
+
+  it('a name that answers public, then loopback (DNS rebinding), is refused at connection time', async () => {
+    const answers = ['93.184.216.34', '127.0.0.1'];
+    let calls = 0;
+    const rebinding: Resolver = async () => [{ address: answers[Math.min(calls++, 1)]!, family: 4 }];
+    // The first answer is what any earlier check would have seen; the connection resolves again.
+    assert.deepEqual(await rebinding('hooks.rebind.test'), [{ address: '93.184.216.34', family: 4 }]);
+    const out = await attempt(`http://hooks.rebind.test:${port()}/x`, rebinding);
+    assert.match(String(out.error), /^refused: hooks\.rebind\.test resolves to the non-public address 127\.0\.0\.1, loopback/);
+    assert.equal(out.statusCode, null);
+    assert.equal(rx.requests.length, 0, 'nothing was sent');
+  });
+
+  it('refuses a name with any private address among its answers, and IPv6 forms of them', async () => {
+    for (const address of ['::ffff:127.0.0.1', '::a9fe:a9fe', '2002:7f00:1::1', 'fe80::1']) {
+      const out = await attempt(`http://hooks.mixed.test:${port()}/x`, async () => [{ address: '93.184.216.34', family: 4 }, { address, family: 6 }]);
+      assert.match(String(out.error), /^refused: hooks\.mixed\.test resolves to the non-public address/, address);
+    }
+    const literal = await attempt(`http://[::ffff:7f00:1]:${port()}/x`, async () => []);
+    assert.match(String(literal.error), /^refused: ::ffff:7f00:1 is the non-public address/);
+    assert.equal(rx.requests.length, 0, 'nothing was sent');
+  });
+
+  it('connects to the address the lookup returned (private targets allowed, as in development)', async () => {
+    const out = await attempt(`http://hooks.merchant.test:${port()}/ok`, async () => [{ address: '127.0.0.1', family: 4 }], true);
+    assert.equal(out.statusCode, 200, String(out.error));
+    const got = rx.requests.at(-1)!;
+    assert.equal(got.path, '/ok');
+    assert.equal(got.headers.host, `hooks.merchant.test:${port()}`);
+    rx.requests.length = 0;
   });
 });
