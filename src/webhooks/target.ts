@@ -253,9 +253,10 @@ export function literalTargetProblem(rawUrl: string): string | undefined {
 }
 
 /**
- * Refuses a URL whose host is or resolves to a non-public address (SSRF guard). The
- * check resolves the name just before the call and refuses when any address is
- * non-public; see docs/webhooks.md for its limits.
+ * Why a URL's host is or resolves to a non-public address (any of its addresses), or
+ * undefined. A diagnostic: calls do not rely on it, since a name may resolve
+ * differently a moment later; send.ts checks the addresses in the connection's own
+ * lookup instead (see docs/webhooks.md).
  */
 export async function publicTargetProblem(rawUrl: string): Promise<string | undefined> {
   const host = new URL(rawUrl).hostname.replace(/^\[|\]$/g, '');
