@@ -8,6 +8,7 @@ import { KeyStore } from './platform/crypto/keystore.ts';
 import { authPlugin } from './platform/http/auth.ts';
 import { clientErrorHandler, errorHandlerPlugin, frameworkErrors } from './platform/http/error-handler.ts';
 import { inputGuardPlugin } from './platform/http/input-guard.ts';
+import { canonicaliseUuids } from './platform/http/ids.ts';
 import { openapiPlugin } from './platform/http/openapi.ts';
 import { ProblemSchema } from './platform/http/schemas.ts';
 import { loggerOptions } from './platform/observability/logger.ts';
@@ -45,6 +46,7 @@ import { customerPageRoutes } from './links/customer-page.routes.ts';
 import { CheckoutService } from './checkout/checkout.service.ts';
 import { checkoutRoutes } from './checkout/checkout.routes.ts';
 import { attachWebhooks, webhooksRoutes } from './webhooks/index.ts';
+import { sealHeaders } from './webhooks/header-seal.ts';
 
 export const VERSION = '0.1.0';
 
@@ -117,7 +119,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
   const clientSessions = new ClientSessionsService(db, eligibility, { baseUrl: config.baseUrl, widgetKey: widgetKey(deps.masterKey) });
   const recovery = new Recovery(db, payments, config.recoveryGraceSeconds);
-  const links = new PaymentLinksService(db, clientSessions, { baseUrl: config.baseUrl });
+  const links = new PaymentLinksService(db, clientSessions, { baseUrl: config.baseUrl, allowPrivateWebhookTargets: config.webhookAllowPrivateTargets,
+    sealWebhookHeaders: (entityId, headers) => sealHeaders(deps.masterKey, entityId, headers),
+  });
   links.reversePayment = async (entityId, paymentId) => {
     // A second authorized payment of a link already paid: give it back, once.
     const p = await payments.getStored(entityId, paymentId);
@@ -175,6 +179,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-content-type-options', 'nosniff');
   });
   const drainMs = drainBudgetMs(config.shutdownGraceMs);
+  // Ids typed in upper case (or as urn:uuid:) reach the services in their canonical form.
+  app.addHook('preValidation', canonicaliseUuids);
   app.addHook('preClose', async () => {
     shuttingDown = true;
     void recovery.stop(drainMs); // no new pass from now on; the one under way is awaited below

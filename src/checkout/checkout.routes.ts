@@ -8,7 +8,7 @@ import { problemResponses, Timestamp, Uuid } from '../platform/http/schemas.ts';
 import { SplitPart } from '../payments/payments.schemas.ts';
 import type { PartnerRegistry } from '../partners/port.ts';
 import type { CheckoutService, SubmitBody } from './checkout.service.ts';
-import { CHECKOUT_CSS, WIDGET_CSS, checkoutPage, escapeHtml, sendPage } from './pages.ts';
+import { CHECKOUT_CSS, WIDGET_CSS, escapeHtml, fragmentCheckoutPage, sendPage } from './pages.ts';
 import { widgetBundle } from './widget-bundle.ts';
 import { formatAmount } from './widget/validation.ts';
 
@@ -102,12 +102,19 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout, partners
     },
   }, async (request) => checkout.submit(credential(request.headers), request.body as SubmitBody));
 
+  // The hosted page (links.hosted_page): /checkout/pay#session={widget.data}. The
+  // credential is in the fragment, which browsers never send (no request line, log,
+  // proxy or Referer sees it); the page's script reads it and sends it in x-payd-session.
+  // Addresses of the old form (?session=, handed out before) are moved to the fragment
+  // by a redirect (the logged URL has the value redacted).
   app.get('/checkout/pay', {
-    schema: { hide: true, querystring: Type.Object({ session: Type.String({ maxLength: 300 }) }) },
+    schema: { hide: true, querystring: Type.Object({ session: Type.Optional(Type.String({ maxLength: 300 })) }) },
   }, async (request, reply) => {
-    const info = await checkout.describe(request.query.session).catch(() => undefined);
-    if (!info) return sendPage(reply, 404, 'Payment not found', '<p>This payment page does not exist.</p>');
-    return checkoutPage(reply, 'Secure payment', `You are paying ${formatAmount(info.amount, info.currency)}.`, request.query.session);
+    if (request.query.session !== undefined) {
+      return reply.code(303).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer')
+        .redirect(`/checkout/pay#session=${encodeURIComponent(request.query.session)}`, 303);
+    }
+    return fragmentCheckoutPage(reply, 'Secure payment', 'Your payment details are sent to payd only.');
   });
 
   app.get('/checkout/return/:id', { schema: { hide: true, params: Type.Object({ id: Uuid() }) } }, async (request, reply) => {

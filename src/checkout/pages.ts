@@ -82,7 +82,18 @@ ${scripts.join('\n')}
     .send(html);
 }
 
-/** A page that mounts the widget for a session credential (hosted page, payment link). */
+/**
+ * The hosted page: the widget takes the session credential from the page address's
+ * fragment (#session=...), never sent to any server.
+ */
+export function fragmentCheckoutPage(reply: FastifyReply, title: string, intro: string): FastifyReply {
+  const body = `<p class="muted">${escapeHtml(intro)}</p>
+<div class="card-box" id="payd-checkout"></div>`;
+  const script = '<script src="/checkout/widget.js" data-payd-session-from="fragment" data-payd-mount="#payd-checkout"></script>';
+  return sendPage(reply, 200, title, body, [script]);
+}
+
+/** A page that mounts the widget for a session credential written in the page (payment link page). */
 export function checkoutPage(reply: FastifyReply, title: string, intro: string, widgetData: string): FastifyReply {
   const body = `<p class="muted">${escapeHtml(intro)}</p>
 <div class="card-box" id="payd-checkout"></div>`;

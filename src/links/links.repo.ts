@@ -14,7 +14,8 @@ export interface PaymentLinkRow {
   order: Record<string, unknown> | null;
   customer: Record<string, unknown> | null;
   three_ds_authentication_options: Record<string, unknown> | null;
-  webhook: { url: string; headers?: Array<{ name: string; values: string[] }> } | null;
+  /** headers: names with masked values; headers_enc: the sealed real values (src/webhooks/header-seal.ts). */
+  webhook: { url: string; headers?: Array<{ name: string; values: string[] }>; headers_enc?: string | null } | null;
   allow_future_usage: boolean;
   payment_id: string | null;
   attempt_session_id: string | null;

@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db/index.ts';
 import { problems } from '../platform/http/problem.ts';
 import { enqueueEvent } from '../webhooks/outbox.ts';
-import { validateWebhookTarget } from '../webhooks/target.ts';
+import { maskHeaders } from '../webhooks/header-seal.ts';
+import { validateWebhookTarget, type WebhookHeader } from '../webhooks/target.ts';
 import type { ClientSessionsService } from '../payments/client-sessions.service.ts';
 import type { ClientSessionRow } from '../payments/client-sessions.repo.ts';
 import { type PaymentLinkRow, linksRepo } from './links.repo.ts';
@@ -24,7 +25,12 @@ export class PaymentLinksService {
   constructor(
     private readonly db: Db,
     private readonly sessions: ClientSessionsService,
-    private readonly config: { baseUrl: string },
+    private readonly config: {
+      baseUrl: string;
+      allowPrivateWebhookTargets?: boolean;
+      /** Seals a webhook's extra header values for the entity (src/webhooks/header-seal.ts). */
+      sealWebhookHeaders: (entityId: string, headers: WebhookHeader[] | undefined) => string | null;
+    },
   ) {}
 
   static effectiveStatus(l: PaymentLinkRow, now = Date.now()): LinkStatus {
@@ -52,7 +58,8 @@ export class PaymentLinksService {
       ...(l.order ? { order: l.order } : {}),
       ...(l.customer ? { customer: l.customer } : {}),
       ...(l.three_ds_authentication_options ? { three_ds_authentication_options: l.three_ds_authentication_options } : {}),
-      ...(l.webhook ? { webhook: l.webhook } : {}),
+      // Header values are secrets: shown masked, as stored (sealed values: headers_enc).
+      ...(l.webhook ? { webhook: { url: l.webhook.url, ...(l.webhook.headers ? { headers: maskHeaders(l.webhook.headers) } : {}) } } : {}),
       ...(l.payment_id ? { payment_id: l.payment_id } : {}),
       created_at: l.created_at,
       links: {
@@ -71,7 +78,7 @@ export class PaymentLinksService {
     if (expiresAt.getTime() <= now) throw problems.invalidField('expires_at', 'must be in the future');
     if (expiresAt.getTime() > now + MAX_LINK_TTL_MS) throw problems.invalidField('expires_at', 'must be at most 90 days from now');
     if (body.webhook) {
-      const invalid = validateWebhookTarget(body.webhook, 'webhook.');
+      const invalid = validateWebhookTarget(body.webhook, 'webhook.', { allowPrivateTargets: this.config.allowPrivateWebhookTargets ?? true });
       if (invalid.length) throw problems.invalidRequest(`The webhook is invalid: ${invalid.map((p) => `${p.name} ${p.reason}`).join('; ')}`, invalid);
     }
     const row = await linksRepo.insert(this.db, {
@@ -85,7 +92,14 @@ export class PaymentLinksService {
       order: (body.order as Record<string, unknown> | undefined) ?? null,
       customer: (body.customer as Record<string, unknown> | undefined) ?? null,
       three_ds_authentication_options: (body.three_ds_authentication_options as Record<string, unknown> | undefined) ?? null,
-      webhook: body.webhook ?? null,
+      webhook: body.webhook
+        ? {
+            url: body.webhook.url,
+            ...(body.webhook.headers
+              ? { headers: maskHeaders(body.webhook.headers), headers_enc: this.config.sealWebhookHeaders(entityId, body.webhook.headers) }
+              : {}),
+          }
+        : null,
       allow_future_usage: body.allow_future_usage ?? false,
     });
     return this.view(row);
@@ -193,6 +207,7 @@ export class PaymentLinksService {
       data: { ...JSON.parse(JSON.stringify(this.view(link))), ...extra },
       url: link.webhook?.url ?? null,
       headers: link.webhook?.headers ?? null,
+      headersEnc: link.webhook?.headers_enc ?? null,
     });
   }
 }

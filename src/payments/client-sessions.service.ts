@@ -98,9 +98,12 @@ export class ClientSessionsService {
     };
   }
 
-  /** The page where payd renders the checkout itself (integration_mode HOSTED_PAGE). */
+  /**
+   * The page where payd renders the checkout itself (integration_mode HOSTED_PAGE). The
+   * credential travels in the fragment: never sent to a server, so in no log or Referer.
+   */
   hostedPageUrl(id: string): string {
-    return `${this.config.baseUrl}/checkout/pay?session=${this.widgetData(id)}`;
+    return `${this.config.baseUrl}/checkout/pay#session=${this.widgetData(id)}`;
   }
 
   /** A session that pays a payment link (one per attempt; created by the link's page). */

@@ -33,7 +33,7 @@ type EventPayment = Pick<PaymentRow, 'entity_id' | 'client_session_id'>;
 
 async function linkWebhook(q: Queryable, p: EventPayment) {
   if (!p.client_session_id) return undefined;
-  const { rows } = await q.query<{ webhook: { url: string; headers?: Array<{ name: string; values: string[] }> } | null }>(
+  const { rows } = await q.query<{ webhook: { url: string; headers?: Array<{ name: string; values: string[] }>; headers_enc?: string | null } | null }>(
     `SELECT l.webhook FROM client_sessions s JOIN payment_links l ON l.id = s.payment_link_id WHERE s.id = $1`, [p.client_session_id]);
   return rows[0]?.webhook ?? undefined;
 }
@@ -80,7 +80,7 @@ export async function paymentEvents(q: Queryable, p: EventPayment, view: Payment
   return events.map((e) => ({
     entityId: p.entity_id, type: e.type,
     data: paymentEventJson(paymentEventData(view, e.operationId)),
-    url: webhook?.url ?? null, headers: webhook?.headers ?? null,
+    url: webhook?.url ?? null, headers: webhook?.headers ?? null, headersEnc: webhook?.headers_enc ?? null,
   }));
 }
 

@@ -9,7 +9,10 @@ export interface ClaimedDelivery {
   entity_id: string;
   /** The event's own url, else the entity's endpoint now; null when there is neither. */
   url: string | null;
+  /** Names with masked values (or plain values stored before migration 0014). */
   headers: WebhookHeader[];
+  /** The sealed header values (src/webhooks/header-seal.ts), null when none or not yet sealed. */
+  headers_enc: string | null;
   /** This attempt's number (1 for the first). */
   attempt_count: number;
   claim_token: string;
@@ -61,7 +64,8 @@ export const deliveriesRepo = {
          RETURNING d.id, d.event_id, d.entity_id, d.attempt_count, d.claim_token
        )
        SELECT c.*, e.type, e.data, e.created_at AS event_created_at, coalesce(e.url, ep.url) AS url,
-              CASE WHEN e.url IS NOT NULL THEN e.headers ELSE coalesce(ep.headers, '[]'::jsonb) END AS headers
+              CASE WHEN e.url IS NOT NULL THEN e.headers ELSE coalesce(ep.headers, '[]'::jsonb) END AS headers,
+              CASE WHEN e.url IS NOT NULL THEN e.headers_enc ELSE ep.headers_enc END AS headers_enc
          FROM claimed c JOIN webhook_events e ON e.id = c.event_id
          LEFT JOIN webhook_endpoints ep ON ep.entity_id = e.entity_id`,
       [limit, leaseMs, claimToken],

@@ -136,7 +136,7 @@ export class WebhookDispatcher {
       const signature = signWebhook(await this.secrets.signingSecrets(d.entity_id), body, Math.floor(Date.now() / 1000));
       out = await sendWebhook({
         url: d.url,
-        extraHeaders: d.headers,
+        extraHeaders: this.secrets.headersToSend(d.entity_id, d.headers_enc, d.headers),
         paydHeaders: {
           [SIGNATURE_HEADER]: signature,
           'payd-event-id': d.event_id,

@@ -11,6 +11,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../platform/db/index.ts';
 import { drainBudgetMs } from '../platform/lifecycle.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
+import { sealPlainHeaders } from './header-seal.ts';
 import { WebhookSecrets } from './secrets.ts';
 import { WebhooksService } from './webhooks.service.ts';
 import { webhooksOperatorRoutes } from './webhooks.routes.ts';
@@ -51,7 +52,7 @@ export function attachWebhooks(app: FastifyInstance, { db, masterKey, config }: 
     leaseMs: config.webhookLeaseMs,
     allowPrivateTargets: config.webhookAllowPrivateTargets,
   });
-  const webhooks: Webhooks = { service: new WebhooksService(db, secrets), secrets, dispatcher };
+  const webhooks: Webhooks = { service: new WebhooksService(db, secrets, { allowPrivateTargets: config.webhookAllowPrivateTargets }), secrets, dispatcher };
   app.decorate('webhooks', webhooks);
   // The drain begins when the close does (before in-flight requests finish) and is
   // awaited before the database closes.
@@ -61,6 +62,11 @@ export function attachWebhooks(app: FastifyInstance, { db, masterKey, config }: 
   });
   app.addHook('onClose', async () => {
     await dispatcher.stop(drainMs);
+  });
+  // Header values written in plain text before migration 0014 are sealed once, here.
+  app.addHook('onReady', async () => {
+    const sealed = await sealPlainHeaders(db, masterKey);
+    if (sealed > 0) app.log.info({ sealed }, 'webhook header values stored in plain text were sealed');
   });
   return webhooks;
 }

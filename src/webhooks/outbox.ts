@@ -11,7 +11,8 @@
 //       type: 'payment.captured',
 //       data: eventData,                                // a JSON snapshot of what changed, bounded in size
 //       url: link?.webhook?.url,                        // a link's own webhook, if any...
-//       headers: link?.webhook?.headers,                // ...[{ name, values: [...] }]
+//       headers: link?.webhook?.headers,                // ...[{ name, values: [...] }] (masked)
+//       headersEnc: link?.webhook?.headers_enc,         // ...and their sealed values
 //     });                                               // without url: the entity's default endpoint
 //   });
 //
@@ -31,6 +32,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../platform/db/index.ts';
 import { problems } from '../platform/http/problem.ts';
+import { HEADER_MASK, maskHeaders } from './header-seal.ts';
 import { validateWebhookTarget, type WebhookHeader } from './target.ts';
 
 /** Event types are dotted lower-case names: "payment.captured", "payment_link.paid". */
@@ -43,8 +45,14 @@ export interface NewEvent {
   data: Record<string, unknown> | string;
   /** The event's own target (a payment link's webhook.url); absent: the entity's endpoint. */
   url?: string | null | undefined;
-  /** Extra headers for the event's own target (a link's webhook.headers). */
+  /** Extra headers for the event's own target (a link's webhook.headers): names, values masked. */
   headers?: WebhookHeader[] | null | undefined;
+  /**
+   * Their real values, sealed (a link's webhook.headers_enc, see header-seal.ts). The
+   * outbox has no key: a caller with plain values seals them first
+   * (WebhookSecrets.sealHeaders); `headers` is then stored masked.
+   */
+  headersEnc?: string | null | undefined;
   /** The event id (default: a new UUID). */
   id?: string;
 }
@@ -72,13 +80,19 @@ export function eventCtes(event: NewEvent, first: number, gate: string): { sql: 
       throw problems.invalidRequest(`The webhook is invalid: ${invalid.map((p) => `${p.name} ${p.reason}`).join('; ')}`, invalid);
     }
   }
+  const headersEnc = url === null ? null : (event.headersEnc ?? null);
+  // Plain values come only from a link written by a payd older than migration 0014 and
+  // not yet sealed by the start-up sweep (a rolling upgrade): they are kept as given, so
+  // that the change the event is about still commits, and sealed at the next start.
+  const storedHeaders = headersEnc === null && headers.some((h) => h.values.some((v) => v !== HEADER_MASK)) ? headers : maskHeaders(headers);
   const id = event.id ?? randomUUID();
   const n = (i: number) => `$${first + i}`;
   return {
     id,
     sql: `ev AS (
-       INSERT INTO webhook_events (id, entity_id, type, data, url, headers, created_at)
-       SELECT ${n(0)}::uuid, ${n(1)}::uuid, ${n(2)}::text, ${n(3)}::json, ${n(4)}::text, ${n(5)}::jsonb, clock_timestamp() FROM ${gate} LIMIT 1
+       INSERT INTO webhook_events (id, entity_id, type, data, url, headers, headers_enc, created_at)
+       SELECT ${n(0)}::uuid, ${n(1)}::uuid, ${n(2)}::text, ${n(3)}::json, ${n(4)}::text, ${n(5)}::jsonb, ${n(7)}::text, clock_timestamp()
+         FROM ${gate} LIMIT 1
        RETURNING id, entity_id, url, created_at
      ), evd AS (
        INSERT INTO webhook_deliveries (id, event_id, entity_id, reason, next_attempt_at, created_at, updated_at)
@@ -87,7 +101,7 @@ export function eventCtes(event: NewEvent, first: number, gate: string): { sql: 
         WHERE ev.url IS NOT NULL OR EXISTS (SELECT 1 FROM webhook_endpoints ep WHERE ep.entity_id = ev.entity_id)
        RETURNING id
      )`,
-    params: [id, event.entityId, event.type, typeof event.data === 'string' ? event.data : JSON.stringify(event.data), url, JSON.stringify(headers), randomUUID()],
+    params: [id, event.entityId, event.type, typeof event.data === 'string' ? event.data : JSON.stringify(event.data), url, JSON.stringify(storedHeaders), randomUUID(), headersEnc],
   };
 }
 

@@ -4,6 +4,8 @@
 import type { Db, Queryable } from '../platform/db/index.ts';
 import { decrypt, encrypt, generateSecret } from '../platform/crypto/secrets.ts';
 import { endpointsRepo, type SecretRow } from './endpoints.repo.ts';
+import { openHeaders, sealHeaders } from './header-seal.ts';
+import type { WebhookHeader } from './target.ts';
 
 export const WEBHOOK_SECRET_PREFIX = 'whsec_';
 
@@ -24,48 +26,81 @@ export class WebhookSecrets {
     private readonly masterKey: Buffer,
   ) {}
 
-  /** Creates the entity's secret when it has none; true when this call created it. Race-safe. */
+  /**
+   * Creates the entity's secret when it has none; true when this call created it. Race-safe.
+   * The secret is sealed with the entity's id as stored (never the caller's spelling of it).
+   */
   async ensure(q: Queryable, entityId: string): Promise<boolean> {
     if (await endpointsRepo.getSecret(q, entityId)) return false;
+    const storedId = await endpointsRepo.storedEntityId(q, entityId);
+    if (storedId === undefined) throw new Error(`entity ${entityId} does not exist`);
     const secret = generateSecret(WEBHOOK_SECRET_PREFIX);
-    return endpointsRepo.insertSecret(q, entityId, encrypt(this.masterKey, secret, aad(entityId, 1)));
+    return endpointsRepo.insertSecret(q, storedId, encrypt(this.masterKey, secret, aad(storedId, 1)));
+  }
+
+  /** Extra header values sealed for the entity (its stored id), null when there are none. */
+  sealHeaders(entityId: string, headers: readonly WebhookHeader[] | null | undefined): string | null {
+    return sealHeaders(this.masterKey, entityId, headers);
+  }
+
+  /** The headers to send: opened from their sealed form, or as stored by a payd before migration 0014. */
+  headersToSend(entityId: string, sealed: string | null, stored: WebhookHeader[]): WebhookHeader[] {
+    return sealed ? openHeaders(this.masterKey, entityId, sealed) : stored;
   }
 
   /** The secrets that sign a call now: the current one, then the previous one while it overlaps. */
   async signingSecrets(entityId: string): Promise<string[]> {
     await this.ensure(this.db, entityId);
     const row = (await endpointsRepo.getSecret(this.db, entityId))!;
-    const out = [this.open(row)];
-    if (row.previous_secret_enc && row.previous_active) {
-      out.push(decrypt(this.masterKey, row.previous_secret_enc, aad(entityId, row.version - 1)));
-    }
+    const out = [await this.open(row, 'current')];
+    if (row.previous_secret_enc && row.previous_active) out.push(await this.open(row, 'previous'));
     return out;
   }
 
   /** The current secret in clear (the entity must exist); creates it when missing. */
   async reveal(entityId: string): Promise<RevealedSecret & { created: boolean }> {
     const created = await this.ensure(this.db, entityId);
-    return { ...this.view((await endpointsRepo.getSecret(this.db, entityId))!), created };
+    return { ...(await this.view((await endpointsRepo.getSecret(this.db, entityId))!)), created };
   }
 
   /** A new current secret; the old one keeps signing for `previousSeconds` (0: stops at once). */
   async rotate(entityId: string, previousSeconds: number): Promise<RevealedSecret> {
-    return this.db.transaction(async (tx) => {
+    const row = await this.db.transaction(async (tx) => {
       await this.ensure(tx, entityId);
       const current = (await endpointsRepo.getSecret(tx, entityId, true))!;
+      if (previousSeconds > 0) await this.open(current, 'current', tx); // repairs an old seal before it becomes the previous one
       const secret = generateSecret(WEBHOOK_SECRET_PREFIX);
-      const sealed = encrypt(this.masterKey, secret, aad(entityId, current.version + 1));
-      return this.view(await endpointsRepo.rotateSecret(tx, entityId, sealed, previousSeconds));
+      const sealed = encrypt(this.masterKey, secret, aad(current.entity_id, current.version + 1));
+      return endpointsRepo.rotateSecret(tx, current.entity_id, sealed, previousSeconds);
     });
+    return this.view(row);
   }
 
-  private open(row: SecretRow): string {
-    return decrypt(this.masterKey, row.secret_enc, aad(row.entity_id, row.version));
+  /**
+   * Opens the current or previous secret of a row, bound to the stored entity id. A
+   * secret sealed by payd before 0.1.1 with an id typed in upper case (issue 12, item
+   * 8) still opens with that spelling: it is then sealed again with the stored id.
+   */
+  private async open(row: SecretRow, which: 'current' | 'previous', q: Queryable = this.db): Promise<string> {
+    const version = which === 'current' ? row.version : row.version - 1;
+    const sealed = which === 'current' ? row.secret_enc : row.previous_secret_enc!;
+    try {
+      return decrypt(this.masterKey, sealed, aad(row.entity_id, version));
+    } catch (err) {
+      let plain: string;
+      try {
+        plain = decrypt(this.masterKey, sealed, aad(row.entity_id.toUpperCase(), version));
+      } catch {
+        throw err;
+      }
+      await endpointsRepo.resealSecret(q, row.entity_id, which, sealed, encrypt(this.masterKey, plain, aad(row.entity_id, version)));
+      return plain;
+    }
   }
 
-  private view(row: SecretRow): RevealedSecret {
+  private async view(row: SecretRow): Promise<RevealedSecret> {
     return {
-      secret: this.open(row),
+      secret: await this.open(row, 'current'),
       version: row.version,
       created_at: row.created_at,
       rotated_at: row.rotated_at,

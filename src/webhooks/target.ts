@@ -3,7 +3,7 @@
 // (through validateWebhookTarget) the payment-link module; the SSRF guard used at
 // delivery time.
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import type { InvalidParam } from '../platform/http/problem.ts';
 
 export interface WebhookHeader {
@@ -59,8 +59,13 @@ export function urlProblem(raw: string): string | undefined {
   return undefined;
 }
 
-/** Every problem of a target, each named with `prefix` (e.g. "webhook." or ""). */
-export function validateWebhookTarget(target: unknown, prefix = ''): InvalidParam[] {
+/**
+ * Every problem of a target, each named with `prefix` (e.g. "webhook." or ""). With
+ * allowPrivateTargets false (registration of an endpoint or a link's webhook while
+ * PAYD_WEBHOOK_ALLOW_PRIVATE_TARGETS is off), a URL whose host is a non-public IP
+ * literal is refused too; host names are checked at each call.
+ */
+export function validateWebhookTarget(target: unknown, prefix = '', opts: { allowPrivateTargets?: boolean } = {}): InvalidParam[] {
   const out: InvalidParam[] = [];
   const bad = (name: string, reason: string) => out.push({ name: `${prefix}${name}`, in: 'body', reason });
   if (typeof target !== 'object' || target === null) {
@@ -70,7 +75,7 @@ export function validateWebhookTarget(target: unknown, prefix = ''): InvalidPara
   const { url, headers } = target as Record<string, unknown>;
   if (typeof url !== 'string') bad('url', 'must be a string');
   else {
-    const why = urlProblem(url);
+    const why = urlProblem(url) ?? (opts.allowPrivateTargets === false ? literalTargetProblem(url) : undefined);
     if (why) bad('url', why);
   }
   if (headers === undefined || headers === null) return out;
@@ -105,34 +110,161 @@ export function toHeaderPairs(headers: readonly WebhookHeader[]): Array<[string,
   return headers.filter((h) => !isReservedHeader(h.name)).flatMap((h) => h.values.map((v) => [h.name, v] as [string, string]));
 }
 
-// Addresses a webhook must not reach unless PAYD_WEBHOOK_ALLOW_PRIVATE_TARGETS is on:
-// loopback, private, link-local (cloud metadata), CGNAT, multicast and reserved ranges.
-// BlockList applies the IPv4 rules to IPv4-mapped IPv6 addresses (::ffff:127.0.0.1) too.
-const blocked = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
-] as const) blocked.addSubnet(net, prefix, 'ipv6');
+// Addresses a webhook must not reach unless PAYD_WEBHOOK_ALLOW_PRIVATE_TARGETS is on.
+// Every textual form is parsed first: IPv4 in any notation the URL parser accepts
+// (0x7f.1, 2130706433, 0177.0.0.1, 127.1 all mean 127.0.0.1), and IPv6 forms that carry
+// an IPv4 address (IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible ::a.b.c.d, IPv4-translated
+// ::ffff:0:a.b.c.d, NAT64 64:ff9b::/96, 6to4 2002::/16, Teredo 2001::/32), whose
+// embedded address is then checked like any IPv4 address. Any other IPv6 address must be
+// global unicast (2000::/3) outside the special-purpose and documentation blocks.
 
-export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return true;
-  return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');
+/** IPv4 blocks that are not the public internet (RFC 6890 and friends), with a reason. */
+const IPV4_BLOCKS: Array<[string, number, string]> = [
+  ['0.0.0.0', 8, 'this network (0.0.0.0/8)'],
+  ['10.0.0.0', 8, 'private (10.0.0.0/8)'],
+  ['100.64.0.0', 10, 'shared address space / CGNAT (100.64.0.0/10)'],
+  ['127.0.0.0', 8, 'loopback (127.0.0.0/8)'],
+  ['169.254.0.0', 16, 'link-local, cloud metadata (169.254.0.0/16)'],
+  ['172.16.0.0', 12, 'private (172.16.0.0/12)'],
+  ['192.0.0.0', 24, 'IETF protocol assignments (192.0.0.0/24)'],
+  ['192.0.2.0', 24, 'documentation (192.0.2.0/24)'],
+  ['192.88.99.0', 24, '6to4 relay anycast (192.88.99.0/24)'],
+  ['192.168.0.0', 16, 'private (192.168.0.0/16)'],
+  ['198.18.0.0', 15, 'benchmarking (198.18.0.0/15)'],
+  ['198.51.100.0', 24, 'documentation (198.51.100.0/24)'],
+  ['203.0.113.0', 24, 'documentation (203.0.113.0/24)'],
+  ['224.0.0.0', 4, 'multicast (224.0.0.0/4)'],
+  ['240.0.0.0', 4, 'reserved or broadcast (240.0.0.0/4, 255.255.255.255)'],
+];
+
+const v4Number = (dotted: string): number =>
+  dotted.split('.').reduce((n, part) => n * 256 + Number(part), 0);
+
+const IPV4_RANGES = IPV4_BLOCKS.map(([net, bits, why]) => {
+  const size = 2 ** (32 - bits);
+  const start = v4Number(net);
+  return { start, end: start + size - 1, why };
+});
+
+/** Why an IPv4 address (as a 32-bit number) is not public, or undefined. */
+function ipv4Problem(n: number): string | undefined {
+  return IPV4_RANGES.find((r) => n >= r.start && n <= r.end)?.why;
+}
+
+const dotted = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+
+/** The eight 16-bit groups of an IPv6 address (zone id ignored), or undefined when it is not one. */
+export function parseIPv6(text: string): number[] | undefined {
+  let a = text.trim().toLowerCase().replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  if (isIP(a) !== 6) return undefined;
+  const lastColon = a.lastIndexOf(':');
+  const tail = a.slice(lastColon + 1);
+  if (tail.includes('.')) {
+    if (isIP(tail) !== 4) return undefined;
+    const n = v4Number(tail);
+    a = `${a.slice(0, lastColon + 1)}${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
+  }
+  const halves = a.split('::');
+  if (halves.length > 2) return undefined;
+  const groups = (h: string | undefined) => (h ? h.split(':') : []);
+  const head = groups(halves[0]);
+  const rest = groups(halves[1]);
+  const missing = 8 - head.length - rest.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined;
+  const all = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...rest];
+  if (all.some((g) => !/^[0-9a-f]{1,4}$/.test(g))) return undefined;
+  return all.map((g) => parseInt(g, 16));
+}
+
+const embedded = (hi: number, lo: number) => ((hi << 16) >>> 0) + lo;
+
+/** Why an IPv6 address (eight groups) is not public, or undefined. */
+function ipv6Problem(w: number[]): string | undefined {
+  const [w0, w1, w2, w3, w4, w5, w6, w7] = w as [number, number, number, number, number, number, number, number];
+  const via = (kind: string, n: number) => {
+    const why = ipv4Problem(n);
+    return why ? `${kind} of ${dotted(n)}, ${why}` : undefined;
+  };
+  const zeroTo = (k: number) => w.slice(0, k).every((g) => g === 0);
+  if (zeroTo(8)) return 'unspecified (::)';
+  if (zeroTo(7) && w7 === 1) return 'loopback (::1)';
+  if (zeroTo(5) && w5 === 0xffff) return via('IPv4-mapped form', embedded(w6, w7)) ;
+  if (zeroTo(4) && w4 === 0xffff && w5 === 0) return via('IPv4-translated form', embedded(w6, w7));
+  if (zeroTo(6)) return via('IPv4-compatible form', embedded(w6, w7)) ?? 'IPv4-compatible form (::/96, deprecated)';
+  if (w0 === 0x64 && w1 === 0xff9b && w2 === 0 && w3 === 0 && w4 === 0 && w5 === 0) return via('NAT64 form', embedded(w6, w7));
+  if (w0 === 0x64 && w1 === 0xff9b && w2 === 1) return 'local-use NAT64 (64:ff9b:1::/48)';
+  if (w0 === 0x2002) return via('6to4 form', embedded(w1, w2));
+  if (w0 === 0x2001 && w1 === 0) {
+    return via('Teredo server', embedded(w2, w3)) ?? via('Teredo client', embedded(w6 ^ 0xffff, w7 ^ 0xffff));
+  }
+  if (w0 === 0x2001 && w1 === 0x0db8) return 'documentation (2001:db8::/32)';
+  if (w0 === 0x3fff && w1 < 0x1000) return 'documentation (3fff::/20)';
+  if (w0 === 0x2001 && w1 < 0x0200) return 'IETF special-purpose (2001::/23)';
+  if ((w0 & 0xfe00) === 0xfc00) return 'unique local (fc00::/7)';
+  if ((w0 & 0xffc0) === 0xfe80) return 'link-local (fe80::/10)';
+  if ((w0 & 0xffc0) === 0xfec0) return 'site-local (fec0::/10)';
+  if ((w0 & 0xff00) === 0xff00) return 'multicast (ff00::/8)';
+  if ((w0 & 0xe000) !== 0x2000) return 'not global unicast (outside 2000::/3)';
+  return undefined;
 }
 
 /**
- * Refuses a URL whose host is or resolves to a non-public address (SSRF guard). The
- * check resolves the name just before the call; see docs/webhooks.md for its limits.
+ * Why `address` is not a public internet address (undefined when it is). Accepts IPv4
+ * and IPv6 in any notation the WHATWG URL parser reads as an IP (brackets, zone ids, hex,
+ * octal, short and integer IPv4 forms); anything that is not an IP address is refused.
+ */
+export function addressProblem(address: string): string | undefined {
+  let text = address.trim().replace(/^\[|\]$/g, '');
+  if (isIP(text) === 0 && isIP(text.replace(/%.*$/, '')) !== 6) {
+    try {
+      text = new URL(`http://${text.includes(':') ? `[${text}]` : text}/`).hostname.replace(/^\[|\]$/g, '');
+    } catch {
+      return 'not an IP address';
+    }
+  }
+  if (isIP(text) === 4) return ipv4Problem(v4Number(text));
+  const groups = parseIPv6(text);
+  return groups ? ipv6Problem(groups) : 'not an IP address';
+}
+
+export function isPrivateAddress(address: string): boolean {
+  return addressProblem(address) !== undefined;
+}
+
+/** The host of a URL as a literal IP address (WHATWG-normalised), or undefined for a name. */
+export function literalHost(rawUrl: string): string | undefined {
+  const host = new URL(rawUrl).hostname.replace(/^\[|\]$/g, '');
+  return isIP(host) ? host : undefined;
+}
+
+/**
+ * Why a URL's host, when it is an IP literal, cannot be called (registration-time
+ * check); names are checked when the call is made, as they may resolve differently then.
+ */
+export function literalTargetProblem(rawUrl: string): string | undefined {
+  let host: string | undefined;
+  try {
+    host = literalHost(rawUrl);
+  } catch {
+    return undefined; // urlProblem reports it
+  }
+  const why = host === undefined ? undefined : addressProblem(host);
+  return why ? `must not point to a non-public address (${host}: ${why}); PAYD_WEBHOOK_ALLOW_PRIVATE_TARGETS is off` : undefined;
+}
+
+/**
+ * Why a URL's host is or resolves to a non-public address (any of its addresses), or
+ * undefined. A diagnostic: calls do not rely on it, since a name may resolve
+ * differently a moment later; send.ts checks the addresses in the connection's own
+ * lookup instead (see docs/webhooks.md).
  */
 export async function publicTargetProblem(rawUrl: string): Promise<string | undefined> {
   const host = new URL(rawUrl).hostname.replace(/^\[|\]$/g, '');
   const addresses = isIP(host) ? [host] : (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
-  const refused = addresses.find(isPrivateAddress);
-  if (refused !== undefined || addresses.length === 0) {
-    return `refused: ${host} resolves to the non-public address ${refused ?? '(none)'} (PAYD_WEBHOOK_ALLOW_PRIVATE_TARGETS is off)`;
+  for (const a of addresses) {
+    const why = addressProblem(a);
+    if (why) return `refused: ${host} resolves to the non-public address ${a}, ${why} (PAYD_WEBHOOK_ALLOW_PRIVATE_TARGETS is off)`;
   }
+  if (addresses.length === 0) return `refused: ${host} resolves to no address`;
   return undefined;
 }

@@ -5,6 +5,7 @@ import type { Db } from '../platform/db/index.ts';
 import { problems } from '../platform/http/problem.ts';
 import { endpointsRepo, type EndpointRow } from './endpoints.repo.ts';
 import { type AttemptRow, type DeliveryRow, type EventFilter, type EventRow, eventsRepo } from './events.repo.ts';
+import { maskHeaders } from './header-seal.ts';
 import type { RevealedSecret, WebhookSecrets } from './secrets.ts';
 import { validateWebhookTarget, type WebhookHeader } from './target.ts';
 
@@ -39,7 +40,7 @@ function deliveryView(d: DeliveryRow, attempts?: AttemptRow[]): DeliveryView {
     id: d.id,
     reason: d.reason,
     url: d.url,
-    header_names: [...new Set(d.headers.map((h) => h.name))],
+    header_names: [...new Set((d.headers ?? []).map((h) => h.name))],
     status: d.status,
     attempt_count: d.attempt_count,
     next_attempt_at: d.status === 'PENDING' ? d.next_attempt_at : null,
@@ -69,21 +70,26 @@ export class WebhooksService {
   constructor(
     private readonly db: Db,
     private readonly secrets: WebhookSecrets,
+    private readonly opts: { allowPrivateTargets: boolean } = { allowPrivateTargets: true },
   ) {}
 
-  private async requireEntity(entityId: string): Promise<void> {
-    if (!(await endpointsRepo.entityExists(this.db, entityId))) throw problems.notFound(`Entity ${entityId} does not exist.`);
+  /** The entity's id as stored (what everything below binds to), or 404. */
+  private async requireEntity(entityId: string): Promise<string> {
+    const id = await endpointsRepo.storedEntityId(this.db, entityId);
+    if (id === undefined) throw problems.notFound(`Entity ${entityId} does not exist.`);
+    return id;
   }
 
   /** Sets the default endpoint; the response carries the secret when this call created it. */
   async putEndpoint(entityId: string, url: string, headers: WebhookHeader[] = []): Promise<EndpointRow & { secret?: string }> {
-    const invalid = validateWebhookTarget({ url, headers });
+    const invalid = validateWebhookTarget({ url, headers }, '', { allowPrivateTargets: this.opts.allowPrivateTargets });
     if (invalid.length) {
       throw problems.invalidRequest(`The request body is invalid: ${invalid.map((p) => `${p.name} ${p.reason}`).join('; ')}`, invalid);
     }
-    await this.requireEntity(entityId);
+    entityId = await this.requireEntity(entityId);
+    const sealed = this.secrets.sealHeaders(entityId, headers);
     const { endpoint, created } = await this.db.transaction(async (tx) => ({
-      endpoint: await endpointsRepo.upsertEndpoint(tx, entityId, url, headers),
+      endpoint: await endpointsRepo.upsertEndpoint(tx, entityId, url, maskHeaders(headers), sealed),
       created: await this.secrets.ensure(tx, entityId),
     }));
     if (!created) return endpoint;
@@ -91,32 +97,32 @@ export class WebhooksService {
   }
 
   async getEndpoint(entityId: string): Promise<EndpointRow> {
-    await this.requireEntity(entityId);
+    entityId = await this.requireEntity(entityId);
     const endpoint = await endpointsRepo.getEndpoint(this.db, entityId);
     if (!endpoint) throw problems.notFound(`Entity ${entityId} has no webhook endpoint.`);
-    return endpoint;
+    return { ...endpoint, headers: maskHeaders(endpoint.headers) };
   }
 
   async deleteEndpoint(entityId: string): Promise<void> {
-    await this.requireEntity(entityId);
+    entityId = await this.requireEntity(entityId);
     if (!(await endpointsRepo.deleteEndpoint(this.db, entityId))) {
       throw problems.notFound(`Entity ${entityId} has no webhook endpoint.`);
     }
   }
 
   async revealSecret(entityId: string): Promise<RevealedSecret & { entity_id: string }> {
-    await this.requireEntity(entityId);
+    entityId = await this.requireEntity(entityId);
     const { created: _created, ...secret } = await this.secrets.reveal(entityId);
     return { entity_id: entityId, ...secret };
   }
 
   async rotateSecret(entityId: string, previousSeconds: number): Promise<RevealedSecret & { entity_id: string }> {
-    await this.requireEntity(entityId);
+    entityId = await this.requireEntity(entityId);
     return { entity_id: entityId, ...(await this.secrets.rotate(entityId, previousSeconds)) };
   }
 
   async listEvents(entityId: string, limit: number, filter: EventFilter): Promise<{ data: EventView[]; next_cursor: string | null }> {
-    await this.requireEntity(entityId);
+    entityId = await this.requireEntity(entityId);
     if (filter.after !== undefined && !(await eventsRepo.get(this.db, entityId, filter.after))) {
       throw problems.invalidField('starting_after', 'is not an event of this entity', 'query');
     }
@@ -128,7 +134,7 @@ export class WebhooksService {
   }
 
   async getEvent(entityId: string, eventId: string): Promise<EventView & { data: unknown }> {
-    await this.requireEntity(entityId);
+    entityId = await this.requireEntity(entityId);
     const event = await eventsRepo.get(this.db, entityId, eventId);
     if (!event) throw problems.notFound(`Event ${eventId} does not exist for entity ${entityId}.`);
     const deliveries = await eventsRepo.deliveriesOf(this.db, [event.id]);
@@ -139,7 +145,7 @@ export class WebhooksService {
 
   /** A new delivery of the same event (same id and payload), due now. */
   async replay(entityId: string, eventId: string): Promise<DeliveryView> {
-    await this.requireEntity(entityId);
+    entityId = await this.requireEntity(entityId);
     if (!(await eventsRepo.get(this.db, entityId, eventId))) {
       throw problems.notFound(`Event ${eventId} does not exist for entity ${entityId}.`);
     }

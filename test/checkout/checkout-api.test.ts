@@ -3,6 +3,7 @@
 // the refusals (tampered credential, replayed submit, ineligible split, expired session).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { loggerOptions, redactUrl } from '../../src/platform/observability/logger.ts';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { createTestApp, expectProblem, type Merchant, type TestApp } from '../helpers/app.ts';
 
@@ -144,11 +145,32 @@ describe('checkout through the session credential', () => {
   it('gives HOSTED_PAGE sessions a hosted page that mounts the widget under a strict CSP', async () => {
     const s = await newSession({ integration_mode: 'HOSTED_PAGE' });
     const href = s.links.hosted_page?.href as string;
-    assert.ok(href?.startsWith('http://payd.test/checkout/pay?session='), JSON.stringify(s.links));
-    const page = await t.app.inject({ url: href.slice('http://payd.test'.length) });
+    // The credential is in the fragment: a browser sends only /checkout/pay.
+    assert.equal(href, `http://payd.test/checkout/pay#session=${s.widget.data}`, JSON.stringify(s.links));
+    const sent = new URL(href);
+    const page = await t.app.inject({ url: `${sent.pathname}${sent.search}` });
     assert.equal(page.statusCode, 200);
-    assert.match(page.body, /data-payd-session="[^"]+"/);
+    assert.match(page.body, /data-payd-session-from="fragment"/);
+    assert.doesNotMatch(page.body, new RegExp(s.widget.data), 'the page does not carry the credential');
     assert.match(String(page.headers['content-security-policy']), /script-src 'self'/);
+    assert.equal(page.headers['referrer-policy'], 'no-referrer');
     assert.doesNotMatch(page.body, /<script>(?!<)/, 'no inline script');
+  });
+
+  it('moves the credential of an old ?session= address to the fragment, and keeps it out of the request log', async () => {
+    const s = await newSession({ integration_mode: 'HOSTED_PAGE' });
+    const old = await t.app.inject({ url: `/checkout/pay?session=${encodeURIComponent(s.widget.data)}` });
+    assert.equal(old.statusCode, 303);
+    assert.equal(old.headers.location, `/checkout/pay#session=${encodeURIComponent(s.widget.data)}`);
+    assert.equal(old.headers['cache-control'], 'no-store');
+    // What payd's request log writes for that URL (Fastify's request serializer, as configured).
+    const logged = JSON.stringify((loggerOptions('info').serializers!.req as (r: unknown) => unknown)({
+      method: 'GET', url: `/checkout/pay?x=1&session=${s.widget.data}&y=2`, headers: {}, host: 'payd.test', ip: '127.0.0.1',
+    }));
+    assert.doesNotMatch(logged, new RegExp(s.widget.data.slice(0, 20)));
+    assert.match(logged, /"url":"\/checkout\/pay\?x=1&session=\[redacted\]&y=2"/);
+    assert.equal(redactUrl('/checkout/pay?SESSION=abc'), '/checkout/pay?SESSION=[redacted]');
+    assert.equal(redactUrl('/checkout/pay?sess%69on=abc'), '/checkout/pay?sess%69on=[redacted]');
+    assert.equal(redactUrl('/v2/payments?limit=2'), '/v2/payments?limit=2');
   });
 });

@@ -2,6 +2,9 @@
 // merchant page on its own origin embeds widget.js and pays; the shopper comes back to
 // the merchant, whose server verifies service-redirection-data against GET
 // /v2/signing-jwks. Payment links are paid (and refused when cancelled) on their page.
+// The session credential (widget.data) never appears in a URL the browser requests, nor
+// in a URL payd logs: every request of every page is recorded, in the browser and on
+// payd's side, and checked against every credential handed out.
 // Screenshots go to test-results/ (kept by CI as artifacts).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,10 +14,14 @@ import type { AddressInfo } from 'node:net';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { type Browser, type Page, chromium } from 'playwright-core';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
+import { loggerOptions } from '../../src/platform/observability/logger.ts';
 import { freePort } from '../helpers/server.ts';
 
 const SHOTS = 'test-results/e2e';
 
+
+/** Every session credential handed out during the run. */
+const credentials: string[] = [];
 
 /** A merchant's web shop: creates a client session server-side, embeds the widget, verifies the return. */
 function merchantServer(payd: string, m: Merchant) {
@@ -32,12 +39,10 @@ function merchantServer(payd: string, m: Merchant) {
         method: 'POST', headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/json' },
         body: JSON.stringify({ amount, currency: 'EUR', shopper_redirection_url: `${base}/return`, order: { reference: 'e2e' } }),
       }).then((r) => r.json()) as { widget: { data: string; js_url: string } };
+      credentials.push(s.widget.data);
+      // The credential goes in the page itself, never in a URL (as docs/checkout.md shows).
       return html(`<h1>Checkout</h1><div id="pay"></div><script src="${s.widget.js_url}"></script>
-<script src="/mount.js?data=${encodeURIComponent(s.widget.data)}"></script>`);
-    }
-    if (url.pathname === '/mount.js') {
-      res.writeHead(200, { 'content-type': 'application/javascript' });
-      return res.end(`PaydCheckout.mount('#pay', { data: ${JSON.stringify(url.searchParams.get('data'))} });`);
+<script>PaydCheckout.mount('#pay', { data: ${JSON.stringify(s.widget.data)} });</script>`);
     }
     if (url.pathname === '/return') {
       try {
@@ -67,11 +72,19 @@ describe('checkout in Chromium', () => {
   let shopServer: ReturnType<typeof merchantServer>;
   let browser: Browser;
 
+  /** Request URLs as the browser reported them, and as payd received them. */
+  const browserUrls: string[] = [];
+  const paydUrls: string[] = [];
+
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
     const port = await freePort();
     payd = `http://127.0.0.1:${port}`;
-    t = await createTestApp({ baseUrl: payd });
+    t = await createTestApp({ baseUrl: payd }, {
+      beforeReady: (app) => {
+        app.addHook('onRequest', async (request) => void paydUrls.push(request.url));
+      },
+    });
     await t.app.listen({ port, host: '127.0.0.1' });
     m = await t.createMerchant('E2E shop');
     shopServer = merchantServer(payd, m);
@@ -82,12 +95,32 @@ describe('checkout in Chromium', () => {
     });
   });
   after(async () => {
+    // Checked once more over the whole run (each test checks its own pages too).
+    if (credentials.length) assertNoCredentialInUrls();
     await browser?.close();
     await shopServer?.close();
     await t?.close();
   });
 
-  const newPage = async (): Promise<Page> => browser.newPage({ viewport: { width: 390, height: 844 } }); // a phone
+  const newPage = async (): Promise<Page> => {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } }); // a phone
+    page.on('request', (r) => void browserUrls.push(r.url()));
+    return page;
+  };
+  const logged = (url: string) => JSON.stringify((loggerOptions('info').serializers!.req as (r: unknown) => unknown)({ method: 'GET', url, headers: {} }));
+  function assertNoCredentialInUrls() {
+    assert.ok(browserUrls.length > 0 && paydUrls.length > 0);
+    for (const c of credentials) {
+      const forms = [c, encodeURIComponent(c)];
+      for (const u of browserUrls) for (const f of forms) assert.ok(!u.includes(f), `the browser requested a URL with a credential: ${u.slice(0, 80)}`);
+      for (const u of paydUrls) for (const f of forms) assert.ok(!logged(u).includes(f), `payd would log a URL with a credential: ${u.slice(0, 80)}`);
+    }
+  }
+  /** The credential a payd page mounted the widget with (payment link pages write it in the page). */
+  const pageCredential = async (page: Page) => {
+    const data = await page.locator('script[data-payd-session]').getAttribute('data-payd-session').catch(() => null);
+    if (data) credentials.push(data);
+  };
   const fillCard = async (page: Page, number: string) => {
     await page.getByLabel('Card number', { exact: true }).fill(number);
     await page.getByLabel('Expiry date (MM/YY)').fill('12/31');
@@ -172,6 +205,7 @@ describe('checkout in Chromium', () => {
     const link = await create();
     const page = await newPage();
     await page.goto(link.links.customer_url.href);
+    await pageCredential(page);
     await fillCard(page, '4242424242424242');
     await page.screenshot({ path: `${SHOTS}/link-page.png`, fullPage: true });
     await page.getByRole('button', { name: /^Pay/ }).click();
@@ -186,6 +220,44 @@ describe('checkout in Chromium', () => {
     await page.getByText('The merchant cancelled this payment link').waitFor();
     assert.equal(await page.getByLabel('Card number', { exact: true }).count(), 0, 'no payment form');
     await page.screenshot({ path: `${SHOTS}/link-cancelled.png` });
+    await page.close();
+  });
+  it('pays on the hosted page; the credential stays in the fragment, out of every requested and logged URL', async () => {
+    const create = async () => (await fetch(`${payd}/v2/client-sessions`, {
+      method: 'POST', headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: 3100, currency: 'EUR', integration_mode: 'HOSTED_PAGE', shopper_redirection_url: `${shop}/return` }),
+    }).then((r) => r.json())) as { widget: { data: string }; links: { hosted_page: { href: string } } };
+    const s = await create();
+    credentials.push(s.widget.data);
+    assert.equal(s.links.hosted_page.href, `${payd}/checkout/pay#session=${s.widget.data}`);
+    const before = browserUrls.length;
+    const page = await newPage();
+    await page.goto(s.links.hosted_page.href);
+    await fillCard(page, '4242 4242 4242 4242');
+    await page.screenshot({ path: `${SHOTS}/hosted-page.png`, fullPage: true });
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
+    const made = browserUrls.slice(before);
+    assert.ok(made.some((u) => u === `${payd}/checkout/pay`), `the page itself was requested without the fragment: ${made.join(' ')}`);
+    assert.ok(made.some((u) => u.startsWith(`${payd}/checkout/v1/session`)), 'the widget called the session API');
+    assertNoCredentialInUrls();
+
+    // An address of the old form (?session=) still works: moved to the fragment at once.
+    const old = await create();
+    credentials.push(old.widget.data);
+    await page.goto(`${payd}/checkout/pay?session=${encodeURIComponent(old.widget.data)}`);
+    await page.getByLabel('Card number', { exact: true }).waitFor();
+    assert.equal(new URL(page.url()).search, '');
+    assert.equal(new URL(page.url()).hash, `#session=${encodeURIComponent(old.widget.data)}`);
+    const oldUrl = paydUrls.find((u) => u.includes('session='))!;
+    assert.doesNotMatch(logged(oldUrl), new RegExp(old.widget.data.slice(0, 20)), 'payd logs the old address redacted');
+    paydUrls.splice(paydUrls.indexOf(oldUrl), 1); // the one URL a client other than payd's pages put the credential in
+    browserUrls.splice(browserUrls.findIndex((u) => u.includes('session=')), 1);
+    assertNoCredentialInUrls();
+
+    // Without the fragment the page says so instead of failing silently.
+    await page.goto(`${payd}/checkout/pay`);
+    await page.getByText('This payment page address is incomplete').waitFor();
     await page.close();
   });
 });

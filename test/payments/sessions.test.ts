@@ -42,7 +42,7 @@ describe('client sessions', () => {
     assert.ok(s.eligible_solutions.some((x: { partner: string; method: string }) => x.partner === 'card-sim' && x.method === 'CARD'));
     assert.ok(s.eligible_solutions.every((x: { method: string }) => !x.method.startsWith('INSTALLMENTS')), 'BNPL starts at 50.00');
     assert.deepEqual(Object.keys(s.links), ['self', 'hosted_page', 'abort']);
-    assert.equal(s.links.hosted_page.href, `http://payd.test/checkout/pay?session=${s.widget.data}`);
+    assert.equal(s.links.hosted_page.href, `http://payd.test/checkout/pay#session=${s.widget.data}`);
     assert.equal(t.app.services.clientSessions.verifyWidgetData(s.widget.data), s.id);
     const tampered = Buffer.from(Buffer.from(s.widget.data, 'base64url').toString().replace(/.$/, 'x')).toString('base64url');
     assert.equal(t.app.services.clientSessions.verifyWidgetData(tampered), undefined);

@@ -19,7 +19,7 @@ describe('webhook operator API', () => {
     expectProblem(await t.app.inject({ url: endpointUrl(m.entityId), headers: t.adminHeaders }), 404);
     const first = await setEndpoint(t, m.entityId, 'https://merchant.example/hooks', [{ name: 'Authorization', values: ['Bearer abc'] }]);
     assert.match(first.secret, /^whsec_[A-Za-z0-9_-]{43}$/);
-    assert.deepEqual(first.headers, [{ name: 'Authorization', values: ['Bearer abc'] }]);
+    assert.deepEqual(first.headers, [{ name: 'Authorization', values: ['[redacted]'] }], 'header values are never shown again');
     const second = await setEndpoint(t, m.entityId, 'https://merchant.example/v2');
     assert.equal(second.secret, undefined);
     assert.deepEqual(second.headers, []);
@@ -150,7 +150,7 @@ describe('webhook operator API', () => {
     assert.deepEqual(await tableCounts(t.testDb.db), before);
     const kept = (await t.app.inject({ url: endpointUrl(m.entityId), headers: t.adminHeaders })).json();
     assert.equal(kept.url, 'https://merchant.example/keep');
-    assert.deepEqual(kept.headers, [{ name: 'x-keep', values: ['1'] }]);
+    assert.deepEqual(kept.headers, [{ name: 'x-keep', values: ['[redacted]'] }]);
   });
 
   it('documents the operator routes in /openapi.json', async () => {

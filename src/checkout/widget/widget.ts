@@ -200,13 +200,25 @@ declare global {
 }
 window.PaydCheckout = { mount };
 
+/** The session credential in the page address's fragment (#session=...), if any. */
+function fragmentCredential(): string | undefined {
+  const value = new URLSearchParams(window.location.hash.replace(/^#/, '')).get('session');
+  return value || undefined;
+}
+
 // Pages that cannot run inline scripts (payd's own pages, strict CSP) mount through
-// attributes: <script src=".../widget.js" data-payd-session="..." data-payd-mount="#checkout">
+// attributes: <script src=".../widget.js" data-payd-session="..." data-payd-mount="#checkout">,
+// or data-payd-session-from="fragment" (the hosted page: the credential is in the
+// address's fragment, which the browser never sends to a server).
 const self = document.currentScript as HTMLScriptElement | null;
-if (self?.dataset.paydSession && self.dataset.paydMount) {
-  const data = self.dataset.paydSession;
+if (self?.dataset.paydMount && (self.dataset.paydSession || self.dataset.paydSessionFrom === 'fragment')) {
   const selector = self.dataset.paydMount;
-  const start = () => void mount(selector, { data });
+  const start = () => {
+    const data = self.dataset.paydSession ?? fragmentCredential();
+    if (data) return void mount(selector, { data });
+    const root = document.querySelector(selector);
+    root?.replaceChildren(h('p', { class: 'payd-error', role: 'alert', text: 'This payment page address is incomplete: open the full link you were given.' }));
+  };
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
   else start();
 }
