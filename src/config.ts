@@ -62,6 +62,8 @@ export interface Config {
   identityLoginAsClientId: string | undefined;
   identityLoginAsRedirectUri: string | undefined;
   identityLoginAsResponseType: 'code' | 'token';
+  /** Test only (PAYD_FAULT_KILL_AT): the named step where the process kills itself (src/platform/fault-points.ts). */
+  faultKillAt: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -143,6 +145,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     identityLoginAsResponseType: (env.PAYD_IDENTITY_LOGIN_AS_RESPONSE_TYPE || 'code') as 'code' | 'token',
     identityClaimsBase: '', // derived below from the final base URL
     consoleOrigin: '',
+    faultKillAt: env.PAYD_FAULT_KILL_AT || undefined,
   };
   if (config.identityLoginAsRedirectUri !== undefined && !URL.canParse(config.identityLoginAsRedirectUri)) {
     throw new ConfigError(`PAYD_IDENTITY_LOGIN_AS_REDIRECT_URI must be an absolute URL, got "${config.identityLoginAsRedirectUri}"`);
@@ -152,6 +155,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   if (config.webhookLeaseMs <= config.webhookTimeoutMs) {
     throw new ConfigError('PAYD_WEBHOOK_LEASE_MS must be longer than PAYD_WEBHOOK_TIMEOUT_MS');
+  }
+  // Recovery: a partner transaction is settled by recovery only once the partner call's
+  // own deadline has surely passed (docs/decisions.md, "Recovery").
+  if (config.recoveryGraceSeconds * 1000 <= config.partnerTimeoutMs) {
+    throw new ConfigError(`PAYD_RECOVERY_GRACE_SECONDS (${config.recoveryGraceSeconds} s) must be longer than PAYD_PARTNER_TIMEOUT_MS (${config.partnerTimeoutMs} ms)`);
+  }
+  if (config.faultKillAt !== undefined && !/^[a-z-]+:[a-z-]+(@\d+)?$/.test(config.faultKillAt)) {
+    throw new ConfigError(`PAYD_FAULT_KILL_AT must name a step such as capture:after-record, got "${config.faultKillAt}"`);
   }
   const merged = { ...config, ...overrides };
   return {

@@ -9,6 +9,7 @@ import { migrate } from './platform/db/migrator.ts';
 import { resolveMasterKey } from './platform/crypto/master-key.ts';
 import { loggerOptions } from './platform/observability/logger.ts';
 import { bootstrapDemo } from './admin/demo.ts';
+import { armFaultPoint } from './platform/fault-points.ts';
 
 const USAGE = `payd ${VERSION}
 
@@ -34,6 +35,7 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
         'It does not fsync and serves one process. Production uses PostgreSQL: set DATABASE_URL.',
     );
   }
+  armFaultPoint(config.faultKillAt);
   const db = await openMigrated(config, log);
   const master = resolveMasterKey(config.masterKey, config.dataDir);
   if (master.origin !== 'env' && config.databaseUrl) {
