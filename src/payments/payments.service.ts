@@ -369,7 +369,7 @@ export class PaymentsService {
       const send = t.kind === 'CAPTURE' ? connector.capture(req) : t.kind === 'REFUND' ? connector.refund(req) : connector.void(req);
       // A resend answered after our deadline is recorded all the same.
       return callPartner(() => send, this.config.partnerTimeoutMs, late).then((r) => r ?? Promise.reject(new Error('no answer in time')));
-    }, this.config.partnerTimeoutMs * 2);
+    }, recover ? this.config.partnerTimeoutMs * 2 : this.config.partnerTimeoutMs); // (a sync, then maybe a resend)
     const update = txUpdate(t.kind, synced);
     if (update) await paymentsRepo.settleTx(this.db, t.id, update);
   }

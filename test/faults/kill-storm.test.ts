@@ -85,14 +85,14 @@ describe(`kill storm (seed ${SEED}, ${KILLS} kills)`, () => {
   const carried: Array<{ path: string; body: unknown; key: string }> = [];
   const counts = {
     kills: 0, named: 0, reachedNamed: 0, notReached: 0, random: 0, oneProcess: 0, twoProcesses: 0,
-    replays: {} as Record<string, number>, byStep: {} as Record<string, number>,
+    replays: {} as Record<string, number>, byStep: {} as Record<string, number>, setups: {} as Record<string, number>,
   };
 
   // Every process answers on its own port but shares one base URL, so that tokens are
   // valid on all of them (the issuer is the base URL).
   const common = () => ({
     DATABASE_URL: url, PAYD_BASE_URL: baseUrl, PAYD_SIM_INLINE: 'false', PAYD_SIM_LATENCY_MS: '100',
-    PAYD_PARTNER_TIMEOUT_MS: '800', PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_RECOVERY_INTERVAL_MS: '250',
+    PAYD_PARTNER_TIMEOUT_MS: '800', PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_DB_POOL_SIZE: '4', PAYD_RECOVERY_INTERVAL_MS: '250',
     PAYD_IDEMPOTENCY_HOLD_ATTEMPTS: '2', PAYD_IDEMPOTENCY_HOLD_INTERVAL_MS: '50', PAYD_WEBHOOK_POLL_MS: '60000', LOG_LEVEL: 'fatal',
   });
 
@@ -157,8 +157,10 @@ describe(`kill storm (seed ${SEED}, ${KILLS} kills)`, () => {
     if (action === 'authorize') return { path: '/v2/payments', body: paymentBody(instrument), key };
     const created = await send(p, 'POST', '/v2/payments', paymentBody(instrument), `setup-${key}`).catch(() => undefined);
     const payment = created?.body;
+    const setup = `${instrument}:${created?.status ?? 0}:${payment?.authorization?.status ?? payment?.title ?? ''}`;
+    counts.setups[setup] = (counts.setups[setup] ?? 0) + 1;
     if (payment?.authorization?.status !== 'AUTHORIZED') return undefined;
-    if (action === 'refund') await send(p, 'POST', `/v2/payments/${payment.id}/captures`, {}, `setup-capture-${key}`).catch(() => undefined);
+    if (action === 'refund') await send(p, 'POST', `/v2/payments/${payment.id}/captures`, { amount: payment.amount }, `setup-capture-${key}`).catch(() => undefined);
     const path = `/v2/payments/${payment.id}/${action === 'capture' ? 'captures' : action === 'refund' ? 'refunds' : 'voids'}`;
     return { path, body: action === 'void' ? {} : { amount: action === 'capture' ? 1000 : 500 }, key };
   }
@@ -260,7 +262,7 @@ describe(`kill storm (seed ${SEED}, ${KILLS} kills)`, () => {
         `SELECT o.id, o.kind, o.status FROM payment_operations o
           WHERE NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.data::text LIKE '%' || o.id || '%'
             AND e.type = 'payment.' || CASE WHEN o.status = 'SUCCESS' THEN CASE o.kind WHEN 'CAPTURE' THEN 'captured' WHEN 'REFUND' THEN 'refunded' ELSE 'voided' END
-                                            ELSE lower(o.kind) || '_' || lower(o.status) END)`), []);
+                                            ELSE lower(o.kind) || CASE o.status WHEN 'FAILURE' THEN '_failed' ELSE '_conflict' END END)`), []);
       assert.deepEqual(await one(
         `SELECT p.id, p.authorization_status FROM payments p
           WHERE NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.data::text LIKE '%' || p.id || '%'
