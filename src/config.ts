@@ -76,6 +76,8 @@ export interface Config {
   maxConnections: number;
   /** Started by npm (npm start, npx): stop, as on SIGTERM, when the npm process that started us is gone. */
   stopWithParent: boolean;
+  /** Test only (PAYD_FAULT_KILL_AT): the named step where the process kills itself (src/platform/fault-points.ts). */
+  faultKillAt: string | undefined;
 }
 
 /** A start-up error the operator must fix: one line on stderr, exit code 2. */
@@ -206,6 +208,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     keepAliveTimeoutMs: int(env, 'PAYD_KEEP_ALIVE_TIMEOUT_MS', 72000, 100, 3600000),
     maxConnections: int(env, 'PAYD_MAX_CONNECTIONS', 1000, 1, 1000000),
     stopWithParent: env.npm_command !== undefined,
+    faultKillAt: env.PAYD_FAULT_KILL_AT || undefined,
   };
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError('PAYD_HEADERS_TIMEOUT_MS must not be longer than PAYD_REQUEST_TIMEOUT_MS');
@@ -218,6 +221,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   if (config.webhookLeaseMs <= config.webhookTimeoutMs) {
     throw new ConfigError('PAYD_WEBHOOK_LEASE_MS must be longer than PAYD_WEBHOOK_TIMEOUT_MS');
+  }
+  // Recovery: a partner transaction is settled by recovery only once the partner call's
+  // own deadline has surely passed (docs/decisions.md, "Recovery").
+  if (config.recoveryGraceSeconds * 1000 <= config.partnerTimeoutMs) {
+    throw new ConfigError(`PAYD_RECOVERY_GRACE_SECONDS (${config.recoveryGraceSeconds} s) must be longer than PAYD_PARTNER_TIMEOUT_MS (${config.partnerTimeoutMs} ms)`);
+  }
+  if (config.faultKillAt !== undefined && !/^[a-z-]+:[a-z-]+(@\d+)?$/.test(config.faultKillAt)) {
+    throw new ConfigError(`PAYD_FAULT_KILL_AT must name a step such as capture:after-record, got "${config.faultKillAt}"`);
   }
   const merged = { ...config, ...overrides };
   return {

@@ -15,6 +15,7 @@ import { type Config, ConfigError, loadConfig, type Role } from './config.ts';
 import type { Db } from './platform/db/index.ts';
 import { checkSchema, migrate, SchemaError } from './platform/db/migrator.ts';
 import { type MasterKeySource, readMasterKey, saveMasterKey } from './platform/crypto/master-key.ts';
+import { armFaultPoint } from './platform/fault-points.ts';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -113,6 +114,7 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
         'It does not fsync and serves one process. Production uses PostgreSQL: set DATABASE_URL.',
     );
   }
+  armFaultPoint(config.faultKillAt);
   const db = await prepare(config, master, log);
   saveMasterKey(master);
   if (master.origin !== 'env' && config.databaseUrl) {

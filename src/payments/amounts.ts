@@ -83,7 +83,11 @@ export interface Slice {
   id: string;
   method: string;
   authorized: number;
+  /** Settled captures only: a refund may draw only on these. */
   captured: number;
+  /** Captures still PENDING: they hold the authorization, but nothing can be refunded from them yet. */
+  capturing?: number;
+  /** Voids and refunds, settled or PENDING (reserved). */
   voided: number;
   refunded: number;
 }
@@ -105,12 +109,14 @@ function order(slices: Slice[], giftCardsFirst: boolean): Slice[] {
 /**
  * Splits an operation amount over the authorizations of a split payment, in the
  * spec's order: captures take gift cards first, refunds take cards first. Voids
- * release cards first too (they are the costly holds). Throws when the slices cannot
- * cover the amount, which the caller has already ruled out under the row lock.
+ * release cards first too (they are the costly holds). A refund draws only on settled
+ * captures (a PENDING capture may yet fail, and its partner has nothing to refund).
+ * Throws when the slices cannot cover the amount, which the caller has already ruled
+ * out under the row lock.
  */
 export function allocate(kind: keyof Reserved, amount: number, slices: Slice[]): Allocation[] {
   const room = (s: Slice) =>
-    kind === 'refund' ? s.captured - s.refunded : Math.max(0, s.authorized - s.captured - s.voided);
+    kind === 'refund' ? Math.max(0, s.captured - s.refunded) : Math.max(0, s.authorized - s.captured - (s.capturing ?? 0) - s.voided);
   let left = amount;
   const out: Allocation[] = [];
   for (const s of order(slices, kind === 'capture')) {

@@ -4,6 +4,7 @@
 // transaction, each with a partner key derived from the operation id.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../platform/db/index.ts';
+import { faultPoint } from '../platform/fault-points.ts';
 import { problems } from '../platform/http/problem.ts';
 import type { PartnerRegistry } from '../partners/port.ts';
 import { type Slice, allocate, availableFor, deriveAmounts } from './amounts.ts';
@@ -178,14 +179,20 @@ export class OperationsService {
       throw problems.conflict('Idempotency key already used.');
     }
 
+    const step = kind.toLowerCase();
+    faultPoint(`${step}:after-reserve`);
     for (const c of reservation.children) {
       const connector = this.partners.get(c.auth.partner)!;
       const req = { key: c.key, authorization_reference: c.auth.partner_reference ?? '', amount: c.amount, currency: reservation.currency };
       const call = kind === 'CAPTURE' ? () => connector.capture(req) : kind === 'REFUND' ? () => connector.refund(req) : () => connector.void(req);
-      const update = txUpdate(kind, await callPartner(call, this.config.partnerTimeoutMs));
+      const update = txUpdate(kind, await callPartner(call, this.config.partnerTimeoutMs,
+        (r) => void this.payments.answeredLate(entityId, paymentId, { id: c.id, kind }, r)));
+      faultPoint(`${step}:after-partner`);
       if (update) await paymentsRepo.settleTx(this.db, c.id, update);
     }
+    faultPoint(`${step}:after-record`);
     const view = await this.payments.finalize(entityId, paymentId, { endProcessing: false, recover: false });
+    faultPoint(`${step}:after-finalize`);
     return { payment: view ?? (await this.payments.getStored(entityId, paymentId)), operationId: opId };
   }
 }

@@ -4,15 +4,28 @@
 import type { PartnerResult } from '../partners/port.ts';
 import type { TxKind, TxUpdate } from './payments.repo.ts';
 
-export async function callPartner(call: () => Promise<PartnerResult>, timeoutMs: number): Promise<PartnerResult | undefined> {
+const TIMED_OUT = Symbol('timed out');
+
+/**
+ * The partner's answer, or undefined when it did not come in time (or the call failed).
+ * onLate receives an answer that arrives after the time was up: the call was in flight
+ * at the partner, which may have acted on it.
+ */
+export async function callPartner(call: () => Promise<PartnerResult>, timeoutMs: number,
+  onLate?: (result: PartnerResult) => void): Promise<PartnerResult | undefined> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([
-      call(),
-      new Promise<undefined>((resolve) => {
-        timer = setTimeout(() => resolve(undefined), timeoutMs);
+    const pending = call();
+    const first = await Promise.race([
+      pending,
+      new Promise<typeof TIMED_OUT>((resolve) => {
+        timer = setTimeout(() => resolve(TIMED_OUT), timeoutMs);
       }),
     ]);
+    if (first !== TIMED_OUT) return first;
+    if (onLate) pending.then(onLate, () => {});
+    else pending.catch(() => {});
+    return undefined;
   } catch {
     return undefined;
   } finally {

@@ -6,10 +6,17 @@ import type { OperationRow, PartnerTxRow, PaymentBase, PaymentTotals } from './p
 export function totalsOf(txs: PartnerTxRow[]): Totals {
   const sum = (kind: string, status: string) =>
     txs.filter((t) => t.kind === kind && t.status === status).reduce((s, t) => s + t.amount, 0);
+  // The void of an authorization the partner approved after payd closed it (ANSWERED_LATE)
+  // gives back what was never counted as authorized: it is not part of the totals.
+  const late = txs.some((t) => t.status_code === 'ANSWERED_LATE')
+    ? new Set(txs.filter((t) => t.status_code === 'ANSWERED_LATE').map((t) => t.id)) : undefined;
+  const voided = late
+    ? txs.filter((t) => t.kind === 'VOID' && t.status === 'SUCCESS' && !late.has(t.parent_id ?? '')).reduce((s, t) => s + t.amount, 0)
+    : sum('VOID', 'SUCCESS');
   return {
     authorize_pending: sum('AUTHORIZATION', 'PENDING'),
     total_authorized: sum('AUTHORIZATION', 'AUTHORIZED'),
-    total_voided: sum('VOID', 'SUCCESS'),
+    total_voided: voided,
     total_captured: sum('CAPTURE', 'SUCCESS'),
     total_refunded: sum('REFUND', 'SUCCESS'),
   };
@@ -20,15 +27,22 @@ export function reservedOf(txs: PartnerTxRow[]): Reserved {
   return { capture: sum('CAPTURE'), void: sum('VOID'), refund: sum('REFUND') };
 }
 
-/** Each authorization with what its children took or reserved (SUCCESS or PENDING). */
+/**
+ * Each authorization with what its children took or reserved: captures settled and
+ * PENDING apart (a refund draws only on settled ones), voids and refunds SUCCESS or
+ * PENDING together.
+ */
 export function slicesOf(txs: PartnerTxRow[]): Slice[] {
   return txs
     .filter((t) => t.kind === 'AUTHORIZATION' && t.status === 'AUTHORIZED')
     .map((a) => {
-      const taken = (kind: string) =>
-        txs.filter((t) => t.parent_id === a.id && t.kind === kind && (t.status === 'SUCCESS' || t.status === 'PENDING'))
-          .reduce((s, t) => s + t.amount, 0);
-      return { id: a.id, method: a.method, authorized: a.amount, captured: taken('CAPTURE'), voided: taken('VOID'), refunded: taken('REFUND') };
+      const taken = (kind: string, statuses: string[]) =>
+        txs.filter((t) => t.parent_id === a.id && t.kind === kind && statuses.includes(t.status)).reduce((s, t) => s + t.amount, 0);
+      return {
+        id: a.id, method: a.method, authorized: a.amount,
+        captured: taken('CAPTURE', ['SUCCESS']), capturing: taken('CAPTURE', ['PENDING']),
+        voided: taken('VOID', ['SUCCESS', 'PENDING']), refunded: taken('REFUND', ['SUCCESS', 'PENDING']),
+      };
     });
 }
 

@@ -494,17 +494,63 @@ export const paymentsRepo = {
     return rows;
   },
 
-  /** Payments left processing, or with partner transactions left PENDING, for longer than the grace period (crash recovery). */
+  /**
+   * Payments recovery must look at, unclaimed by any worker: left processing, with a
+   * partner transaction left PENDING, or with an operation left PENDING (its children
+   * may all be settled: the process died before it finalized the operation), for
+   * longer than the grace period.
+   */
   async stalePayments(q: Queryable, olderThanSeconds: number, limit: number): Promise<Array<{ id: string; entity_id: string }>> {
     const { rows } = await q.query<{ id: string; entity_id: string }>(
-      `SELECT p.id, p.entity_id FROM payments p
-        WHERE p.processing AND p.updated_at < now() - make_interval(secs => $1)
-       UNION
-       SELECT p.id, p.entity_id FROM partner_transactions t JOIN payments p ON p.id = t.payment_id
-        WHERE t.status = 'PENDING' AND t.redirection IS NULL AND t.updated_at < now() - make_interval(secs => $1)
+      `SELECT s.id, s.entity_id FROM (
+         SELECT p.id, p.entity_id FROM payments p
+          WHERE p.processing AND p.updated_at < now() - make_interval(secs => $1)
+         UNION
+         SELECT p.id, p.entity_id FROM partner_transactions t JOIN payments p ON p.id = t.payment_id
+          WHERE t.status = 'PENDING' AND t.redirection IS NULL AND t.updated_at < now() - make_interval(secs => $1)
+         UNION
+         SELECT p.id, p.entity_id FROM payment_operations o JOIN payments p ON p.id = o.payment_id
+          WHERE o.status = 'PENDING' AND o.updated_at < now() - make_interval(secs => $1)
+       ) s
+       WHERE NOT EXISTS (SELECT 1 FROM recovery_claims c WHERE c.payment_id = s.id AND c.until > now())
        LIMIT $2`,
       [olderThanSeconds, limit],
     );
     return rows;
+  },
+
+  /**
+   * Takes (or renews) the recovery claim on a payment for `seconds`: true when this
+   * owner holds it now, false when another worker's claim is still running.
+   */
+  async claimRecovery(q: Queryable, paymentId: string, owner: string, seconds: number): Promise<boolean> {
+    const { rows } = await q.query<{ payment_id: string }>(
+      `INSERT INTO recovery_claims (payment_id, owner, until) VALUES ($1, $2, now() + make_interval(secs => $3))
+       ON CONFLICT (payment_id) DO UPDATE SET owner = excluded.owner, until = excluded.until
+        WHERE recovery_claims.until <= now() OR recovery_claims.owner = excluded.owner
+       RETURNING payment_id`,
+      [paymentId, owner, seconds],
+    );
+    return rows.length === 1;
+  },
+
+  async releaseRecovery(q: Queryable, paymentId: string, owner: string): Promise<void> {
+    await q.query('DELETE FROM recovery_claims WHERE payment_id = $1 AND owner = $2', [paymentId, owner]);
+  },
+
+  /**
+   * Records on an authorization closed as ERROR or REFUSED the partner's answer that
+   * arrived after it was closed (it is then reversed); false when the row is not such
+   * an authorization any more.
+   */
+  async recordLateAnswer(q: Queryable, txId: string, u: TxUpdate): Promise<boolean> {
+    const { rowCount } = await q.query(
+      `UPDATE partner_transactions SET partner_reference = $2, partner_status = $3, status_code = 'ANSWERED_LATE',
+         partner_status_description = $4, updated_at = now()
+        WHERE id = $1 AND kind = 'AUTHORIZATION' AND status IN ('ERROR', 'REFUSED')`,
+      [txId, u.partner_reference ?? null, u.partner_status ?? null,
+        `The partner answered ${u.partner_status ?? u.status} after payd had closed the authorization; it was reversed`],
+    );
+    return rowCount === 1;
   },
 };

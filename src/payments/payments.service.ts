@@ -3,6 +3,7 @@
 // No HTTP and no SQL here: repos hold the SQL, connectors talk to partners.
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db/index.ts';
+import { faultPoint } from '../platform/fault-points.ts';
 import { problems } from '../platform/http/problem.ts';
 import type { AuthorizeRequest, CardInstrument, GiftCardInstrument, Instrument, PartnerRegistry, PartnerResult } from '../partners/port.ts';
 import { GIFT_CARD_METHODS } from './amounts.ts';
@@ -28,6 +29,9 @@ export interface PaymentsConfig {
 }
 
 export type PaymentViewT = ReturnType<typeof paymentView>;
+
+/** Slack added to the partner timeout before a call is surely over (the timer starts just after the row is written). */
+const DEADLINE_MARGIN_MS = 250;
 
 /** Capture callback, so that AUTOMATIC capture reuses the operations service. */
 export type AutoCapture = (entityId: string, paymentId: string, amount: number) => Promise<void>;
@@ -201,8 +205,11 @@ export class PaymentsService {
     let last: { row: PartnerTxRow; update: TxUpdate | undefined } | undefined;
     for (const [i, { part, instrument, card, row }] of prepared.entries()) {
       const stored = i === 0 ? created.tx : await paymentsRepo.insertTx(this.db, row);
+      faultPoint('authorize:after-reserve');
       const connector = this.partners.get(part.partner)!;
-      const result = await callPartner(() => connector.authorize(requestOf({ part, instrument, card, row })), this.config.partnerTimeoutMs);
+      const result = await callPartner(() => connector.authorize(requestOf({ part, instrument, card, row })), this.config.partnerTimeoutMs,
+        (r) => void this.answeredLate(entityId, id, stored, r));
+      faultPoint('authorize:after-partner');
       const update = txUpdate('AUTHORIZATION', result);
       const final = update?.status !== 'AUTHORIZED' || i === prepared.length - 1;
       if (final) {
@@ -210,13 +217,19 @@ export class PaymentsService {
         break;
       }
       const at = await paymentsRepo.settleTx(this.db, stored.id, update!);
+      faultPoint('authorize:after-record');
       rows.push(at ? settledTxRow(stored, update!, at) : stored);
     }
 
     const fast = last && (await this.concludeCreation(created.payment, rows, last.row, last.update));
-    if (fast) return fast;
+    if (fast) {
+      faultPoint('authorize:after-finalize');
+      return fast;
+    }
     if (last?.update) await paymentsRepo.settleTx(this.db, last.row.id, last.update);
+    faultPoint('authorize:after-record');
     const view = await this.finalize(entityId, id, { endProcessing: true, recover: false });
+    faultPoint('authorize:after-finalize');
     return view ?? this.getStored(entityId, id);
   }
 
@@ -331,34 +344,79 @@ export class PaymentsService {
   // ---- settling ----
 
   /**
-   * Asks partners about PENDING transactions and records their answers. With recover,
-   * a transaction the partner never received is given up (authorizations) or sent again
-   * with the same key (operations: the merchant's request then completes at most once).
+   * Asks partners about PENDING transactions and records their answers, then finalizes
+   * the payment (an operation whose children are all settled gets its final status and
+   * event, even when nothing was PENDING any more). With recover, a transaction the
+   * partner never received is given up (authorizations, once the call's own deadline
+   * has surely passed) or sent again with the same key (operations: the merchant's
+   * request then completes at most once). renew: called before each partner call
+   * (recovery renews its claim on the payment there); false stops the pass.
    */
-  async settle(p: PaymentRow, { recover }: { recover: boolean }): Promise<void> {
-    const all = await paymentsRepo.txs(this.db, p.id);
+  async settle(p: PaymentRow, { recover, renew }: { recover: boolean; renew?: () => Promise<boolean> }): Promise<void> {
+    const { txs: all, ops } = await paymentsRepo.ledger(this.db, p.id);
     const pending = all.filter((t) => t.status === 'PENDING');
-    if (pending.length === 0 && !(recover && p.processing)) return;
-    for (const t of pending) await this.settleTx(p, t, all, recover);
+    const openOps = ops.some((o) => o.status === 'PENDING');
+    if (pending.length === 0 && !openOps && !(recover && p.processing)) return;
+    for (const t of pending) {
+      if (renew && !(await renew())) return;
+      await this.settleTx(p, t, all, recover);
+    }
+    faultPoint('recovery:after-partner');
     await this.finalize(p.entity_id, p.id, { endProcessing: recover, recover });
+  }
+
+  /** True when the partner call made when this transaction was recorded has surely given up. */
+  private pastDeadline(t: PartnerTxRow): boolean {
+    return Date.now() - new Date(t.created_at).getTime() > this.config.partnerTimeoutMs + DEADLINE_MARGIN_MS;
   }
 
   private async settleTx(p: PaymentRow, t: PartnerTxRow, all: PartnerTxRow[], recover: boolean): Promise<void> {
     const connector = this.partners.get(t.partner);
     if (!connector) return;
+    const late = (r: PartnerResult) => this.answeredLate(p.entity_id, p.id, t, r);
     const synced = await callPartner(async () => {
       const r = await connector.sync({ key: t.partner_key, kind: t.kind });
       if (r !== 'NOT_FOUND') return r;
-      if (!recover) throw new Error('not received yet');
+      // The original call may still be on its way to the partner until its deadline.
+      if (!recover || !this.pastDeadline(t)) throw new Error('not received yet');
       if (t.kind === 'AUTHORIZATION') {
         return { outcome: 'ERROR' as const, partner_status: 'NOT_RECEIVED', status_code: 'NOT_RECEIVED', partner_status_description: 'The partner never received the authorization' };
       }
       const parent = all.find((x) => x.id === t.parent_id);
       const req = { key: t.partner_key, authorization_reference: parent?.partner_reference ?? '', amount: t.amount, currency: p.currency };
-      return t.kind === 'CAPTURE' ? connector.capture(req) : t.kind === 'REFUND' ? connector.refund(req) : connector.void(req);
-    }, this.config.partnerTimeoutMs);
+      const send = t.kind === 'CAPTURE' ? connector.capture(req) : t.kind === 'REFUND' ? connector.refund(req) : connector.void(req);
+      // A resend answered after our deadline is recorded all the same.
+      return callPartner(() => send, this.config.partnerTimeoutMs, late).then((r) => r ?? Promise.reject(new Error('no answer in time')));
+    }, recover ? this.config.partnerTimeoutMs * 2 : this.config.partnerTimeoutMs); // (a sync, then maybe a resend)
     const update = txUpdate(t.kind, synced);
     if (update) await paymentsRepo.settleTx(this.db, t.id, update);
+  }
+
+  /**
+   * A partner answer that came after payd stopped waiting for it. A transaction still
+   * PENDING takes it (and the payment is finalized). An authorization already closed as
+   * ERROR or REFUSED that the partner approved after all is recorded and reversed at the
+   * partner (a SYSTEM void), so that the shopper's money is not left held.
+   */
+  async answeredLate(entityId: string, paymentId: string, t: Pick<PartnerTxRow, 'id' | 'kind'>, result: PartnerResult): Promise<void> {
+    try {
+      const update = txUpdate(t.kind, result);
+      if (!update || update.status === 'PENDING') return;
+      if (await paymentsRepo.settleTx(this.db, t.id, update)) {
+        await this.finalize(entityId, paymentId, { endProcessing: false, recover: false });
+        return;
+      }
+      if (t.kind !== 'AUTHORIZATION' || update.status !== 'AUTHORIZED') return;
+      const auth = (await paymentsRepo.txs(this.db, paymentId)).find((x) => x.id === t.id);
+      if (!auth || (auth.status !== 'ERROR' && auth.status !== 'REFUSED')) return;
+      await this.reverse(entityId, paymentId, [{ ...auth, partner_reference: update.partner_reference ?? null }], {
+        key: `late-reversal:${t.id}`,
+        reason: 'Reversal of an authorization the partner approved after payd had closed it',
+        before: async (tx) => paymentsRepo.recordLateAnswer(tx, t.id, update),
+      });
+    } catch {
+      // Best effort: a reversal recorded but not sent stays PENDING for recovery to send.
+    }
   }
 
   /**
@@ -420,8 +478,14 @@ export class PaymentsService {
     return toReverse.length || capture ? undefined : view;
   }
 
-  /** Voids the authorized parts of a split whose other parts failed (triggered_by SYSTEM). */
-  private async reverse(entityId: string, id: string, auths: PartnerTxRow[]): Promise<void> {
+  /**
+   * Voids the authorized parts of a split whose other parts failed (triggered_by SYSTEM),
+   * or (opts) an authorization the partner approved after payd closed it; opts.before
+   * runs first in the same transaction, under the row lock (false: nothing to reverse).
+   */
+  private async reverse(entityId: string, id: string, auths: PartnerTxRow[],
+    opts: { key: string; reason: string; before?: (tx: Queryable) => Promise<boolean> } =
+    { key: `reversal:${id}`, reason: 'Reversal of a split payment that was not fully authorized' }): Promise<void> {
     const opId = randomUUID();
     const children = await this.db.transaction(async (tx) => {
       const p = await paymentsRepo.get(tx, entityId, id, true);
@@ -432,11 +496,13 @@ export class PaymentsService {
       const reversed = new Set(now.filter((t) => t.kind === 'VOID').map((t) => t.parent_id));
       auths = auths.filter((a) => !reversed.has(a.id));
       if (auths.length === 0) return [];
+      if (opts.before && !(await opts.before(tx))) return [];
       const total = auths.reduce((s, a) => s + a.amount, 0);
-      await paymentsRepo.insertOperation(tx, {
+      const op = await paymentsRepo.insertOperation(tx, {
         id: opId, payment_id: id, kind: 'VOID', amount: total, status: 'PENDING', triggered_by: 'SYSTEM',
-        merchant_reference: null, reason: 'Reversal of a split payment that was not fully authorized', idempotency_key: `reversal:${id}`,
+        merchant_reference: null, reason: opts.reason, idempotency_key: opts.key,
       });
+      if (!op) return [];
       let seq = await paymentsRepo.nextSeq(tx, id);
       const out: Array<{ txId: string; key: string; auth: PartnerTxRow }> = [];
       for (const a of auths) {
@@ -456,7 +522,7 @@ export class PaymentsService {
       const connector = this.partners.get(c.auth.partner)!;
       const result = await callPartner(() => connector.void({
         key: c.key, authorization_reference: c.auth.partner_reference ?? '', amount: c.auth.amount, currency,
-      }), this.config.partnerTimeoutMs);
+      }), this.config.partnerTimeoutMs, (r) => void this.answeredLate(entityId, id, { id: c.txId, kind: 'VOID' }, r));
       const update = txUpdate('VOID', result);
       if (update) await paymentsRepo.settleTx(this.db, c.txId, update);
     }

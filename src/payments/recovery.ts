@@ -1,7 +1,12 @@
-// The recovery step: payments whose partner transactions stayed PENDING past a grace
-// period (a process died between recording an operation and recording the partner's
-// answer, or a partner timed out) are settled by asking the partner with the same key.
+// The recovery step: payments whose partner transactions or operations stayed PENDING
+// past a grace period (a process died between recording an operation and recording the
+// partner's answer, or before finalizing it, or a partner timed out) are settled by
+// asking the partner with the same key. A worker settles a payment only while it holds
+// the payment's claim (a lease renewed before each partner call), so that two payd
+// processes never resend the same transaction at once (docs/decisions.md, "Recovery").
+import { randomUUID } from 'node:crypto';
 import type { Db } from '../platform/db/index.ts';
+import { faultPoint } from '../platform/fault-points.ts';
 import { settledWithin } from '../platform/lifecycle.ts';
 import { paymentsRepo } from './payments.repo.ts';
 import type { PaymentsService } from './payments.service.ts';
@@ -11,6 +16,8 @@ export class Recovery {
   /** The pass under way, if any. */
   private pass: Promise<unknown> | undefined;
   private stopped: Promise<void> | undefined;
+  /** This worker's identity in recovery claims. */
+  private readonly owner = randomUUID();
 
   constructor(
     private readonly db: Db,
@@ -18,14 +25,32 @@ export class Recovery {
     private readonly graceSeconds = 60,
   ) {}
 
-  /** One pass; returns how many payments it looked at. */
+  /**
+   * How long a claim lasts: longer than one partner call with its sync (the grace is
+   * longer than the partner timeout, enforced at start), renewed before each call.
+   */
+  private get leaseSeconds(): number {
+    return 2 * this.graceSeconds + 5;
+  }
+
+  /** One pass; returns how many payments it settled (claimed and looked at). */
   async runOnce(graceSeconds = this.graceSeconds, limit = 100): Promise<number> {
     const stale = await paymentsRepo.stalePayments(this.db, graceSeconds, limit);
+    let settled = 0;
     for (const s of stale) {
-      const p = await paymentsRepo.get(this.db, s.entity_id, s.id);
-      if (p) await this.payments.settle(p, { recover: true });
+      if (this.stopped) break; // stopping: claim nothing more, finish only what is under way
+      const claim = () => paymentsRepo.claimRecovery(this.db, s.id, this.owner, this.leaseSeconds);
+      if (!(await claim())) continue; // another worker has it
+      try {
+        faultPoint('recovery:after-claim');
+        const p = await paymentsRepo.get(this.db, s.entity_id, s.id);
+        if (p) await this.payments.settle(p, { recover: true, renew: claim });
+        settled += 1;
+      } finally {
+        await paymentsRepo.releaseRecovery(this.db, s.id, this.owner);
+      }
     }
-    return stale.length;
+    return settled;
   }
 
   start(intervalMs = 10_000, onError: (err: unknown) => void = () => {}): void {

@@ -33,7 +33,7 @@ describe(`database outage under load (${OUTAGE_MS} ms, ${WORKERS} clients)`, () 
     const u = new URL(t.url);
     proxy = await startFaultProxy({ host: u.hostname, port: Number(u.port || 5432) });
     server = await startServer({
-      DATABASE_URL: proxy.rewrite(t.url), PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_RECOVERY_INTERVAL_MS: '500', PAYD_DB_POOL_SIZE: '10',
+      DATABASE_URL: proxy.rewrite(t.url), PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_PARTNER_TIMEOUT_MS: '500', PAYD_RECOVERY_INTERVAL_MS: '500', PAYD_DB_POOL_SIZE: '10',
     });
     auth = (await onboard(server.base)).auth;
   });

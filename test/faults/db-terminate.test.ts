@@ -26,7 +26,7 @@ describe(`pg_terminate_backend during captures (${ROUNDS} rounds, seed ${SEED})`
     t = await createPgTestDb();
     killer = new pg.Client({ connectionString: t.url });
     await killer.connect();
-    server = await startServer({ DATABASE_URL: t.url, PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_RECOVERY_INTERVAL_MS: '300', PAYD_DB_POOL_SIZE: '10' });
+    server = await startServer({ DATABASE_URL: t.url, PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_PARTNER_TIMEOUT_MS: '500', PAYD_RECOVERY_INTERVAL_MS: '300', PAYD_DB_POOL_SIZE: '10' });
   });
   after(async () => {
     await server?.stop();

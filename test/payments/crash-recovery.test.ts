@@ -170,7 +170,7 @@ describe('a payd process killed in the middle of a capture', () => {
     //    minutes), so that the replay below meets the capture still PENDING however long
     //    the start-up takes on a busy machine.
     const restart = (recoveryIntervalMs: string) => startPayd({
-      ...dbEnv, PORT, PAYD_SIM_LATENCY_MS: '0', PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_RECOVERY_INTERVAL_MS: recoveryIntervalMs,
+      ...dbEnv, PORT, PAYD_SIM_LATENCY_MS: '0', PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_PARTNER_TIMEOUT_MS: '500', PAYD_RECOVERY_INTERVAL_MS: recoveryIntervalMs,
       PAYD_IDEMPOTENCY_HOLD_ATTEMPTS: '2', PAYD_IDEMPOTENCY_HOLD_INTERVAL_MS: '50',
     });
     server = await restart('600000');
@@ -305,7 +305,8 @@ describe('Recovery.runOnce in-process', () => {
     const id = created.json().id as string;
     await t.testDb.db.query(`UPDATE payments SET processing = true, authorization_status = 'PENDING' WHERE id = $1`, [id]);
     await t.testDb.db.query(
-      `UPDATE partner_transactions SET status = 'PENDING', partner_key = partner_key || ':lost', partner_reference = NULL WHERE payment_id = $1`, [id]);
+      `UPDATE partner_transactions SET status = 'PENDING', partner_key = partner_key || ':lost', partner_reference = NULL,
+         created_at = now() - interval '1 hour' WHERE payment_id = $1`, [id]); // long past the partner call's deadline
     await sleep(20);
     assert.ok((await t.app.services.recovery.runOnce(0)) >= 1);
     const p = await t.app.services.payments.getStored(m.entityId, id);

@@ -84,7 +84,7 @@ describe('payd processes', () => {
     const lost = await inFlight;
     assert.ok(lost instanceof Error, `the first call lost its response: ${JSON.stringify(lost)}`);
 
-    server = await startServer({ ...dbEnv(testDb, dir), PORT, PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_RECOVERY_INTERVAL_MS: '300' });
+    server = await startServer({ ...dbEnv(testDb, dir), PORT, PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_PARTNER_TIMEOUT_MS: '500', PAYD_RECOVERY_INTERVAL_MS: '300' });
     try {
       const replay = await call(server.base, 'POST', `/v2/payments/${p.body!.id}/captures`, key, { amount: 4000 });
       assert.equal(replay.status, 409);

@@ -116,7 +116,7 @@ describe('the runtime role grants', () => {
             PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', PAYD_BASE_URL: base, DATABASE_URL: roleUrl,
             PAYD_ADMIN_TOKEN: ADMIN_TOKEN, PAYD_MASTER_KEY: SERVER_MASTER_KEY, PAYD_DEMO: '0', LOG_LEVEL: 'info',
             PAYD_WEBHOOK_POLL_MS: '50', PAYD_WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', PAYD_RECOVERY_INTERVAL_MS: '200',
-            PAYD_RECOVERY_GRACE_SECONDS: '1',
+            PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_PARTNER_TIMEOUT_MS: '500',
           },
           stdio: ['ignore', 'pipe', 'pipe'],
         });

@@ -46,6 +46,17 @@ export const simRepo = {
       [partner, reference, status, JSON.stringify(data ?? {})],
     );
   },
+  /**
+   * Settles an operation still PROCESSING (a simulated timeout whose time has come);
+   * false when another transaction settled it first (only the winner moves balances).
+   */
+  async resolveProcessing(q: Queryable, partner: string, reference: string, status: string): Promise<boolean> {
+    const { rowCount } = await q.query(
+      `UPDATE sim_partner_operations SET status = $3, resolve_at = NULL WHERE partner = $1 AND reference = $2 AND status = 'PROCESSING'`,
+      [partner, reference, status],
+    );
+    return rowCount === 1;
+  },
   /** Sum of successful children of an authorization, by kind. */
   async childTotals(q: Queryable, partner: string, parentRef: string): Promise<Record<string, number>> {
     const { rows } = await q.query<{ kind: string; total: number }>(

@@ -150,7 +150,10 @@ export abstract class SimulatedPartner implements PartnerConnector {
   private async resolved(tx: Queryable, op: SimOperation): Promise<SimOperation> {
     if (op.status !== 'PROCESSING' || !op.resolve_at || op.resolve_at.getTime() > Date.now()) return op;
     const final = String(op.data.final ?? 'ERROR');
-    await simRepo.setStatus(tx, this.name, op.reference, final);
+    // Two callers may resolve it at once: only the one whose update applies moves balances.
+    if (!(await simRepo.resolveProcessing(tx, this.name, op.reference, final))) {
+      return (await simRepo.byKey(tx, this.name, op.key)) ?? op;
+    }
     const updated = { ...op, status: final, resolve_at: null };
     if (final === 'SUCCEEDED' || final === 'AUTHORIZED') {
       const parent = op.parent_ref ? await simRepo.byReference(tx, this.name, op.parent_ref) : undefined;
@@ -182,7 +185,10 @@ export abstract class SimulatedPartner implements PartnerConnector {
       const existing = await simRepo.byKey(tx, this.name, req.key);
       if (existing) return this.result(await this.resolved(tx, existing));
       const d = await this.decide(req, tx);
-      const stored = await simRepo.insert(tx, this.newAuthorization(req, d));
+      // Like a real partner, only the call that wins the key acts; a concurrent call with
+      // the same key (it lost the insert race) answers what the winner recorded.
+      const stored = await simRepo.insertNew(tx, this.newAuthorization(req, d));
+      if (!stored) return this.result(await this.resolved(tx, (await simRepo.byKey(tx, this.name, req.key))!));
       if (stored.status === 'AUTHORIZED') await this.onSettled(tx, stored, undefined);
       timedOut = Boolean(d.timeout);
       return this.result(stored);
@@ -228,10 +234,14 @@ export abstract class SimulatedPartner implements PartnerConnector {
       const room = inlineParent ? parent.amount : kind === 'REFUND' ? (totals.CAPTURE ?? 0) - (totals.REFUND ?? 0) : uncaptured;
       const answer = followUpAnswer(kind, req.amount, room, (parent.data.flags ?? {}) as Record<string, boolean>);
       if (answer.timeout) {
+        const op = await simRepo.insertNew(tx, { ...base, ...this.pendingTimeout(answer.status, answer.data) });
+        if (!op) return this.result(await this.resolved(tx, (await simRepo.byKey(tx, this.name, req.key))!));
         timedOut = true;
-        return this.result(await simRepo.insert(tx, { ...base, ...this.pendingTimeout(answer.status, answer.data) }));
+        return this.result(op);
       }
-      const op = await simRepo.insert(tx, { ...base, status: answer.status, data: answer.data });
+      // Only the call that wins the key moves a balance (see authorize).
+      const op = await simRepo.insertNew(tx, { ...base, status: answer.status, data: answer.data });
+      if (!op) return this.result(await this.resolved(tx, (await simRepo.byKey(tx, this.name, req.key))!));
       if (answer.status === 'SUCCEEDED') await this.onSettled(tx, op, parent);
       return this.result(op);
     });
