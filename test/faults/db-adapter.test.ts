@@ -17,7 +17,7 @@ const withCode = (code: string, message = 'x') => Object.assign(new Error(messag
 describe('connection failure classification', () => {
   it('connection-level failures are unavailable; statement errors are not', () => {
     for (const e of [
-      withCode('ECONNREFUSED'), withCode('ECONNRESET'), withCode('57P01'), withCode('57P03'), withCode('53300'), withCode('08006'),
+      withCode('ECONNREFUSED'), withCode('ECONNRESET'), withCode('57P01'), withCode('57P03'), withCode('53300'), withCode('53100'), withCode('53200'), withCode('08006'),
       new Error('Connection terminated unexpectedly'), new Error('timeout exceeded when trying to connect'),
       new Error('Connection terminated due to connection timeout'), new Error('Query read timeout'),
       new Error('wrapped', { cause: withCode('ECONNREFUSED') }),

@@ -34,6 +34,8 @@ const SQLSTATES = new Set([
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now (starting up, shutting down, in recovery)
   '53300', // too_many_connections
+  '53100', // disk_full: nothing can be written until the operator frees space
+  '53200', // out_of_memory
 ]);
 // node-postgres and pg-pool report these without a code.
 const MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Query read timeout|Client was closed and is not queryable)/;
