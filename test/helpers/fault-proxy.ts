@@ -43,6 +43,8 @@ interface Pipe {
   budget: number;
   queues: { up: Chunk[]; down: Chunk[] };
   timers: { up?: NodeJS.Timeout; down?: NodeJS.Timeout };
+  /** The side whose sender closed while a delay still held its bytes: drop once they are delivered. */
+  closing?: 'up' | 'down';
 }
 interface Chunk { at: number; data: Buffer }
 
@@ -61,7 +63,7 @@ export async function startFaultProxy(target: { host?: string; port: number }, i
     if (typeof fault === 'object' && 'resetAfterBytes' in fault) pipe.budget = fault.resetAfterBytes;
     client.setNoDelay(true);
     client.on('error', () => {});
-    client.on('close', () => drop(pipe));
+    client.on('close', () => dropAfterFlush(pipe, 'up'));
     client.on('data', (data) => forward(pipe, 'up', data));
     if (fault === 'blackhole') client.pause();
     else connectUpstream(pipe);
@@ -73,7 +75,7 @@ export async function startFaultProxy(target: { host?: string; port: number }, i
     pipe.upstream = upstream;
     upstream.setNoDelay(true);
     upstream.on('error', () => {});
-    upstream.on('close', () => drop(pipe));
+    upstream.on('close', () => dropAfterFlush(pipe, 'down'));
     upstream.on('data', (data) => forward(pipe, 'down', data));
     // Bytes the client sent while the connection was held are queued: send them now.
     flush(pipe, 'up');
@@ -88,6 +90,15 @@ export async function startFaultProxy(target: { host?: string; port: number }, i
       if (how === 'reset') s.resetAndDestroy();
       else s.destroy();
     }
+  }
+
+  /**
+   * One side closed: bytes it sent that a delay still holds are delivered first (a slow
+   * network delivers what was sent before the FIN), then the connection is dropped.
+   */
+  function dropAfterFlush(pipe: Pipe, dir: 'up' | 'down'): void {
+    if (pipe.queues[dir].length === 0 || fault === 'blackhole' || pipe.budget < 0) drop(pipe);
+    else pipe.closing = dir;
   }
 
   function forward(pipe: Pipe, dir: 'up' | 'down', data: Buffer): void {
@@ -129,6 +140,7 @@ export async function startFaultProxy(target: { host?: string; port: number }, i
         });
       }
     }
+    if (pipe.closing === dir) dst.end(() => drop(pipe));
   }
 
   async function listen(): Promise<void> {
