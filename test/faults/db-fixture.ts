@@ -5,22 +5,13 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
-import { createTestDb, type TestDb } from '../helpers/db.ts';
+import { createTestDb, POSTGRES_URL, type TestDb } from '../helpers/db.ts';
 import { call } from '../helpers/server.ts';
 
-export const PG_FALLBACK_URL = 'postgres://postgres@127.0.0.1:5432/test';
-
 export async function createPgTestDb(): Promise<TestDb & { url: string; name: string }> {
-  const saved = process.env.DATABASE_URL;
-  process.env.DATABASE_URL = saved || PG_FALLBACK_URL;
-  try {
-    const t = await createTestDb();
-    const url = t.url!;
-    return { ...t, url, name: new URL(url).pathname.slice(1) };
-  } finally {
-    if (saved === undefined) delete process.env.DATABASE_URL;
-    else process.env.DATABASE_URL = saved;
-  }
+  const t = await createTestDb(POSTGRES_URL);
+  const url = t.url!;
+  return { ...t, url, name: new URL(url).pathname.slice(1) };
 }
 
 /** Deterministic pseudo-random numbers in [0, 1) (mulberry32). */

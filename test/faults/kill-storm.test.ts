@@ -19,24 +19,15 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { freePort, onboard, startServer, type ServerProcess } from '../helpers/server.ts';
+import { POSTGRES_URL } from '../helpers/db.ts';
+import { seeded } from './db-fixture.ts';
 
-const ADMIN_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const ADMIN_URL = POSTGRES_URL;
 const SEED = Number(process.env.PAYD_FAULT_SEED || Math.floor(Math.random() * 2 ** 31));
 const KILLS = Number(process.env.PAYD_FAULT_KILLS || 3);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** mulberry32: a small seeded generator. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = rng(SEED);
+const random = seeded(SEED);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
 
 type Instrument = 'card' | 'gift' | 'bnpl' | 'split';

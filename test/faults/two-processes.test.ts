@@ -13,23 +13,12 @@ import assert from 'node:assert/strict';
 import { createTestDb, POSTGRES_URL, type TestDb } from '../helpers/db.ts';
 import { call, onboard, type ServerProcess, startServer } from '../helpers/server.ts';
 import { apiAgreesWithLedger, moneyInvariants } from '../helpers/invariants.ts';
+import { seeded } from './db-fixture.ts';
 
 const SEED = Number(process.env.PAYD_FAULT_SEED ?? Date.now() % 2 ** 31);
 const OPS = Number(process.env.PAYD_FAULT_OPS ?? 160);
 const PAYMENTS = Math.max(8, Math.ceil(OPS / 8));
 const PARALLEL = 16;
-
-/** mulberry32: a small seeded generator, so that a run can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const CARDS = [
   '4242424242424242', // approved
@@ -63,7 +52,7 @@ describe(`fault suite: two payd processes, random concurrent operations (seed ${
 
   it('keeps every money invariant', async (t) => {
     t.diagnostic(`two-processes: PAYD_FAULT_SEED=${SEED} PAYD_FAULT_OPS=${OPS}`);
-    const random = rng(SEED);
+    const random = seeded(SEED);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
     const m = await onboard(a.base);
     const servers = [a.base, b.base];
