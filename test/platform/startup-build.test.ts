@@ -27,7 +27,9 @@ async function catalog(db: Db): Promise<Record<string, string[]>> {
       LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
       WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm') AND a.attnum > 0 AND NOT a.attisdropped ORDER BY 1`),
     constraints: await rows(`SELECT c.relname || ' ' || k.conname || ' ' || pg_get_constraintdef(k.oid) AS r FROM pg_constraint k
-      JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' ORDER BY 1`),
+      JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+      -- NOT NULL is a constraint row from PostgreSQL 18 (PGlite) on; the columns above carry it on every version.
+      WHERE n.nspname = 'public' AND k.contype <> 'n' ORDER BY 1`),
     indexes: await rows(`SELECT indexdef AS r FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1`),
     functions: await rows(`SELECT p.proname || '(' || pg_get_function_arguments(p.oid) || ') ' || md5(p.prosrc) AS r FROM pg_proc p
       JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'public' ORDER BY 1`),
