@@ -1,6 +1,6 @@
 // npm run bench: starts bench/server.ts in its own process and loads it with autocannon,
 // each scenario beside its baseline in the same run. Prints requests/s, p50/p99 and the
-// ratio to the baseline, and the server's peak RSS.
+// ratio to the baseline, and the server's peak RSS. Then the start-up bench (bench/startup.ts).
 // Env: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50), DATABASE_URL (else PGlite),
 // BENCH_ONLY (comma-separated parts of scenario names, or =name for one exactly; baselines always run).
 import { spawn } from 'node:child_process';
@@ -163,3 +163,4 @@ check('POST /v2/payments/{id}/captures', 'one INSERT (baseline)', 0.5);
 check('GET /v2/payments/{id} max-age', 'one SELECT (baseline)', 0.7);
 if (peakRss > 200) console.log(`ABOVE TARGET: peak RSS ${peakRss.toFixed(0)} MB (target 200 MB)`);
 server.kill('SIGTERM');
+await (await import('./startup.ts')).startupBench(); // start-up times and RSS (bench/startup.ts, issue 17)

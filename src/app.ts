@@ -9,6 +9,7 @@ import { authPlugin } from './platform/http/auth.ts';
 import { clientErrorHandler, errorHandlerPlugin, frameworkErrors } from './platform/http/error-handler.ts';
 import { inputGuardPlugin } from './platform/http/input-guard.ts';
 import { canonicaliseUuids } from './platform/http/ids.ts';
+import { lazySchemaController } from './platform/http/lazy-compilers.ts';
 import { openapiPlugin } from './platform/http/openapi.ts';
 import { ProblemSchema } from './platform/http/schemas.ts';
 import { loggerOptions } from './platform/observability/logger.ts';
@@ -88,7 +89,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const keys = new KeyStore(db, deps.masterKey);
   const purposes = [ACCESS_TOKEN_KEYS, REDIRECTION_KEYS];
-  for (const p of purposes) await keys.ensure(p);
+  // Keys are made on first use (keystore.ts); the ones already stored must open now, so
+  // that a process with another master key stops here rather than on every request.
+  keys.register(...purposes);
+  await keys.checkMasterKey();
   const entities = new EntitiesService(db);
   const revokedKeys = new RevokedKeys(entities, config.accessTokenTtlSeconds);
   await revokedKeys.start();
@@ -149,6 +153,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: true } },
+    // Each schema compiles on its first use, not at start-up (lazy-compilers.ts).
+    schemaController: lazySchemaController() as never,
     return503OnClosing: true,
     // Slow or idle clients do not hold connections (docs/operations.md, Timeouts): the whole
     // request (headers and body) must arrive within requestTimeout, its headers within

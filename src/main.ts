@@ -68,7 +68,7 @@ function databaseError(err: unknown, config: Config): Error {
 
 async function openChecked(config: Config): Promise<Db> {
   const { openDb } = await import('./platform/db/index.ts');
-  const db = await openDb(config);
+  const db = await openDb(config, { template: !config.noMigrate });
   try {
     await db.query('SELECT 1');
   } catch (err) {

@@ -32,8 +32,8 @@ export interface IdentityProvider {
 }
 
 export async function createIdentityProvider(deps: IdentityDeps): Promise<IdentityProvider> {
-  await deps.keys.ensure(IDP_ACCESS_TOKEN_KEYS);
-  await deps.keys.ensure(IDP_ID_TOKEN_KEYS);
+  // Made on first use (keystore.ts).
+  deps.keys.register(IDP_ACCESS_TOKEN_KEYS, IDP_ID_TOKEN_KEYS);
   const service = new IdentityService(deps.db, deps.keys, deps.masterKey, deps.config.baseUrl, {
     allowHttpLocalhost: deps.config.identityAllowHttpLocalhost, claimsBase: deps.config.identityClaimsBase,
   });

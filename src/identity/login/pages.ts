@@ -65,7 +65,7 @@ export function loginPages(baseUrl: string, csrfKey: Buffer): LoginPages {
     },
 
     loginForm(request, reply, r, appName, message, status = 200) {
-      const query = new URLSearchParams(REQUEST_FIELDS.flatMap((k) => (r[k] ? [[k, r[k]!]] : []))).toString();
+      const query = new URLSearchParams(REQUEST_FIELDS.flatMap((k) => (r[k] ? [[k, r[k]!] as [string, string]] : []))).toString();
       return sendPage(reply, status, `Sign in to ${appName}`, `
 <div class="card-box">
 ${alert(message)}

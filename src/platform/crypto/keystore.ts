@@ -1,6 +1,9 @@
 // Signing keys by purpose, kept in the database with the private half (or, for HS256,
 // the secret) encrypted by the master key. Every process caches them and refreshes
 // periodically, so signing and verifying need no database round trip.
+// A purpose's first key is made when it is first needed (to sign, publish or verify),
+// not at start-up: an RSA key takes a few hundred ms of CPU to generate (lazy since
+// issue 17). Purposes are registered (register()) so that the store knows how to make them.
 // HS256 keys are for tokens that only payd itself verifies (access tokens): their
 // public_jwk row holds no key material and they must never be published.
 import { generateKeyPairSync, type KeyObject, createPrivateKey, createPublicKey, createSecretKey, randomBytes } from 'node:crypto';
@@ -52,6 +55,8 @@ interface CacheEntry {
 export class KeyStore {
   private cache = new Map<string, CacheEntry>();
   private lastMissRefresh = new Map<string, number>();
+  private purposes = new Map<string, KeyPurpose>();
+  private ensuring = new Map<string, Promise<void>>();
 
   constructor(
     private readonly db: Db,
@@ -80,6 +85,11 @@ export class KeyStore {
     const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
     await keysRepo.insert(q, { kid, purpose: purpose.name, alg: purpose.alg, publicJwk, privateKeyEnc: encrypt(this.masterKey, pem, kid) });
     return kid;
+  }
+
+  /** The purposes whose first key is made on first use. */
+  register(...purposes: KeyPurpose[]): void {
+    for (const p of purposes) this.purposes.set(p.name, p);
   }
 
   /** Makes sure the purpose has a key that signs; safe when several processes start at once. */
@@ -150,12 +160,23 @@ export class KeyStore {
   private async entry(purpose: string): Promise<CacheEntry> {
     const cached = this.cache.get(purpose);
     if (cached && Date.now() - cached.loadedAt < this.refreshMs) return cached;
-    return this.load(purpose);
+    const entry = await this.load(purpose);
+    const registered = this.purposes.get(purpose);
+    if (entry.signer || !registered) return entry;
+    // No key yet: the first use makes it (once per process; the lock in ensure() makes it
+    // once per database when several processes get here together).
+    let making = this.ensuring.get(purpose);
+    if (!making) {
+      making = this.ensure(registered).finally(() => this.ensuring.delete(purpose));
+      this.ensuring.set(purpose, making);
+    }
+    await making;
+    return this.cache.get(purpose) ?? this.load(purpose);
   }
 
   async signingKey(purpose: string): Promise<SigningKey> {
     const { signer } = await this.entry(purpose);
-    if (!signer) throw new Error(`no signing key for purpose ${purpose}; call ensure() at start-up`);
+    if (!signer) throw new Error(`no signing key for purpose ${purpose}: it is not registered with the key store`);
     return signer;
   }
 

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../../config.ts';
 import type { Db } from './db.ts';
@@ -6,12 +6,21 @@ import { createPgDb } from './pg.ts';
 
 export type { Db, Queryable, QueryResult, Row } from './db.ts';
 
-/** PostgreSQL when DATABASE_URL is set, otherwise PGlite persisted under the data dir. */
-export async function openDb(config: Pick<Config, 'databaseUrl' | 'dbPoolSize' | 'dataDir'>): Promise<Db> {
+/**
+ * PostgreSQL when DATABASE_URL is set, otherwise PGlite persisted under the data dir. A
+ * new embedded database starts from the migrated template unless `template` is false
+ * (start --no-migrate: loading the template is migrating, which that start must not do).
+ */
+export async function openDb(config: Pick<Config, 'databaseUrl' | 'dbPoolSize' | 'dataDir'>, { template = true } = {}): Promise<Db> {
   if (config.databaseUrl) return createPgDb(config.databaseUrl, config.dbPoolSize);
   const dir = path.join(config.dataDir, 'pgdata');
   mkdirSync(dir, { recursive: true });
   // Imported only when used: loading PGlite costs ~50 MB of memory.
   const { createPgliteDb } = await import('./pglite.ts');
+  if (template && !existsSync(path.join(dir, 'PG_VERSION'))) {
+    // A new embedded database starts from the migrated template (npm run build) when it fits.
+    const { installTemplate } = await import('./pglite-template.ts');
+    installTemplate(dir);
+  }
   return createPgliteDb({ dataDir: dir });
 }

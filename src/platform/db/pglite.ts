@@ -25,11 +25,19 @@ export interface PgliteOptions {
   loadDataDir?: Blob | File;
 }
 
-export async function createPgliteDb(options: PgliteOptions = {}): Promise<Db & { dump(): Promise<Blob> }> {
+/**
+ * PostgreSQL's shared buffers inside PGlite's WASM memory, all touched at start: its
+ * default 128 MB made most of an embedded payd's resident memory (issue 17). 16 MB holds
+ * an evaluation database's hot pages; the rest is read through the OS page cache.
+ */
+export const PGLITE_SHARED_BUFFERS = '16MB';
+
+export async function createPgliteDb(options: PgliteOptions = {}): Promise<Db & { dump(compression?: 'none' | 'gzip'): Promise<Blob> }> {
   const db = await PGlite.create({
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
     ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
     parsers: { [INT8_OID]: parseInt8 },
+    startParams: [...(PGlite as unknown as { defaultStartParams: string[] }).defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
   });
   const root = wrap(db);
   return {
@@ -54,6 +62,6 @@ export async function createPgliteDb(options: PgliteOptions = {}): Promise<Db & 
     async close() {
       await db.close();
     },
-    dump: () => db.dumpDataDir('none'),
+    dump: (compression = 'none') => db.dumpDataDir(compression),
   };
 }

@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// npm run build (and npm's prepare, so that `npm ci` in a clone leaves a runnable payd):
+//   1. tsc -p tsconfig.build.json: src/ to dist/ as JavaScript;
+//   2. the browser widget bundled once by esbuild into dist/checkout/widget.bundle.js;
+//   3. the embedded database's template (initdb and every migration, dumped) into
+//      dist/pglite-template.tar.gz, from which a new embedded database starts.
+// Needs the devDependencies (typescript, esbuild). Without them (npm ci --omit=dev in a
+// clone) it says so and leaves dist/ as it is: install from the published package, which
+// carries dist/, or build where the devDependencies are.
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+process.chdir(root);
+const require = createRequire(import.meta.url);
+const started = Date.now();
+const step = (what) => console.log(`build: ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+
+let tsc;
+try {
+  tsc = require.resolve('typescript/bin/tsc');
+  require.resolve('esbuild');
+} catch {
+  console.warn('build: skipped, the devDependencies (typescript, esbuild) are not installed; `npm install` then `npm run build`');
+  process.exit(0);
+}
+
+rmSync('dist', { recursive: true, force: true });
+const compiled = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+if (compiled.status !== 0) {
+  rmSync('dist', { recursive: true, force: true });
+  console.error('build: tsc failed');
+  process.exit(1);
+}
+step('compiled src/ to dist/');
+
+const { bundleWidget, PREBUILT_WIDGET } = await import(pathToFileURL(path.join(root, 'dist/checkout/widget-bundle.js')).href);
+mkdirSync(path.dirname(fileURLToPath(PREBUILT_WIDGET)), { recursive: true });
+writeFileSync(PREBUILT_WIDGET, await bundleWidget(path.join(root, 'src/checkout/widget/widget.ts')));
+step('bundled the widget');
+
+const { writeTemplate } = await import(pathToFileURL(path.join(root, 'dist/platform/db/pglite-template.js')).href);
+await writeTemplate();
+step('wrote the embedded database template');
