@@ -22,7 +22,12 @@ const SessionInfo = Type.Object({
   amount: Type.Integer(),
   currency: Type.String(),
   expires_at: Timestamp(),
-  eligible_solutions: Type.Array(Type.Object({ partner: Type.String(), method: Type.String() })),
+  eligible_solutions: Type.Array(Type.Object({ partner: Type.String(), method: Type.String() }), {
+    description: 'The solutions the shopper is offered: those of the session that can succeed with what it holds',
+  }),
+  can_pay: Type.Boolean({ description: 'Whether the session takes a payment attempt now (CREATED, or its last attempt was refused or failed and attempts are left)' }),
+  attempts_left: Type.Integer({ minimum: 0 }),
+  last_attempt_status: Type.Optional(Type.String({ description: 'Authorization status of the latest attempt' })),
   payment: Type.Optional(Type.Object({ id: Uuid(), authorization_status: Type.String() })),
   return_url: Type.String({ description: 'Where the shopper goes back to the merchant (payd adds service-redirection-data)' }),
 });
@@ -30,6 +35,8 @@ const SessionInfo = Type.Object({
 const SubmitResult = Type.Object({
   payment_id: Uuid(),
   authorization_status: Type.String({ description: 'AUTHORIZED, REFUSED, ERROR, or PENDING with a redirection (3-D Secure)' }),
+  can_retry: Type.Boolean({ description: 'The attempt was refused or failed and the shopper may try another card or method' }),
+  attempts_left: Type.Integer({ minimum: 0 }),
   redirection: Type.Optional(Type.Object({ url: Type.String(), method: Type.String() })),
   return_url: Type.String(),
 });
@@ -91,9 +98,10 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout, partners
   app.post('/checkout/v1/session/payments', {
     schema: {
       tags, security, summary: 'Pay the client session (the widget submits)',
-      description: 'Moves the session to SUBMITTED and creates its payment with the session\'s amount, currency and order. ' +
-        'Each split part must be one of the session\'s eligible solutions. A session takes one payment: a second submit ' +
-        'answers 400 (or 409 while the first is in flight).',
+      description: 'Moves the session to SUBMITTED and creates a payment attempt with the session\'s amount, currency and order. ' +
+        'Each split part must be one of the solutions the session offers. A refused or failed attempt leaves the session payable ' +
+        '(can_retry) up to PAYD_SESSION_MAX_ATTEMPTS attempts; a submit while an attempt is in flight or authorized, or with ' +
+        'no attempts left, answers 400 (409 for a concurrent submit of the same attempt).',
       body: Type.Object({
         split: Type.Array(SplitPart, { minItems: 1, maxItems: 2 }),
         browser: Type.Optional(Type.Ref('Browser')),
@@ -121,16 +129,24 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout, partners
     const done = await checkout.finish(request.params.id).catch(() => undefined);
     if (!done) return sendPage(reply, 404, 'Payment not found', '<p>This payment does not exist.</p>');
     if (done.url) return reply.code(303).header('cache-control', 'no-store').redirect(done.url, 303);
-    const ok = done.authorizationStatus === 'AUTHORIZED';
-    return sendPage(reply, 200, ok ? 'Payment accepted' : 'Payment not completed',
-      `<p role="status">${ok ? 'Thank you: your payment was accepted.' : `The payment was not completed (${escapeHtml(done.authorizationStatus ?? 'no payment')}).`} You may close this page.</p>`);
+    if (done.authorizationStatus === 'AUTHORIZED') {
+      return sendPage(reply, 200, 'Payment accepted', '<p role="status">Thank you: your payment was accepted. You may close this page.</p>');
+    }
+    const retry = await checkout.retryUrl(done.session);
+    const outcome = done.authorizationStatus === 'PENDING' ? 'Your payment is still being confirmed by your bank. You may close this page.'
+      : done.authorizationStatus ? 'Your payment was not completed, and no money was taken.'
+        : 'No payment was made.';
+    return sendPage(reply, 200, done.authorizationStatus === 'PENDING' ? 'Payment being confirmed' : 'Payment not completed',
+      `<p role="status">${outcome}</p>${retry ? `<p><a href="${escapeHtml(retry)}" id="payd-retry">Try again with another card or method</a></p>` : ''}`);
   });
 
   app.get('/checkout/3ds-return/:paymentId', { schema: { hide: true, params: Type.Object({ paymentId: Uuid() }) } }, async (request, reply) => {
     const done = await checkout.afterChallenge(request.params.paymentId);
+    if (done.retryUrl) return reply.code(303).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(done.retryUrl, 303);
     if (done.sessionId) return reply.redirect(`/checkout/return/${done.sessionId}`, 303);
-    return sendPage(reply, 200, 'Authentication finished',
-      `<p role="status">Card authentication finished (${escapeHtml(done.authorizationStatus ?? 'unknown payment')}). You may close this page.</p>`);
+    const text = done.authorizationStatus === 'AUTHORIZED' ? 'Your card was confirmed.'
+      : done.authorizationStatus === undefined ? 'There is no payment here.' : 'Your card was not confirmed.';
+    return sendPage(reply, 200, 'Authentication finished', `<p role="status">${text} You may close this page.</p>`);
   });
 
   // The simulated acquirer's ACS: the shopper approves or fails the challenge.
@@ -138,8 +154,11 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout, partners
   const RefParams = Type.Object({ ref: Uuid() });
   app.get('/sim/acs/:ref', { schema: { hide: true, params: RefParams } }, async (request, reply) => {
     const c = await acs()?.challenge(request.params.ref);
-    if (!c || c.status !== 'CHALLENGE_REQUIRED') {
-      return sendPage(reply, 404, 'No authentication pending', '<p>There is no card authentication to complete here.</p>');
+    if (!c) return sendPage(reply, 404, 'No authentication pending', '<p>There is no card authentication to complete here.</p>');
+    if (c.status !== 'CHALLENGE_REQUIRED') {
+      // Back (or a reload) after the challenge: it is over; the way onward is the return.
+      return sendPage(reply, 200, 'Authentication already finished',
+        `<p role="status">This card authentication is already finished.</p>${c.return_url ? `<p><a href="${escapeHtml(c.return_url)}" id="acs-continue">Continue</a></p>` : ''}`);
     }
     const action = `/sim/acs/${request.params.ref}`;
     return sendPage(reply, 200, 'Confirm your payment', `

@@ -30,7 +30,8 @@ export const WIDGET_CSS = `
 .payd-form .payd-choice { display: flex; gap: .5rem; align-items: center; margin: .35rem 0; }
 .payd-form .payd-amount { font-size: 1.1rem; font-weight: 600; }
 .payd-form .payd-pay { font-size: 1.05rem; padding: .8rem 1rem; width: 100%; border: 0; border-radius: 8px; background: #1a5fd6; color: #fff; cursor: pointer; }
-.payd-form .payd-pay:disabled { opacity: .6; }
+.payd-form .payd-pay:disabled { background: #4a5361; color: #fff; cursor: progress; }
+.payd-form .payd-disabled { pointer-events: none; color: #4a5361; }
 .payd-form [hidden] { display: none !important; }
 `;
 

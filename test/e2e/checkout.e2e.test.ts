@@ -170,13 +170,47 @@ describe('checkout in Chromium', () => {
     await page.close();
   });
 
-  it('comes back REFUSED with a declined card', async () => {
+  it('says a declined card was declined, in place, and takes another card in the same session (issue 20)', async () => {
     const page = await newPage();
     await page.goto(`${shop}/checkout`);
     await fillCard(page, '4000 0000 0000 0002');
     await page.getByRole('button', { name: /^Pay/ }).click();
-    assert.equal(await result(page), 'verified REFUSED SUBMITTED');
-    await page.screenshot({ path: `${SHOTS}/declined-return.png` });
+    await page.getByRole('alert').filter({ hasText: 'Your payment was declined, and no money was taken.' }).waitFor();
+    assert.match(page.url(), /\/checkout/, 'the shopper stays on the checkout page');
+    assert.equal(await page.getByLabel('Card number', { exact: true }).inputValue(), '', 'the declined card number left the page');
+    assert.equal(await page.getByRole('button', { name: /^Pay/ }).isEnabled(), true);
+    await page.screenshot({ path: `${SHOTS}/declined-in-place.png`, fullPage: true });
+    await fillCard(page, '4242 4242 4242 4242');
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
+    await page.close();
+  });
+
+  it('leads a failed 3-D Secure check on the hosted page back to the page; Back after the check has a way onward', async () => {
+    const s = await (await fetch(`${payd}/v2/client-sessions`, {
+      method: 'POST', headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: 4100, currency: 'EUR', integration_mode: 'HOSTED_PAGE', shopper_redirection_url: `${shop}/return` }),
+    })).json() as { widget: { data: string }; links: { hosted_page: { href: string } } };
+    credentials.push(s.widget.data);
+    const page = await newPage();
+    await page.goto(s.links.hosted_page.href);
+    await fillCard(page, '4000 0000 0000 3220');
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    await page.getByRole('button', { name: 'Fail authentication' }).waitFor();
+    const acsUrl = page.url();
+    await page.getByRole('button', { name: 'Fail authentication' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Your payment was declined' }).waitFor();
+    await page.screenshot({ path: `${SHOTS}/3ds-failed-back-on-page.png`, fullPage: true });
+    // Back to the (finished) challenge page (as the Back button loads it again): it says
+    // so and leads onward, no dead end.
+    await page.goto(acsUrl);
+    await page.getByText('This card authentication is already finished').waitFor();
+    await page.getByRole('link', { name: 'Continue' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Your payment was declined' }).waitFor();
+    await page.getByLabel('Card number', { exact: true }).waitFor();
+    await fillCard(page, '4242 4242 4242 4242');
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
     await page.close();
   });
 

@@ -12,8 +12,40 @@ interface SessionInfo {
   amount: number;
   currency: string;
   eligible_solutions: Solution[];
+  can_pay: boolean;
+  attempts_left: number;
+  last_attempt_status?: string;
   payment?: { id: string; authorization_status: string };
   return_url: string;
+}
+interface SubmitResult {
+  payment_id: string;
+  authorization_status: string;
+  can_retry: boolean;
+  attempts_left: number;
+  redirection?: { url: string };
+  return_url: string;
+}
+
+/** Shopper-facing names of payment methods (never the raw enum). */
+export function methodLabel(method: string): string {
+  switch (method) {
+    case 'CARD': return 'Card';
+    case 'GIFT_CARD': return 'Gift card';
+    case 'INSTALLMENTS_3X': return 'Pay in 3 instalments';
+    case 'INSTALLMENTS_4X': return 'Pay in 4 instalments';
+    default: {
+      const words = method.replace(/_/g, ' ').toLowerCase();
+      return words.charAt(0).toUpperCase() + words.slice(1);
+    }
+  }
+}
+
+/** What the shopper reads after an attempt that did not go through. */
+function declineMessage(status: string | undefined, attemptsLeft: number): string {
+  const what = status === 'ERROR' ? 'The payment could not be processed, and no money was taken.'
+    : 'Your payment was declined, and no money was taken.';
+  return `${what} Try another card or payment method${attemptsLeft === 1 ? ' (one attempt left)' : ''}.`;
 }
 interface Problem { title?: string; detail?: string; invalid_params?: Array<{ name: string; reason: string }> }
 
@@ -76,8 +108,12 @@ export async function mount(target: string | Element, options: MountOptions): Pr
     root.replaceChildren(h('p', { class: 'payd-error', role: 'alert', text: `The payment form could not load: ${(err as Error).message}` }));
     return;
   }
-  if (info.status !== 'CREATED' || info.payment) {
-    const what = info.status === 'EXPIRED' ? 'This payment session has expired.' : 'This payment session is closed.';
+  if (!info.can_pay) {
+    const what = info.status === 'EXPIRED' ? 'This payment session has expired.'
+      : info.payment?.authorization_status === 'AUTHORIZED' ? 'This order is already paid.'
+        : info.payment?.authorization_status === 'PENDING' ? 'A payment for this order is being completed.'
+          : info.status === 'ABORTED_BY_MERCHANT' ? 'The merchant cancelled this payment.'
+            : info.payment ? 'Too many payment attempts were made for this order.' : 'This payment session is closed.';
     root.replaceChildren(h('p', { class: 'payd-status', role: 'status', text: what }), h('a', { href: info.return_url, text: 'Return to the merchant' }));
     return;
   }
@@ -99,7 +135,7 @@ export async function mount(target: string | Element, options: MountOptions): Pr
     const id = `payd-method-${++uid}`;
     const radio = h('input', { type: 'radio', name: 'payd-method', id, value: `${s.partner}|${s.method}` });
     if (i === 0) radio.checked = true;
-    methodSet.append(h('div', { class: 'payd-choice' }, radio, h('label', { for: id, text: s.method === 'CARD' ? 'Card' : s.method.replace(/_/g, ' ').toLowerCase() })));
+    methodSet.append(h('div', { class: 'payd-choice' }, radio, h('label', { for: id, text: methodLabel(s.method) })));
     return radio;
   });
   if (choices.length > 1) form.append(methodSet);
@@ -120,9 +156,17 @@ export async function mount(target: string | Element, options: MountOptions): Pr
     giftToggle.addEventListener('change', () => { giftBox.hidden = !giftToggle.checked; });
   }
 
+  // A previous attempt of this session that did not go through (e.g. back from a failed 3-D Secure check).
   const formError = h('p', { class: 'payd-error', role: 'alert' });
+  if (info.last_attempt_status === 'REFUSED' || info.last_attempt_status === 'ERROR') {
+    formError.textContent = declineMessage(info.last_attempt_status, info.attempts_left);
+  }
   const pay = h('button', { type: 'submit', class: 'payd-pay', text: `Pay ${total}` });
-  form.append(formError, pay, h('p', {}, h('a', { href: info.return_url, class: 'payd-cancel', text: 'Cancel and return to the merchant' })));
+  const cancel = h('a', { href: info.return_url, class: 'payd-cancel', text: 'Cancel and return to the merchant' });
+  cancel.addEventListener('click', (event) => {
+    if (cancel.getAttribute('aria-disabled') === 'true') event.preventDefault();
+  });
+  form.append(formError, pay, h('p', {}, cancel));
   root.replaceChildren(form);
 
   const selected = () => radios.find((r) => r.checked)?.value.split('|') ?? [choices[0]!.partner, choices[0]!.method];
@@ -174,22 +218,35 @@ export async function mount(target: string | Element, options: MountOptions): Pr
       firstInvalid.focus();
       return;
     }
-    pay.disabled = true;
-    pay.textContent = 'Paying…';
+    const busy = (on: boolean) => {
+      Array.from(form.querySelectorAll<HTMLInputElement | HTMLButtonElement>('input, button')).forEach((el) => { el.disabled = on; });
+      cancel.setAttribute('aria-disabled', String(on));
+      cancel.classList.toggle('payd-disabled', on);
+      pay.textContent = on ? 'Paying…' : `Pay ${total}`;
+      if (!on) syncMethod();
+    };
+    busy(true);
     const browser = {
       user_agent: navigator.userAgent.slice(0, 2048), locale: navigator.language, javascript_enabled: true, java_enabled: false,
       color_depth: screen.colorDepth, screen_height: screen.height, screen_width: screen.width, utc_time_zone: -new Date().getTimezoneOffset(),
     };
     try {
       const res = await fetch(`${base}/checkout/v1/session/payments`, { method: 'POST', headers, body: JSON.stringify({ split, browser }) });
-      const body = (await res.json().catch(() => ({}))) as Problem & { redirection?: { url: string }; return_url?: string };
+      const body = (await res.json().catch(() => ({}))) as Problem & Partial<SubmitResult>;
       if (!res.ok) throw new Error(body.invalid_params?.map((p) => p.reason).join('; ') || body.detail || `HTTP ${res.status}`);
       for (const f of [number, expiry, cvv, giftNumber]) f.input.value = ''; // card data leaves the page
+      const status = body.authorization_status;
+      if ((status === 'REFUSED' || status === 'ERROR') && body.can_retry) {
+        // A decline does not end the checkout: say so here and let the shopper try again.
+        busy(false);
+        formError.textContent = declineMessage(status, body.attempts_left ?? 0);
+        (cardBox.hidden ? pay : number.input).focus();
+        return;
+      }
       go(body.redirection?.url ?? body.return_url ?? info.return_url);
     } catch (err) {
       formError.textContent = `The payment did not go through: ${(err as Error).message}`;
-      pay.disabled = false;
-      pay.textContent = `Pay ${total}`;
+      busy(false);
       pay.focus();
     }
   });
