@@ -234,7 +234,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(eligibilityRoutes, { engine: eligibility, rules: eligibilityRules });
     await app.register(paymentsRoutes, { payments, operations });
     await app.register(paymentLinksRoutes, { links });
-    await app.register(customerPageRoutes, { links, sessions: clientSessions });
+    await app.register(customerPageRoutes, { links, sessions: clientSessions, merchantName: (id) => checkout.merchantName(id) });
     await app.register(checkoutRoutes, { checkout, partners });
     await app.register(webhooksRoutes, { webhooks });
   }

@@ -19,6 +19,11 @@ const security = [{ sessionCredential: [] }];
 const SessionInfo = Type.Object({
   client_session_id: Uuid(),
   status: Type.String(),
+  merchant: Type.Object({ name: Type.String({ description: 'The entity\'s display name' }) }),
+  order: Type.Object({
+    reference: Type.Optional(Type.String()),
+    items: Type.Array(Type.Object({ name: Type.String(), quantity: Type.Integer() }), { description: 'Item lines of the order\'s shipments (at most 20; shipping fees left out)' }),
+  }),
   amount: Type.Integer(),
   currency: Type.String(),
   expires_at: Timestamp(),
@@ -130,7 +135,8 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout, partners
     if (!done) return sendPage(reply, 404, 'Payment not found', '<p>This payment does not exist.</p>');
     if (done.url) return reply.code(303).header('cache-control', 'no-store').redirect(done.url, 303);
     if (done.authorizationStatus === 'AUTHORIZED') {
-      return sendPage(reply, 200, 'Payment accepted', '<p role="status">Thank you: your payment was accepted. You may close this page.</p>');
+      const r = await checkout.receipt(done.session);
+      return sendPage(reply, 200, 'Payment accepted', `<p role="status">Thank you: your payment was accepted.</p>${r ? receiptHtml(r) : ''}<p class="muted">You may close this page.</p>`);
     }
     const retry = await checkout.retryUrl(done.session);
     const outcome = done.authorizationStatus === 'PENDING' ? 'Your payment is still being confirmed by your bank. You may close this page.'
@@ -184,4 +190,19 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout, partners
     }
     return sendPage(reply, 200, 'Authentication finished', '<p role="status">You may close this page.</p>');
   });
+}
+
+/** The receipt of an authorized payment on payd's own outcome page. */
+function receiptHtml(r: NonNullable<Awaited<ReturnType<CheckoutService['receipt']>>>): string {
+  const rows: Array<[string, string]> = [
+    ['Paid to', r.merchant],
+    ['Amount', formatAmount(r.amount, r.currency)],
+    ...(r.order.reference ? [['Order', r.order.reference] as [string, string]] : []),
+    ['Date', r.date.toISOString().slice(0, 16).replace('T', ' ') + ' UTC'],
+    ...(r.cards.length ? [['Paid with', r.cards.join(', ')] as [string, string]] : []),
+    ['Payment reference', r.payment_id],
+  ];
+  const items = r.order.items.length
+    ? `<ul class="payd-items">${r.order.items.map((i) => `<li>${escapeHtml(i.name)}${i.quantity > 1 ? ` × ${i.quantity}` : ''}</li>`).join('')}</ul>` : '';
+  return `<section class="card-box" aria-label="Receipt"><h2>Receipt</h2><dl class="payd-receipt">${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>${items}</section>`;
 }

@@ -10,6 +10,7 @@ import type { CreatePaymentBody } from '../payments/payments.schemas.ts';
 import type { PaymentLinksService } from '../links/links.service.ts';
 import type { RedirectionTokens } from './redirection-token.ts';
 import type { Db } from '../platform/db/index.ts';
+import { entitiesRepo } from '../admin/entities.repo.ts';
 import type { PartnerRegistry } from '../partners/port.ts';
 
 export interface SubmitBody {
@@ -41,6 +42,11 @@ export class CheckoutService {
     return `${this.config.baseUrl}/checkout/return/${sessionId}`;
   }
 
+  /** The merchant's display name (the entity's name), shown to shoppers on every page. */
+  async merchantName(entityId: string): Promise<string> {
+    return (await entitiesRepo.get(this.db, entityId))?.name ?? '';
+  }
+
   /** What the widget shows. */
   async describe(data: string | undefined) {
     const s = await this.session(data);
@@ -49,6 +55,8 @@ export class CheckoutService {
     return {
       client_session_id: s.id,
       status: Sessions.effectiveStatus(s),
+      merchant: { name: await this.merchantName(s.entity_id) },
+      order: orderSummary(s.order),
       amount: s.amount,
       currency: s.currency,
       expires_at: s.expires_at,
@@ -166,11 +174,44 @@ export class CheckoutService {
     return { sessionId: p.client_session_id, authorizationStatus };
   }
 
+  /** What a receipt shows for the session's authorized payment (no redirection URL: payd's page is the end). */
+  async receipt(s: ClientSessionRow) {
+    if (!s.payment_id) return undefined;
+    const p = await this.payments.get(s.entity_id, s.payment_id);
+    if (p.authorization.status !== 'AUTHORIZED') return undefined;
+    const cards = p.authorization.partner_transactions
+      .map((t) => (t as { card?: { selected_network?: string; last_four_digits?: string } }).card)
+      .filter((c): c is { selected_network?: string; last_four_digits?: string } => !!c?.last_four_digits);
+    return {
+      merchant: await this.merchantName(s.entity_id),
+      amount: p.amount,
+      currency: p.currency,
+      order: orderSummary(s.order),
+      payment_id: p.id,
+      date: new Date(p.created_at),
+      methods: p.split.map((x) => x.method),
+      cards: cards.map((c) => `${c.selected_network ?? 'Card'} •••• ${c.last_four_digits}`),
+    };
+  }
+
   /** A retry address for the session's own page, when the shopper may still pay there. */
   async retryUrl(s: ClientSessionRow): Promise<string | undefined> {
     if (s.integration_mode !== 'HOSTED_PAGE') return undefined;
     return (await this.sessions.payability(s)).can_pay ? this.sessions.hostedPageUrl(s.id) : undefined;
   }
+}
+
+/** The part of an order a shopper sees: its reference and item names with quantities (bounded). */
+export function orderSummary(order: Record<string, unknown> | null): { reference?: string; items: Array<{ name: string; quantity: number }> } {
+  const items: Array<{ name: string; quantity: number }> = [];
+  const shipments = Array.isArray(order?.shipments) ? order.shipments as Array<Record<string, unknown>> : [];
+  for (const shipment of shipments) {
+    for (const line of Array.isArray(shipment?.item_lines) ? shipment.item_lines as Array<Record<string, unknown>> : []) {
+      if (typeof line?.name !== 'string' || !line.name || line.type === 'SHIPPING_FEES' || items.length >= 20) continue;
+      items.push({ name: line.name.slice(0, 120), quantity: typeof line.quantity === 'number' && line.quantity > 0 ? line.quantity : 1 });
+    }
+  }
+  return { ...(typeof order?.reference === 'string' && order.reference ? { reference: order.reference.slice(0, 120) } : {}), items };
 }
 
 /** Why a session takes no payment, in the shopper's words. */

@@ -29,6 +29,9 @@ export const WIDGET_CSS = `
 .payd-form fieldset { border: 0; padding: 0; margin: 0 0 1rem; }
 .payd-form .payd-choice { display: flex; gap: .5rem; align-items: center; margin: .35rem 0; }
 .payd-form .payd-amount { font-size: 1.1rem; font-weight: 600; }
+.payd-form .payd-merchant { font-weight: 600; margin: 0 0 .2rem; }
+.payd-form .payd-order { color: #4a5361; margin: 0 0 .4rem; }
+.payd-form .payd-items { margin: 0 0 .6rem; padding-left: 1.2rem; color: #4a5361; }
 .payd-form .payd-pay { font-size: 1.05rem; padding: .8rem 1rem; width: 100%; border: 0; border-radius: 8px; background: #1a5fd6; color: #fff; cursor: pointer; }
 .payd-form .payd-pay:disabled { background: #4a5361; color: #fff; cursor: progress; }
 .payd-form .payd-disabled { pointer-events: none; color: #4a5361; }
@@ -47,6 +50,9 @@ button.secondary { background: #e4e7ec; color: #1b1f24; margin-top: .6rem; }
 button:focus-visible, a:focus-visible { outline: 3px solid #1a5fd6; outline-offset: 2px; }
 .muted { color: #4a5361; font-size: .9rem; }
 textarea, select { font: inherit; padding: .5rem; border: 1px solid #8a94a3; border-radius: 8px; }
+.payd-receipt { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; margin: 0 0 .5rem; }
+.payd-receipt dt { color: #4a5361; } .payd-receipt dd { margin: 0; overflow-wrap: anywhere; }
+h2 { font-size: 1.1rem; margin: 0 0 .6rem; }
 table { border-collapse: collapse; width: 100%; } th, td { text-align: left; padding: .3rem; border-bottom: 1px solid #d5d9e0; vertical-align: top; }
 ${WIDGET_CSS}`;
 

@@ -9,6 +9,8 @@ interface Solution { partner: string; method: string }
 interface SessionInfo {
   client_session_id: string;
   status: string;
+  merchant: { name: string };
+  order: { reference?: string; items: Array<{ name: string; quantity: number }> };
   amount: number;
   currency: string;
   eligible_solutions: Solution[];
@@ -129,6 +131,12 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   }
 
   const form = h('form', { class: 'payd-form', novalidate: '', 'aria-label': `Pay ${total}` });
+  // Who asks for the money, and for what.
+  if (info.merchant?.name) form.append(h('p', { class: 'payd-merchant', text: `Payment to ${info.merchant.name}` }));
+  if (info.order?.reference) form.append(h('p', { class: 'payd-order', text: `Order ${info.order.reference}` }));
+  if (info.order?.items?.length) {
+    form.append(h('ul', { class: 'payd-items', 'aria-label': 'Items' }, ...info.order.items.map((i) => h('li', { text: i.quantity > 1 ? `${i.name} × ${i.quantity}` : i.name }))));
+  }
   form.append(h('p', { class: 'payd-amount', text: `Amount to pay: ${total}` }));
   const methodSet = h('fieldset', {}, h('legend', { text: 'Payment method' }));
   const radios = choices.map((s, i) => {
