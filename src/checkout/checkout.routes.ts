@@ -11,6 +11,8 @@ import type { CheckoutService, SubmitBody } from './checkout.service.ts';
 import { CHECKOUT_CSS, WIDGET_CSS, escapeHtml, fragmentCheckoutPage, sendPage } from './pages.ts';
 import { widgetBundle } from './widget-bundle.ts';
 import { formatAmount } from './widget/validation.ts';
+import { type Locale, pickLocale, t } from './i18n.ts';
+import { sessionLocale } from './checkout.service.ts';
 
 const SESSION_HEADER = 'x-payd-session';
 const tags = ['Checkout (browser)'];
@@ -19,6 +21,7 @@ const security = [{ sessionCredential: [] }];
 const SessionInfo = Type.Object({
   client_session_id: Uuid(),
   status: Type.String(),
+  locale: Type.Union([Type.Literal('en'), Type.Literal('fr')], { description: 'Language of the widget: the session customer\'s locale when supported, else the browser\'s Accept-Language, else en' }),
   merchant: Type.Object({ name: Type.String({ description: 'The entity\'s display name' }) }),
   order: Type.Object({
     reference: Type.Optional(Type.String()),
@@ -98,7 +101,7 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout, partners
       description: `Authenticated by the session's widget.data in the \`${SESSION_HEADER}\` header (never a merchant key).`,
       response: { 200: SessionInfo, ...problemResponses(401, 500) },
     },
-  }, async (request) => checkout.describe(credential(request.headers)));
+  }, async (request) => checkout.describe(credential(request.headers), request.headers['accept-language']));
 
   app.post('/checkout/v1/session/payments', {
     schema: {
@@ -127,23 +130,24 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout, partners
       return reply.code(303).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer')
         .redirect(`/checkout/pay#session=${encodeURIComponent(request.query.session)}`, 303);
     }
-    return fragmentCheckoutPage(reply, 'Secure payment', 'Your payment details are sent to payd only.');
+    const L = pickLocale(request.headers['accept-language']);
+    return fragmentCheckoutPage(reply, t(L, 'securePayment'), t(L, 'securePaymentIntro'), L);
   });
 
   app.get('/checkout/return/:id', { schema: { hide: true, params: Type.Object({ id: Uuid() }) } }, async (request, reply) => {
     const done = await checkout.finish(request.params.id).catch(() => undefined);
     if (!done) return sendPage(reply, 404, 'Payment not found', '<p>This payment does not exist.</p>');
     if (done.url) return reply.code(303).header('cache-control', 'no-store').redirect(done.url, 303);
+    const L = sessionLocale(done.session, request.headers['accept-language']);
+    const page = (title: string, body: string) => sendPage(reply, 200, title, body, [], undefined, [], L);
     if (done.authorizationStatus === 'AUTHORIZED') {
       const r = await checkout.receipt(done.session);
-      return sendPage(reply, 200, 'Payment accepted', `<p role="status">Thank you: your payment was accepted.</p>${r ? receiptHtml(r) : ''}<p class="muted">You may close this page.</p>`);
+      return page(t(L, 'accepted'), `<p role="status">${t(L, 'acceptedText')}</p>${r ? receiptHtml(L, r) : ''}<p class="muted">${t(L, 'mayClose')}</p>`);
     }
+    if (done.authorizationStatus === 'PENDING') return page(t(L, 'beingConfirmed'), `<p role="status">${t(L, 'beingConfirmedText')}</p>`);
     const retry = await checkout.retryUrl(done.session);
-    const outcome = done.authorizationStatus === 'PENDING' ? 'Your payment is still being confirmed by your bank. You may close this page.'
-      : done.authorizationStatus ? 'Your payment was not completed, and no money was taken.'
-        : 'No payment was made.';
-    return sendPage(reply, 200, done.authorizationStatus === 'PENDING' ? 'Payment being confirmed' : 'Payment not completed',
-      `<p role="status">${outcome}</p>${retry ? `<p><a href="${escapeHtml(retry)}" id="payd-retry">Try again with another card or method</a></p>` : ''}`);
+    return page(t(L, 'notCompleted'),
+      `<p role="status">${t(L, done.authorizationStatus ? 'notCompletedText' : 'noPayment')}</p>${retry ? `<p><a href="${escapeHtml(retry)}" id="payd-retry">${t(L, 'tryAgain')}</a></p>` : ''}`);
   });
 
   app.get('/checkout/3ds-return/:paymentId', { schema: { hide: true, params: Type.Object({ paymentId: Uuid() }) } }, async (request, reply) => {
@@ -193,16 +197,17 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout, partners
 }
 
 /** The receipt of an authorized payment on payd's own outcome page. */
-function receiptHtml(r: NonNullable<Awaited<ReturnType<CheckoutService['receipt']>>>): string {
+function receiptHtml(L: Locale, r: NonNullable<Awaited<ReturnType<CheckoutService['receipt']>>>): string {
+  const date = new Intl.DateTimeFormat(L === 'fr' ? 'fr-FR' : 'en-GB', { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' }).format(r.date) + ' UTC';
   const rows: Array<[string, string]> = [
-    ['Paid to', r.merchant],
-    ['Amount', formatAmount(r.amount, r.currency)],
-    ...(r.order.reference ? [['Order', r.order.reference] as [string, string]] : []),
-    ['Date', r.date.toISOString().slice(0, 16).replace('T', ' ') + ' UTC'],
-    ...(r.cards.length ? [['Paid with', r.cards.join(', ')] as [string, string]] : []),
-    ['Payment reference', r.payment_id],
+    [t(L, 'paidTo'), r.merchant],
+    [t(L, 'amount'), formatAmount(r.amount, r.currency, L === 'fr' ? 'fr-FR' : 'en-GB')],
+    ...(r.order.reference ? [[t(L, 'orderLabel'), r.order.reference] as [string, string]] : []),
+    [t(L, 'date'), date],
+    ...(r.cards.length ? [[t(L, 'paidWith'), r.cards.join(', ')] as [string, string]] : []),
+    [t(L, 'reference'), r.payment_id],
   ];
   const items = r.order.items.length
     ? `<ul class="payd-items">${r.order.items.map((i) => `<li>${escapeHtml(i.name)}${i.quantity > 1 ? ` × ${i.quantity}` : ''}</li>`).join('')}</ul>` : '';
-  return `<section class="card-box" aria-label="Receipt"><h2>Receipt</h2><dl class="payd-receipt">${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>${items}</section>`;
+  return `<section class="card-box" aria-label="${t(L, 'receipt')}"><h2>${t(L, 'receipt')}</h2><dl class="payd-receipt">${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>${items}</section>`;
 }

@@ -11,6 +11,7 @@ import type { PaymentLinksService } from '../links/links.service.ts';
 import type { RedirectionTokens } from './redirection-token.ts';
 import type { Db } from '../platform/db/index.ts';
 import { entitiesRepo } from '../admin/entities.repo.ts';
+import { type Locale, pickLocale } from './i18n.ts';
 import type { PartnerRegistry } from '../partners/port.ts';
 
 export interface SubmitBody {
@@ -47,14 +48,15 @@ export class CheckoutService {
     return (await entitiesRepo.get(this.db, entityId))?.name ?? '';
   }
 
-  /** What the widget shows. */
-  async describe(data: string | undefined) {
+  /** What the widget shows, in the session's language (the merchant's customer.locale) or the browser's. */
+  async describe(data: string | undefined, acceptLanguage?: string) {
     const s = await this.session(data);
     const payment = s.payment_id ? await this.payments.getStored(s.entity_id, s.payment_id) : undefined;
     const payability = await this.sessions.payability(s);
     return {
       client_session_id: s.id,
       status: Sessions.effectiveStatus(s),
+      locale: sessionLocale(s, acceptLanguage),
       merchant: { name: await this.merchantName(s.entity_id) },
       order: orderSummary(s.order),
       amount: s.amount,
@@ -199,6 +201,12 @@ export class CheckoutService {
     if (s.integration_mode !== 'HOSTED_PAGE') return undefined;
     return (await this.sessions.payability(s)).can_pay ? this.sessions.hostedPageUrl(s.id) : undefined;
   }
+}
+
+/** The language of a session's pages: the merchant's choice (customer.locale), else the browser's. */
+export function sessionLocale(s: ClientSessionRow | undefined, acceptLanguage: string | undefined): Locale {
+  const chosen = s?.customer?.locale;
+  return pickLocale(acceptLanguage, typeof chosen === 'string' ? chosen : undefined);
 }
 
 /** The part of an order a shopper sees: its reference and item names with quantities (bounded). */

@@ -29,6 +29,9 @@ export const WIDGET_CSS = `
 .payd-form fieldset { border: 0; padding: 0; margin: 0 0 1rem; }
 .payd-form .payd-choice { display: flex; gap: .5rem; align-items: center; margin: .35rem 0; }
 .payd-form .payd-amount { font-size: 1.1rem; font-weight: 600; }
+.payd-form .payd-row { display: grid; grid-template-columns: 1fr 1fr; gap: 0 .75rem; align-items: end; }
+.payd-form .payd-row .payd-field { min-width: 0; }
+.payd-form .payd-brand { margin: .25rem 0 0; font-size: .9rem; color: #4a5361; min-height: 1em; }
 .payd-form .payd-merchant { font-weight: 600; margin: 0 0 .2rem; }
 .payd-form .payd-order { color: #4a5361; margin: 0 0 .4rem; }
 .payd-form .payd-items { margin: 0 0 .6rem; padding-left: 1.2rem; color: #4a5361; }
@@ -60,9 +63,9 @@ ${WIDGET_CSS}`;
  * formOrigins: origins a form of the page may end on after redirects (CSP form-action
  * covers the redirects of a form submission), e.g. an OAuth client's redirect URI.
  */
-export function sendPage(reply: FastifyReply, status: number, title: string, body: string, scripts: string[] = [], refreshTo?: string, formOrigins: string[] = []): FastifyReply {
+export function sendPage(reply: FastifyReply, status: number, title: string, body: string, scripts: string[] = [], refreshTo?: string, formOrigins: string[] = [], lang = 'en'): FastifyReply {
   const html = `<!doctype html>
-<html lang="en">
+<html lang="${escapeHtml(lang)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -93,17 +96,17 @@ ${scripts.join('\n')}
  * The hosted page: the widget takes the session credential from the page address's
  * fragment (#session=...), never sent to any server.
  */
-export function fragmentCheckoutPage(reply: FastifyReply, title: string, intro: string): FastifyReply {
+export function fragmentCheckoutPage(reply: FastifyReply, title: string, intro: string, lang = 'en'): FastifyReply {
   const body = `<p class="muted">${escapeHtml(intro)}</p>
 <div class="card-box" id="payd-checkout"></div>`;
   const script = '<script src="/checkout/widget.js" data-payd-session-from="fragment" data-payd-mount="#payd-checkout"></script>';
-  return sendPage(reply, 200, title, body, [script]);
+  return sendPage(reply, 200, title, body, [script], undefined, [], lang);
 }
 
 /** A page that mounts the widget for a session credential written in the page (payment link page). */
-export function checkoutPage(reply: FastifyReply, title: string, intro: string, widgetData: string): FastifyReply {
+export function checkoutPage(reply: FastifyReply, title: string, intro: string, widgetData: string, lang = 'en'): FastifyReply {
   const body = `<p class="muted">${escapeHtml(intro)}</p>
 <div class="card-box" id="payd-checkout"></div>`;
   const script = `<script src="/checkout/widget.js" data-payd-session="${escapeHtml(widgetData)}" data-payd-mount="#payd-checkout"></script>`;
-  return sendPage(reply, 200, title, body, [script]);
+  return sendPage(reply, 200, title, body, [script], undefined, [], lang);
 }

@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { Uuid } from '../platform/http/schemas.ts';
 import { checkoutPage, escapeHtml, sendPage } from '../checkout/pages.ts';
 import { formatAmount } from '../checkout/widget/validation.ts';
+import { pickLocale, t } from '../checkout/i18n.ts';
 import type { ClientSessionsService } from '../payments/client-sessions.service.ts';
 import type { PaymentLinksService } from './links.service.ts';
 
@@ -27,8 +28,12 @@ export async function customerPageRoutes(app: FastifyInstance, deps: { links: Pa
           return sendPage(reply, 409, 'Payment in progress', '<p role="status">A payment of this link is being completed. Try again in a few minutes.</p>');
         }
         // Who asks for the money, for what: a page without it looks like phishing.
-        return checkoutPage(reply, merchant ? `Pay ${merchant}` : 'Pay your order',
-          `${reference ? `Order ${reference}. ` : ''}Amount due: ${amount}.`, deps.sessions.widgetData(page.session!.id));
+        {
+          const L = pickLocale(request.headers['accept-language'], typeof page.link.customer?.locale === 'string' ? page.link.customer.locale : undefined);
+          const due = formatAmount(page.link.amount, page.link.currency, L === 'fr' ? 'fr-FR' : undefined);
+          return checkoutPage(reply, merchant ? t(L, 'payMerchant', { name: merchant }) : t(L, 'payYourOrder'),
+            `${reference ? `${t(L, 'orderDot', { reference })} ` : ''}${t(L, 'amountDue', { amount: due })}`, deps.sessions.widgetData(page.session!.id), L);
+        }
     }
   });
 }

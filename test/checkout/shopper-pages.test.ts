@@ -4,6 +4,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
+import { methodLabel, pickLocale } from '../../src/checkout/i18n.ts';
+import { cardBrand, groupCardNumber } from '../../src/checkout/widget/validation.ts';
 
 const card = (number: string) => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2031', cvv: '123' });
 const ORDER = {
@@ -75,5 +77,40 @@ describe('shopper pages name the merchant and the order', () => {
     const page = await t.app.inject({ url: `/checkout/return/${s.id}` });
     assert.match(page.body, /No payment was made\./);
     assert.doesNotMatch(page.body, /no payment\)|CREATED|REFUSED/);
+  });
+
+  it('speaks French or English: the merchant\'s customer.locale, else Accept-Language, else English', async () => {
+    const s = (await t.app.inject({ method: 'POST', url: '/v2/client-sessions', headers: m.auth, payload: { amount: 3600, currency: 'EUR' } })).json();
+    assert.equal((await t.app.inject({ url: '/checkout/v1/session', headers: { 'x-payd-session': s.widget.data, 'accept-language': 'fr-FR,fr;q=0.9,en;q=0.8' } })).json().locale, 'fr');
+    assert.equal((await t.app.inject({ url: '/checkout/v1/session', headers: { 'x-payd-session': s.widget.data, 'accept-language': 'de-DE,en;q=0.5' } })).json().locale, 'en');
+    assert.equal((await widget(s.widget.data)).json().locale, 'en');
+    const chosen = (await t.app.inject({ method: 'POST', url: '/v2/client-sessions', headers: m.auth, payload: { amount: 3600, currency: 'EUR', customer: { locale: 'fr-CA' } } })).json();
+    assert.equal((await t.app.inject({ url: '/checkout/v1/session', headers: { 'x-payd-session': chosen.widget.data, 'accept-language': 'en-US' } })).json().locale, 'fr');
+    const page = await t.app.inject({ url: `/checkout/return/${chosen.id}`, headers: { 'accept-language': 'en-US' } });
+    assert.match(page.body, /<html lang="fr">/);
+    assert.match(page.body, /Aucun paiement n’a été fait\./);
+    const hosted = await t.app.inject({ url: '/checkout/pay', headers: { 'accept-language': 'fr' } });
+    assert.match(hosted.body, /<title>Paiement sécurisé<\/title>/);
+    const link = (await t.app.inject({ method: 'POST', url: '/v2/payment-links', headers: m.auth, payload: { amount: 1999, currency: 'EUR' } })).json();
+    const linkPage = await t.app.inject({ url: new URL(link.links.customer_url.href).pathname, headers: { 'accept-language': 'fr-FR' } });
+    assert.match(linkPage.body, /Montant dû : 19,99\s€\./);
+  });
+
+  it('chooses locales by q-value, names methods in words, groups card numbers as printed and names the brand', () => {
+    assert.equal(pickLocale('en;q=0.4, fr;q=0.8'), 'fr');
+    assert.equal(pickLocale('*'), 'en');
+    assert.equal(pickLocale(undefined, 'FR'), 'fr');
+    assert.equal(pickLocale('fr', 'de'), 'fr', 'an unsupported merchant choice falls back to the browser');
+    assert.equal(methodLabel('en', 'INSTALLMENTS_3X'), 'Pay in 3 instalments');
+    assert.equal(methodLabel('fr', 'GIFT_CARD'), 'Carte cadeau');
+    assert.equal(methodLabel('en', 'SOME_NEW_METHOD'), 'Some new method');
+    assert.equal(groupCardNumber('4242424242424242'), '4242 4242 4242 4242');
+    assert.equal(groupCardNumber('378282246310005'), '3782 822463 10005');
+    assert.equal(groupCardNumber('42424'), '4242 4');
+    assert.equal(cardBrand('4242'), 'Visa');
+    assert.equal(cardBrand('5555'), 'Mastercard');
+    assert.equal(cardBrand('2221'), 'Mastercard');
+    assert.equal(cardBrand('3714'), 'American Express');
+    assert.equal(cardBrand('9'), undefined);
   });
 });

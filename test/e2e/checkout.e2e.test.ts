@@ -214,6 +214,32 @@ describe('checkout in Chromium', () => {
     await page.close();
   });
 
+  it('groups the card number as typed, names the brand, puts expiry and CVV side by side, and speaks French (issue 20, items 6 and 7)', async () => {
+    const s = await (await fetch(`${payd}/v2/client-sessions`, {
+      method: 'POST', headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: 2500, currency: 'EUR', integration_mode: 'HOSTED_PAGE', customer: { locale: 'fr-FR' }, order: { reference: 'cmd-7' } }),
+    })).json() as { widget: { data: string }; links: { hosted_page: { href: string } } };
+    credentials.push(s.widget.data);
+    const context = await browser.newContext({ viewport: { width: 375, height: 812 }, locale: 'fr-FR' });
+    const page = await context.newPage();
+    page.on('request', (r) => void browserUrls.push(r.url()));
+    await page.goto(s.links.hosted_page.href);
+    const number = page.getByLabel('Numéro de carte', { exact: true });
+    await number.pressSequentially('4242424242424242');
+    assert.equal(await number.inputValue(), '4242 4242 4242 4242');
+    await page.getByText('Visa', { exact: true }).waitFor();
+    assert.doesNotMatch(String(await number.getAttribute('placeholder')), /4242/, 'no real test card as placeholder');
+    await page.getByText('Montant à payer : 25,00 €').waitFor();
+    await page.getByText('Commande cmd-7').waitFor();
+    await page.screenshot({ path: `${SHOTS}/widget-fr-375.png`, fullPage: true });
+    const exp = await page.getByLabel('Date d’expiration (MM/AA)').boundingBox();
+    const cvv = await page.getByLabel('Cryptogramme (CVV)').boundingBox();
+    assert.ok(exp && cvv && Math.abs(exp.y - cvv.y) < 2 && cvv.x > exp.x + exp.width, 'expiry and CVV side by side');
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
+    assert.equal(overflow, false, 'nothing wider than a 375 px phone');
+    await context.close();
+  });
+
   it('splits between a gift card and a card', async () => {
     const page = await newPage();
     await page.goto(`${shop}/checkout?amount=6000`);
