@@ -9,13 +9,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { type Browser, type Page, chromium } from 'playwright-core';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { loggerOptions } from '../../src/platform/observability/logger.ts';
 import { freePort } from '../helpers/server.ts';
+import { createShop, type Shop } from '../../examples/checkout-shop/shop.ts';
 
 const SHOTS = 'test-results/e2e';
 
@@ -23,53 +21,12 @@ const SHOTS = 'test-results/e2e';
 /** Every session credential handed out during the run. */
 const credentials: string[] = [];
 
-/** A merchant's web shop: creates a client session server-side, embeds the widget, verifies the return. */
-function merchantServer(payd: string, m: Merchant) {
-  const jwks = createRemoteJWKSet(new URL(`${payd}/v2/signing-jwks`), { headers: { 'x-api-key': m.apiKey } });
-  let base = '';
-  const server = http.createServer(async (req, res) => {
-    const url = new URL(req.url!, base);
-    const html = (body: string) => {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      res.end(`<!doctype html><html lang="en"><head><meta name="viewport" content="width=device-width, initial-scale=1"><title>Shop</title></head><body>${body}</body></html>`);
-    };
-    if (url.pathname === '/checkout') {
-      const amount = Number(url.searchParams.get('amount') ?? 2500);
-      const s = await fetch(`${payd}/v2/client-sessions`, {
-        method: 'POST', headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ amount, currency: 'EUR', shopper_redirection_url: `${base}/return`, order: { reference: 'e2e' } }),
-      }).then((r) => r.json()) as { widget: { data: string; js_url: string } };
-      credentials.push(s.widget.data);
-      // The credential goes in the page itself, never in a URL (as docs/checkout.md shows).
-      return html(`<h1>Checkout</h1><div id="pay"></div><script src="${s.widget.js_url}"></script>
-<script>PaydCheckout.mount('#pay', { data: ${JSON.stringify(s.widget.data)} });</script>`);
-    }
-    if (url.pathname === '/return') {
-      try {
-        const { payload } = await jwtVerify(url.searchParams.get('service-redirection-data') ?? '', jwks, { audience: m.entityId, issuer: payd });
-        return html(`<h1 id="result">verified ${payload.authorization_status} ${payload.client_session_status}</h1>`);
-      } catch (err) {
-        return html(`<h1 id="result">not verified: ${(err as Error).message}</h1>`);
-      }
-    }
-    res.writeHead(404).end();
-  });
-  return {
-    async start() {
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      return base;
-    },
-    close: () => new Promise((r) => server.close(r)),
-  };
-}
-
 describe('checkout in Chromium', () => {
   let t: TestApp;
   let m: Merchant;
   let payd: string;
   let shop: string;
-  let shopServer: ReturnType<typeof merchantServer>;
+  let shopServer: Shop;
   let browser: Browser;
 
   /** Request URLs as the browser reported them, and as payd received them. */
@@ -87,7 +44,8 @@ describe('checkout in Chromium', () => {
     });
     await t.app.listen({ port, host: '127.0.0.1' });
     m = await t.createMerchant('E2E shop');
-    shopServer = merchantServer(payd, m);
+    // The runnable example shop (examples/checkout-shop), as a merchant would run it.
+    shopServer = createShop({ payd, apiKey: m.apiKey, entityId: m.entityId, onSession: (data) => void credentials.push(data) });
     shop = await shopServer.start();
     browser = await chromium.launch({
       executablePath: '/usr/bin/chromium',
