@@ -8,7 +8,8 @@
 // Screenshots go to test-results/ (kept by CI as artifacts).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { type Browser, type Page, chromium } from 'playwright-core';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { loggerOptions } from '../../src/platform/observability/logger.ts';
@@ -196,6 +197,61 @@ describe('checkout in Chromium', () => {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
     assert.equal(overflow, false, 'nothing wider than a 375 px phone');
     await context.close();
+  });
+
+  it('has no serious accessibility violation (axe-core) on the widget, hosted, 3-D Secure, link and outcome pages, at 375 px and desktop', async () => {
+    const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+    const audit = async (page: Page, name: string) => {
+      await page.addScriptTag({ content: axeSource });
+      const violations = await page.evaluate(async () => {
+        const result = await (window as unknown as { axe: { run: () => Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }).axe.run();
+        return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+      });
+      const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+      assert.deepEqual(serious, [], `${name}: ${JSON.stringify(serious)}`);
+    };
+    for (const viewport of [{ width: 375, height: 812 }, { width: 1280, height: 800 }]) {
+      // bypassCSP only lets the test inject axe into payd's strict-CSP pages.
+      const context = await browser.newContext({ viewport, bypassCSP: true });
+      const page = await context.newPage();
+      await page.goto(`${shop}/checkout`);
+      await page.getByLabel('Card number', { exact: true }).waitFor();
+      await audit(page, `widget ${viewport.width}`);
+      await fillCard(page, '4000 0000 0000 0002');
+      await page.getByRole('button', { name: /^Pay/ }).click();
+      await page.getByRole('alert').filter({ hasText: 'declined' }).waitFor();
+      await audit(page, `widget after a decline ${viewport.width}`);
+      await fillCard(page, '4000 0000 0000 3220');
+      await page.getByRole('button', { name: /^Pay/ }).click();
+      await page.getByRole('button', { name: 'Approve the payment' }).waitFor();
+      await audit(page, `3-D Secure page ${viewport.width}`);
+      await page.screenshot({ path: `${SHOTS}/3ds-${viewport.width}.png`, fullPage: true });
+
+      const session = await (await fetch(`${payd}/v2/client-sessions`, {
+        method: 'POST', headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ amount: 1500, currency: 'EUR', integration_mode: 'HOSTED_PAGE', order: { reference: 'a11y' } }),
+      })).json() as { id: string; widget: { data: string }; links: { hosted_page: { href: string } } };
+      credentials.push(session.widget.data);
+      await page.goto(session.links.hosted_page.href);
+      await page.getByLabel('Card number', { exact: true }).waitFor();
+      await audit(page, `hosted page ${viewport.width}`);
+      await fillCard(page, '4242 4242 4242 4242');
+      await page.getByRole('button', { name: /^Pay/ }).click();
+      await page.getByText('Thank you: your payment was accepted.').waitFor();
+      await audit(page, `receipt ${viewport.width}`);
+      await page.screenshot({ path: `${SHOTS}/receipt-${viewport.width}.png`, fullPage: true });
+
+      const link = await (await fetch(`${payd}/v2/payment-links`, {
+        method: 'POST', headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ amount: 1999, currency: 'EUR', order: { reference: 'inv-a11y' } }),
+      })).json() as { links: { customer_url: { href: string } } };
+      await page.goto(link.links.customer_url.href);
+      await pageCredential(page);
+      await page.getByLabel('Card number', { exact: true }).waitFor();
+      await audit(page, `payment-link page ${viewport.width}`);
+      await page.screenshot({ path: `${SHOTS}/link-${viewport.width}.png`, fullPage: true });
+      await context.close();
+    }
   });
 
   it('splits between a gift card and a card', async () => {
