@@ -107,6 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     fingerprintKey: fingerprintKey(deps.masterKey),
     partnerTimeoutMs: config.partnerTimeoutMs,
     maxOperationsPerPayment: config.maxOperationsPerPayment,
+    sessionMaxAttempts: config.sessionMaxAttempts,
     holdAttempts: config.idempotencyHoldAttempts,
     holdIntervalMs: config.idempotencyHoldIntervalMs,
   };
@@ -121,7 +122,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       throw err;
     });
   };
-  const clientSessions = new ClientSessionsService(db, eligibility, { baseUrl: config.baseUrl, widgetKey: widgetKey(deps.masterKey) });
+  const clientSessions = new ClientSessionsService(db, eligibility, { baseUrl: config.baseUrl, widgetKey: widgetKey(deps.masterKey), maxAttempts: config.sessionMaxAttempts });
   const recovery = new Recovery(db, payments, config.recoveryGraceSeconds);
   const links = new PaymentLinksService(db, clientSessions, { baseUrl: config.baseUrl, allowPrivateWebhookTargets: config.webhookAllowPrivateTargets,
     sealWebhookHeaders: (entityId, headers) => sealHeaders(deps.masterKey, entityId, headers),
@@ -138,7 +139,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       throw err;
     });
   };
-  const checkout = new CheckoutService(db, clientSessions, payments, links, redirection, { baseUrl: config.baseUrl });
+  const checkout = new CheckoutService(db, clientSessions, payments, links, redirection, partners, { baseUrl: config.baseUrl });
   const identity = await createIdentityProvider({ config, db, keys, masterKey: deps.masterKey });
   const services: Services = {
     entities, keys, accessTokens, revokedKeys, redirection, partners, eligibility, payments, operations, clientSessions, recovery, links, checkout,
@@ -239,7 +240,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(eligibilityRoutes, { engine: eligibility, rules: eligibilityRules });
     await app.register(paymentsRoutes, { payments, operations });
     await app.register(paymentLinksRoutes, { links });
-    await app.register(customerPageRoutes, { links, sessions: clientSessions });
+    await app.register(customerPageRoutes, { links, sessions: clientSessions, merchantName: (id) => checkout.merchantName(id) });
     await app.register(checkoutRoutes, { checkout, partners });
     await app.register(webhooksRoutes, { webhooks });
   }

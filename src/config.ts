@@ -29,6 +29,8 @@ export interface Config {
   partnerTimeoutMs: number;
   /** Captures, refunds and voids one payment may have, all kinds together (docs/operations.md). */
   maxOperationsPerPayment: number;
+  /** Payment attempts one client session takes (a declined card may be retried; card testing is capped). */
+  sessionMaxAttempts: number;
   /** A replay of an in-flight idempotency key is held this many times the interval, then answered 409. */
   idempotencyHoldAttempts: number;
   idempotencyHoldIntervalMs: number;
@@ -183,6 +185,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     shutdownGraceMs: int(env, 'PAYD_SHUTDOWN_GRACE_MS', 10000, 0, 600000),
     partnerTimeoutMs: int(env, 'PAYD_PARTNER_TIMEOUT_MS', 10000, 100, 120000),
     maxOperationsPerPayment: int(env, 'PAYD_MAX_OPERATIONS_PER_PAYMENT', 200, 1, 10000),
+    sessionMaxAttempts: int(env, 'PAYD_SESSION_MAX_ATTEMPTS', 5, 1, 50),
     idempotencyHoldAttempts: int(env, 'PAYD_IDEMPOTENCY_HOLD_ATTEMPTS', 20, 0, 1000),
     idempotencyHoldIntervalMs: int(env, 'PAYD_IDEMPOTENCY_HOLD_INTERVAL_MS', 100, 1, 10000),
     recoveryGraceSeconds: int(env, 'PAYD_RECOVERY_GRACE_SECONDS', 60, 1, 86400),

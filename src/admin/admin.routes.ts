@@ -57,6 +57,17 @@ export async function adminRoutes(root: FastifyInstance, { entities, keys, purpo
     },
   }, async (request) => entities.get(request.params.id));
 
+  app.patch('/admin/v1/entities/:id', {
+    config: { auth },
+    schema: {
+      tags, security, summary: 'Rename a merchant entity',
+      description: 'The name is the display name shoppers see on payd\'s pages (hosted page, payment-link page, receipt).',
+      params: EntityParams,
+      body: CreateEntityBody,
+      response: { 200: Type.Ref('Entity'), ...problemResponses(400, 401, 404, 413, 415) },
+    },
+  }, async (request) => entities.rename(request.params.id, request.body.name));
+
   app.post('/admin/v1/entities/:id/api-keys', {
     config: { auth },
     schema: {

@@ -24,6 +24,11 @@ export const entitiesRepo = {
     return rows[0]!;
   },
 
+  async rename(q: Queryable, id: string, name: string): Promise<EntityRow | undefined> {
+    const { rows } = await q.query<EntityRow>('UPDATE entities SET name = $2 WHERE id = $1 RETURNING id, name, created_at', [id, name]);
+    return rows[0];
+  },
+
   async get(q: Queryable, id: string): Promise<EntityRow | undefined> {
     const { rows } = await q.query<EntityRow>('SELECT id, name, created_at FROM entities WHERE id = $1', [id]);
     return rows[0];

@@ -74,6 +74,15 @@ export class EntitiesService {
     return entitiesRepo.insert(this.db, { id: randomUUID(), name: trimmed });
   }
 
+  /** The display name shoppers see on payd's pages (hosted page, payment link, receipt). */
+  async rename(id: string, name: string): Promise<EntityRow> {
+    const trimmed = name.trim();
+    if (!trimmed) throw problems.invalidField('name', 'must not be blank');
+    const entity = await entitiesRepo.rename(this.db, id, trimmed);
+    if (!entity) throw problems.notFound(`Entity ${id} does not exist.`);
+    return entity;
+  }
+
   async get(id: string): Promise<EntityRow> {
     const entity = await entitiesRepo.get(this.db, id);
     if (!entity) throw problems.notFound(`Entity ${id} does not exist.`);

@@ -11,6 +11,8 @@ import type { CheckoutService, SubmitBody } from './checkout.service.ts';
 import { CHECKOUT_CSS, WIDGET_CSS, escapeHtml, fragmentCheckoutPage, sendPage } from './pages.ts';
 import { widgetBundle } from './widget-bundle.ts';
 import { formatAmount } from './widget/validation.ts';
+import { type Locale, pickLocale, t } from './i18n.ts';
+import { sessionLocale } from './checkout.service.ts';
 
 const SESSION_HEADER = 'x-payd-session';
 const tags = ['Checkout (browser)'];
@@ -19,10 +21,21 @@ const security = [{ sessionCredential: [] }];
 const SessionInfo = Type.Object({
   client_session_id: Uuid(),
   status: Type.String(),
+  locale: Type.Union([Type.Literal('en'), Type.Literal('fr')], { description: 'Language of the widget: the session customer\'s locale when supported, else the browser\'s Accept-Language, else en' }),
+  merchant: Type.Object({ name: Type.String({ description: 'The entity\'s display name' }) }),
+  order: Type.Object({
+    reference: Type.Optional(Type.String()),
+    items: Type.Array(Type.Object({ name: Type.String(), quantity: Type.Integer() }), { description: 'Item lines of the order\'s shipments (at most 20; shipping fees left out)' }),
+  }),
   amount: Type.Integer(),
   currency: Type.String(),
   expires_at: Timestamp(),
-  eligible_solutions: Type.Array(Type.Object({ partner: Type.String(), method: Type.String() })),
+  eligible_solutions: Type.Array(Type.Object({ partner: Type.String(), method: Type.String() }), {
+    description: 'The solutions the shopper is offered: those of the session that can succeed with what it holds',
+  }),
+  can_pay: Type.Boolean({ description: 'Whether the session takes a payment attempt now (CREATED, or its last attempt was refused or failed and attempts are left)' }),
+  attempts_left: Type.Integer({ minimum: 0 }),
+  last_attempt_status: Type.Optional(Type.String({ description: 'Authorization status of the latest attempt' })),
   payment: Type.Optional(Type.Object({ id: Uuid(), authorization_status: Type.String() })),
   return_url: Type.String({ description: 'Where the shopper goes back to the merchant (payd adds service-redirection-data)' }),
 });
@@ -30,6 +43,8 @@ const SessionInfo = Type.Object({
 const SubmitResult = Type.Object({
   payment_id: Uuid(),
   authorization_status: Type.String({ description: 'AUTHORIZED, REFUSED, ERROR, or PENDING with a redirection (3-D Secure)' }),
+  can_retry: Type.Boolean({ description: 'The attempt was refused or failed and the shopper may try another card or method' }),
+  attempts_left: Type.Integer({ minimum: 0 }),
   redirection: Type.Optional(Type.Object({ url: Type.String(), method: Type.String() })),
   return_url: Type.String(),
 });
@@ -86,14 +101,15 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout, partners
       description: `Authenticated by the session's widget.data in the \`${SESSION_HEADER}\` header (never a merchant key).`,
       response: { 200: SessionInfo, ...problemResponses(401, 500) },
     },
-  }, async (request) => checkout.describe(credential(request.headers)));
+  }, async (request) => checkout.describe(credential(request.headers), request.headers['accept-language']));
 
   app.post('/checkout/v1/session/payments', {
     schema: {
       tags, security, summary: 'Pay the client session (the widget submits)',
-      description: 'Moves the session to SUBMITTED and creates its payment with the session\'s amount, currency and order. ' +
-        'Each split part must be one of the session\'s eligible solutions. A session takes one payment: a second submit ' +
-        'answers 400 (or 409 while the first is in flight).',
+      description: 'Moves the session to SUBMITTED and creates a payment attempt with the session\'s amount, currency and order. ' +
+        'Each split part must be one of the solutions the session offers. A refused or failed attempt leaves the session payable ' +
+        '(can_retry) up to PAYD_SESSION_MAX_ATTEMPTS attempts; a submit while an attempt is in flight or authorized, or with ' +
+        'no attempts left, answers 400 (409 for a concurrent submit of the same attempt).',
       body: Type.Object({
         split: Type.Array(SplitPart, { minItems: 1, maxItems: 2 }),
         browser: Type.Optional(Type.Ref('Browser')),
@@ -114,23 +130,33 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout, partners
       return reply.code(303).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer')
         .redirect(`/checkout/pay#session=${encodeURIComponent(request.query.session)}`, 303);
     }
-    return fragmentCheckoutPage(reply, 'Secure payment', 'Your payment details are sent to payd only.');
+    const L = pickLocale(request.headers['accept-language']);
+    return fragmentCheckoutPage(reply, t(L, 'securePayment'), t(L, 'securePaymentIntro'), L);
   });
 
   app.get('/checkout/return/:id', { schema: { hide: true, params: Type.Object({ id: Uuid() }) } }, async (request, reply) => {
     const done = await checkout.finish(request.params.id).catch(() => undefined);
     if (!done) return sendPage(reply, 404, 'Payment not found', '<p>This payment does not exist.</p>');
     if (done.url) return reply.code(303).header('cache-control', 'no-store').redirect(done.url, 303);
-    const ok = done.authorizationStatus === 'AUTHORIZED';
-    return sendPage(reply, 200, ok ? 'Payment accepted' : 'Payment not completed',
-      `<p role="status">${ok ? 'Thank you: your payment was accepted.' : `The payment was not completed (${escapeHtml(done.authorizationStatus ?? 'no payment')}).`} You may close this page.</p>`);
+    const L = sessionLocale(done.session, request.headers['accept-language']);
+    const page = (title: string, body: string) => sendPage(reply, 200, title, body, [], undefined, [], L);
+    if (done.authorizationStatus === 'AUTHORIZED') {
+      const r = await checkout.receipt(done.session);
+      return page(t(L, 'accepted'), `<p role="status">${t(L, 'acceptedText')}</p>${r ? receiptHtml(L, r) : ''}<p class="muted">${t(L, 'mayClose')}</p>`);
+    }
+    if (done.authorizationStatus === 'PENDING') return page(t(L, 'beingConfirmed'), `<p role="status">${t(L, 'beingConfirmedText')}</p>`);
+    const retry = await checkout.retryUrl(done.session);
+    return page(t(L, 'notCompleted'),
+      `<p role="status">${t(L, done.authorizationStatus ? 'notCompletedText' : 'noPayment')}</p>${retry ? `<p><a href="${escapeHtml(retry)}" id="payd-retry">${t(L, 'tryAgain')}</a></p>` : ''}`);
   });
 
   app.get('/checkout/3ds-return/:paymentId', { schema: { hide: true, params: Type.Object({ paymentId: Uuid() }) } }, async (request, reply) => {
     const done = await checkout.afterChallenge(request.params.paymentId);
+    if (done.retryUrl) return reply.code(303).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(done.retryUrl, 303);
     if (done.sessionId) return reply.redirect(`/checkout/return/${done.sessionId}`, 303);
-    return sendPage(reply, 200, 'Authentication finished',
-      `<p role="status">Card authentication finished (${escapeHtml(done.authorizationStatus ?? 'unknown payment')}). You may close this page.</p>`);
+    const text = done.authorizationStatus === 'AUTHORIZED' ? 'Your card was confirmed.'
+      : done.authorizationStatus === undefined ? 'There is no payment here.' : 'Your card was not confirmed.';
+    return sendPage(reply, 200, 'Authentication finished', `<p role="status">${text} You may close this page.</p>`);
   });
 
   // The simulated acquirer's ACS: the shopper approves or fails the challenge.
@@ -138,8 +164,11 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout, partners
   const RefParams = Type.Object({ ref: Uuid() });
   app.get('/sim/acs/:ref', { schema: { hide: true, params: RefParams } }, async (request, reply) => {
     const c = await acs()?.challenge(request.params.ref);
-    if (!c || c.status !== 'CHALLENGE_REQUIRED') {
-      return sendPage(reply, 404, 'No authentication pending', '<p>There is no card authentication to complete here.</p>');
+    if (!c) return sendPage(reply, 404, 'No authentication pending', '<p>There is no card authentication to complete here.</p>');
+    if (c.status !== 'CHALLENGE_REQUIRED') {
+      // Back (or a reload) after the challenge: it is over; the way onward is the return.
+      return sendPage(reply, 200, 'Authentication already finished',
+        `<p role="status">This card authentication is already finished.</p>${c.return_url ? `<p><a href="${escapeHtml(c.return_url)}" id="acs-continue">Continue</a></p>` : ''}`);
     }
     const action = `/sim/acs/${request.params.ref}`;
     return sendPage(reply, 200, 'Confirm your payment', `
@@ -165,4 +194,20 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout, partners
     }
     return sendPage(reply, 200, 'Authentication finished', '<p role="status">You may close this page.</p>');
   });
+}
+
+/** The receipt of an authorized payment on payd's own outcome page. */
+function receiptHtml(L: Locale, r: NonNullable<Awaited<ReturnType<CheckoutService['receipt']>>>): string {
+  const date = new Intl.DateTimeFormat(L === 'fr' ? 'fr-FR' : 'en-GB', { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' }).format(r.date) + ' UTC';
+  const rows: Array<[string, string]> = [
+    [t(L, 'paidTo'), r.merchant],
+    [t(L, 'amount'), formatAmount(r.amount, r.currency, L === 'fr' ? 'fr-FR' : 'en-GB')],
+    ...(r.order.reference ? [[t(L, 'orderLabel'), r.order.reference] as [string, string]] : []),
+    [t(L, 'date'), date],
+    ...(r.cards.length ? [[t(L, 'paidWith'), r.cards.join(', ')] as [string, string]] : []),
+    [t(L, 'reference'), r.payment_id],
+  ];
+  const items = r.order.items.length
+    ? `<ul class="payd-items">${r.order.items.map((i) => `<li>${escapeHtml(i.name)}${i.quantity > 1 ? ` × ${i.quantity}` : ''}</li>`).join('')}</ul>` : '';
+  return `<section class="card-box" aria-label="${t(L, 'receipt')}"><h2>${t(L, 'receipt')}</h2><dl class="payd-receipt">${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>${items}</section>`;
 }

@@ -10,6 +10,9 @@ import type { CreatePaymentBody } from '../payments/payments.schemas.ts';
 import type { PaymentLinksService } from '../links/links.service.ts';
 import type { RedirectionTokens } from './redirection-token.ts';
 import type { Db } from '../platform/db/index.ts';
+import { entitiesRepo } from '../admin/entities.repo.ts';
+import { type Locale, pickLocale } from './i18n.ts';
+import type { PartnerRegistry } from '../partners/port.ts';
 
 export interface SubmitBody {
   split: CreatePaymentBody['split'];
@@ -23,6 +26,7 @@ export class CheckoutService {
     private readonly payments: PaymentsService,
     private readonly links: PaymentLinksService,
     private readonly redirection: RedirectionTokens,
+    private readonly partners: PartnerRegistry,
     private readonly config: { baseUrl: string },
   ) {}
 
@@ -39,36 +43,62 @@ export class CheckoutService {
     return `${this.config.baseUrl}/checkout/return/${sessionId}`;
   }
 
-  /** What the widget shows. */
-  async describe(data: string | undefined) {
+  /** The merchant's display name (the entity's name), shown to shoppers on every page. */
+  async merchantName(entityId: string): Promise<string> {
+    return (await entitiesRepo.get(this.db, entityId))?.name ?? '';
+  }
+
+  /** What the widget shows, in the session's language (the merchant's customer.locale) or the browser's. */
+  async describe(data: string | undefined, acceptLanguage?: string) {
     const s = await this.session(data);
     const payment = s.payment_id ? await this.payments.getStored(s.entity_id, s.payment_id) : undefined;
+    const payability = await this.sessions.payability(s);
     return {
       client_session_id: s.id,
       status: Sessions.effectiveStatus(s),
+      locale: sessionLocale(s, acceptLanguage),
+      merchant: { name: await this.merchantName(s.entity_id) },
+      order: orderSummary(s.order),
       amount: s.amount,
       currency: s.currency,
       expires_at: s.expires_at,
-      eligible_solutions: s.eligible_solutions,
+      eligible_solutions: this.offered(s),
+      ...payability,
       ...(payment ? { payment: { id: payment.id, authorization_status: payment.authorization.status } } : {}),
       return_url: this.returnUrl(s.id),
     };
   }
 
-  /** Submits the shopper's payment: the session moves to SUBMITTED and the payment is created. */
+  /**
+   * The solutions the shopper is offered: the session's eligible solutions that can
+   * succeed with what the session holds (a buy-now-pay-later provider needs the
+   * customer's email, which the widget does not ask for).
+   */
+  private offered(s: ClientSessionRow): ClientSessionRow['eligible_solutions'] {
+    const email = typeof s.customer?.email === 'string' && s.customer.email.length > 0;
+    return s.eligible_solutions.filter((e) => email || !(this.partners.get(e.partner)?.requires ?? []).includes('customer.email'));
+  }
+
+  /**
+   * Submits one payment attempt: the session moves to SUBMITTED and the payment is
+   * created. A refused or failed attempt leaves the session payable (within its
+   * attempts): the answer says so (can_retry), and the widget asks for another card.
+   */
   async submit(data: string | undefined, body: SubmitBody) {
     const s = await this.session(data);
-    const status = Sessions.effectiveStatus(s);
-    if (status !== 'CREATED' || s.payment_id) {
-      throw problems.unprocessable('client-session-status', 'Session already used',
-        `The client session is ${status === 'CREATED' ? 'SUBMITTED' : status} and takes no further payment.`);
+    const before = await this.sessions.payability(s);
+    if (!before.can_pay) {
+      throw problems.unprocessable('client-session-status', 'This checkout takes no further payment', closedReason(s, before.last_attempt_status));
     }
+    const offered = this.offered(s);
     body.split.forEach((part, i) => {
-      if (!s.eligible_solutions.some((e) => e.partner === part.partner && e.method === part.method)) {
+      if (!offered.some((e) => e.partner === part.partner && e.method === part.method)) {
         throw problems.invalidField(`split[${i}]`, `${part.partner}/${part.method} is not an eligible solution of this session`);
       }
     });
     if (s.payment_link_id) await this.db.transaction((tx) => this.links.claimAttempt(tx, s));
+    // One key per attempt: a double submit of the same attempt is answered once.
+    const attempt = this.sessions.maxAttempts - before.attempts_left + 1;
     let payment;
     try {
       payment = await this.payments.create(s.entity_id, {
@@ -82,16 +112,19 @@ export class CheckoutService {
         ...(body.browser ? { browser: body.browser } : {}),
         ...(s.three_ds_authentication_options ? { three_ds_authentication_options: s.three_ds_authentication_options as never } : {}),
         split: body.split,
-      }, `checkout:${s.id}`, `/checkout/v1/session/payments`);
+      }, attempt === 1 ? `checkout:${s.id}` : `checkout:${s.id}:${attempt}`, `/checkout/v1/session/payments`);
     } catch (err) {
       if (s.payment_link_id) await this.links.releaseAttempt(s.id, s.payment_link_id);
       throw err;
     }
     await this.links.attemptOutcome(s, payment.id, payment.authorization.status);
     const redirection = payment.authorization.status === 'PENDING' ? payment.authorization.redirection : undefined;
+    const after = await this.sessions.payability((await this.sessions.byId(s.id))!);
     return {
       payment_id: payment.id,
       authorization_status: payment.authorization.status,
+      can_retry: after.can_pay,
+      attempts_left: after.attempts_left,
       ...(redirection ? { redirection } : {}),
       return_url: this.returnUrl(s.id),
     };
@@ -124,11 +157,77 @@ export class CheckoutService {
     return { url: url.toString(), session: fresh, authorizationStatus };
   }
 
-  /** After the 3-D Secure page: the payment's session return, when it has one. */
-  async afterChallenge(paymentId: string): Promise<{ sessionId?: string; authorizationStatus?: string }> {
+  /**
+   * After the 3-D Secure page: where the shopper goes next. A failed challenge on payd's
+   * own pages (hosted page, payment link) goes back to the page, which says so and asks
+   * for another card; otherwise the session's return (the merchant, with the token).
+   */
+  async afterChallenge(paymentId: string): Promise<{ sessionId?: string; retryUrl?: string; authorizationStatus?: string }> {
     const p = await this.payments.findById(paymentId);
     if (!p) return {};
     const view = await this.payments.get(p.entity_id, p.id);
-    return { ...(p.client_session_id ? { sessionId: p.client_session_id } : {}), authorizationStatus: view.authorization.status };
+    const authorizationStatus = view.authorization.status;
+    if (!p.client_session_id) return { authorizationStatus };
+    const s = await this.sessions.byId(p.client_session_id);
+    if (s && s.integration_mode === 'HOSTED_PAGE' && s.payment_id === p.id && authorizationStatus !== 'AUTHORIZED' && authorizationStatus !== 'PENDING') {
+      await this.links.attemptOutcome(s, p.id, authorizationStatus);
+      if ((await this.sessions.payability(s)).can_pay) return { sessionId: s.id, retryUrl: this.sessions.hostedPageUrl(s.id), authorizationStatus };
+    }
+    return { sessionId: p.client_session_id, authorizationStatus };
   }
+
+  /** What a receipt shows for the session's authorized payment (no redirection URL: payd's page is the end). */
+  async receipt(s: ClientSessionRow) {
+    if (!s.payment_id) return undefined;
+    const p = await this.payments.get(s.entity_id, s.payment_id);
+    if (p.authorization.status !== 'AUTHORIZED') return undefined;
+    const cards = p.authorization.partner_transactions
+      .map((t) => (t as { card?: { selected_network?: string; last_four_digits?: string } }).card)
+      .filter((c): c is { selected_network?: string; last_four_digits?: string } => !!c?.last_four_digits);
+    return {
+      merchant: await this.merchantName(s.entity_id),
+      amount: p.amount,
+      currency: p.currency,
+      order: orderSummary(s.order),
+      payment_id: p.id,
+      date: new Date(p.created_at),
+      methods: p.split.map((x) => x.method),
+      cards: cards.map((c) => `${c.selected_network ?? 'Card'} •••• ${c.last_four_digits}`),
+    };
+  }
+
+  /** A retry address for the session's own page, when the shopper may still pay there. */
+  async retryUrl(s: ClientSessionRow): Promise<string | undefined> {
+    if (s.integration_mode !== 'HOSTED_PAGE') return undefined;
+    return (await this.sessions.payability(s)).can_pay ? this.sessions.hostedPageUrl(s.id) : undefined;
+  }
+}
+
+/** The language of a session's pages: the merchant's choice (customer.locale), else the browser's. */
+export function sessionLocale(s: ClientSessionRow | undefined, acceptLanguage: string | undefined): Locale {
+  const chosen = s?.customer?.locale;
+  return pickLocale(acceptLanguage, typeof chosen === 'string' ? chosen : undefined);
+}
+
+/** The part of an order a shopper sees: its reference and item names with quantities (bounded). */
+export function orderSummary(order: Record<string, unknown> | null): { reference?: string; items: Array<{ name: string; quantity: number }> } {
+  const items: Array<{ name: string; quantity: number }> = [];
+  const shipments = Array.isArray(order?.shipments) ? order.shipments as Array<Record<string, unknown>> : [];
+  for (const shipment of shipments) {
+    for (const line of Array.isArray(shipment?.item_lines) ? shipment.item_lines as Array<Record<string, unknown>> : []) {
+      if (typeof line?.name !== 'string' || !line.name || line.type === 'SHIPPING_FEES' || items.length >= 20) continue;
+      items.push({ name: line.name.slice(0, 120), quantity: typeof line.quantity === 'number' && line.quantity > 0 ? line.quantity : 1 });
+    }
+  }
+  return { ...(typeof order?.reference === 'string' && order.reference ? { reference: order.reference.slice(0, 120) } : {}), items };
+}
+
+/** Why a session takes no payment, in the shopper's words. */
+function closedReason(s: ClientSessionRow, lastStatus: string | undefined): string {
+  const status = Sessions.effectiveStatus(s);
+  if (status === 'EXPIRED' || s.expires_at.getTime() <= Date.now()) return 'This payment session has expired. Return to the merchant to start again.';
+  if (status === 'ABORTED_BY_MERCHANT') return 'The merchant cancelled this payment.';
+  if (lastStatus === 'AUTHORIZED') return 'This order is already paid.';
+  if (lastStatus === 'PENDING') return 'A payment for this order is being completed.';
+  return 'Too many payment attempts were made for this order. Return to the merchant to start again.';
 }

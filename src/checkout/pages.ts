@@ -29,8 +29,15 @@ export const WIDGET_CSS = `
 .payd-form fieldset { border: 0; padding: 0; margin: 0 0 1rem; }
 .payd-form .payd-choice { display: flex; gap: .5rem; align-items: center; margin: .35rem 0; }
 .payd-form .payd-amount { font-size: 1.1rem; font-weight: 600; }
+.payd-form .payd-row { display: grid; grid-template-columns: 1fr 1fr; gap: 0 .75rem; align-items: end; }
+.payd-form .payd-row .payd-field { min-width: 0; }
+.payd-form .payd-brand { margin: .25rem 0 0; font-size: .9rem; color: #4a5361; min-height: 1em; }
+.payd-form .payd-merchant { font-weight: 600; margin: 0 0 .2rem; }
+.payd-form .payd-order { color: #4a5361; margin: 0 0 .4rem; }
+.payd-form .payd-items { margin: 0 0 .6rem; padding-left: 1.2rem; color: #4a5361; }
 .payd-form .payd-pay { font-size: 1.05rem; padding: .8rem 1rem; width: 100%; border: 0; border-radius: 8px; background: #1a5fd6; color: #fff; cursor: pointer; }
-.payd-form .payd-pay:disabled { opacity: .6; }
+.payd-form .payd-pay:disabled { background: #4a5361; color: #fff; cursor: progress; }
+.payd-form .payd-disabled { pointer-events: none; color: #4a5361; }
 .payd-form [hidden] { display: none !important; }
 `;
 
@@ -46,6 +53,9 @@ button.secondary { background: #e4e7ec; color: #1b1f24; margin-top: .6rem; }
 button:focus-visible, a:focus-visible { outline: 3px solid #1a5fd6; outline-offset: 2px; }
 .muted { color: #4a5361; font-size: .9rem; }
 textarea, select { font: inherit; padding: .5rem; border: 1px solid #8a94a3; border-radius: 8px; }
+.payd-receipt { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; margin: 0 0 .5rem; }
+.payd-receipt dt { color: #4a5361; } .payd-receipt dd { margin: 0; overflow-wrap: anywhere; }
+h2 { font-size: 1.1rem; margin: 0 0 .6rem; }
 table { border-collapse: collapse; width: 100%; } th, td { text-align: left; padding: .3rem; border-bottom: 1px solid #d5d9e0; vertical-align: top; }
 ${WIDGET_CSS}`;
 
@@ -53,9 +63,9 @@ ${WIDGET_CSS}`;
  * formOrigins: origins a form of the page may end on after redirects (CSP form-action
  * covers the redirects of a form submission), e.g. an OAuth client's redirect URI.
  */
-export function sendPage(reply: FastifyReply, status: number, title: string, body: string, scripts: string[] = [], refreshTo?: string, formOrigins: string[] = []): FastifyReply {
+export function sendPage(reply: FastifyReply, status: number, title: string, body: string, scripts: string[] = [], refreshTo?: string, formOrigins: string[] = [], lang = 'en'): FastifyReply {
   const html = `<!doctype html>
-<html lang="en">
+<html lang="${escapeHtml(lang)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -86,17 +96,17 @@ ${scripts.join('\n')}
  * The hosted page: the widget takes the session credential from the page address's
  * fragment (#session=...), never sent to any server.
  */
-export function fragmentCheckoutPage(reply: FastifyReply, title: string, intro: string): FastifyReply {
+export function fragmentCheckoutPage(reply: FastifyReply, title: string, intro: string, lang = 'en'): FastifyReply {
   const body = `<p class="muted">${escapeHtml(intro)}</p>
 <div class="card-box" id="payd-checkout"></div>`;
   const script = '<script src="/checkout/widget.js" data-payd-session-from="fragment" data-payd-mount="#payd-checkout"></script>';
-  return sendPage(reply, 200, title, body, [script]);
+  return sendPage(reply, 200, title, body, [script], undefined, [], lang);
 }
 
 /** A page that mounts the widget for a session credential written in the page (payment link page). */
-export function checkoutPage(reply: FastifyReply, title: string, intro: string, widgetData: string): FastifyReply {
+export function checkoutPage(reply: FastifyReply, title: string, intro: string, widgetData: string, lang = 'en'): FastifyReply {
   const body = `<p class="muted">${escapeHtml(intro)}</p>
 <div class="card-box" id="payd-checkout"></div>`;
   const script = `<script src="/checkout/widget.js" data-payd-session="${escapeHtml(widgetData)}" data-payd-mount="#payd-checkout"></script>`;
-  return sendPage(reply, 200, title, body, [script]);
+  return sendPage(reply, 200, title, body, [script], undefined, [], lang);
 }

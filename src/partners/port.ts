@@ -103,6 +103,8 @@ export interface PartnerConnector {
   readonly methods: readonly string[];
   /** Per-partner limits used by eligibility (amount bounds in minor units, currencies). */
   readonly limits: { currencies: readonly string[]; min_amount?: number; max_amount?: number };
+  /** What a payment must carry for this partner to accept it (checkout offers it only then). */
+  readonly requires?: readonly 'customer.email'[];
   authorize(req: AuthorizeRequest): Promise<PartnerResult>;
   capture(req: FollowUpRequest): Promise<PartnerResult>;
   refund(req: FollowUpRequest): Promise<PartnerResult>;

@@ -30,7 +30,22 @@ const COLS = `id, entity_id, status, amount, currency, capture_mode, integration
 export type NewClientSession = Omit<ClientSessionRow, 'payment_id' | 'payment_link_id' | 'three_ds_authentication_options' | 'version' | 'created_at' | 'updated_at'>
   & { payment_link_id?: string | null; three_ds_authentication_options?: Record<string, unknown> | null };
 
+/** The payments made on a session (attempts), and the authorization status of its latest one. */
+export interface SessionAttempts {
+  count: number;
+  last_status: string | null;
+}
+
 export const clientSessionsRepo = {
+  async attempts(q: Queryable, id: string): Promise<SessionAttempts> {
+    const { rows } = await q.query<SessionAttempts>(
+      `SELECT (SELECT count(*)::int FROM payments WHERE client_session_id = $1) AS count,
+              (SELECT p.authorization_status FROM client_sessions c JOIN payments p ON p.id = c.payment_id WHERE c.id = $1) AS last_status`,
+      [id],
+    );
+    return rows[0]!;
+  },
+
   async insert(q: Queryable, s: NewClientSession): Promise<ClientSessionRow> {
     const { rows } = await q.query<ClientSessionRow>(
       `INSERT INTO client_sessions (id, entity_id, status, amount, currency, capture_mode, integration_mode, allow_future_usage,

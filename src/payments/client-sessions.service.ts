@@ -5,7 +5,7 @@ import { createHmac, hkdfSync, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db/index.ts';
 import { problems } from '../platform/http/problem.ts';
 import type { EligibilityEngine } from '../eligibility/engine.ts';
-import { type ClientSessionRow, clientSessionsRepo } from './client-sessions.repo.ts';
+import { type ClientSessionRow, type SessionAttempts, clientSessionsRepo } from './client-sessions.repo.ts';
 import type { CreateClientSessionBody } from './client-sessions.schemas.ts';
 import { paymentsRepo } from './payments.repo.ts';
 
@@ -15,7 +15,12 @@ export const MAX_SESSION_TTL_MS = 24 * 3600_000;
 export interface ClientSessionsConfig {
   baseUrl: string;
   widgetKey: Buffer;
+  /** Payment attempts a session takes (PAYD_SESSION_MAX_ATTEMPTS). */
+  maxAttempts: number;
 }
+
+/** Authorization statuses after which a session may take another attempt (nothing is held). */
+const RETRYABLE = new Set(['REFUSED', 'ERROR']);
 
 export function widgetKey(masterKey: Buffer): Buffer {
   return Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'payd widget credential v1', 32));
@@ -27,6 +32,10 @@ export class ClientSessionsService {
     private readonly eligibility: EligibilityEngine,
     private readonly config: ClientSessionsConfig,
   ) {}
+
+  get maxAttempts(): number {
+    return this.config.maxAttempts;
+  }
 
   private mac(id: string): string {
     return createHmac('sha256', this.config.widgetKey).update(`client-session:${id}`).digest('base64url');
@@ -48,6 +57,32 @@ export class ClientSessionsService {
   /** CREATED sessions past their expiry read as EXPIRED. */
   static effectiveStatus(s: ClientSessionRow, now = Date.now()): string {
     return s.status === 'CREATED' && s.expires_at.getTime() <= now ? 'EXPIRED' : s.status;
+  }
+
+  /**
+   * Why the session takes no payment now, or undefined when it takes one: a CREATED
+   * session, or a SUBMITTED one whose latest attempt was refused or failed (a declined
+   * card does not end the checkout), while it has attempts left and has not expired.
+   * One attempt at a time: the caller holds the session's row lock.
+   */
+  static paymentRefusal(s: ClientSessionRow, attempts: SessionAttempts, maxAttempts: number, now = Date.now()): string | undefined {
+    if (s.status === 'ABORTED_BY_MERCHANT') return 'the client session was aborted by the merchant';
+    if (s.expires_at.getTime() <= now) return 'the client session has expired';
+    if (!s.payment_id) return s.status === 'CREATED' ? undefined : `the client session is ${s.status}`;
+    if (attempts.last_status === 'AUTHORIZED') return 'the client session is paid: its payment is authorized';
+    if (!RETRYABLE.has(attempts.last_status ?? '')) return 'the client session has a payment in progress';
+    if (attempts.count >= maxAttempts) return `the client session has used its ${maxAttempts} payment attempts`;
+    return undefined;
+  }
+
+  /** What the shopper's page needs to know: may it pay, how many tries are left, how the last one ended. */
+  async payability(s: ClientSessionRow): Promise<{ can_pay: boolean; attempts_left: number; last_attempt_status?: string }> {
+    const attempts = await clientSessionsRepo.attempts(this.db, s.id);
+    return {
+      can_pay: ClientSessionsService.paymentRefusal(s, attempts, this.config.maxAttempts) === undefined,
+      attempts_left: Math.max(0, this.config.maxAttempts - attempts.count),
+      ...(attempts.last_status ? { last_attempt_status: attempts.last_status } : {}),
+    };
   }
 
   /**

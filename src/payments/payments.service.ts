@@ -9,6 +9,7 @@ import type { AuthorizeRequest, CardInstrument, GiftCardInstrument, Instrument, 
 import { GIFT_CARD_METHODS } from './amounts.ts';
 import { cardDetails, luhnValid } from './cards.ts';
 import { clientSessionsRepo } from './client-sessions.repo.ts';
+import { ClientSessionsService } from './client-sessions.service.ts';
 import { holdWhileInFlight } from './idempotency.ts';
 import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
 import type { CreatePaymentBody } from './payments.schemas.ts';
@@ -23,6 +24,8 @@ export interface PaymentsConfig {
   partnerTimeoutMs: number;
   /** Captures, refunds and voids one payment may have, all kinds together. */
   maxOperationsPerPayment: number;
+  /** Payment attempts one client session takes (ClientSessionsService.paymentRefusal). */
+  sessionMaxAttempts: number;
   /** Replays of an in-flight request wait this many times holdIntervalMs before the 409. */
   holdAttempts: number;
   holdIntervalMs: number;
@@ -332,10 +335,8 @@ export class PaymentsService {
   private async claimSession(tx: Queryable, entityId: string, body: CreatePaymentBody): Promise<void> {
     const s = await clientSessionsRepo.get(tx, entityId, body.client_session_id!, true);
     if (!s) throw problems.notFoundNoBody();
-    if (s.status !== 'CREATED' || s.payment_id) {
-      throw problems.invalidField('client_session_id', `the client session is ${s.status} and already has a payment or cannot take one`);
-    }
-    if (s.expires_at.getTime() <= Date.now()) throw problems.invalidField('client_session_id', 'the client session has expired');
+    const refusal = ClientSessionsService.paymentRefusal(s, await clientSessionsRepo.attempts(tx, s.id), this.config.sessionMaxAttempts);
+    if (refusal) throw problems.invalidField('client_session_id', refusal);
     if (s.amount !== body.amount || s.currency !== body.currency) {
       throw problems.invalidField('client_session_id', `the client session is for ${s.amount} ${s.currency}`);
     }

@@ -8,14 +8,13 @@
 // Screenshots go to test-results/ (kept by CI as artifacts).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { type Browser, type Page, chromium } from 'playwright-core';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { loggerOptions } from '../../src/platform/observability/logger.ts';
 import { freePort } from '../helpers/server.ts';
+import { createShop, type Shop } from '../../examples/checkout-shop/shop.ts';
 
 const SHOTS = 'test-results/e2e';
 
@@ -23,53 +22,12 @@ const SHOTS = 'test-results/e2e';
 /** Every session credential handed out during the run. */
 const credentials: string[] = [];
 
-/** A merchant's web shop: creates a client session server-side, embeds the widget, verifies the return. */
-function merchantServer(payd: string, m: Merchant) {
-  const jwks = createRemoteJWKSet(new URL(`${payd}/v2/signing-jwks`), { headers: { 'x-api-key': m.apiKey } });
-  let base = '';
-  const server = http.createServer(async (req, res) => {
-    const url = new URL(req.url!, base);
-    const html = (body: string) => {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      res.end(`<!doctype html><html lang="en"><head><meta name="viewport" content="width=device-width, initial-scale=1"><title>Shop</title></head><body>${body}</body></html>`);
-    };
-    if (url.pathname === '/checkout') {
-      const amount = Number(url.searchParams.get('amount') ?? 2500);
-      const s = await fetch(`${payd}/v2/client-sessions`, {
-        method: 'POST', headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ amount, currency: 'EUR', shopper_redirection_url: `${base}/return`, order: { reference: 'e2e' } }),
-      }).then((r) => r.json()) as { widget: { data: string; js_url: string } };
-      credentials.push(s.widget.data);
-      // The credential goes in the page itself, never in a URL (as docs/checkout.md shows).
-      return html(`<h1>Checkout</h1><div id="pay"></div><script src="${s.widget.js_url}"></script>
-<script>PaydCheckout.mount('#pay', { data: ${JSON.stringify(s.widget.data)} });</script>`);
-    }
-    if (url.pathname === '/return') {
-      try {
-        const { payload } = await jwtVerify(url.searchParams.get('service-redirection-data') ?? '', jwks, { audience: m.entityId, issuer: payd });
-        return html(`<h1 id="result">verified ${payload.authorization_status} ${payload.client_session_status}</h1>`);
-      } catch (err) {
-        return html(`<h1 id="result">not verified: ${(err as Error).message}</h1>`);
-      }
-    }
-    res.writeHead(404).end();
-  });
-  return {
-    async start() {
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      return base;
-    },
-    close: () => new Promise((r) => server.close(r)),
-  };
-}
-
 describe('checkout in Chromium', () => {
   let t: TestApp;
   let m: Merchant;
   let payd: string;
   let shop: string;
-  let shopServer: ReturnType<typeof merchantServer>;
+  let shopServer: Shop;
   let browser: Browser;
 
   /** Request URLs as the browser reported them, and as payd received them. */
@@ -87,7 +45,8 @@ describe('checkout in Chromium', () => {
     });
     await t.app.listen({ port, host: '127.0.0.1' });
     m = await t.createMerchant('E2E shop');
-    shopServer = merchantServer(payd, m);
+    // The runnable example shop (examples/checkout-shop), as a merchant would run it.
+    shopServer = createShop({ payd, apiKey: m.apiKey, entityId: m.entityId, onSession: (data) => void credentials.push(data) });
     shop = await shopServer.start();
     browser = await chromium.launch({
       executablePath: '/usr/bin/chromium',
@@ -170,14 +129,129 @@ describe('checkout in Chromium', () => {
     await page.close();
   });
 
-  it('comes back REFUSED with a declined card', async () => {
+  it('says a declined card was declined, in place, and takes another card in the same session (issue 20)', async () => {
     const page = await newPage();
     await page.goto(`${shop}/checkout`);
     await fillCard(page, '4000 0000 0000 0002');
     await page.getByRole('button', { name: /^Pay/ }).click();
-    assert.equal(await result(page), 'verified REFUSED SUBMITTED');
-    await page.screenshot({ path: `${SHOTS}/declined-return.png` });
+    await page.getByRole('alert').filter({ hasText: 'Your payment was declined, and no money was taken.' }).waitFor();
+    assert.match(page.url(), /\/checkout/, 'the shopper stays on the checkout page');
+    assert.equal(await page.getByLabel('Card number', { exact: true }).inputValue(), '', 'the declined card number left the page');
+    assert.equal(await page.getByRole('button', { name: /^Pay/ }).isEnabled(), true);
+    await page.screenshot({ path: `${SHOTS}/declined-in-place.png`, fullPage: true });
+    await fillCard(page, '4242 4242 4242 4242');
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
     await page.close();
+  });
+
+  it('leads a failed 3-D Secure check on the hosted page back to the page; Back after the check has a way onward', async () => {
+    const s = await (await fetch(`${payd}/v2/client-sessions`, {
+      method: 'POST', headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: 4100, currency: 'EUR', integration_mode: 'HOSTED_PAGE', shopper_redirection_url: `${shop}/return` }),
+    })).json() as { widget: { data: string }; links: { hosted_page: { href: string } } };
+    credentials.push(s.widget.data);
+    const page = await newPage();
+    await page.goto(s.links.hosted_page.href);
+    await fillCard(page, '4000 0000 0000 3220');
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    await page.getByRole('button', { name: 'Fail authentication' }).waitFor();
+    const acsUrl = page.url();
+    await page.getByRole('button', { name: 'Fail authentication' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Your payment was declined' }).waitFor();
+    await page.screenshot({ path: `${SHOTS}/3ds-failed-back-on-page.png`, fullPage: true });
+    // Back to the (finished) challenge page (as the Back button loads it again): it says
+    // so and leads onward, no dead end.
+    await page.goto(acsUrl);
+    await page.getByText('This card authentication is already finished').waitFor();
+    await page.getByRole('link', { name: 'Continue' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Your payment was declined' }).waitFor();
+    await page.getByLabel('Card number', { exact: true }).waitFor();
+    await fillCard(page, '4242 4242 4242 4242');
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
+    await page.close();
+  });
+
+  it('groups the card number as typed, names the brand, puts expiry and CVV side by side, and speaks French (issue 20, items 6 and 7)', async () => {
+    const s = await (await fetch(`${payd}/v2/client-sessions`, {
+      method: 'POST', headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: 2500, currency: 'EUR', integration_mode: 'HOSTED_PAGE', customer: { locale: 'fr-FR' }, order: { reference: 'cmd-7' } }),
+    })).json() as { widget: { data: string }; links: { hosted_page: { href: string } } };
+    credentials.push(s.widget.data);
+    const context = await browser.newContext({ viewport: { width: 375, height: 812 }, locale: 'fr-FR' });
+    const page = await context.newPage();
+    page.on('request', (r) => void browserUrls.push(r.url()));
+    await page.goto(s.links.hosted_page.href);
+    const number = page.getByLabel('Numéro de carte', { exact: true });
+    await number.pressSequentially('4242424242424242');
+    assert.equal(await number.inputValue(), '4242 4242 4242 4242');
+    await page.getByText('Visa', { exact: true }).waitFor();
+    assert.doesNotMatch(String(await number.getAttribute('placeholder')), /4242/, 'no real test card as placeholder');
+    await page.getByText('Montant à payer : 25,00 €').waitFor();
+    await page.getByText('Commande cmd-7').waitFor();
+    await page.screenshot({ path: `${SHOTS}/widget-fr-375.png`, fullPage: true });
+    const exp = await page.getByLabel('Date d’expiration (MM/AA)').boundingBox();
+    const cvv = await page.getByLabel('Cryptogramme (CVV)').boundingBox();
+    assert.ok(exp && cvv && Math.abs(exp.y - cvv.y) < 2 && cvv.x > exp.x + exp.width, 'expiry and CVV side by side');
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
+    assert.equal(overflow, false, 'nothing wider than a 375 px phone');
+    await context.close();
+  });
+
+  it('has no serious accessibility violation (axe-core) on the widget, hosted, 3-D Secure, link and outcome pages, at 375 px and desktop', async () => {
+    const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+    const audit = async (page: Page, name: string) => {
+      await page.addScriptTag({ content: axeSource });
+      const violations = await page.evaluate(async () => {
+        const result = await (window as unknown as { axe: { run: () => Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }).axe.run();
+        return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+      });
+      const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+      assert.deepEqual(serious, [], `${name}: ${JSON.stringify(serious)}`);
+    };
+    for (const viewport of [{ width: 375, height: 812 }, { width: 1280, height: 800 }]) {
+      // bypassCSP only lets the test inject axe into payd's strict-CSP pages.
+      const context = await browser.newContext({ viewport, bypassCSP: true });
+      const page = await context.newPage();
+      await page.goto(`${shop}/checkout`);
+      await page.getByLabel('Card number', { exact: true }).waitFor();
+      await audit(page, `widget ${viewport.width}`);
+      await fillCard(page, '4000 0000 0000 0002');
+      await page.getByRole('button', { name: /^Pay/ }).click();
+      await page.getByRole('alert').filter({ hasText: 'declined' }).waitFor();
+      await audit(page, `widget after a decline ${viewport.width}`);
+      await fillCard(page, '4000 0000 0000 3220');
+      await page.getByRole('button', { name: /^Pay/ }).click();
+      await page.getByRole('button', { name: 'Approve the payment' }).waitFor();
+      await audit(page, `3-D Secure page ${viewport.width}`);
+      await page.screenshot({ path: `${SHOTS}/3ds-${viewport.width}.png`, fullPage: true });
+
+      const session = await (await fetch(`${payd}/v2/client-sessions`, {
+        method: 'POST', headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ amount: 1500, currency: 'EUR', integration_mode: 'HOSTED_PAGE', order: { reference: 'a11y' } }),
+      })).json() as { id: string; widget: { data: string }; links: { hosted_page: { href: string } } };
+      credentials.push(session.widget.data);
+      await page.goto(session.links.hosted_page.href);
+      await page.getByLabel('Card number', { exact: true }).waitFor();
+      await audit(page, `hosted page ${viewport.width}`);
+      await fillCard(page, '4242 4242 4242 4242');
+      await page.getByRole('button', { name: /^Pay/ }).click();
+      await page.getByText('Thank you: your payment was accepted.').waitFor();
+      await audit(page, `receipt ${viewport.width}`);
+      await page.screenshot({ path: `${SHOTS}/receipt-${viewport.width}.png`, fullPage: true });
+
+      const link = await (await fetch(`${payd}/v2/payment-links`, {
+        method: 'POST', headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ amount: 1999, currency: 'EUR', order: { reference: 'inv-a11y' } }),
+      })).json() as { links: { customer_url: { href: string } } };
+      await page.goto(link.links.customer_url.href);
+      await pageCredential(page);
+      await page.getByLabel('Card number', { exact: true }).waitFor();
+      await audit(page, `payment-link page ${viewport.width}`);
+      await page.screenshot({ path: `${SHOTS}/link-${viewport.width}.png`, fullPage: true });
+      await context.close();
+    }
   });
 
   it('splits between a gift card and a card', async () => {

@@ -32,12 +32,35 @@ export function cvvValid(cvv: string, cardNumber: string): boolean {
   return amex ? /^[0-9]{4}$/.test(cvv.trim()) : /^[0-9]{3}$/.test(cvv.trim());
 }
 
+/** The card brand a number's first digits show, as the shopper knows it; undefined while unknown. */
+export function cardBrand(digits: string): string | undefined {
+  if (/^4/.test(digits)) return 'Visa';
+  if (/^(5[1-5]|2(2[2-9]|[3-6]|7[01]|720))/.test(digits)) return 'Mastercard';
+  if (/^3[47]/.test(digits)) return 'American Express';
+  if (/^(6011|65|64[4-9])/.test(digits)) return 'Discover';
+  if (/^35(2[89]|[3-8])/.test(digits)) return 'JCB';
+  return undefined;
+}
+
+/** Digits grouped as printed on the card: 4-6-5 for American Express, groups of 4 otherwise. */
+export function groupCardNumber(digits: string): string {
+  const groups = /^3[47]/.test(digits) ? [4, 6, 5] : [4, 4, 4, 4, 3];
+  const out: string[] = [];
+  let i = 0;
+  for (const g of groups) {
+    if (i >= digits.length) break;
+    out.push(digits.slice(i, i + g));
+    i += g;
+  }
+  return out.join(' ');
+}
+
 const DIGITS: Record<string, number> = { JPY: 0 };
 
-export function formatAmount(minor: number, currency: string): string {
+export function formatAmount(minor: number, currency: string, locale?: string): string {
   const digits = DIGITS[currency] ?? 2;
   try {
-    return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(minor / 10 ** digits);
+    return new Intl.NumberFormat(locale, { style: 'currency', currency }).format(minor / 10 ** digits);
   } catch {
     return `${(minor / 10 ** digits).toFixed(digits)} ${currency}`;
   }
