@@ -14,7 +14,9 @@
 //
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (50), BENCH_PG (postgres://postgres@127.0.0.1:5432),
 // BENCH_ONLY (comma-separated parts of scenario names), BENCH_SLOW (default on; 0 skips it),
-// BENCH_NODE_ARGS (extra node flags for payd, e.g. --cpu-prof --cpu-prof-dir=/tmp/prof).
+// BENCH_NODE_ARGS (extra node flags for payd, e.g. --cpu-prof --cpu-prof-dir=/tmp/prof),
+// BENCH_EXPERIMENT_ASYNC_COMMIT=1 (synchronous_commit off on the bench database: shows
+// how much of the time is the WAL flush of each commit; not durable, not a setting).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -169,6 +171,9 @@ export async function runThroughput(): Promise<void> {
   const admin = new pg.Client({ connectionString: `${pgRoot}/postgres` });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${dbName}`);
+  // An experiment, never a setting to ship: commits that do not wait for the WAL flush,
+  // to see how much of a flow's time is that wait.
+  if (process.env.BENCH_EXPERIMENT_ASYNC_COMMIT === '1') await admin.query(`ALTER DATABASE ${dbName} SET synchronous_commit = off`);
   const dbUrl = `${pgRoot}/${dbName}`;
   const children: Array<() => Promise<void>> = [];
   try {
@@ -228,6 +233,7 @@ export async function runThroughput(): Promise<void> {
     ];
     for (const s of scenarios) {
       if (!want(s.name) && !s.name.includes('baseline') && !s.name.includes('stripe')) continue;
+      if (s.name.startsWith('capture alone') && baseTargets.length === 0) continue;
       const paydScenario = s.name.includes('payd') || s.name.includes('oauth');
       if (paydScenario) {
         const { result, activity } = await sampled(admin, dbName, s.run);
