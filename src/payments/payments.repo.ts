@@ -439,21 +439,6 @@ export const paymentsRepo = {
     return newTxRow(t, rows[0]!.created_at, rows[0]!.updated_at);
   },
 
-  /** Several ledger rows in one statement (the children of an operation). */
-  async insertTxs(q: Queryable, rows: NewPartnerTx[]): Promise<void> {
-    if (rows.length === 0) return;
-    const values: unknown[] = [];
-    const tuples = rows.map((t, i) => {
-      values.push(t.id, t.payment_id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key, json(t.card), t.save_token);
-      return `(${Array.from({ length: 13 }, (_, j) => `$${i * 13 + j + 1}`).join(', ')})`;
-    });
-    await q.query(
-      `INSERT INTO partner_transactions (id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key, card, save_token)
-       VALUES ${tuples.join(', ')}`,
-      values,
-    );
-  },
-
   /**
    * Applies a partner answer to a transaction still PENDING (a settled transaction never
    * changes); returns the time of the change, or undefined when it was already settled.
@@ -495,6 +480,33 @@ export const paymentsRepo = {
       [paymentId],
     );
     return rows[0]!.n;
+  },
+
+  /**
+   * The reservation of an operation on the locked path, in one statement: the operation
+   * (PENDING), its PENDING ledger rows and the payment's next version. false when the
+   * payment already has an operation with this idempotency key (nothing is written).
+   * The insert triggers count the PENDING rows into the payment's sums (migration 0015).
+   */
+  async reserveOperation(q: Queryable, o: NewOperation, rows: NewPartnerTx[]): Promise<boolean> {
+    const params: unknown[] = [o.id, o.payment_id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key];
+    for (const t of rows) {
+      params.push(t.id, t.payment_id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key, json(t.card), t.save_token);
+    }
+    const { rows: out } = await q.query<{ id: string }>(sqlFor(`reserveOperation|${rows.length}`, () => {
+      const casts = ['uuid', 'uuid', 'uuid', 'uuid', 'text', 'integer', 'text', 'text', 'bigint', 'text', 'text', 'jsonb', 'boolean'];
+      const tuples = rows.map((_, i) => `(${casts.map((c, j) => `$${10 + i * casts.length + j}::${c}`).join(', ')})`);
+      const cols = 'id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key, card, save_token';
+      return `WITH o AS (
+           INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+           ON CONFLICT (payment_id, idempotency_key) DO NOTHING
+           RETURNING id),
+         t AS (INSERT INTO partner_transactions (${cols}) SELECT v.* FROM o, (VALUES ${tuples.join(', ')}) AS v(${cols})),
+         u AS (UPDATE payments SET version = version + 1, updated_at = now() WHERE id = $2 AND EXISTS (SELECT 1 FROM o))
+         SELECT id FROM o`;
+    }), params);
+    return out.length === 1;
   },
 
   async insertOperation(q: Queryable, o: NewOperation): Promise<OperationRow | undefined> {
