@@ -121,18 +121,21 @@ async function sampled<T>(admin: pg.Client, dbName: string, run: () => Promise<T
   return { result, activity: `payd connections (mean over ${samples} samples): ${top}` };
 }
 
-interface Row { rps: number; p50: number; p99: number; bad: number }
+interface Row { rps: number; p50: number; p99: number; bad: number; detail?: string }
 const results = new Map<string, Row>();
 
 function load(url: string, opts: Record<string, unknown>, conns = connections): Promise<Row> {
   return autocannon({ url, connections: conns, duration: seconds, ...opts }).then((r: {
-    requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number; timeouts: number;
-  }) => ({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, bad: r.non2xx + r.errors + r.timeouts }));
+    requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number; timeouts: number; statusCodeStats: Record<string, { count: number }>;
+  }) => ({
+    rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, bad: r.non2xx + r.errors + r.timeouts,
+    detail: r.non2xx + r.errors + r.timeouts === 0 ? '' : ` (statuses ${JSON.stringify(Object.fromEntries(Object.entries(r.statusCodeStats).map(([k, v]) => [k, v.count])))}, errors ${r.errors}, timeouts ${r.timeouts})`,
+  }));
 }
 
 function print(name: string, row: Row, unit = 'req/s', extra = '') {
   results.set(name, row);
-  console.log(`${name.padEnd(44)} ${row.rps.toFixed(0).padStart(6)} ${unit}  p50 ${String(row.p50).padStart(4)} ms  p99 ${String(row.p99).padStart(4)} ms  non-2xx/errors ${row.bad}${extra}`);
+  console.log(`${name.padEnd(44)} ${row.rps.toFixed(0).padStart(6)} ${unit}  p50 ${String(row.p50).padStart(4)} ms  p99 ${String(row.p99).padStart(4)} ms  non-2xx/errors ${row.bad}${row.detail ?? ''}${extra}`);
 }
 
 function ratio(name: string, baseline: string, target: number): string {
