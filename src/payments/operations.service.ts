@@ -164,14 +164,13 @@ export class OperationsService {
       if (opts.idempotencyKey && (await paymentsRepo.operationByKey(tx, paymentId, opts.idempotencyKey))) return 'replay' as const;
       const { auths, nextSeq } = await paymentsRepo.authorizations(tx, paymentId, p.split.length);
       const { amount, allocations } = await this.planWith(kind, p, auths, () => paymentsRepo.txs(tx, paymentId), body);
-      const op = await paymentsRepo.insertOperation(tx, {
+      const rows = pendingChildren(kind, paymentId, opId, nextSeq, allocations); // numbered after the ledger as read under the lock
+      // (The operation, its ledger rows and the payment's next version in one statement.)
+      const reserved = await paymentsRepo.reserveOperation(tx, {
         id: opId, payment_id: paymentId, kind, amount, status: 'PENDING', triggered_by: opts.triggeredBy ?? 'MERCHANT',
         merchant_reference: body.merchant_reference ?? null, reason: body.reason ?? null, idempotency_key: opts.idempotencyKey ?? null,
-      });
-      if (!op) return 'replay' as const;
-      const rows = pendingChildren(kind, paymentId, opId, nextSeq, allocations); // numbered after the ledger as read under the lock
-      await paymentsRepo.insertTxs(tx, rows);
-      await paymentsRepo.touch(tx, paymentId);
+      }, rows);
+      if (!reserved) return 'replay' as const;
       return { currency: p.currency, children: rows.map((r, i) => ({ id: r.id, key: r.partner_key, amount: r.amount, auth: allocations[i]!.auth })) };
     });
     if (reservation === 'replay') {

@@ -201,6 +201,30 @@ function sqlFor(shape: string, build: () => string): string {
   return sql;
 }
 
+/**
+ * What ledger rows inserted already settled add to their payment's sums, by the rules
+ * of payd_ledger_totals (migration 0015): the statements that insert settled rows
+ * (insertConcluded, insertOperationConcluded) write these sums themselves, since the
+ * insert triggers count only rows inserted PENDING (migration 0017). PENDING rows are
+ * left out here: their trigger counts them.
+ */
+export function settledSums(txs: Array<Pick<PartnerTxRow, 'kind' | 'status' | 'amount'>>):
+Pick<PaymentTotals, 'total_authorized' | 'total_captured' | 'total_voided' | 'total_refunded'> {
+  // (authorize_pending and reserved_* count PENDING rows only.)
+  const s = { total_authorized: 0, total_captured: 0, total_voided: 0, total_refunded: 0 };
+  for (const t of txs) {
+    if (t.status === 'PENDING') continue;
+    if (t.kind === 'AUTHORIZATION') {
+      if (t.status === 'AUTHORIZED') s.total_authorized += t.amount;
+    } else if (t.status === 'SUCCESS') {
+      if (t.kind === 'CAPTURE') s.total_captured += t.amount;
+      else if (t.kind === 'VOID') s.total_voided += t.amount;
+      else s.total_refunded += t.amount;
+    }
+  }
+  return s;
+}
+
 /** Unique violation of payment_operations (payment_id, idempotency_key): another request took the key. */
 export function isOperationKeyConflict(err: unknown): boolean {
   const e = err as { code?: string; constraint?: string; message?: string };
@@ -210,13 +234,16 @@ export function isOperationKeyConflict(err: unknown): boolean {
 export const paymentsRepo = {
   /**
    * A payment whose partners all answered inline, written whole in one statement: the
-   * payment as concluded, its ledger rows, and its event. false when the entity already
-   * used the idempotency key (nothing is written).
+   * payment as concluded (with the sums of its settled authorizations: only the
+   * authorized amount, the one sum an authorization settled at creation adds to), its
+   * ledger rows, and its event. false when the entity already used the idempotency key
+   * (nothing is written).
    */
   async insertConcluded(q: Queryable, p: PaymentBase, txs: PartnerTxRow[], event: NewEvent | undefined): Promise<boolean> {
+    const sums = settledSums(txs);
     const params: unknown[] = [p.id, p.entity_id, p.version, p.amount, p.currency, p.capture_mode, p.allow_future_usage, p.client_session_id,
       p.order_reference, json(p.order), json(p.customer), json(p.browser), json(p.split), p.authorization_status,
-      p.processing, p.idempotency_key, p.created_at, p.updated_at];
+      p.processing, p.idempotency_key, p.created_at, p.updated_at, sums.total_authorized];
     const first = params.length + 1;
     params.push(...txParams(txs));
     const e = withEvent(event, params.length + 1, 'p');
@@ -224,8 +251,9 @@ export const paymentsRepo = {
     const { rows } = await q.query<{ id: string }>(sqlFor(`insertConcluded|${txs.length}|${e.sql !== ''}`, () =>
       `WITH p AS (
          INSERT INTO payments (id, entity_id, version, amount, currency, capture_mode, allow_future_usage, client_session_id,
-           order_reference, "order", customer, browser, split, authorization_status, processing, idempotency_key, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+           order_reference, "order", customer, browser, split, authorization_status, processing, idempotency_key, created_at, updated_at,
+           total_authorized)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
          ON CONFLICT (entity_id, idempotency_key) DO NOTHING
          RETURNING id),
        t AS (INSERT INTO partner_transactions (${TX_INSERT_COLS}) SELECT v.* FROM p, ${txValuesSql(txs.length, first)})${e.sql}
@@ -241,19 +269,26 @@ export const paymentsRepo = {
    * `version`, so the amount checks made on that version still hold), and the operation,
    * its ledger rows and its event are written only then. Returns false on a version
    * conflict (nothing written); throws a unique violation (isOperationKeyConflict) when
-   * the idempotency key was taken meanwhile (nothing written either).
+   * the idempotency key was taken meanwhile (nothing written either). The payment's
+   * version, operation count and sums move in that one row write (settledSums; the
+   * insert triggers count only rows inserted PENDING, migration 0017).
    */
   async insertOperationConcluded(q: Queryable, paymentId: string, expectedVersion: number, updatedAt: Date, o: OperationRow,
     txs: PartnerTxRow[], event: NewEvent | undefined): Promise<boolean> {
+    const sums = settledSums(txs);
     const params: unknown[] = [paymentId, expectedVersion, updatedAt,
-      o.id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key, o.created_at, o.updated_at];
+      o.id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key, o.created_at, o.updated_at,
+      o.status === 'PENDING' ? 0 : 1, sums.total_authorized, sums.total_captured, sums.total_voided, sums.total_refunded];
     const first = params.length + 1;
     params.push(...txParams(txs));
     const e = withEvent(event, params.length + 1, 'u');
     params.push(...e.params);
     const { rows } = await q.query<{ id: string }>(sqlFor(`insertOperationConcluded|${txs.length}|${e.sql !== ''}`, () =>
       `WITH u AS (
-         UPDATE payments SET version = version + 1, updated_at = $3 WHERE id = $1 AND version = $2 RETURNING id),
+         UPDATE payments SET version = version + 1, updated_at = $3, operation_count = operation_count + $14,
+           total_authorized = total_authorized + $15, total_captured = total_captured + $16, total_voided = total_voided + $17,
+           total_refunded = total_refunded + $18
+          WHERE id = $1 AND version = $2 RETURNING id),
        o AS (
          INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, created_at, updated_at)
          SELECT $4, u.id, $5, $6, $7, $8, $9, $10, $11, $12, $13 FROM u RETURNING id),
@@ -404,21 +439,6 @@ export const paymentsRepo = {
     return newTxRow(t, rows[0]!.created_at, rows[0]!.updated_at);
   },
 
-  /** Several ledger rows in one statement (the children of an operation). */
-  async insertTxs(q: Queryable, rows: NewPartnerTx[]): Promise<void> {
-    if (rows.length === 0) return;
-    const values: unknown[] = [];
-    const tuples = rows.map((t, i) => {
-      values.push(t.id, t.payment_id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key, json(t.card), t.save_token);
-      return `(${Array.from({ length: 13 }, (_, j) => `$${i * 13 + j + 1}`).join(', ')})`;
-    });
-    await q.query(
-      `INSERT INTO partner_transactions (id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key, card, save_token)
-       VALUES ${tuples.join(', ')}`,
-      values,
-    );
-  },
-
   /**
    * Applies a partner answer to a transaction still PENDING (a settled transaction never
    * changes); returns the time of the change, or undefined when it was already settled.
@@ -460,6 +480,33 @@ export const paymentsRepo = {
       [paymentId],
     );
     return rows[0]!.n;
+  },
+
+  /**
+   * The reservation of an operation on the locked path, in one statement: the operation
+   * (PENDING), its PENDING ledger rows and the payment's next version. false when the
+   * payment already has an operation with this idempotency key (nothing is written).
+   * The insert triggers count the PENDING rows into the payment's sums (migration 0015).
+   */
+  async reserveOperation(q: Queryable, o: NewOperation, rows: NewPartnerTx[]): Promise<boolean> {
+    const params: unknown[] = [o.id, o.payment_id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key];
+    for (const t of rows) {
+      params.push(t.id, t.payment_id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key, json(t.card), t.save_token);
+    }
+    const { rows: out } = await q.query<{ id: string }>(sqlFor(`reserveOperation|${rows.length}`, () => {
+      const casts = ['uuid', 'uuid', 'uuid', 'uuid', 'text', 'integer', 'text', 'text', 'bigint', 'text', 'text', 'jsonb', 'boolean'];
+      const tuples = rows.map((_, i) => `(${casts.map((c, j) => `$${10 + i * casts.length + j}::${c}`).join(', ')})`);
+      const cols = 'id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key, card, save_token';
+      return `WITH o AS (
+           INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+           ON CONFLICT (payment_id, idempotency_key) DO NOTHING
+           RETURNING id),
+         t AS (INSERT INTO partner_transactions (${cols}) SELECT v.* FROM o, (VALUES ${tuples.join(', ')}) AS v(${cols})),
+         u AS (UPDATE payments SET version = version + 1, updated_at = now() WHERE id = $2 AND EXISTS (SELECT 1 FROM o))
+         SELECT id FROM o`;
+    }), params);
+    return out.length === 1;
   },
 
   async insertOperation(q: Queryable, o: NewOperation): Promise<OperationRow | undefined> {

@@ -1,0 +1,279 @@
+// Throughput of what users run: `payd start` (bin/payd.js, its defaults: role all with the
+// workers on, pool 20; LOG_LEVEL=silent) on a fresh PostgreSQL database that this bench
+// creates and drops, loaded by autocannon beside baselines in the same run:
+//   - bench/baselines.ts, a minimal Fastify process on the same database: hello, and the
+//     same-work routes (one statement writing the rows payd writes for the request);
+//   - stripe-stateful-mock (in memory, not durable), the sandbox a merchant would pick
+//     instead, with the same client doing the pair flow on its Charges API.
+// Flows: create only; the pair (create a MANUAL card payment, then capture its full
+// amount, a fresh payment each time); capture alone (one cent of one of many payments,
+// round-robin). Then a slow partner (PAYD_SIM_INLINE=false, PAYD_SIM_LATENCY_MS=200) with
+// BENCH_SLOW_CONNECTIONS (400) concurrent pair flows, on a second `payd start`.
+// While each scenario runs, pg_stat_activity is sampled every 100 ms (payd's connections):
+// active, idle in transaction, and what they wait on.
+//
+// Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (50), BENCH_PG (postgres://postgres@127.0.0.1:5432),
+// BENCH_ONLY (comma-separated parts of scenario names), BENCH_SLOW (default on; 0 skips it),
+// BENCH_NODE_ARGS (extra node flags for payd, e.g. --cpu-prof --cpu-prof-dir=/tmp/prof),
+// BENCH_EXPERIMENT_ASYNC_COMMIT=1 (synchronous_commit off on the bench database: shows
+// how much of the time is the WAL flush of each commit; not durable, not a setting).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import pg from 'pg';
+// @ts-expect-error autocannon ships no type declarations
+import autocannon from 'autocannon';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const slowConnections = Number(process.env.BENCH_SLOW_CONNECTIONS ?? 400);
+const pgRoot = process.env.BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432';
+const only = process.env.BENCH_ONLY?.split(',');
+const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer().once('error', reject).listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts a process and resolves once a line of its stdout matches. */
+function startProcess(args: string[], env: NodeJS.ProcessEnv, ready: (line: string) => boolean): Promise<{ child: ChildProcess; line: string }> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited (${code})`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (ready(line)) resolve({ child, line });
+    });
+  });
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+function rssMb(pid: number): number {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+  } catch {
+    return 0;
+  }
+}
+
+async function startPayd(dbUrl: string, extraEnv: Record<string, string> = {}) {
+  const port = await freePort();
+  const env = {
+    ...process.env, DATABASE_URL: dbUrl, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'silent',
+    PAYD_ADMIN_TOKEN: ADMIN_TOKEN, PAYD_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'payd-bench-')),
+    PAYD_MASTER_KEY: Buffer.alloc(32, 7).toString('base64'), ...extraEnv,
+  };
+  const { child } = await startProcess([...nodeArgs, 'bin/payd.js', 'start'], env, (l) => l.includes('listening on'));
+  let peak = 0;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, rssMb(child.pid!));
+  }, 200);
+  return { child, base: `http://127.0.0.1:${port}`, peakRss: () => peak, stop: async () => { clearInterval(timer); await stop(child); } };
+}
+
+async function call(base: string, method: string, p: string, headers: Record<string, string>, body?: string) {
+  const res = await fetch(base + p, { method, headers, ...(body ? { body } : {}) });
+  if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
+  return res.json() as Promise<Record<string, unknown>>;
+}
+
+async function inParallel<T>(n: number, make: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < n; i += 50) out.push(...(await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, j) => make(i + j)))));
+  return out;
+}
+
+/** Samples payd's connections in pg_stat_activity while `run` runs. */
+async function sampled<T>(admin: pg.Client, dbName: string, run: () => Promise<T>): Promise<{ result: T; activity: string }> {
+  let samples = 0;
+  const counts = new Map<string, number>();
+  let busy = true;
+  const loop = (async () => {
+    while (busy) {
+      const { rows } = await admin.query<{ k: string; n: number }>(
+        `SELECT coalesce(state, '?') || coalesce(' ' || wait_event_type || ':' || wait_event, '') AS k, count(*)::int AS n
+           FROM pg_stat_activity WHERE datname = $1 AND application_name = 'payd' AND pid <> pg_backend_pid() GROUP BY 1`, [dbName]);
+      samples += 1;
+      for (const r of rows) counts.set(r.k, (counts.get(r.k) ?? 0) + r.n);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  const result = await run();
+  busy = false;
+  await loop;
+  const top = [...counts].filter(([k]) => !k.startsWith('idle Client:ClientRead')).sort((a, b) => b[1] - a[1]).slice(0, 5)
+    .map(([k, n]) => `${k} ${(n / samples).toFixed(1)}`).join(', ');
+  return { result, activity: `payd connections (mean over ${samples} samples): ${top}` };
+}
+
+interface Row { rps: number; p50: number; p99: number; bad: number; detail?: string }
+const results = new Map<string, Row>();
+
+function load(url: string, opts: Record<string, unknown>, conns = connections): Promise<Row> {
+  return autocannon({ url, connections: conns, duration: seconds, ...opts }).then((r: {
+    requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number; timeouts: number; statusCodeStats: Record<string, { count: number }>;
+  }) => ({
+    rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, bad: r.non2xx + r.errors + r.timeouts,
+    detail: r.non2xx + r.errors + r.timeouts === 0 ? '' : ` (statuses ${JSON.stringify(Object.fromEntries(Object.entries(r.statusCodeStats).map(([k, v]) => [k, v.count])))}, errors ${r.errors}, timeouts ${r.timeouts})`,
+  }));
+}
+
+function print(name: string, row: Row, unit = 'req/s', extra = '') {
+  results.set(name, row);
+  console.log(`${name.padEnd(44)} ${row.rps.toFixed(0).padStart(6)} ${unit}  p50 ${String(row.p50).padStart(4)} ms  p99 ${String(row.p99).padStart(4)} ms  non-2xx/errors ${row.bad}${row.detail ?? ''}${extra}`);
+}
+
+function ratio(name: string, baseline: string, target: number): string {
+  const a = results.get(name);
+  const b = results.get(baseline);
+  if (!a || !b) return '';
+  const r = a.rps / b.rps;
+  return `${name}: ${r.toFixed(2)} of ${baseline} (target ${target}${r < target ? ', NOT MET' : ', met'})`;
+}
+
+const want = (name: string) => !only || only.some((o) => name.includes(o));
+
+/** A card payment, MANUAL, of `amount` cents. */
+const paymentBody = (amount: number) => JSON.stringify({
+  amount, currency: 'EUR', capture_mode: 'MANUAL', order: { reference: 'bench' },
+  split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2030', cvv: '123' } }],
+});
+
+/** The pair flow on payd: create, then capture the full amount of what was created. */
+function paydPair(auth: Record<string, string>, amount = 1000) {
+  return {
+    requests: [
+      { method: 'POST', path: '/v2/payments', headers: auth, body: paymentBody(amount),
+        onResponse: (_s: number, body: string, ctx: Record<string, unknown>) => { ctx.id = /"id":"([^"]+)"/.exec(body)?.[1]; } },
+      { method: 'POST', headers: auth, body: JSON.stringify({ amount }),
+        setupRequest: (req: Record<string, unknown>, ctx: Record<string, unknown>) => ({ ...req, path: `/v2/payments/${ctx.id}/captures` }) },
+    ],
+  };
+}
+
+/** Pairs per second and the per-request latency of a pair-flow run (autocannon counts each request). */
+const pairs = (r: Row): Row => ({ ...r, rps: r.rps / 2 });
+
+export async function runThroughput(): Promise<void> {
+  const dbName = `payd_bench_${process.pid}_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: `${pgRoot}/postgres` });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${dbName}`);
+  // An experiment, never a setting to ship: commits that do not wait for the WAL flush,
+  // to see how much of a flow's time is that wait.
+  if (process.env.BENCH_EXPERIMENT_ASYNC_COMMIT === '1') await admin.query(`ALTER DATABASE ${dbName} SET synchronous_commit = off`);
+  const dbUrl = `${pgRoot}/${dbName}`;
+  const children: Array<() => Promise<void>> = [];
+  try {
+    console.log(`payd throughput: \`payd start\` (defaults, LOG_LEVEL=silent) on PostgreSQL (${dbName}, dropped after), ${seconds}s per scenario, ${connections} connections\n`);
+    const payd = await startPayd(dbUrl);
+    children.push(payd.stop);
+    const base = await startProcess(['--import', 'tsx', 'bench/baselines.ts'], { ...process.env, DATABASE_URL: dbUrl }, (l) => l.startsWith('{'));
+    children.push(() => stop(base.child));
+    const baseUrl = `http://127.0.0.1:${(JSON.parse(base.line) as { port: number }).port}`;
+    const mockPort = await freePort();
+    // (The mock says nothing once started at LOG_LEVEL=warn: its port is polled instead.)
+    const mockChild = spawn(process.execPath, [path.resolve('node_modules/stripe-stateful-mock/dist/cli.js')], { stdio: 'ignore', env: { ...process.env, PORT: String(mockPort), LOG_LEVEL: 'warn' } });
+    children.push(() => stop(mockChild));
+    const mockUrl = `http://127.0.0.1:${mockPort}`;
+    for (let i = 0; i < 100; i++) {
+      if (await fetch(`${mockUrl}/v1/charges`, { headers: { authorization: 'Bearer sk_test_bench' } }).then(() => true, () => false)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+
+    const adminH = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    const entity = await call(payd.base, 'POST', '/admin/v1/entities', adminH, JSON.stringify({ name: 'Bench merchant' }));
+    const key = await call(payd.base, 'POST', `/admin/v1/entities/${entity.id}/api-keys`, adminH, '{}');
+    const form = { 'content-type': 'application/x-www-form-urlencoded', 'x-api-key': key.api_key as string };
+    const token = (await call(payd.base, 'POST', '/oauth/token', form, 'grant_type=client_credentials')).access_token as string;
+    const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const sample = await call(payd.base, 'POST', '/v2/payments', auth, paymentBody(1000));
+    await call(baseUrl, 'POST', '/template', { 'content-type': 'application/json' }, JSON.stringify(sample));
+    const json = { 'content-type': 'application/json' };
+
+    // Payments to capture from, for the capture-alone scenarios: many, so that captures
+    // do not queue on one row lock; each gets a few one-cent captures during the run.
+    const TARGETS = Number(process.env.BENCH_CAPTURE_TARGETS ?? 2000);
+    const want2 = want('capture alone');
+    const paydTargets = want2 ? await inParallel(TARGETS, async () => (await call(payd.base, 'POST', '/v2/payments', auth, paymentBody(5_000_000))).id as string) : [];
+    const baseTargets = want2 ? await inParallel(TARGETS, async () => (await call(baseUrl, 'POST', '/create', json, JSON.stringify({ amount: 5_000_000, entity_id: entity.id }))).id as string) : [];
+
+    const stripeH = { authorization: 'Bearer sk_test_bench', 'content-type': 'application/x-www-form-urlencoded' };
+    type Scenario = { name: string; unit?: string; run: () => Promise<Row> };
+    let nextPayd = 0;
+    let nextBase = 0;
+    const scenarios: Scenario[] = [
+      { name: 'hello (baseline)', run: () => load(`${baseUrl}/hello`, { method: 'GET' }) },
+      { name: 'POST /oauth/token (client credentials)', run: () => load(`${payd.base}/oauth/token`, { method: 'POST', headers: form, body: 'grant_type=client_credentials' }) },
+      { name: 'create (same-work baseline)', run: () => load(`${baseUrl}/create`, { method: 'POST', headers: json, body: JSON.stringify({ amount: 1000, entity_id: entity.id }) }) },
+      { name: 'create (payd)', run: () => load(`${payd.base}/v2/payments`, { method: 'POST', headers: auth, body: paymentBody(1000) }) },
+      { name: 'capture alone (same-work baseline)', run: () => load(baseUrl, { method: 'POST', headers: json, body: JSON.stringify({ amount: 1 }),
+        requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, path: `/capture/${baseTargets[nextBase++ % baseTargets.length]}` }) }] }) },
+      { name: 'capture alone (payd)', run: () => load(payd.base, { method: 'POST', headers: auth, body: JSON.stringify({ amount: 1 }),
+        requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, path: `/v2/payments/${paydTargets[nextPayd++ % paydTargets.length]}/captures` }) }] }) },
+      { name: 'pair (stripe-stateful-mock)', unit: 'pairs/s', run: () => load(mockUrl, { requests: [
+        { method: 'POST', path: '/v1/charges', headers: stripeH, body: 'amount=1000&currency=eur&source=tok_visa&capture=false',
+          onResponse: (_s: number, body: string, ctx: Record<string, unknown>) => { ctx.id = /"id":\s*"([^"]+)"/.exec(body)?.[1]; } },
+        { method: 'POST', headers: stripeH, body: 'amount=1000',
+          setupRequest: (req: Record<string, unknown>, ctx: Record<string, unknown>) => ({ ...req, path: `/v1/charges/${ctx.id}/capture` }) },
+      ] }).then(pairs) },
+      { name: 'pair (payd)', unit: 'pairs/s', run: () => load(payd.base, paydPair(auth)).then(pairs) },
+    ];
+    for (const s of scenarios) {
+      if (!want(s.name) && !s.name.includes('baseline') && !s.name.includes('stripe')) continue;
+      if (s.name.startsWith('capture alone') && baseTargets.length === 0) continue;
+      const paydScenario = s.name.includes('payd') || s.name.includes('oauth');
+      if (paydScenario) {
+        const { result, activity } = await sampled(admin, dbName, s.run);
+        print(s.name, result, s.unit, `\n${' '.repeat(46)}${activity}`);
+      } else {
+        print(s.name, await s.run(), s.unit);
+      }
+    }
+    const peak = payd.peakRss();
+    await payd.stop();
+
+    let slowLine = '';
+    if (process.env.BENCH_SLOW !== '0' && want('slow')) {
+      // The same database, a second payd whose partners answer after 200 ms, outside the
+      // inline path: every request writes ahead, calls the partner, then settles.
+      const slow = await startPayd(dbUrl, { PAYD_SIM_INLINE: 'false', PAYD_SIM_LATENCY_MS: '200' });
+      children.push(slow.stop);
+      const t2 = (await call(slow.base, 'POST', '/oauth/token', form, 'grant_type=client_credentials')).access_token as string;
+      const { result, activity } = await sampled(admin, dbName, () => load(slow.base, paydPair({ authorization: `Bearer ${t2}`, 'content-type': 'application/json' }), slowConnections).then(pairs));
+      const allowed = Math.min(slowConnections / 0.4, results.get('pair (payd)')?.rps ?? Infinity);
+      print(`pair (payd), partner latency 200 ms, ${slowConnections} flows`, result, 'pairs/s', `\n${' '.repeat(46)}${activity}`);
+      slowLine = `slow partner: ${(result.rps / allowed).toFixed(2)} of ${allowed.toFixed(0)} pairs/s allowed (target 0.8${result.rps / allowed < 0.8 ? ', NOT MET' : ', met'}), ${result.bad} non-2xx/errors (target 0); peak RSS ${slow.peakRss().toFixed(0)} MB`;
+      await slow.stop();
+    }
+
+    console.log(`\npeak payd RSS (default scenarios): ${peak.toFixed(0)} MB (target < 200 MB)`);
+    for (const line of [
+      ratio('pair (payd)', 'pair (stripe-stateful-mock)', 0.5),
+      ratio('create (payd)', 'create (same-work baseline)', 0.5),
+      ratio('capture alone (payd)', 'capture alone (same-work baseline)', 0.5),
+      slowLine,
+    ]) if (line) console.log(line);
+    const p = results.get('pair (payd)');
+    if (p) console.log(`pair (payd) p99 per request: ${p.p99} ms (target < 100 ms${p.p99 >= 100 ? ', NOT MET' : ', met'})`);
+  } finally {
+    for (const s of children.reverse()) await s().catch(() => {});
+    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch((err: unknown) => console.error(`could not drop ${dbName}: ${String(err)}`));
+    await admin.end();
+  }
+}
