@@ -90,11 +90,11 @@ describe('identity provider: codes, blocked users, logout', () => {
   it("messenger_code: authorization_code is appended to the messenger's query string as it was sent", async () => {
     const linking = 'https://messenger.example/account_linking';
     const bot = await createClient(t, { name: 'Bot', callback_urls: [linking], response_types: ['messenger_code'] });
-    const sent = `${linking}?psid=4%202&note=a+b&empty=`;
+    const sent = `${linking}?psid=4%202&account_linking_token=a+b%2F`; // only the messenger's parameters may be added (issue 14)
     const q = new URLSearchParams({ response_type: 'messenger_code', client_id: bot.client_id, redirect_uri: sent, account_linking_token: 'ALT' });
     const res = await signIn(t.app, `/oauth/authorize?${q}`, { email: 'ada@example.com', password: PASSWORD });
     const location = String(res.headers.location);
-    assert.match(location, /^https:\/\/messenger\.example\/account_linking\?psid=4%202&note=a\+b&empty=&authorization_code=[A-Za-z0-9_-]{43}$/);
+    assert.match(location, /^https:\/\/messenger\.example\/account_linking\?psid=4%202&account_linking_token=a\+b%2F&authorization_code=[A-Za-z0-9_-]{43}$/);
     const code = new URL(location).searchParams.get('authorization_code')!;
     assert.equal((await exchange(t.app, bot, code, linking)).statusCode, 200);
     const cancelled = await signIn(t.app, `/oauth/authorize?${q}`, { cancel: '1' });

@@ -72,6 +72,31 @@ export function appendQuery(uri: string, params: Record<string, string>): string
 /** scheme://host/path of a URL (the "base" a messenger redirect_uri is matched by). */
 const baseOf = (u: URL) => `${u.protocol}//${u.host}${u.pathname}`;
 
+/** The query parameters a messenger platform adds to its account-linking URL. */
+export const MESSENGER_QUERY_PARAMS: readonly string[] = ['account_linking_token', 'psid'];
+
+/**
+ * Whether `uri` is one of the registered callbacks with only messenger parameters added:
+ * same scheme, host and path, no user info, every parameter of the registered query
+ * present with its value, and nothing else but MESSENGER_QUERY_PARAMS (each once).
+ */
+function messengerCallback(callbacks: string[], uri: URL): boolean {
+  if (uri.username || uri.password) return false;
+  const keys = [...uri.searchParams.keys()];
+  if (new Set(keys).size !== keys.length) return false;
+  return callbacks.some((c) => {
+    let reg: URL;
+    try {
+      reg = new URL(c);
+    } catch {
+      return false;
+    }
+    if (baseOf(reg) !== baseOf(uri) || reg.username || reg.password) return false;
+    for (const [k, v] of reg.searchParams) if (uri.searchParams.get(k) !== v) return false;
+    return keys.every((k) => reg.searchParams.has(k) || MESSENGER_QUERY_PARAMS.includes(k));
+  });
+}
+
 export class IdentityService {
   constructor(
     private readonly db: Db, private readonly keys: KeyStore, private readonly masterKey: Buffer, private readonly issuer: string,
@@ -111,12 +136,12 @@ export class IdentityService {
     } catch {
       parsed = undefined;
     }
-    // messenger_code: the messenger adds its own query string, so its account-linking URL
-    // is matched by scheme, host and path; every other flow matches exactly.
-    const messenger = responseType === 'messenger_code';
-    const registered = parsed && (messenger
-      ? app.callback_urls.some((c) => { try { return baseOf(new URL(c)) === baseOf(parsed!); } catch { return false; } })
-      : app.callback_urls.includes(redirectUri!));
+    // Exact match for code (and login-as's token). messenger_code only for an application
+    // that enables it, to a registered callback with the same scheme, host and path, where
+    // only the messenger's own parameters may be added to the registered query; any other
+    // redirect_uri is refused on an error page, never redirected to.
+    const messenger = responseType === 'messenger_code' && app.response_types.includes('messenger_code');
+    const registered = parsed && (messenger ? messengerCallback(app.callback_urls, parsed) : app.callback_urls.includes(redirectUri!));
     if (!parsed || !registered || redirectUri!.includes('#')) {
       throw new AuthorizeError('invalid_request', 'redirect_uri is missing or is not one of the Allowed Callback URLs of this application (exact match).');
     }
@@ -124,8 +149,10 @@ export class IdentityService {
     if (parsed.protocol !== 'https:' && !(this.options.allowHttpLocalhost && local && parsed.protocol === 'http:')) {
       throw new AuthorizeError('invalid_request', 'redirect_uri must use https (http is allowed on localhost in development only).');
     }
+    if (responseType === 'messenger_code' && !messenger) {
+      throw new AuthorizeError('access_denied', 'This application does not use messenger account linking.', redirectUri, undefined, true);
+    }
     if (messenger) {
-      if (!app.response_types.includes('messenger_code')) throw new AuthorizeError('access_denied', 'This application does not use messenger account linking.', redirectUri, undefined, true);
       const linking = str('account_linking_token');
       if (!linking) throw new AuthorizeError('access_denied', 'account_linking_token is required.', redirectUri, undefined, true);
       return {
