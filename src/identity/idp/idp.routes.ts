@@ -67,7 +67,9 @@ export async function identityRoutes(root: FastifyInstance, { identity, baseUrl,
     token: Type.String({ minLength: 1, maxLength: 4096 }), token_type_hint: Type.Optional(Type.String({ maxLength: 50 })),
     client_id: Type.Optional(Type.String({ maxLength: 100 })), client_secret: Type.Optional(Type.String({ maxLength: 200 })),
   });
+  const oauthErrors = { oauthErrors: () => true };
   app.post('/oauth/introspect', {
+    config: oauthErrors,
     schema: {
       tags: ['Identity'], summary: 'Token introspection (RFC 7662)', consumes: [FORM],
       description: 'Client authentication as at the token endpoint. A client learns only about tokens issued to it; any other token is {"active": false}.',
@@ -78,6 +80,7 @@ export async function identityRoutes(root: FastifyInstance, { identity, baseUrl,
     return identity.introspect(request.headers, request.body);
   });
   app.post('/oauth/revoke', {
+    config: oauthErrors,
     schema: {
       tags: ['Identity'], summary: 'Token revocation (RFC 7009)', consumes: [FORM],
       description: 'Revokes an access token issued to the calling client. Answers 200 whatever the token, as RFC 7009 says.',
@@ -88,7 +91,7 @@ export async function identityRoutes(root: FastifyInstance, { identity, baseUrl,
     return reply.code(200).send();
   });
 
-  app.get('/userinfo', { schema: { tags: ['Identity'], summary: 'Claims of the signed-in user', response: problemResponses(401) } }, async (request) => {
+  app.get('/userinfo', { config: oauthErrors, schema: { tags: ['Identity'], summary: 'Claims of the signed-in user', response: problemResponses(401) } }, async (request) => {
     const auth = request.headers.authorization;
     return identity.userinfo(auth?.startsWith('Bearer ') ? auth.slice(7) : undefined);
   });

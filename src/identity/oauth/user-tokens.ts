@@ -9,6 +9,14 @@ import { decodeJwt, signJwt, verifyJwt } from '../../platform/crypto/compact-jws
 import { problems } from '../../platform/http/problem.ts';
 import { type AppRow, idpRepo } from '../idp/idp.repo.ts';
 
+/** A 401 of /userinfo (RFC 6750 3.1): the challenge carries the error; the body too. */
+function bearerError(description: string, challenge: string) {
+  const p = problems.unauthorized(description, challenge);
+  p.extra.error = 'invalid_token';
+  p.extra.error_description = description;
+  return p;
+}
+
 export const IDP_ACCESS_TOKEN_KEYS: KeyPurpose = { name: 'idp-access-token', alg: 'HS256', overlapSeconds: 2 * 86400 };
 export const TOKEN_TTL_SECONDS = 3600;
 
@@ -89,10 +97,10 @@ export class UserTokens {
 
   /** /userinfo: the claims of the user behind an active access token. */
   async userinfo(token: string | undefined) {
-    if (!token) throw problems.unauthorized('An access token is required.', 'Bearer realm="payd-identity"');
+    if (!token) throw bearerError('An access token is required.', 'Bearer realm="payd-identity"');
     const claims = await this.active(token);
     const user = claims ? await idpRepo.user(this.db, String(claims.sub)) : undefined;
-    if (!claims || !user || user.blocked) throw problems.unauthorized('The access token is not valid.', 'Bearer realm="payd-identity", error="invalid_token"');
+    if (!claims || !user || user.blocked) throw bearerError('The access token is not valid.', 'Bearer realm="payd-identity", error="invalid_token", error_description="The access token is not valid."');
     const scopes = String(claims.scope).split(' ');
     return {
       sub: user.id,

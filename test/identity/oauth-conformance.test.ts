@@ -1,0 +1,186 @@
+// The identity provider as an attacker and as a standard relying party (openid-client)
+// see it: redirect matching of every response type, OAuth error bodies (RFC 6749 / 6750),
+// CORS for Allowed Origins, state with and without PKCE, prompt / max_age, logout with
+// id_token_hint, discovery. Each case names the docs/identity.md negative-case row it covers.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import * as client from 'openid-client';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { freePort } from '../helpers/server.ts';
+import { PASSWORD, cookieOf, createClient, createUser, hiddenFields, FORM } from './idp-helpers.ts';
+
+const REDIRECT = 'https://rp.example/callback';
+const LINKING = 'https://messenger.example/account_linking';
+
+describe('identity provider: conformance and negative cases', () => {
+  let t: TestApp;
+  let base: string;
+  let web: { client_id: string; client_secret: string };
+  let bot: { client_id: string; client_secret: string };
+  const email = 'lin@example.com';
+
+  before(async () => {
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    t = await createTestApp({ baseUrl: base });
+    await t.app.listen({ port, host: '127.0.0.1' });
+    await createUser(t, email, { email_verified: true });
+    web = await createClient(t, { name: 'Web', callback_urls: [REDIRECT] });
+    bot = await createClient(t, { name: 'Bot', callback_urls: [LINKING], response_types: ['messenger_code'] });
+  });
+  after(() => t?.close());
+
+  const authorizeUrl = (q: Record<string, string>) => `/oauth/authorize?${new URLSearchParams(q)}`;
+
+  /** GET an authorization URL (with a session cookie when given) and post the sign-in form it renders. */
+  async function signIn(url: string, opts: { cookie?: string; fields?: Record<string, string> } = {}) {
+    const page = await t.app.inject({ url, headers: opts.cookie ? { cookie: opts.cookie } : {} });
+    assert.equal(page.statusCode, 200, page.body);
+    const form = hiddenFields(page.body);
+    form.set('email', email);
+    form.set('password', PASSWORD);
+    for (const [k, v] of Object.entries(opts.fields ?? {})) form.set(k, v);
+    const csrf = cookieOf(page, 'payd_idp_csrf') ?? opts.cookie?.split('; ').find((c) => c.startsWith('payd_idp_csrf=')) ?? '';
+    const cookie = [csrf, ...(opts.cookie ? opts.cookie.split('; ').filter((c) => !c.startsWith('payd_idp_csrf=')) : [])].filter(Boolean).join('; ');
+    return t.app.inject({ method: 'POST', url: '/oauth/authorize/login', headers: { ...FORM, cookie }, payload: form.toString() });
+  }
+
+  describe('item 1: redirect matching of messenger_code', () => {
+    it('a code-only application refuses messenger_code to its callback with an injected query: error page, no redirect [redirect-messenger-injected-query]', async () => {
+      const injected = `${REDIRECT}?code=x&state=y&next=https://attacker.example/`;
+      const res = await t.app.inject({ url: authorizeUrl({ response_type: 'messenger_code', client_id: web.client_id, redirect_uri: injected, account_linking_token: 'ALT' }) });
+      assert.equal(res.statusCode, 400, String(res.headers.location));
+      assert.equal(res.headers.location, undefined);
+      assert.doesNotMatch(res.body, /attacker\.example/);
+    });
+
+    it('a code-only application answers messenger_code to its exact callback with access_denied only', async () => {
+      const res = await t.app.inject({ url: authorizeUrl({ response_type: 'messenger_code', client_id: web.client_id, redirect_uri: REDIRECT, account_linking_token: 'ALT' }) });
+      assert.equal(res.statusCode, 303);
+      assert.equal(res.headers.location, `${REDIRECT}?error=access_denied`);
+    });
+
+    it('a messenger application accepts only the messenger parameters on its callback [redirect-messenger-extra-param]', async () => {
+      for (const bad of [`${LINKING}?next=https://attacker.example/`, `${LINKING}?psid=1&error=x`, `${LINKING}?psid=1&psid=2`, 'https://user@messenger.example/account_linking', `${LINKING}/`, `${LINKING}?code=1`]) {
+        const res = await t.app.inject({ url: authorizeUrl({ response_type: 'messenger_code', client_id: bot.client_id, redirect_uri: bad, account_linking_token: 'ALT' }) });
+        assert.equal(res.statusCode, 400, bad);
+        assert.equal(res.headers.location, undefined, bad);
+      }
+      const ok = await t.app.inject({ url: authorizeUrl({ response_type: 'messenger_code', client_id: bot.client_id, redirect_uri: `${LINKING}?account_linking_token=ALT&psid=7`, account_linking_token: 'ALT' }) });
+      assert.equal(ok.statusCode, 200, 'the sign-in page');
+    });
+
+    it('code and token compare exactly: a query, a trailing slash or a case change is refused [redirect-exact]', async () => {
+      for (const bad of [`${REDIRECT}?next=https://attacker.example/`, `${REDIRECT}/`, 'https://RP.example/callback', `${REDIRECT}#x`]) {
+        const res = await t.app.inject({ url: authorizeUrl({ response_type: 'code', client_id: web.client_id, redirect_uri: bad, state: 's', scope: 'openid' }) });
+        assert.equal(res.statusCode, 400, bad);
+        assert.equal(res.headers.location, undefined);
+      }
+    });
+  });
+
+  /** openid-client's configuration for an application of this provider. */
+  const rp = (c: { client_id: string; client_secret?: string }, secret = c.client_secret) => client.discovery(
+    new URL(base), c.client_id, secret ? { client_secret: secret, id_token_signed_response_alg: 'HS256' } : { id_token_signed_response_alg: 'RS256' },
+    secret ? client.ClientSecretBasic(secret) : client.None(), { execute: [client.allowInsecureRequests] });
+
+  /** openid-client's authorization URL, signed in through the hosted page; the callback URL and what to check it with. */
+  async function authorizeWith(config: client.Configuration, extra: Record<string, string> = {}, opts: { cookie?: string; state?: boolean } = {}) {
+    const verifier = client.randomPKCECodeVerifier();
+    const state = opts.state === false ? undefined : client.randomState();
+    const nonce = client.randomNonce();
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT, scope: 'openid profile email', code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', nonce,
+      ...(state ? { state } : {}), ...extra,
+    });
+    const res = await signIn(url.pathname + url.search, opts);
+    assert.equal(res.statusCode, 303, res.body);
+    return { callback: new URL(String(res.headers.location)), verifier, state, nonce, session: cookieOf(res, 'payd_idp_session') };
+  }
+
+  describe('item 2: OAuth errors as RFC 6749 / 6750 (read by openid-client)', () => {
+    it('an unknown code: openid-client reads invalid_grant from a ResponseBodyError [code-invalid]', async () => {
+      const config = await rp(web);
+      const a = await authorizeWith(config);
+      a.callback.searchParams.set('code', 'not-a-code');
+      const err = await client.authorizationCodeGrant(config, a.callback, { pkceCodeVerifier: a.verifier, expectedState: a.state, expectedNonce: a.nonce }).then(() => undefined, (e: unknown) => e);
+      assert.ok(err instanceof client.ResponseBodyError, String(err));
+      assert.equal(err.error, 'invalid_grant');
+      assert.equal(err.status, 400);
+      assert.match(err.error_description ?? '', /not valid/);
+    });
+
+    it('a reused code: invalid_grant through openid-client [code-reuse]', async () => {
+      const config = await rp(web);
+      const a = await authorizeWith(config);
+      const checks = { pkceCodeVerifier: a.verifier, expectedState: a.state, expectedNonce: a.nonce };
+      await client.authorizationCodeGrant(config, a.callback, checks);
+      const err = await client.authorizationCodeGrant(config, a.callback, checks).then(() => undefined, (e: unknown) => e);
+      assert.ok(err instanceof client.ResponseBodyError, String(err));
+      assert.equal(err.error, 'invalid_grant');
+    });
+
+    it('a PKCE downgrade (no verifier, or another one) is invalid_grant [pkce-downgrade]', async () => {
+      const config = await rp(web);
+      for (const verifier of [undefined, client.randomPKCECodeVerifier()]) {
+        const a = await authorizeWith(config);
+        const err = await client.authorizationCodeGrant(config, a.callback, { ...(verifier ? { pkceCodeVerifier: verifier } : {}), expectedState: a.state, expectedNonce: a.nonce })
+          .then(() => undefined, (e: unknown) => e);
+        assert.ok(err instanceof client.ResponseBodyError, String(err));
+        assert.equal(err.error, 'invalid_grant');
+      }
+    });
+
+    it('a wrong client secret: 401 with WWW-Authenticate naming invalid_client, and an application/json body [client-auth]', async () => {
+      const config = await rp(web, 'wrong-secret');
+      const a = await authorizeWith(config);
+      const err = await client.authorizationCodeGrant(config, a.callback, { pkceCodeVerifier: a.verifier, expectedState: a.state, expectedNonce: a.nonce }).then(() => undefined, (e: unknown) => e);
+      assert.ok(err instanceof client.WWWAuthenticateChallengeError, String(err));
+      assert.equal(err.status, 401);
+      assert.equal(err.cause[0]!.scheme, 'basic');
+      assert.equal(err.cause[0]!.parameters.error, 'invalid_client');
+      assert.match(String(err.response.headers.get('content-type')), /^application\/json/);
+      const body = (await err.response.json()) as Record<string, unknown>;
+      assert.equal(body.error, 'invalid_client');
+      assert.equal(typeof body.error_description, 'string');
+    });
+
+    it('token, introspection and revocation refusals are application/json {error, error_description}; the payment API keeps problem+json', async () => {
+      const form = (payload: Record<string, string>, headers: Record<string, string> = {}) => ({ method: 'POST' as const, headers: { ...FORM, ...headers }, payload: new URLSearchParams(payload).toString() });
+      const cases = [
+        { url: '/oauth/token', ...form({ grant_type: 'authorization_code', code: 'x', client_id: web.client_id, client_secret: 'nope' }), status: 401, error: 'invalid_client' },
+        { url: '/oauth/token', ...form({ grant_type: 'password', client_id: web.client_id, client_secret: web.client_secret }), status: 400, error: 'unsupported_grant_type' },
+        { url: '/oauth/token', ...form({ grant_type: 'authorization_code', client_id: web.client_id, client_secret: web.client_secret }), status: 400, error: 'invalid_request' },
+        { url: '/oauth/introspect', ...form({ token: 'x', client_id: web.client_id, client_secret: 'nope' }), status: 401, error: 'invalid_client' },
+        { url: '/oauth/introspect', ...form({ client_id: web.client_id }), status: 400, error: 'invalid_request' },
+        { url: '/oauth/revoke', ...form({ token: 'x', client_id: 'unknown', client_secret: 'nope' }), status: 401, error: 'invalid_client' },
+      ];
+      for (const c of cases) {
+        const res = await t.app.inject(c);
+        assert.equal(res.statusCode, c.status, `${c.url}: ${res.body}`);
+        assert.match(String(res.headers['content-type']), /^application\/json/, c.url);
+        const body = res.json();
+        assert.equal(body.error, c.error, res.body);
+        assert.equal(typeof body.error_description, 'string');
+        assert.equal(res.headers['cache-control'], 'no-store');
+        if (c.status === 401) assert.match(String(res.headers['www-authenticate']), /^Basic realm="payd", error="invalid_client"/);
+      }
+      const m = await t.createMerchant();
+      const pay = await t.app.inject({ url: '/oauth/token', ...form({ grant_type: 'client_credentials', scope: 'nope' }, { 'x-api-key': m.apiKey }) });
+      assert.match(String(pay.headers['content-type']), /^application\/problem\+json/);
+      assert.equal(pay.json().error, 'invalid_scope');
+    });
+
+    it('/userinfo: 401 with a Bearer challenge; openid-client reads invalid_token', async () => {
+      const config = await rp(web);
+      const err = await client.fetchUserInfo(config, 'not-a-token', client.skipSubjectCheck).then(() => undefined, (e: unknown) => e);
+      assert.ok(err instanceof client.WWWAuthenticateChallengeError, String(err));
+      assert.equal(err.cause[0]!.scheme, 'bearer');
+      assert.equal(err.cause[0]!.parameters.error, 'invalid_token');
+      const none = await t.app.inject({ url: '/userinfo' });
+      assert.equal(none.statusCode, 401);
+      assert.equal(none.headers['www-authenticate'], 'Bearer realm="payd-identity"');
+      assert.match(String(none.headers['content-type']), /^application\/json/);
+    });
+  });
+});
