@@ -11,12 +11,14 @@ import { PASSWORD, cookieOf, createClient, createUser, hiddenFields, FORM } from
 
 const REDIRECT = 'https://rp.example/callback';
 const LINKING = 'https://messenger.example/account_linking';
+const SPA_ORIGIN = 'https://spa.example';
 
 describe('identity provider: conformance and negative cases', () => {
   let t: TestApp;
   let base: string;
   let web: { client_id: string; client_secret: string };
   let bot: { client_id: string; client_secret: string };
+  let spa: { client_id: string };
   const email = 'lin@example.com';
 
   before(async () => {
@@ -27,6 +29,7 @@ describe('identity provider: conformance and negative cases', () => {
     await createUser(t, email, { email_verified: true });
     web = await createClient(t, { name: 'Web', callback_urls: [REDIRECT] });
     bot = await createClient(t, { name: 'Bot', callback_urls: [LINKING], response_types: ['messenger_code'] });
+    spa = await createClient(t, { name: 'SPA', callback_urls: [REDIRECT], token_endpoint_auth_method: 'none', allowed_origins: [SPA_ORIGIN] });
   });
   after(() => t?.close());
 
@@ -181,6 +184,49 @@ describe('identity provider: conformance and negative cases', () => {
       assert.equal(none.statusCode, 401);
       assert.equal(none.headers['www-authenticate'], 'Bearer realm="payd-identity"');
       assert.match(String(none.headers['content-type']), /^application\/json/);
+    });
+  });
+
+  describe('item 3: CORS for Allowed Origins', () => {
+    const paths = ['/.well-known/openid-configuration', '/.well-known/jwks.json', '/oauth/token', '/userinfo'];
+
+    it('an Allowed Origin gets Access-Control-Allow-Origin on discovery, JWKS, token and userinfo, and its preflight answered', async () => {
+      for (const path of paths) {
+        const pre = await fetch(`${base}${path}`, { method: 'OPTIONS', headers: { origin: SPA_ORIGIN, 'access-control-request-method': path === '/oauth/token' ? 'POST' : 'GET', 'access-control-request-headers': 'authorization' } });
+        assert.equal(pre.status, 204, path);
+        assert.equal(pre.headers.get('access-control-allow-origin'), SPA_ORIGIN);
+        assert.match(String(pre.headers.get('access-control-allow-headers')), /Authorization/);
+        assert.match(String(pre.headers.get('access-control-allow-methods')), path === '/oauth/token' ? /POST/ : /GET/);
+        const res = path === '/oauth/token'
+          ? await fetch(`${base}${path}`, { method: 'POST', headers: { origin: SPA_ORIGIN, 'content-type': 'application/x-www-form-urlencoded' }, body: `grant_type=authorization_code&code=x&client_id=${spa.client_id}` })
+          : await fetch(`${base}${path}`, { headers: { origin: SPA_ORIGIN } });
+        assert.equal(res.headers.get('access-control-allow-origin'), SPA_ORIGIN, path);
+        assert.match(String(res.headers.get('vary')), /Origin/i);
+        if (path === '/userinfo') assert.match(String(res.headers.get('access-control-expose-headers')), /WWW-Authenticate/);
+      }
+    });
+
+    it('an origin no application lists gets no Access-Control-* header, and its preflight is refused [cors-other-origin]', async () => {
+      for (const origin of ['https://attacker.example', 'https://spa.example.attacker.example', 'null', `${SPA_ORIGIN}:443`]) {
+        for (const path of paths) {
+          const pre = await fetch(`${base}${path}`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET' } });
+          assert.equal(pre.status, 403, `${origin} ${path}`);
+          assert.equal(pre.headers.get('access-control-allow-origin'), null);
+          const res = await fetch(`${base}${path}`, { headers: { origin } });
+          assert.equal(res.headers.get('access-control-allow-origin'), null, `${origin} ${path}`);
+          assert.equal([...(res.headers as unknown as Iterable<[string, string]>)].filter(([k]) => k.startsWith('access-control-')).length, 0);
+        }
+      }
+    });
+
+    it('a single-page application (public client, PKCE) completes the flow through openid-client; POST /userinfo from its origin is readable', async () => {
+      const config = await rp(spa);
+      const a = await authorizeWith(config);
+      const result = await client.authorizationCodeGrant(config, a.callback, { pkceCodeVerifier: a.verifier, expectedState: a.state, expectedNonce: a.nonce });
+      assert.ok(result.access_token);
+      const info = await fetch(`${base}/userinfo`, { method: 'POST', headers: { origin: SPA_ORIGIN, authorization: `Bearer ${result.access_token}` } });
+      assert.equal(info.status, 200);
+      assert.equal(info.headers.get('access-control-allow-origin'), SPA_ORIGIN);
     });
   });
 });

@@ -91,10 +91,13 @@ export async function identityRoutes(root: FastifyInstance, { identity, baseUrl,
     return reply.code(200).send();
   });
 
-  app.get('/userinfo', { config: oauthErrors, schema: { tags: ['Identity'], summary: 'Claims of the signed-in user', response: problemResponses(401) } }, async (request) => {
+  const userinfo = async (request: { headers: { authorization?: string | undefined } }) => {
     const auth = request.headers.authorization;
     return identity.userinfo(auth?.startsWith('Bearer ') ? auth.slice(7) : undefined);
-  });
+  };
+  app.get('/userinfo', { config: oauthErrors, schema: { tags: ['Identity'], summary: 'Claims of the signed-in user', response: problemResponses(401) } }, userinfo);
+  // OpenID Connect Core 5.3.1: the UserInfo endpoint takes POST too (the token still in the Authorization header).
+  app.post('/userinfo', { config: oauthErrors, schema: { hide: true } }, userinfo);
 
   const admin = { auth: { schemes: ['admin' as const] } };
   app.post('/admin/v1/identity/users', {
