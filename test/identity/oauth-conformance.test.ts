@@ -229,4 +229,39 @@ describe('identity provider: conformance and negative cases', () => {
       assert.equal(info.headers.get('access-control-allow-origin'), SPA_ORIGIN);
     });
   });
+
+  describe('item 4: state optional with PKCE, required without', () => {
+    it('openid-client PKCE without state: the code comes back without state and is exchanged', async () => {
+      const config = await rp(web);
+      const a = await authorizeWith(config, {}, { state: false });
+      assert.equal(a.callback.searchParams.get('state'), null);
+      const result = await client.authorizationCodeGrant(config, a.callback, { pkceCodeVerifier: a.verifier, expectedNonce: a.nonce });
+      assert.ok(result.access_token);
+    });
+
+    it('without PKCE and without state: invalid_request, no code [state-missing]', async () => {
+      const res = await t.app.inject({ url: authorizeUrl({ response_type: 'code', client_id: web.client_id, redirect_uri: REDIRECT, scope: 'openid' }) });
+      assert.equal(res.statusCode, 303);
+      const back = new URL(String(res.headers.location));
+      assert.equal(back.searchParams.get('error'), 'invalid_request');
+      assert.equal(back.searchParams.get('code'), null);
+    });
+
+    it('a state that differs from the one sent is refused by the relying party; the provider returns it unchanged [state-mismatch]', async () => {
+      const config = await rp(web);
+      const a = await authorizeWith(config);
+      assert.equal(a.callback.searchParams.get('state'), a.state);
+      const err = await client.authorizationCodeGrant(config, a.callback, { pkceCodeVerifier: a.verifier, expectedState: 'another', expectedNonce: a.nonce }).then(() => undefined, (e: unknown) => e);
+      assert.ok(err instanceof client.ClientError, String(err));
+      assert.match(String((err.cause as Error | undefined)?.message), /state/);
+    });
+
+    it('a nonce is carried into the id_token unchanged; another expected nonce is refused by the relying party [nonce]', async () => {
+      const config = await rp(web);
+      const a = await authorizeWith(config);
+      const err = await client.authorizationCodeGrant(config, a.callback, { pkceCodeVerifier: a.verifier, expectedState: a.state, expectedNonce: 'another' }).then(() => undefined, (e: unknown) => e);
+      assert.ok(err instanceof client.ClientError, String(err));
+      assert.match(String((err.cause as Error | undefined)?.message), /nonce/);
+    });
+  });
 });

@@ -162,7 +162,9 @@ export class IdentityService {
     }
     const state = str('state');
     const fail = (error: string, description: string) => new AuthorizeError(error, description, redirectUri, state);
-    if (!state) throw fail('invalid_request', 'state is required.');
+    // state protects the redirect against CSRF; PKCE does too (RFC 9700 2.1.1), so a
+    // request with a code_challenge may omit state, as openid-client's PKCE-only flow does.
+    if (!state && !str('code_challenge')) throw fail('invalid_request', 'state is required unless PKCE (code_challenge) is used.');
     if (responseType !== 'code') throw fail('unsupported_response_type', 'response_type must be code (or messenger_code for messenger account linking).');
     if (!app.response_types.includes('code')) throw fail('unauthorized_client', 'This application may not use response_type=code.');
     const scope = str('scope') ?? 'openid profile email'; // the spec's id_token carries the name and email
@@ -176,7 +178,7 @@ export class IdentityService {
     if (!challenge && app.token_endpoint_auth_method === 'none') throw fail('invalid_request', 'PKCE (code_challenge, S256) is required for public clients.');
     return {
       app,
-      request: { client_id: app.client_id, redirect_uri: redirectUri!, response_type: 'code', scope, state, nonce: str('nonce'), code_challenge: challenge, code_challenge_method: method },
+      request: { client_id: app.client_id, redirect_uri: redirectUri!, response_type: 'code', scope, state: state ?? '', nonce: str('nonce'), code_challenge: challenge, code_challenge_method: method },
     };
   }
 
