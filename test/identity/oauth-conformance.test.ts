@@ -264,4 +264,76 @@ describe('identity provider: conformance and negative cases', () => {
       assert.match(String((err.cause as Error | undefined)?.message), /nonce/);
     });
   });
+
+  describe('item 5: prompt and max_age', () => {
+    /** A signed-in browser: its session cookie, from a first sign-in. */
+    const session = async () => (await authorizeWith(await rp(web))).session!;
+    const urlFor = async (config: client.Configuration, extra: Record<string, string>) => {
+      const verifier = client.randomPKCECodeVerifier();
+      const state = client.randomState();
+      const url = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid', code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state, ...extra });
+      return { path: url.pathname + url.search, verifier, state };
+    };
+
+    it('prompt=none without a session: error=login_required back to the client, read by openid-client as AuthorizationResponseError', async () => {
+      const config = await rp(web);
+      const a = await urlFor(config, { prompt: 'none' });
+      const res = await t.app.inject({ url: a.path });
+      assert.equal(res.statusCode, 303);
+      const callback = new URL(String(res.headers.location));
+      assert.equal(callback.searchParams.get('code'), null);
+      assert.equal(callback.searchParams.get('state'), a.state);
+      const err = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: a.verifier, expectedState: a.state }).then(() => undefined, (e: unknown) => e);
+      assert.ok(err instanceof client.AuthorizationResponseError, String(err));
+      assert.equal(err.error, 'login_required');
+    });
+
+    it('prompt=none with a session: a code at once, no page', async () => {
+      const config = await rp(web);
+      const cookie = await session();
+      const a = await urlFor(config, { prompt: 'none' });
+      const res = await t.app.inject({ url: a.path, headers: { cookie } });
+      assert.equal(res.statusCode, 303);
+      const result = await client.authorizationCodeGrant(config, new URL(String(res.headers.location)), { pkceCodeVerifier: a.verifier, expectedState: a.state });
+      assert.ok(result.access_token);
+    });
+
+    it('prompt=login with a session: the sign-in page again, and a new auth_time in the id_token', async () => {
+      const config = await rp(web);
+      const cookie = await session();
+      await t.testDb.db.query("UPDATE idp_login_sessions SET auth_time = now() - interval '10 minutes'");
+      const a = await urlFor(config, { prompt: 'login' });
+      const page = await t.app.inject({ url: a.path, headers: { cookie } });
+      assert.equal(page.statusCode, 200, 'the sign-in form, not a code');
+      assert.match(page.body, /name="password"/);
+      const res = await signIn(a.path, { cookie });
+      const result = await client.authorizationCodeGrant(config, new URL(String(res.headers.location)), { pkceCodeVerifier: a.verifier, expectedState: a.state });
+      const authTime = result.claims()!.auth_time!;
+      assert.ok(Math.abs(authTime - Date.now() / 1000) < 60, `auth_time ${authTime} is the new sign-in`);
+    });
+
+    it('max_age: a session older than max_age signs in again; a younger one does not, and auth_time is the session\'s', async () => {
+      const config = await rp(web);
+      const cookie = await session();
+      await t.testDb.db.query("UPDATE idp_login_sessions SET auth_time = now() - interval '2 hours'");
+      const old = await urlFor(config, { max_age: '3600' });
+      assert.equal((await t.app.inject({ url: old.path, headers: { cookie } })).statusCode, 200, 'the sign-in form');
+      const none = await urlFor(config, { max_age: '3600', prompt: 'none' });
+      const refused = await t.app.inject({ url: none.path, headers: { cookie } });
+      assert.equal(new URL(String(refused.headers.location)).searchParams.get('error'), 'login_required');
+      const young = await urlFor(config, { max_age: '86400' });
+      const res = await t.app.inject({ url: young.path, headers: { cookie } });
+      assert.equal(res.statusCode, 303);
+      const result = await client.authorizationCodeGrant(config, new URL(String(res.headers.location)), { pkceCodeVerifier: young.verifier, expectedState: young.state, maxAge: 86400 });
+      const authTime = result.claims()!.auth_time!;
+      assert.ok(Date.now() / 1000 - authTime > 7000, `auth_time ${authTime} is the session's sign-in, two hours ago`);
+      const bad = await urlFor(config, { max_age: '-1' });
+      assert.equal(new URL(String((await t.app.inject({ url: bad.path })).headers.location)).searchParams.get('error'), 'invalid_request');
+    });
+
+    it('discovery lists prompt_values_supported', async () => {
+      const meta = (await t.app.inject({ url: '/.well-known/openid-configuration' })).json();
+      assert.deepEqual(meta.prompt_values_supported, ['none', 'login']);
+    });
+  });
 });

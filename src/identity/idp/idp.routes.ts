@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { problemResponses, Uuid } from '../../platform/http/schemas.ts';
-import { AuthorizeError, type IdentityService } from './idp.service.ts';
+import { AuthorizeError, type IdentityService, PROMPT_VALUES } from './idp.service.ts';
 import { MANAGEMENT_SCOPES } from './management.ts';
 import { SESSION_COOKIE, cookies, loginPages } from '../login/pages.ts';
 import { loginRoutes } from '../login/login.routes.ts';
@@ -31,9 +31,16 @@ export async function identityRoutes(root: FastifyInstance, { identity, baseUrl,
       if (err instanceof AuthorizeError) return pages.errorPage(reply, err);
       throw err;
     }
+    const r = validated.request;
     const session = await identity.sessionUser(cookies(request)[SESSION_COOKIE]);
-    if (session) return reply.redirect(await identity.issueCode(validated.request, session.user.id, session.auth_time), 303);
-    return pages.loginForm(request, reply, validated.request, validated.app.name);
+    // A session counts unless prompt=login asks for a new sign-in, or it is older than max_age.
+    const fresh = session && !r.prompt?.includes('login')
+      && (r.max_age === undefined || Date.now() - session.auth_time.getTime() <= r.max_age * 1000);
+    if (fresh) return reply.redirect(await identity.issueCode(r, session.user.id, session.auth_time), 303);
+    if (r.prompt?.includes('none')) {
+      return pages.errorPage(reply, new AuthorizeError('login_required', 'The user is not signed in (prompt=none).', r.redirect_uri, r.state || undefined));
+    }
+    return pages.loginForm(request, reply, r, validated.app.name);
   });
 
   app.get('/.well-known/openid-configuration', { schema: { tags: ['Identity'], summary: 'OpenID Provider metadata' } }, async () => ({
@@ -54,6 +61,10 @@ export async function identityRoutes(root: FastifyInstance, { identity, baseUrl,
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     code_challenge_methods_supported: ['S256'],
+    prompt_values_supported: [...PROMPT_VALUES],
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
     scopes_supported: ['openid', 'profile', 'email'],
     claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'given_name', 'family_name', 'email', 'email_verified'],
     authorization_response_iss_parameter_supported: true,

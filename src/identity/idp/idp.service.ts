@@ -23,6 +23,8 @@ export const CODE_TTL_SECONDS = 60;
 export const SESSION_TTL_SECONDS = 8 * 3600;
 export const THROTTLE = { windowSeconds: 900, perAccount: 5, perIp: 30 };
 const SCOPES = new Set(['openid', 'profile', 'email']);
+/** prompt values served (prompt_values_supported of discovery). */
+export const PROMPT_VALUES: readonly string[] = ['none', 'login'];
 
 const hex = (s: string) => sha256(s).toString('hex');
 
@@ -38,6 +40,10 @@ export interface AuthRequest {
   code_challenge_method?: string | undefined;
   /** messenger_code only: the messenger's token, carried through the login form. */
   account_linking_token?: string | undefined;
+  /** prompt values (none, login): read on GET /oauth/authorize only; the login form's post is the re-authentication. */
+  prompt?: string[] | undefined;
+  /** max_age in seconds: a session signed in longer ago must sign in again. */
+  max_age?: number | undefined;
 }
 
 /** Where a refusal goes: back to the client (redirect URI valid) or to an error page. */
@@ -176,9 +182,18 @@ export class IdentityService {
     if (challenge && method !== 'S256') throw fail('invalid_request', 'code_challenge_method must be S256.');
     if (challenge && !/^[A-Za-z0-9_-]{43}$/.test(challenge)) throw fail('invalid_request', 'code_challenge must be a base64url SHA-256.');
     if (!challenge && app.token_endpoint_auth_method === 'none') throw fail('invalid_request', 'PKCE (code_challenge, S256) is required for public clients.');
+    // OpenID Connect Core 3.1.2.1: prompt (none, login) and max_age.
+    const prompt = (str('prompt') ?? '').split(' ').filter(Boolean);
+    if (!prompt.every((p) => PROMPT_VALUES.includes(p))) throw fail('invalid_request', `prompt may be ${PROMPT_VALUES.join(' or ')}.`);
+    if (prompt.includes('none') && prompt.length > 1) throw fail('invalid_request', 'prompt=none cannot be combined with another value.');
+    const maxAgeText = str('max_age');
+    if (maxAgeText !== undefined && !/^\d{1,9}$/.test(maxAgeText)) throw fail('invalid_request', 'max_age must be a number of seconds.');
     return {
       app,
-      request: { client_id: app.client_id, redirect_uri: redirectUri!, response_type: 'code', scope, state: state ?? '', nonce: str('nonce'), code_challenge: challenge, code_challenge_method: method },
+      request: {
+        client_id: app.client_id, redirect_uri: redirectUri!, response_type: 'code', scope, state: state ?? '', nonce: str('nonce'), code_challenge: challenge, code_challenge_method: method,
+        ...(prompt.length ? { prompt } : {}), ...(maxAgeText !== undefined ? { max_age: Number(maxAgeText) } : {}),
+      },
     };
   }
 
