@@ -5,6 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as client from 'openid-client';
+import { SignJWT } from 'jose';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/server.ts';
 import { PASSWORD, cookieOf, createClient, createUser, hiddenFields, FORM } from './idp-helpers.ts';
@@ -334,6 +335,107 @@ describe('identity provider: conformance and negative cases', () => {
     it('discovery lists prompt_values_supported', async () => {
       const meta = (await t.app.inject({ url: '/.well-known/openid-configuration' })).json();
       assert.deepEqual(meta.prompt_values_supported, ['none', 'login']);
+    });
+  });
+
+  describe('item 8: logout with id_token_hint, confirmation otherwise', () => {
+    /** A signed-in browser and the id_token its relying party holds. */
+    async function signedIn() {
+      const config = await rp(web);
+      const a = await authorizeWith(config);
+      const result = await client.authorizationCodeGrant(config, a.callback, { pkceCodeVerifier: a.verifier, expectedState: a.state, expectedNonce: a.nonce });
+      return { config, cookie: a.session!, idToken: result.id_token!, sub: result.claims()!.sub };
+    }
+    /** Whether the browser's session still signs it in (a code at once with prompt=none). */
+    const stillSignedIn = async (cookie: string) => {
+      const res = await t.app.inject({ url: authorizeUrl({ response_type: 'code', client_id: web.client_id, redirect_uri: REDIRECT, state: 's', scope: 'openid', prompt: 'none' }), headers: { cookie } });
+      return new URL(String(res.headers.location)).searchParams.has('code');
+    };
+
+    it('a valid id_token_hint names the client (no client_id), signs out at once and goes back to the registered URI with state', async () => {
+      const { config, cookie, idToken } = await signedIn();
+      const end = client.buildEndSessionUrl(config, { id_token_hint: idToken, post_logout_redirect_uri: REDIRECT, state: 'bye' });
+      end.searchParams.delete('client_id');
+      const out = await t.app.inject({ url: end.pathname + end.search, headers: { cookie } });
+      assert.equal(out.statusCode, 303, out.body);
+      assert.equal(out.headers.location, `${REDIRECT}?state=bye`);
+      assert.equal(await stillSignedIn(cookie), false);
+    });
+
+    it('an expired id_token_hint still proves the relying party', async () => {
+      const { cookie, sub } = await signedIn();
+      const past = Math.floor(Date.now() / 1000) - 7200;
+      const expired = await new SignJWT({ sub, aud: web.client_id, iss: base, iat: past, exp: past + 60 }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(new TextEncoder().encode(web.client_secret));
+      const out = await t.app.inject({ url: `/oauth/logout?${new URLSearchParams({ id_token_hint: expired, post_logout_redirect_uri: REDIRECT })}`, headers: { cookie } });
+      assert.equal(out.statusCode, 303);
+      assert.equal(await stillSignedIn(cookie), false);
+    });
+
+    it('a garbage, forged, foreign-issuer or mismatched hint is refused: no sign-out, no redirect [logout-bad-hint]', async () => {
+      const { cookie, sub, idToken } = await signedIn();
+      const now = Math.floor(Date.now() / 1000);
+      const sign = (claims: Record<string, unknown>, secret = web.client_secret) =>
+        new SignJWT({ sub, aud: web.client_id, iss: base, iat: now, exp: now + 60, ...claims }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(new TextEncoder().encode(secret));
+      const [h, p] = idToken.split('.');
+      const hints = [
+        'garbage', `${h}.${p}.`, `${h}.${Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), sub: 'other' })).toString('base64url')}.${idToken.split('.')[2]}`,
+        await sign({}, 'not-the-client-secret'), await sign({ iss: 'https://evil.example' }),
+      ];
+      for (const hint of hints) {
+        const out = await t.app.inject({ url: `/oauth/logout?${new URLSearchParams({ id_token_hint: hint, post_logout_redirect_uri: REDIRECT })}`, headers: { cookie } });
+        assert.equal(out.statusCode, 400, hint);
+        assert.equal(out.headers.location, undefined);
+      }
+      const mismatch = await t.app.inject({ url: `/oauth/logout?${new URLSearchParams({ id_token_hint: idToken, client_id: bot.client_id })}`, headers: { cookie } });
+      assert.equal(mismatch.statusCode, 400, 'client_id must be the hint\'s audience');
+      assert.equal(await stillSignedIn(cookie), true);
+    });
+
+    it('a GET logout without a hint (a link from any site) asks first; only the confirmation posted with the CSRF token signs out [logout-csrf]', async () => {
+      const { cookie } = await signedIn();
+      const url = `/oauth/logout?${new URLSearchParams({ client_id: web.client_id, post_logout_redirect_uri: REDIRECT, state: 'st' })}`;
+      const page = await t.app.inject({ url, headers: { cookie } });
+      assert.equal(page.statusCode, 200);
+      assert.match(page.body, /Do you want to sign out/);
+      assert.equal(await stillSignedIn(cookie), true, 'the link alone signs nobody out');
+      const form = hiddenFields(page.body);
+      const forged = new URLSearchParams(form);
+      forged.delete('csrf');
+      forged.set('confirm', '1');
+      const refused = await t.app.inject({ method: 'POST', url: '/oauth/logout', headers: { ...FORM, cookie }, payload: forged.toString() });
+      assert.equal(refused.statusCode, 403, 'a cross-site post without the token');
+      assert.equal(await stillSignedIn(cookie), true);
+      form.set('confirm', '1');
+      const csrf = cookieOf(page, 'payd_idp_csrf') ?? '';
+      const done = await t.app.inject({ method: 'POST', url: '/oauth/logout', headers: { ...FORM, cookie: `${cookie}; ${csrf}` }, payload: form.toString() });
+      assert.equal(done.statusCode, 303, done.body);
+      assert.equal(done.headers.location, `${REDIRECT}?state=st`);
+      assert.equal(await stillSignedIn(cookie), false);
+    });
+
+    it('a hint of another user than the signed-in one asks first', async () => {
+      const { idToken } = await signedIn();
+      await createUser(t, 'other@example.com');
+      const page = await t.app.inject({ url: authorizeUrl({ response_type: 'code', client_id: web.client_id, redirect_uri: REDIRECT, state: 's', scope: 'openid' }) });
+      const form = hiddenFields(page.body);
+      form.set('email', 'other@example.com');
+      form.set('password', PASSWORD);
+      const res = await t.app.inject({ method: 'POST', url: '/oauth/authorize/login', headers: { ...FORM, cookie: cookieOf(page, 'payd_idp_csrf') ?? '' }, payload: form.toString() });
+      const cookie = cookieOf(res, 'payd_idp_session')!;
+      const out = await t.app.inject({ url: `/oauth/logout?${new URLSearchParams({ id_token_hint: idToken })}`, headers: { cookie } });
+      assert.equal(out.statusCode, 200);
+      assert.match(out.body, /Do you want to sign out/);
+      assert.equal(await stillSignedIn(cookie), true);
+    });
+
+    it('post_logout_redirect_uri must be registered for the hint\'s client: otherwise signed out without a redirect [logout-open-redirect]', async () => {
+      for (const uri of ['https://attacker.example/', `${REDIRECT}?next=https://attacker.example/`, LINKING]) {
+        const { cookie, idToken } = await signedIn();
+        const out = await t.app.inject({ url: `/oauth/logout?${new URLSearchParams({ id_token_hint: idToken, post_logout_redirect_uri: uri })}`, headers: { cookie } });
+        assert.equal(out.statusCode, 200, uri);
+        assert.equal(out.headers.location, undefined);
+        assert.match(out.body, /did not send you back/);
+      }
     });
   });
 });

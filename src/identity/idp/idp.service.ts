@@ -13,6 +13,7 @@ import { authenticateClient } from '../oauth/client-auth.ts';
 import { IDP_ID_TOKEN_KEYS } from '../oauth/id-token.ts';
 import { authorizationCodeGrant } from '../oauth/grants/authorization-code.ts';
 import { UserTokens } from '../oauth/user-tokens.ts';
+import { type VerifiedHint, verifyIdTokenHint } from '../oauth/id-token-hint.ts';
 import { type AppRow, type UserRow, idpRepo } from './idp.repo.ts';
 import { DUMMY_HASH, hashPassword, verifyPassword } from './passwords.ts';
 
@@ -246,6 +247,11 @@ export class IdentityService {
     const app = await idpRepo.app(this.db, clientId);
     if (!app || !app.callback_urls.includes(uri)) return undefined;
     return state ? appendQuery(uri, { state }) : uri;
+  }
+
+  /** The application and user of a valid id_token_hint (logout), if it is one. */
+  idTokenHint(hint: string): Promise<VerifiedHint | undefined> {
+    return verifyIdTokenHint(this.db, this.keys, this.masterKey, this.issuer, hint);
   }
 
   /** Issues the code and returns the redirect that carries it (login-as: with the auditing name). */
