@@ -438,4 +438,26 @@ describe('identity provider: conformance and negative cases', () => {
       }
     });
   });
+
+  describe('discovery: complete for what is served', () => {
+    it('lists every endpoint, method and value the provider serves, and each endpoint answers', async () => {
+      const config = await rp(web);
+      const meta = config.serverMetadata();
+      assert.equal(meta.issuer, base);
+      for (const k of ['authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri', 'end_session_endpoint', 'revocation_endpoint', 'introspection_endpoint'] as const) {
+        const url = meta[k];
+        assert.ok(typeof url === 'string' && url.startsWith(`${base}/`), k);
+        const res = await t.app.inject({ method: k === 'token_endpoint' || k === 'revocation_endpoint' || k === 'introspection_endpoint' ? 'POST' : 'GET', url: new URL(url).pathname });
+        assert.notEqual(res.statusCode, 404, `${k} is served`);
+      }
+      assert.deepEqual(meta.code_challenge_methods_supported, ['S256']);
+      assert.deepEqual(meta.token_endpoint_auth_methods_supported, ['client_secret_basic', 'client_secret_post', 'none']);
+      assert.deepEqual(meta.prompt_values_supported, ['none', 'login']);
+      assert.equal(meta.request_uri_parameter_supported, false, 'its default is true: payd says it does not serve request_uri');
+      const claims = meta.claims_supported as string[];
+      for (const c of ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'given_name', 'family_name', 'email', 'email_verified']) assert.ok(claims.includes(c), c);
+      for (const s of ['openid', 'profile', 'email']) assert.ok(meta.scopes_supported!.includes(s), s);
+      assert.ok(meta.grant_types_supported!.includes('authorization_code'));
+    });
+  });
 });
