@@ -460,4 +460,76 @@ describe('identity provider: conformance and negative cases', () => {
       assert.ok(meta.grant_types_supported!.includes('authorization_code'));
     });
   });
+
+  describe('refresh tokens (offline_access): rotation and reuse detection', () => {
+    async function offline(c: { client_id: string; client_secret: string } = web) {
+      const config = await rp(c);
+      const a = await authorizeWith(config, { scope: 'openid email offline_access' });
+      const result = await client.authorizationCodeGrant(config, a.callback, { pkceCodeVerifier: a.verifier, expectedState: a.state, expectedNonce: a.nonce });
+      return { config, result };
+    }
+    const userinfoStatus = async (token: string) => (await t.app.inject({ url: '/userinfo', headers: { authorization: `Bearer ${token}` } })).statusCode;
+    const refreshError = (config: client.Configuration, token: string, params?: Record<string, string>) =>
+      client.refreshTokenGrant(config, token, params).then(() => undefined, (e: unknown) => e);
+
+    it('without offline_access no refresh token; with it, openid-client refreshes and each use rotates the token', async () => {
+      const config = await rp(web);
+      const plain = await authorizeWith(config);
+      const noRefresh = await client.authorizationCodeGrant(config, plain.callback, { pkceCodeVerifier: plain.verifier, expectedState: plain.state, expectedNonce: plain.nonce });
+      assert.equal(noRefresh.refresh_token, undefined);
+      const { result } = await offline();
+      assert.ok(result.refresh_token);
+      const next = await client.refreshTokenGrant(config, result.refresh_token);
+      assert.ok(next.refresh_token && next.refresh_token !== result.refresh_token, 'rotated');
+      assert.equal(await userinfoStatus(next.access_token), 200);
+      assert.equal(next.claims()?.sub, result.claims()!.sub, 'the refreshed id_token is the same user\'s');
+      const narrower = await client.refreshTokenGrant(config, next.refresh_token!, { scope: 'openid' });
+      assert.equal(narrower.scope, 'openid');
+      const wider = await refreshError(config, narrower.refresh_token!, { scope: 'openid email profile' });
+      assert.ok(wider instanceof client.ResponseBodyError, String(wider));
+      assert.equal(wider.error, 'invalid_scope');
+      assert.ok(await client.refreshTokenGrant(config, narrower.refresh_token!), 'a refused request does not burn the token');
+    });
+
+    it('a used refresh token presented again revokes the whole family: every refresh and access token of it [refresh-reuse]', async () => {
+      const { config, result } = await offline();
+      const second = await client.refreshTokenGrant(config, result.refresh_token!);
+      const replay = await refreshError(config, result.refresh_token!);
+      assert.ok(replay instanceof client.ResponseBodyError, String(replay));
+      assert.equal(replay.error, 'invalid_grant');
+      const after = await refreshError(config, second.refresh_token!);
+      assert.ok(after instanceof client.ResponseBodyError);
+      assert.equal(after.error, 'invalid_grant', 'the newest token of the family is revoked too');
+      assert.equal(await userinfoStatus(second.access_token), 401);
+      assert.equal(await userinfoStatus(result.access_token), 401);
+    });
+
+    it('another client cannot use it (and cannot set off the revocation); a replayed code revokes the family it started', async () => {
+      const other = await createClient(t, { name: 'Other', callback_urls: [REDIRECT] });
+      const { config, result } = await offline();
+      const stolen = await refreshError(await rp(other), result.refresh_token!);
+      assert.ok(stolen instanceof client.ResponseBodyError);
+      assert.equal(stolen.error, 'invalid_grant');
+      const again = await client.refreshTokenGrant(config, result.refresh_token!);
+      assert.ok(again.access_token, 'still usable by its client');
+
+      const cfg = await rp(web);
+      const a = await authorizeWith(cfg, { scope: 'openid offline_access' });
+      const checks = { pkceCodeVerifier: a.verifier, expectedState: a.state, expectedNonce: a.nonce };
+      const first = await client.authorizationCodeGrant(cfg, a.callback, checks);
+      await client.authorizationCodeGrant(cfg, a.callback, checks).catch(() => undefined);
+      const err = await refreshError(cfg, first.refresh_token!);
+      assert.ok(err instanceof client.ResponseBodyError);
+      assert.equal(err.error, 'invalid_grant');
+    });
+
+    it('revocation (RFC 7009) of a refresh token revokes its family', async () => {
+      const { config, result } = await offline();
+      await client.tokenRevocation(config, result.refresh_token!);
+      const err = await refreshError(config, result.refresh_token!);
+      assert.ok(err instanceof client.ResponseBodyError);
+      assert.equal(err.error, 'invalid_grant');
+      assert.equal(await userinfoStatus(result.access_token), 401);
+    });
+  });
 });

@@ -12,6 +12,7 @@ import { Applications } from '../applications/applications.ts';
 import { authenticateClient } from '../oauth/client-auth.ts';
 import { IDP_ID_TOKEN_KEYS } from '../oauth/id-token.ts';
 import { authorizationCodeGrant } from '../oauth/grants/authorization-code.ts';
+import { refreshTokenGrant } from '../oauth/grants/refresh-token.ts';
 import { UserTokens } from '../oauth/user-tokens.ts';
 import { type VerifiedHint, verifyIdTokenHint } from '../oauth/id-token-hint.ts';
 import { type AppRow, type UserRow, idpRepo } from './idp.repo.ts';
@@ -23,7 +24,7 @@ export { appView } from '../applications/applications.ts';
 export const CODE_TTL_SECONDS = 60;
 export const SESSION_TTL_SECONDS = 8 * 3600;
 export const THROTTLE = { windowSeconds: 900, perAccount: 5, perIp: 30 };
-const SCOPES = new Set(['openid', 'profile', 'email']);
+const SCOPES = new Set(['openid', 'profile', 'email', 'offline_access']);
 /** prompt values served (prompt_values_supported of discovery). */
 export const PROMPT_VALUES: readonly string[] = ['none', 'login'];
 
@@ -176,7 +177,7 @@ export class IdentityService {
     if (!app.response_types.includes('code')) throw fail('unauthorized_client', 'This application may not use response_type=code.');
     const scope = str('scope') ?? 'openid profile email'; // the spec's id_token carries the name and email
     if (!scope.split(' ').every((s) => SCOPES.has(s)) || !scope.split(' ').includes('openid')) {
-      throw fail('invalid_scope', 'scope must include openid and may add profile and email.');
+      throw fail('invalid_scope', 'scope must include openid and may add profile, email and offline_access.');
     }
     const challenge = str('code_challenge');
     const method = str('code_challenge_method');
@@ -276,6 +277,11 @@ export class IdentityService {
   /** grant_type=authorization_code on POST /oauth/token. */
   exchangeCode(headers: Record<string, unknown>, body: Record<string, unknown>) {
     return authorizationCodeGrant({ db: this.db, keys: this.keys, masterKey: this.masterKey, tokens: this.tokens, issuer: this.issuer }, headers, body);
+  }
+
+  /** grant_type=refresh_token on POST /oauth/token (rotation, reuse detection). */
+  refresh(headers: Record<string, unknown>, body: Record<string, unknown>) {
+    return refreshTokenGrant({ db: this.db, keys: this.keys, masterKey: this.masterKey, tokens: this.tokens, issuer: this.issuer }, headers, body);
   }
 
   /** Claim name of the login-as auditing name ({identity_claims_base}/login-as-name). */
