@@ -20,6 +20,7 @@ import { adminRoutes } from './admin/admin.routes.ts';
 import { ApiKey, Entity } from './admin/entities.schemas.ts';
 import { ACCESS_TOKEN_KEYS, AccessTokens, RevokedKeys } from './identity/oauth/access-tokens.ts';
 import { tokenRoutes } from './identity/oauth/token.routes.ts';
+import { identityCors } from './identity/oauth/cors.ts';
 import { REDIRECTION_KEYS, RedirectionTokens } from './checkout/redirection-token.ts';
 import { Jwk, signingJwksRoutes } from './checkout/signing-jwks.routes.ts';
 import { Problem, problems } from './platform/http/problem.ts';
@@ -228,6 +229,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(healthRoutes, { db, isShuttingDown: () => shuttingDown });
   if (config.role !== 'worker') {
+    await app.register(identityCors, { db });
     await app.register(tokenRoutes, { apiKeys: entities, tokens: accessTokens, grants: identity.grants });
   }
   if (config.role === 'all' || config.role === 'identity') {

@@ -47,6 +47,7 @@ export async function createIdentityProvider(deps: IdentityDeps): Promise<Identi
     management,
     grants: {
       authorization_code: (req) => service.exchangeCode(req.headers, req.body),
+      refresh_token: (req) => service.refresh(req.headers, req.body),
       client_credentials: (req) => management.token(req.headers, req.body),
     },
     routes: async (app) => {

@@ -4,7 +4,9 @@
 // not just the 401), and asserts of every answer:
 //   - no status >= 500;
 //   - every 4xx is application/problem+json whose status matches (the spec's bodiless
-//     404 of payments and client sessions excepted: empty body, no content type);
+//     404 of payments and client sessions excepted: empty body, no content type; the
+//     OAuth endpoints' errors are application/json {error, error_description}, and
+//     /oauth/logout, a browser page, refuses with an HTML page);
 //   - a refused request (>= 400) changed no row.
 // What it sends: bodies generated from the schema with a hostile value in some nodes
 // (wrong types, huge/negative/fractional numbers, NUL, lone surrogates and other unicode,
@@ -495,7 +497,18 @@ export function defineFuzz(part: number, parts: number, file: string): void {
         else if (status >= 400) {
           const bodiless404 = status === 404 && res.body === '' && res.headers['content-type'] === undefined;
           if (!bodiless404) {
-            if (!/^application\/problem\+json/.test(String(res.headers['content-type']))) fail('a refusal that is not problem+json');
+            const oauthJson = /^\/(oauth\/(token|introspect|revoke)|userinfo)(\?|$)/.test(req.url) && /^application\/json/.test(String(res.headers['content-type']));
+            // The browser endpoint among the documented ones answers its refusals as a page (decisions.md, Errors).
+            const browserPage = /^\/oauth\/logout(\?|$)/.test(req.url) && /^text\/html/.test(String(res.headers['content-type']));
+            if (browserPage) {
+              if (!/<p role="alert">/.test(res.body)) fail('a refusal page without its message');
+            } else if (oauthJson) {
+              // The OAuth endpoints answer RFC 6749 / 6750 errors: {error, error_description}.
+              let body: { error?: unknown; error_description?: unknown } = {};
+              try { body = JSON.parse(res.body); } catch { fail('an OAuth error body that is not JSON'); }
+              if (typeof body.error !== 'string' || typeof body.error_description !== 'string') fail('an OAuth error without error or error_description');
+              if (status === 401 && !res.headers['www-authenticate']) fail('a 401 without WWW-Authenticate');
+            } else if (!/^application\/problem\+json/.test(String(res.headers['content-type']))) fail('a refusal that is not problem+json');
             else {
               let body: { status?: unknown; type?: unknown } = {};
               try { body = JSON.parse(res.body); } catch { fail('a problem+json body that is not JSON'); }

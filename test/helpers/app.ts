@@ -77,6 +77,19 @@ export async function getToken(app: FastifyInstance, apiKey: string): Promise<st
   return res.json().access_token as string;
 }
 
+/** Asserts an OAuth error (RFC 6749 5.2 / RFC 6750 3): application/json with error and error_description. */
+export function expectOAuthError(res: LightMyRequestResponse, status: number, error?: string): Record<string, unknown> & { error: string; invalid_params?: Array<{ name: string; in: string; reason: string }> } {
+  assert.equal(res.statusCode, status, `expected ${status}, got ${res.statusCode}: ${res.body}`);
+  assert.match(String(res.headers['content-type']), /^application\/json/);
+  const body = res.json();
+  assert.equal(typeof body.error, 'string');
+  assert.equal(typeof body.error_description, 'string');
+  if (error) assert.equal(body.error, error);
+  if (status === 401) assert.ok(res.headers['www-authenticate'], 'a 401 carries WWW-Authenticate');
+  assert.doesNotMatch(res.body, /\bat .+\.(ts|js):\d+|SELECT |INSERT |node_modules/);
+  return body;
+}
+
 /** Asserts a problem+json response with the given status and returns its body. */
 export function expectProblem(res: LightMyRequestResponse, status: number): Record<string, unknown> & { invalid_params?: Array<{ name: string; in: string; reason: string }> } {
   assert.equal(res.statusCode, status, `expected ${status}, got ${res.statusCode}: ${res.body}`);

@@ -145,10 +145,12 @@ describe('identity provider: authorization code with openid-client', () => {
     }
   });
 
-  it('redirects with error when state is missing', async () => {
+  it('redirects with error when state is missing and PKCE is not used', async () => {
     const a = await authorize(app.client_id);
     const url = new URL(a.url);
     url.searchParams.delete('state');
+    url.searchParams.delete('code_challenge');
+    url.searchParams.delete('code_challenge_method');
     const res = await fetch(url, { redirect: 'manual' });
     assert.equal(res.status, 303);
     const back = new URL(res.headers.get('location')!);

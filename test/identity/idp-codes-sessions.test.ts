@@ -90,11 +90,11 @@ describe('identity provider: codes, blocked users, logout', () => {
   it("messenger_code: authorization_code is appended to the messenger's query string as it was sent", async () => {
     const linking = 'https://messenger.example/account_linking';
     const bot = await createClient(t, { name: 'Bot', callback_urls: [linking], response_types: ['messenger_code'] });
-    const sent = `${linking}?psid=4%202&note=a+b&empty=`;
+    const sent = `${linking}?psid=4%202&account_linking_token=a+b%2F`; // only the messenger's parameters may be added (issue 14)
     const q = new URLSearchParams({ response_type: 'messenger_code', client_id: bot.client_id, redirect_uri: sent, account_linking_token: 'ALT' });
     const res = await signIn(t.app, `/oauth/authorize?${q}`, { email: 'ada@example.com', password: PASSWORD });
     const location = String(res.headers.location);
-    assert.match(location, /^https:\/\/messenger\.example\/account_linking\?psid=4%202&note=a\+b&empty=&authorization_code=[A-Za-z0-9_-]{43}$/);
+    assert.match(location, /^https:\/\/messenger\.example\/account_linking\?psid=4%202&account_linking_token=a\+b%2F&authorization_code=[A-Za-z0-9_-]{43}$/);
     const code = new URL(location).searchParams.get('authorization_code')!;
     assert.equal((await exchange(t.app, bot, code, linking)).statusCode, 200);
     const cancelled = await signIn(t.app, `/oauth/authorize?${q}`, { cancel: '1' });
@@ -123,7 +123,8 @@ describe('identity provider: codes, blocked users, logout', () => {
   });
 
   it('logout ends the session everywhere and goes back only to a registered URL (openid-client builds the URL)', async () => {
-    const { session } = await codeFor(t.app, app, CB, 'ada@example.com');
+    const { session, code, verifier } = await codeFor(t.app, app, CB, 'ada@example.com');
+    const idToken = (await exchange(t.app, app, code, CB, verifier)).json().id_token as string;
     const a = authorizeRequest(app.client_id, CB);
     assert.equal((await t.app.inject({ url: a.url, headers: { cookie: session } })).statusCode, 303, 'signed in: straight back with a code');
 
@@ -131,7 +132,7 @@ describe('identity provider: codes, blocked users, logout', () => {
     assert.equal(discovery.end_session_endpoint, 'http://payd.test/oauth/logout');
     const config = new client.Configuration(discovery, app.client_id, app.client_secret);
     client.allowInsecureRequests(config); // the test issuer is http://payd.test
-    const end = client.buildEndSessionUrl(config, { post_logout_redirect_uri: CB, state: 'bye' });
+    const end = client.buildEndSessionUrl(config, { id_token_hint: idToken, post_logout_redirect_uri: CB, state: 'bye' });
     const out = await t.app.inject({ url: `${end.pathname}${end.search}`, headers: { cookie: session } });
     assert.equal(out.statusCode, 303, out.body);
     assert.equal(out.headers.location, `${CB}?state=bye`);
@@ -141,7 +142,7 @@ describe('identity provider: codes, blocked users, logout', () => {
     const elsewhere = await t.app.inject({ url: `/oauth/logout?${new URLSearchParams({ client_id: app.client_id, post_logout_redirect_uri: 'https://evil.example/' })}` });
     assert.equal(elsewhere.statusCode, 200);
     assert.equal(elsewhere.headers.location, undefined);
-    assert.match(elsewhere.body, /signed out/);
+    assert.match(elsewhere.body, /signed out/, 'no session: nothing to confirm');
   });
 
   it('the sign-in page: labels, viewport, strict CSP, HttpOnly SameSite=Lax cookies; a post without the CSRF token issues nothing', async () => {

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';
-import { MASTER_KEY, createTestApp, expectProblem, type TestApp } from '../helpers/app.ts';
+import { MASTER_KEY, createTestApp, expectOAuthError, expectProblem, type TestApp } from '../helpers/app.ts';
 import { type Client, FORM, basic, codeFor, count, createClient, createUser, exchange } from './idp-helpers.ts';
 
 const CB = 'https://support.example/callback';
@@ -77,7 +77,7 @@ describe('identity Management API: applications, token checks, global login-as',
     const userToken = (await exchange(t.app, support, code, CB, verifier)).json().access_token;
     expectProblem(await api('GET', '/api/v2/users', userToken), 401);
     const management = await tokenOf(t.app, mgmt);
-    expectProblem(await t.app.inject({ url: '/userinfo', headers: { authorization: `Bearer ${management}` } }), 401);
+    expectOAuthError(await t.app.inject({ url: '/userinfo', headers: { authorization: `Bearer ${management}` } }), 401, 'invalid_token');
     const [h, p, s] = management.split('.');
     const forged = `${h}.${Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), scope: ALL.join(' ') + ' admin' })).toString('base64url')}.${s}`;
     expectProblem(await api('GET', '/api/v2/users', forged), 401);

@@ -40,12 +40,12 @@ describe('identity provider: messenger account linking', () => {
   }
 
   it('appends authorization_code to the messenger\'s query string; the code exchanges with the account-linking URL', async () => {
-    const res = await submit(authorizeUrl(`${LINKING}?psid=42&x=y`), { email: 'grace@example.com', password: PASSWORD });
+    const res = await submit(authorizeUrl(`${LINKING}?psid=42&account_linking_token=ALT-123`), { email: 'grace@example.com', password: PASSWORD });
     assert.equal(res.statusCode, 303);
     const back = new URL(String(res.headers.location));
     assert.equal(`${back.origin}${back.pathname}`, LINKING);
     assert.equal(back.searchParams.get('psid'), '42', 'the messenger query string is kept');
-    assert.equal(back.searchParams.get('x'), 'y');
+    assert.equal(back.searchParams.get('account_linking_token'), 'ALT-123');
     const code = back.searchParams.get('authorization_code');
     assert.ok(code);
     assert.equal(back.searchParams.get('code'), null);

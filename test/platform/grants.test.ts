@@ -204,7 +204,8 @@ describe('the runtime role grants', () => {
           const tokenBody = await tokens.json() as Record<string, unknown>;
           assert.equal(tokens.status, 200, JSON.stringify(tokenBody));
           assert.ok(tokenBody.id_token && tokenBody.access_token);
-          const out = await fetch(`${base}/oauth/logout`, { headers: { cookie: session }, redirect: 'manual' });
+          // With the id_token as hint (without it, a signed-in browser is only asked to confirm).
+          const out = await fetch(`${base}/oauth/logout?${new URLSearchParams({ id_token_hint: String(tokenBody.id_token) })}`, { headers: { cookie: session }, redirect: 'manual' });
           assert.equal(out.status, 200);
         } finally {
           await rx.close();

@@ -10,7 +10,7 @@ import { connect } from 'node:net';
 import type { LightMyRequestResponse } from 'fastify';
 import { ACCESS_TOKEN_KEYS } from '../../src/identity/oauth/access-tokens.ts';
 import { signJwt } from '../../src/platform/crypto/compact-jws.ts';
-import { createTestApp, expectProblem, type Merchant, type TestApp } from '../helpers/app.ts';
+import { createTestApp, expectOAuthError, expectProblem, type Merchant, type TestApp } from '../helpers/app.ts';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const JSON_CT = { 'content-type': 'application/json' };
@@ -42,7 +42,8 @@ describe('hostile input', () => {
   const refused = async (send: () => Promise<LightMyRequestResponse>, field: string, where: string) => {
     const before = await fingerprint();
     const res = await send();
-    const p = expectProblem(res, 400);
+    // The OAuth endpoints answer application/json {error, error_description} (RFC 6749), with invalid_params kept.
+    const p = /^application\/json/.test(String(res.headers['content-type'])) ? expectOAuthError(res, 400, 'invalid_request') : expectProblem(res, 400);
     const named = p.invalid_params?.find((x) => x.name === field);
     assert.ok(named, `expected invalid_params to name ${field}: ${res.body}`);
     assert.equal(named.in, where);

@@ -42,6 +42,19 @@ export interface CodeRow {
   login_as_name: string | null;
 }
 
+export interface RefreshRow {
+  token_hash: string;
+  family_id: string;
+  code_hash: string | null;
+  client_id: string;
+  user_id: string;
+  scope: string;
+  auth_time: Date;
+  expires_at: Date;
+  used_at: Date | null;
+  revoked_at: Date | null;
+}
+
 const USER_COLS = 'id, email, password_hash, given_name, family_name, email_verified, blocked, is_admin, created_at';
 const APP_COLS = 'client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types, management_scopes, id_token_alg, created_at';
 
@@ -127,9 +140,41 @@ export const idpRepo = {
     const seen = await q.query('SELECT 1 FROM idp_codes WHERE code_hash = $1', [codeHash]);
     return seen.rows.length > 0 ? 'replayed' : 'unknown';
   },
-  async insertToken(q: Queryable, t: { jti: string; code_hash: string | null; client_id: string; user_id: string; ttlSeconds: number; login_as_name?: string | null }): Promise<void> {
-    await q.query(`INSERT INTO idp_tokens (jti, code_hash, client_id, user_id, expires_at, login_as_name) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5), $6)`,
-      [t.jti, t.code_hash, t.client_id, t.user_id, t.ttlSeconds, t.login_as_name ?? null]);
+  async insertToken(q: Queryable, t: { jti: string; code_hash: string | null; client_id: string; user_id: string; ttlSeconds: number; login_as_name?: string | null; refresh_family?: string | null }): Promise<void> {
+    await q.query(`INSERT INTO idp_tokens (jti, code_hash, client_id, user_id, expires_at, login_as_name, refresh_family) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5), $6, $7)`,
+      [t.jti, t.code_hash, t.client_id, t.user_id, t.ttlSeconds, t.login_as_name ?? null, t.refresh_family ?? null]);
+  },
+  async insertRefreshToken(q: Queryable, r: Omit<RefreshRow, 'expires_at' | 'used_at' | 'revoked_at' | 'expired'>, ttlSeconds: number): Promise<void> {
+    await q.query(
+      `INSERT INTO idp_refresh_tokens (token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8))`,
+      [r.token_hash, r.family_id, r.code_hash, r.client_id, r.user_id, r.scope, r.auth_time, ttlSeconds]);
+  },
+  /**
+   * Marks a refresh token used in one row update (concurrent uses: one wins). 'unknown':
+   * no such token; 'reused': it was used or revoked before (reuse detection).
+   */
+  async useRefreshToken(q: Queryable, tokenHash: string): Promise<(RefreshRow & { expired: boolean }) | 'unknown' | 'reused'> {
+    const { rows } = await q.query<RefreshRow & { expired: boolean }>(
+      `UPDATE idp_refresh_tokens SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL AND revoked_at IS NULL
+       RETURNING token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, expires_at, used_at, revoked_at, expires_at <= now() AS expired`, [tokenHash]);
+    if (rows[0]) return rows[0];
+    const { rows: known } = await q.query('SELECT 1 FROM idp_refresh_tokens WHERE token_hash = $1', [tokenHash]);
+    return known.length ? 'reused' : 'unknown';
+  },
+  async refreshToken(q: Queryable, tokenHash: string): Promise<RefreshRow | undefined> {
+    const { rows } = await q.query<RefreshRow>('SELECT token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, expires_at, used_at, revoked_at FROM idp_refresh_tokens WHERE token_hash = $1', [tokenHash]);
+    return rows[0];
+  },
+  /** Revokes a refresh-token family: every refresh token of it and the access tokens issued in it. */
+  async revokeFamily(q: Queryable, familyId: string): Promise<void> {
+    await q.query('UPDATE idp_refresh_tokens SET revoked_at = now() WHERE family_id = $1 AND revoked_at IS NULL', [familyId]);
+    await q.query('UPDATE idp_tokens SET revoked_at = now() WHERE refresh_family = $1 AND revoked_at IS NULL', [familyId]);
+  },
+  /** The families started by an authorization code (revoked when the code is replayed). */
+  async revokeFamiliesOfCode(q: Queryable, codeHash: string): Promise<void> {
+    const { rows } = await q.query<{ family_id: string }>('SELECT DISTINCT family_id FROM idp_refresh_tokens WHERE code_hash = $1', [codeHash]);
+    for (const r of rows) await idpRepo.revokeFamily(q, r.family_id);
   },
   async users(q: Queryable, limit: number): Promise<UserRow[]> {
     const { rows } = await q.query<UserRow>(`SELECT ${USER_COLS} FROM idp_users ORDER BY created_at, id LIMIT $1`, [limit]);

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { problemResponses, Uuid } from '../../platform/http/schemas.ts';
-import { AuthorizeError, type IdentityService } from './idp.service.ts';
+import { AuthorizeError, type IdentityService, PROMPT_VALUES } from './idp.service.ts';
 import { MANAGEMENT_SCOPES } from './management.ts';
 import { SESSION_COOKIE, cookies, loginPages } from '../login/pages.ts';
 import { loginRoutes } from '../login/login.routes.ts';
@@ -31,9 +31,16 @@ export async function identityRoutes(root: FastifyInstance, { identity, baseUrl,
       if (err instanceof AuthorizeError) return pages.errorPage(reply, err);
       throw err;
     }
+    const r = validated.request;
     const session = await identity.sessionUser(cookies(request)[SESSION_COOKIE]);
-    if (session) return reply.redirect(await identity.issueCode(validated.request, session.user.id, session.auth_time), 303);
-    return pages.loginForm(request, reply, validated.request, validated.app.name);
+    // A session counts unless prompt=login asks for a new sign-in, or it is older than max_age.
+    const fresh = session && !r.prompt?.includes('login')
+      && (r.max_age === undefined || Date.now() - session.auth_time.getTime() <= r.max_age * 1000);
+    if (fresh) return reply.redirect(await identity.issueCode(r, session.user.id, session.auth_time), 303);
+    if (r.prompt?.includes('none')) {
+      return pages.errorPage(reply, new AuthorizeError('login_required', 'The user is not signed in (prompt=none).', r.redirect_uri, r.state || undefined));
+    }
+    return pages.loginForm(request, reply, r, validated.app.name);
   });
 
   app.get('/.well-known/openid-configuration', { schema: { tags: ['Identity'], summary: 'OpenID Provider metadata' } }, async () => ({
@@ -47,14 +54,18 @@ export async function identityRoutes(root: FastifyInstance, { identity, baseUrl,
     jwks_uri: `${baseUrl}/.well-known/jwks.json`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'client_credentials'],
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['HS256', 'RS256'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     code_challenge_methods_supported: ['S256'],
-    scopes_supported: ['openid', 'profile', 'email'],
+    prompt_values_supported: [...PROMPT_VALUES],
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+    scopes_supported: ['openid', 'profile', 'email', 'offline_access'],
     claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'given_name', 'family_name', 'email', 'email_verified'],
     authorization_response_iss_parameter_supported: true,
   }));
@@ -67,7 +78,9 @@ export async function identityRoutes(root: FastifyInstance, { identity, baseUrl,
     token: Type.String({ minLength: 1, maxLength: 4096 }), token_type_hint: Type.Optional(Type.String({ maxLength: 50 })),
     client_id: Type.Optional(Type.String({ maxLength: 100 })), client_secret: Type.Optional(Type.String({ maxLength: 200 })),
   });
+  const oauthErrors = { oauthErrors: () => true };
   app.post('/oauth/introspect', {
+    config: oauthErrors,
     schema: {
       tags: ['Identity'], summary: 'Token introspection (RFC 7662)', consumes: [FORM],
       description: 'Client authentication as at the token endpoint. A client learns only about tokens issued to it; any other token is {"active": false}.',
@@ -78,6 +91,7 @@ export async function identityRoutes(root: FastifyInstance, { identity, baseUrl,
     return identity.introspect(request.headers, request.body);
   });
   app.post('/oauth/revoke', {
+    config: oauthErrors,
     schema: {
       tags: ['Identity'], summary: 'Token revocation (RFC 7009)', consumes: [FORM],
       description: 'Revokes an access token issued to the calling client. Answers 200 whatever the token, as RFC 7009 says.',
@@ -88,10 +102,13 @@ export async function identityRoutes(root: FastifyInstance, { identity, baseUrl,
     return reply.code(200).send();
   });
 
-  app.get('/userinfo', { schema: { tags: ['Identity'], summary: 'Claims of the signed-in user', response: problemResponses(401) } }, async (request) => {
+  const userinfo = async (request: { headers: { authorization?: string | undefined } }) => {
     const auth = request.headers.authorization;
     return identity.userinfo(auth?.startsWith('Bearer ') ? auth.slice(7) : undefined);
-  });
+  };
+  app.get('/userinfo', { config: oauthErrors, schema: { tags: ['Identity'], summary: 'Claims of the signed-in user', response: problemResponses(401) } }, userinfo);
+  // OpenID Connect Core 5.3.1: the UserInfo endpoint takes POST too (the token still in the Authorization header).
+  app.post('/userinfo', { config: oauthErrors, schema: { hide: true } }, userinfo);
 
   const admin = { auth: { schemes: ['admin' as const] } };
   app.post('/admin/v1/identity/users', {

@@ -12,7 +12,9 @@ import { Applications } from '../applications/applications.ts';
 import { authenticateClient } from '../oauth/client-auth.ts';
 import { IDP_ID_TOKEN_KEYS } from '../oauth/id-token.ts';
 import { authorizationCodeGrant } from '../oauth/grants/authorization-code.ts';
+import { refreshTokenGrant } from '../oauth/grants/refresh-token.ts';
 import { UserTokens } from '../oauth/user-tokens.ts';
+import { type VerifiedHint, verifyIdTokenHint } from '../oauth/id-token-hint.ts';
 import { type AppRow, type UserRow, idpRepo } from './idp.repo.ts';
 import { DUMMY_HASH, hashPassword, verifyPassword } from './passwords.ts';
 
@@ -22,7 +24,9 @@ export { appView } from '../applications/applications.ts';
 export const CODE_TTL_SECONDS = 60;
 export const SESSION_TTL_SECONDS = 8 * 3600;
 export const THROTTLE = { windowSeconds: 900, perAccount: 5, perIp: 30 };
-const SCOPES = new Set(['openid', 'profile', 'email']);
+const SCOPES = new Set(['openid', 'profile', 'email', 'offline_access']);
+/** prompt values served (prompt_values_supported of discovery). */
+export const PROMPT_VALUES: readonly string[] = ['none', 'login'];
 
 const hex = (s: string) => sha256(s).toString('hex');
 
@@ -38,6 +42,10 @@ export interface AuthRequest {
   code_challenge_method?: string | undefined;
   /** messenger_code only: the messenger's token, carried through the login form. */
   account_linking_token?: string | undefined;
+  /** prompt values (none, login): read on GET /oauth/authorize only; the login form's post is the re-authentication. */
+  prompt?: string[] | undefined;
+  /** max_age in seconds: a session signed in longer ago must sign in again. */
+  max_age?: number | undefined;
 }
 
 /** Where a refusal goes: back to the client (redirect URI valid) or to an error page. */
@@ -71,6 +79,31 @@ export function appendQuery(uri: string, params: Record<string, string>): string
 
 /** scheme://host/path of a URL (the "base" a messenger redirect_uri is matched by). */
 const baseOf = (u: URL) => `${u.protocol}//${u.host}${u.pathname}`;
+
+/** The query parameters a messenger platform adds to its account-linking URL. */
+export const MESSENGER_QUERY_PARAMS: readonly string[] = ['account_linking_token', 'psid'];
+
+/**
+ * Whether `uri` is one of the registered callbacks with only messenger parameters added:
+ * same scheme, host and path, no user info, every parameter of the registered query
+ * present with its value, and nothing else but MESSENGER_QUERY_PARAMS (each once).
+ */
+function messengerCallback(callbacks: string[], uri: URL): boolean {
+  if (uri.username || uri.password) return false;
+  const keys = [...uri.searchParams.keys()];
+  if (new Set(keys).size !== keys.length) return false;
+  return callbacks.some((c) => {
+    let reg: URL;
+    try {
+      reg = new URL(c);
+    } catch {
+      return false;
+    }
+    if (baseOf(reg) !== baseOf(uri) || reg.username || reg.password) return false;
+    for (const [k, v] of reg.searchParams) if (uri.searchParams.get(k) !== v) return false;
+    return keys.every((k) => reg.searchParams.has(k) || MESSENGER_QUERY_PARAMS.includes(k));
+  });
+}
 
 export class IdentityService {
   constructor(
@@ -111,12 +144,12 @@ export class IdentityService {
     } catch {
       parsed = undefined;
     }
-    // messenger_code: the messenger adds its own query string, so its account-linking URL
-    // is matched by scheme, host and path; every other flow matches exactly.
-    const messenger = responseType === 'messenger_code';
-    const registered = parsed && (messenger
-      ? app.callback_urls.some((c) => { try { return baseOf(new URL(c)) === baseOf(parsed!); } catch { return false; } })
-      : app.callback_urls.includes(redirectUri!));
+    // Exact match for code (and login-as's token). messenger_code only for an application
+    // that enables it, to a registered callback with the same scheme, host and path, where
+    // only the messenger's own parameters may be added to the registered query; any other
+    // redirect_uri is refused on an error page, never redirected to.
+    const messenger = responseType === 'messenger_code' && app.response_types.includes('messenger_code');
+    const registered = parsed && (messenger ? messengerCallback(app.callback_urls, parsed) : app.callback_urls.includes(redirectUri!));
     if (!parsed || !registered || redirectUri!.includes('#')) {
       throw new AuthorizeError('invalid_request', 'redirect_uri is missing or is not one of the Allowed Callback URLs of this application (exact match).');
     }
@@ -124,8 +157,10 @@ export class IdentityService {
     if (parsed.protocol !== 'https:' && !(this.options.allowHttpLocalhost && local && parsed.protocol === 'http:')) {
       throw new AuthorizeError('invalid_request', 'redirect_uri must use https (http is allowed on localhost in development only).');
     }
+    if (responseType === 'messenger_code' && !messenger) {
+      throw new AuthorizeError('access_denied', 'This application does not use messenger account linking.', redirectUri, undefined, true);
+    }
     if (messenger) {
-      if (!app.response_types.includes('messenger_code')) throw new AuthorizeError('access_denied', 'This application does not use messenger account linking.', redirectUri, undefined, true);
       const linking = str('account_linking_token');
       if (!linking) throw new AuthorizeError('access_denied', 'account_linking_token is required.', redirectUri, undefined, true);
       return {
@@ -135,21 +170,32 @@ export class IdentityService {
     }
     const state = str('state');
     const fail = (error: string, description: string) => new AuthorizeError(error, description, redirectUri, state);
-    if (!state) throw fail('invalid_request', 'state is required.');
+    // state protects the redirect against CSRF; PKCE does too (RFC 9700 2.1.1), so a
+    // request with a code_challenge may omit state, as openid-client's PKCE-only flow does.
+    if (!state && !str('code_challenge')) throw fail('invalid_request', 'state is required unless PKCE (code_challenge) is used.');
     if (responseType !== 'code') throw fail('unsupported_response_type', 'response_type must be code (or messenger_code for messenger account linking).');
     if (!app.response_types.includes('code')) throw fail('unauthorized_client', 'This application may not use response_type=code.');
     const scope = str('scope') ?? 'openid profile email'; // the spec's id_token carries the name and email
     if (!scope.split(' ').every((s) => SCOPES.has(s)) || !scope.split(' ').includes('openid')) {
-      throw fail('invalid_scope', 'scope must include openid and may add profile and email.');
+      throw fail('invalid_scope', 'scope must include openid and may add profile, email and offline_access.');
     }
     const challenge = str('code_challenge');
     const method = str('code_challenge_method');
     if (challenge && method !== 'S256') throw fail('invalid_request', 'code_challenge_method must be S256.');
     if (challenge && !/^[A-Za-z0-9_-]{43}$/.test(challenge)) throw fail('invalid_request', 'code_challenge must be a base64url SHA-256.');
     if (!challenge && app.token_endpoint_auth_method === 'none') throw fail('invalid_request', 'PKCE (code_challenge, S256) is required for public clients.');
+    // OpenID Connect Core 3.1.2.1: prompt (none, login) and max_age.
+    const prompt = (str('prompt') ?? '').split(' ').filter(Boolean);
+    if (!prompt.every((p) => PROMPT_VALUES.includes(p))) throw fail('invalid_request', `prompt may be ${PROMPT_VALUES.join(' or ')}.`);
+    if (prompt.includes('none') && prompt.length > 1) throw fail('invalid_request', 'prompt=none cannot be combined with another value.');
+    const maxAgeText = str('max_age');
+    if (maxAgeText !== undefined && !/^\d{1,9}$/.test(maxAgeText)) throw fail('invalid_request', 'max_age must be a number of seconds.');
     return {
       app,
-      request: { client_id: app.client_id, redirect_uri: redirectUri!, response_type: 'code', scope, state, nonce: str('nonce'), code_challenge: challenge, code_challenge_method: method },
+      request: {
+        client_id: app.client_id, redirect_uri: redirectUri!, response_type: 'code', scope, state: state ?? '', nonce: str('nonce'), code_challenge: challenge, code_challenge_method: method,
+        ...(prompt.length ? { prompt } : {}), ...(maxAgeText !== undefined ? { max_age: Number(maxAgeText) } : {}),
+      },
     };
   }
 
@@ -204,6 +250,11 @@ export class IdentityService {
     return state ? appendQuery(uri, { state }) : uri;
   }
 
+  /** The application and user of a valid id_token_hint (logout), if it is one. */
+  idTokenHint(hint: string): Promise<VerifiedHint | undefined> {
+    return verifyIdTokenHint(this.db, this.keys, this.masterKey, this.issuer, hint);
+  }
+
   /** Issues the code and returns the redirect that carries it (login-as: with the auditing name). */
   async issueCode(r: AuthRequest, userId: string, authTime: Date, loginAs?: { name: string }): Promise<string> {
     const code = randomBytes(32).toString('base64url');
@@ -226,6 +277,11 @@ export class IdentityService {
   /** grant_type=authorization_code on POST /oauth/token. */
   exchangeCode(headers: Record<string, unknown>, body: Record<string, unknown>) {
     return authorizationCodeGrant({ db: this.db, keys: this.keys, masterKey: this.masterKey, tokens: this.tokens, issuer: this.issuer }, headers, body);
+  }
+
+  /** grant_type=refresh_token on POST /oauth/token (rotation, reuse detection). */
+  refresh(headers: Record<string, unknown>, body: Record<string, unknown>) {
+    return refreshTokenGrant({ db: this.db, keys: this.keys, masterKey: this.masterKey, tokens: this.tokens, issuer: this.issuer }, headers, body);
   }
 
   /** Claim name of the login-as auditing name ({identity_claims_base}/login-as-name). */

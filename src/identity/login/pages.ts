@@ -31,6 +31,8 @@ export interface LoginPages {
   signupForm(request: FastifyRequest, reply: FastifyReply, r: AuthRequest, appName: string, message?: string, status?: number): FastifyReply;
   /** Whether a posted form carries the CSRF token of this browser's cookie. */
   csrfOk(request: FastifyRequest, body: Record<string, string>): boolean;
+  /** RP-Initiated Logout not proven to come from the relying party: ask the user (a form posted back with CSRF). */
+  logoutConfirm(request: FastifyRequest, reply: FastifyReply, fields: Record<string, string | undefined>): FastifyReply;
   setSession(reply: FastifyReply, value: string): void;
   clearSession(reply: FastifyReply): void;
 }
@@ -92,6 +94,21 @@ ${alert(message)}
 <div class="payd-field"><label for="password">Password (12 characters or more)</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="12" required></div>
 <button type="submit" class="payd-pay">Create account</button>
 </form></div>`, [], undefined, origins(r));
+    },
+
+    logoutConfirm(request, reply, fields) {
+      const kept = Object.entries(fields).map(([k, v]) => (v ? `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">` : '')).join('');
+      let target: string[] = [];
+      try {
+        target = fields.post_logout_redirect_uri ? [new URL(fields.post_logout_redirect_uri).origin] : [];
+      } catch { /* not a URL: it will not be redirected to */ }
+      return sendPage(reply, 200, 'Sign out?', `
+<div class="card-box">
+<p>Do you want to sign out of payd?</p>
+<form method="post" action="/oauth/logout" class="payd-form">
+<input type="hidden" name="csrf" value="${csrfToken(request, reply)}">${kept}
+<button type="submit" name="confirm" value="1" class="payd-pay">Sign out</button>
+</form></div>`, [], undefined, target);
     },
 
     csrfOk(request, body) {

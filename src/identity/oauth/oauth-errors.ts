@@ -1,5 +1,6 @@
-// OAuth 2.0 token endpoint errors (RFC 6749 section 5.2), rendered as problem+json that
-// also carries the standard `error` and `error_description` members OAuth clients read.
+// OAuth 2.0 token endpoint errors (RFC 6749 section 5.2). The OAuth endpoints render them
+// as application/json {error, error_description} (route config oauthErrors); the payment
+// API's token requests as problem+json that also carries those two members.
 import { Problem, PROBLEM_BASE } from '../../platform/http/problem.ts';
 
 export type OAuthErrorCode =
@@ -15,7 +16,8 @@ export const BASIC_CHALLENGE = 'Basic realm="payd"';
 
 export function oauthError(code: OAuthErrorCode, description: string, headers?: Record<string, string>): Problem {
   const status = code === 'invalid_client' ? 401 : 400;
-  const challenge: Record<string, string> = status === 401 ? { 'www-authenticate': BASIC_CHALLENGE } : {};
+  // The error is in the challenge too, where relying parties (openid-client) read it first.
+  const challenge: Record<string, string> = status === 401 ? { 'www-authenticate': `${BASIC_CHALLENGE}, error="${code}"` } : {};
   return new Problem({
     status,
     type: `${PROBLEM_BASE}oauth:${code}`,

@@ -1,5 +1,5 @@
 // POST /oauth/token: one endpoint, dispatched on grant_type (one file per grant).
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { type Static, Type } from 'typebox';
 import { problemResponses } from '../../platform/http/schemas.ts';
@@ -31,15 +31,28 @@ export const TokenResponse = Type.Object({
 });
 export type TokenResponseT = Static<typeof TokenResponse>;
 
+/**
+ * A token request of the payment API (a merchant's API key, or client credentials with no
+ * identity-application credentials): its errors stay problem+json, as every error of the
+ * payment API. Every other token request is OAuth's, answered per RFC 6749 5.2.
+ */
+export function paymentApiTokenRequest(request: FastifyRequest): boolean {
+  if (request.headers[API_KEY_HEADER] !== undefined) return true;
+  const body = (request.body ?? {}) as Record<string, unknown>;
+  return body.grant_type === 'client_credentials' && request.headers.authorization === undefined && body.client_id === undefined;
+}
+
 export async function tokenRoutes(root: FastifyInstance, deps: TokenDeps) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   app.post('/oauth/token', {
+    config: { oauthErrors: (request) => !paymentApiTokenRequest(request) },
     schema: {
       tags: ['Authentication'],
       summary: 'Get an access token (OAuth 2.0 client credentials)',
       description:
         'Send `grant_type=client_credentials` form-encoded with the API key in the `x-api-key` header. ' +
-        'Errors carry the OAuth members `error` and `error_description` besides the problem fields.',
+        'Errors of a request with an API key (the payment API) are problem+json with the OAuth members `error` and `error_description`; ' +
+        'errors of identity applications\' requests are `application/json` `{error, error_description}` (RFC 6749 5.2), 401 with `WWW-Authenticate`.',
       security: [{ apiKey: [] }],
       consumes: [FORM],
       body: Type.Object({

@@ -7,7 +7,16 @@ import type { Db, Queryable } from '../../platform/db/index.ts';
 import type { KeyPurpose, KeyStore } from '../../platform/crypto/keystore.ts';
 import { decodeJwt, signJwt, verifyJwt } from '../../platform/crypto/compact-jws.ts';
 import { problems } from '../../platform/http/problem.ts';
+import { sha256 } from '../../platform/crypto/secrets.ts';
 import { type AppRow, idpRepo } from '../idp/idp.repo.ts';
+
+/** A 401 of /userinfo (RFC 6750 3.1): the challenge carries the error; the body too. */
+function bearerError(description: string, challenge: string) {
+  const p = problems.unauthorized(description, challenge);
+  p.extra.error = 'invalid_token';
+  p.extra.error_description = description;
+  return p;
+}
 
 export const IDP_ACCESS_TOKEN_KEYS: KeyPurpose = { name: 'idp-access-token', alg: 'HS256', overlapSeconds: 2 * 86400 };
 export const TOKEN_TTL_SECONDS = 3600;
@@ -20,6 +29,8 @@ export interface UserTokenInput {
   codeHash: string | null;
   /** Login-as: the auditing name, carried as {identity_claims_base}/login-as-name. */
   loginAsName: string | null;
+  /** The refresh-token family it was issued in (revoked with it). */
+  refreshFamily?: string | null;
 }
 
 export type RecordedToken = UserTokenInput & { jti: string };
@@ -36,7 +47,7 @@ export class UserTokens {
   /** Records the token (in the caller's transaction when given one); sign it with sign(). */
   async record(q: Queryable, t: UserTokenInput): Promise<RecordedToken> {
     const jti = randomUUID();
-    await idpRepo.insertToken(q, { jti, code_hash: t.codeHash, client_id: t.clientId, user_id: t.userId, ttlSeconds: TOKEN_TTL_SECONDS, login_as_name: t.loginAsName });
+    await idpRepo.insertToken(q, { jti, code_hash: t.codeHash, client_id: t.clientId, user_id: t.userId, ttlSeconds: TOKEN_TTL_SECONDS, login_as_name: t.loginAsName, refresh_family: t.refreshFamily ?? null });
     return { ...t, jti };
   }
 
@@ -83,16 +94,21 @@ export class UserTokens {
 
   /** RFC 7009: revokes a token of the calling client; answers the same whatever the token. */
   async revoke(app: AppRow, token: unknown): Promise<void> {
-    const claims = typeof token === 'string' ? await this.active(token) : undefined;
+    if (typeof token !== 'string') return;
+    const claims = await this.active(token);
     if (claims && claims.client_id === app.client_id) await idpRepo.revokeToken(this.db, String(claims.jti), app.client_id);
+    if (claims) return;
+    // A refresh token: its whole family goes (RFC 7009 2.1 allows revoking related tokens).
+    const refresh = await idpRepo.refreshToken(this.db, sha256(token).toString('hex'));
+    if (refresh && refresh.client_id === app.client_id) await idpRepo.revokeFamily(this.db, refresh.family_id);
   }
 
   /** /userinfo: the claims of the user behind an active access token. */
   async userinfo(token: string | undefined) {
-    if (!token) throw problems.unauthorized('An access token is required.', 'Bearer realm="payd-identity"');
+    if (!token) throw bearerError('An access token is required.', 'Bearer realm="payd-identity"');
     const claims = await this.active(token);
     const user = claims ? await idpRepo.user(this.db, String(claims.sub)) : undefined;
-    if (!claims || !user || user.blocked) throw problems.unauthorized('The access token is not valid.', 'Bearer realm="payd-identity", error="invalid_token"');
+    if (!claims || !user || user.blocked) throw bearerError('The access token is not valid.', 'Bearer realm="payd-identity", error="invalid_token", error_description="The access token is not valid."');
     const scopes = String(claims.scope).split(' ');
     return {
       sub: user.id,

@@ -9,6 +9,24 @@ import { DATABASE_RETRY_AFTER_SECONDS, isConnectionFailure } from '../db/errors.
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * OAuth endpoints (RFC 6749 5.2, RFC 6750 3): when this answers true for a request, its
+     * errors are application/json {error, error_description} instead of problem+json.
+     */
+    oauthErrors?: (request: FastifyRequest) => boolean;
+  }
+}
+
+/** The RFC 6749 error code of a problem that does not name one. */
+function oauthCode(problem: Problem): string {
+  if (typeof problem.extra.error === 'string') return problem.extra.error;
+  if (problem.status >= 500) return problem.status === 503 ? 'temporarily_unavailable' : 'server_error';
+  if (problem.status === 401) return 'invalid_client';
+  return 'invalid_request';
+}
+
 const CONTEXT: Record<string, InvalidParam['in']> = {
   body: 'body',
   querystring: 'query',
@@ -96,6 +114,21 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
   if (problem.noBody) {
     reply.removeHeader('content-type');
     return reply.send();
+  }
+  const oauth = request.routeOptions?.config?.oauthErrors;
+  if (oauth?.(request)) {
+    // error and error_description first; the problem's other members (invalid_params,
+    // request_id) stay as extension members, which RFC 6749 allows clients to ignore.
+    const { error: _e, error_description: _d, ...extra } = problem.extra;
+    if (problem.status === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', 'Basic realm="payd"');
+    reply.header('cache-control', 'no-store');
+    reply.type('application/json; charset=utf-8');
+    return reply.send(JSON.stringify({
+      error: oauthCode(problem),
+      error_description: typeof problem.extra.error_description === 'string' ? problem.extra.error_description : (problem.detail ?? problem.title),
+      ...extra,
+      request_id: request.id,
+    }));
   }
   const instance = request.url.split('?')[0];
   reply.type(PROBLEM_CONTENT_TYPE);

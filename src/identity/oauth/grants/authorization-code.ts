@@ -14,6 +14,7 @@ import { authenticateClient } from '../client-auth.ts';
 import { signIdToken } from '../id-token.ts';
 import { oauthError } from '../oauth-errors.ts';
 import { type RecordedToken, TOKEN_TTL_SECONDS, type UserTokens } from '../user-tokens.ts';
+import { OFFLINE_ACCESS, newFamilyId, newRefreshToken } from './refresh-token.ts';
 
 export interface CodeGrantDeps {
   db: Db;
@@ -26,7 +27,7 @@ export interface CodeGrantDeps {
 type Outcome =
   | { kind: 'refused'; description: string }
   | { kind: 'replayed' }
-  | { kind: 'issued'; code: CodeRow; user: UserRow; token: RecordedToken };
+  | { kind: 'issued'; code: CodeRow; user: UserRow; token: RecordedToken; refresh?: string | undefined };
 
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/; // RFC 7636 4.1
 
@@ -59,18 +60,28 @@ export async function authorizationCodeGrant(deps: CodeGrantDeps, headers: Recor
     if (why) return { kind: 'refused', description: why };
     const user = await idpRepo.user(tx, used.user_id);
     if (!user || user.blocked) return { kind: 'refused', description: 'The user cannot sign in.' };
-    const token = await deps.tokens.record(tx, { userId: user.id, clientId: app.client_id, scope: used.scope, codeHash, loginAsName: used.login_as_name });
-    return { kind: 'issued', code: used, user, token };
+    // offline_access: a refresh token, first of a new family (never for login-as).
+    const offline = used.scope.split(' ').includes(OFFLINE_ACCESS) && !used.login_as_name;
+    const familyId = offline ? newFamilyId() : null;
+    const token = await deps.tokens.record(tx, { userId: user.id, clientId: app.client_id, scope: used.scope, codeHash, loginAsName: used.login_as_name, refreshFamily: familyId });
+    const refresh = familyId
+      ? await newRefreshToken(tx, { familyId, codeHash, clientId: app.client_id, userId: user.id, scope: used.scope, authTime: used.auth_time })
+      : undefined;
+    return { kind: 'issued', code: used, user, token, refresh };
   });
 
   if (outcome.kind === 'replayed') {
     await idpRepo.revokeTokensOfCode(deps.db, codeHash);
+    await idpRepo.revokeFamiliesOfCode(deps.db, codeHash);
     throw oauthError('invalid_grant', 'The authorization code was already used; the tokens issued from it are revoked.');
   }
   if (outcome.kind === 'refused') throw oauthError('invalid_grant', outcome.description);
-  const { code, user, token } = outcome;
+  const { code, user, token, refresh } = outcome;
   const idToken = await signIdToken({
     issuer: deps.issuer, app, user, scope: code.scope, nonce: code.nonce, authTime: code.auth_time, ttlSeconds: TOKEN_TTL_SECONDS,
   }, deps.keys, deps.masterKey);
-  return { access_token: await deps.tokens.sign(token), token_type: 'Bearer' as const, expires_in: TOKEN_TTL_SECONDS, scope: code.scope, id_token: idToken };
+  return {
+    access_token: await deps.tokens.sign(token), token_type: 'Bearer' as const, expires_in: TOKEN_TTL_SECONDS, scope: code.scope, id_token: idToken,
+    ...(refresh ? { refresh_token: refresh } : {}),
+  };
 }

@@ -1,0 +1,80 @@
+// Refresh tokens (scope offline_access; RFC 6749 6, RFC 9700 4.14.2): opaque random
+// values stored hashed, rotated on every use. A token is marked used in one row update,
+// so of two concurrent uses one wins; a used (or revoked) token presented again means it
+// was stolen or replayed: its whole family (every refresh token descended from the same
+// authorization code and the access tokens issued in it) is revoked.
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Db, Queryable } from '../../../platform/db/index.ts';
+import { sha256 } from '../../../platform/crypto/secrets.ts';
+import { type AppRow, type UserRow, idpRepo } from '../../idp/idp.repo.ts';
+import { authenticateClient } from '../client-auth.ts';
+import { signIdToken } from '../id-token.ts';
+import { oauthError } from '../oauth-errors.ts';
+import { type RecordedToken, TOKEN_TTL_SECONDS } from '../user-tokens.ts';
+import type { CodeGrantDeps } from './authorization-code.ts';
+
+export const REFRESH_TTL_SECONDS = 30 * 86400;
+export const OFFLINE_ACCESS = 'offline_access';
+
+const hex = (s: string) => sha256(s).toString('hex');
+
+/** Records a new refresh token of a family (a new family when none is given); returns its value. */
+export async function newRefreshToken(q: Queryable, r: { familyId: string; codeHash: string | null; clientId: string; userId: string; scope: string; authTime: Date }): Promise<string> {
+  const value = randomBytes(32).toString('base64url');
+  await idpRepo.insertRefreshToken(q, {
+    token_hash: hex(value), family_id: r.familyId, code_hash: r.codeHash, client_id: r.clientId, user_id: r.userId, scope: r.scope, auth_time: r.authTime,
+  }, REFRESH_TTL_SECONDS);
+  return value;
+}
+
+export const newFamilyId = () => randomUUID();
+
+type Outcome =
+  | { kind: 'reused'; familyId?: string }
+  | { kind: 'issued'; app: AppRow; user: UserRow; scope: string; authTime: Date; token: RecordedToken; refresh: string };
+
+export async function refreshTokenGrant(deps: CodeGrantDeps, headers: Record<string, unknown>, body: Record<string, unknown>) {
+  const app = await authenticateClient(deps.db, headers, body);
+  if (typeof body.refresh_token !== 'string' || body.refresh_token === '') throw oauthError('invalid_request', 'refresh_token is required.');
+  const tokenHash = hex(body.refresh_token);
+  const db: Db = deps.db;
+  // A refusal throws inside the transaction, which rolls back: the token is not burnt.
+  const outcome = await db.transaction(async (tx): Promise<Outcome> => {
+    const used = await idpRepo.useRefreshToken(tx, tokenHash);
+    if (used === 'unknown') throw oauthError('invalid_grant', 'The refresh token is not valid.');
+    if (used === 'reused') {
+      const row = await idpRepo.refreshToken(tx, tokenHash);
+      // Only the client it was issued to can set off reuse detection.
+      if (row && row.client_id !== app.client_id) throw oauthError('invalid_grant', 'The refresh token is not valid.');
+      return { kind: 'reused', ...(row ? { familyId: row.family_id } : {}) };
+    }
+    if (used.client_id !== app.client_id) throw oauthError('invalid_grant', 'The refresh token was issued to another client.');
+    if (used.expired) throw oauthError('invalid_grant', 'The refresh token has expired.');
+    const user = await idpRepo.user(tx, used.user_id);
+    if (!user || user.blocked) throw oauthError('invalid_grant', 'The user cannot sign in.');
+    // RFC 6749 6: a narrower scope may be asked for, never a wider one.
+    let scope = used.scope;
+    if (typeof body.scope === 'string' && body.scope !== '') {
+      const asked = body.scope.split(' ').filter(Boolean);
+      const granted = used.scope.split(' ');
+      if (!asked.every((s) => granted.includes(s))) throw oauthError('invalid_scope', 'scope exceeds the scope originally granted.');
+      scope = asked.join(' ');
+    }
+    const token = await deps.tokens.record(tx, { userId: user.id, clientId: app.client_id, scope, codeHash: null, loginAsName: null, refreshFamily: used.family_id });
+    // The family keeps the originally granted scope, so that a narrower request does not narrow later ones.
+    const refresh = await newRefreshToken(tx, { familyId: used.family_id, codeHash: used.code_hash, clientId: app.client_id, userId: user.id, scope: used.scope, authTime: used.auth_time });
+    return { kind: 'issued', app, user, scope, authTime: used.auth_time, token, refresh };
+  });
+  if (outcome.kind === 'reused') {
+    if (outcome.familyId) await idpRepo.revokeFamily(deps.db, outcome.familyId);
+    throw oauthError('invalid_grant', 'The refresh token was already used; every token of its family is revoked.');
+  }
+  const { user, scope, authTime, token, refresh } = outcome;
+  const idToken = scope.split(' ').includes('openid')
+    ? await signIdToken({ issuer: deps.issuer, app, user, scope, nonce: null, authTime, ttlSeconds: TOKEN_TTL_SECONDS }, deps.keys, deps.masterKey)
+    : undefined;
+  return {
+    access_token: await deps.tokens.sign(token), token_type: 'Bearer' as const, expires_in: TOKEN_TTL_SECONDS, scope, refresh_token: refresh,
+    ...(idToken ? { id_token: idToken } : {}),
+  };
+}
