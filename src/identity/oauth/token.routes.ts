@@ -39,7 +39,10 @@ export type TokenResponseT = Static<typeof TokenResponse>;
 export function paymentApiTokenRequest(request: FastifyRequest): boolean {
   if (request.headers[API_KEY_HEADER] !== undefined) return true;
   const body = (request.body ?? {}) as Record<string, unknown>;
-  return body.grant_type === 'client_credentials' && request.headers.authorization === undefined && body.client_id === undefined;
+  // Application credentials are HTTP Basic or client_id in the body (RFC 6749 2.3.1); a
+  // bearer token sent here is a payment-API client's mistake, answered as the payment API.
+  const basic = /^basic /i.test(request.headers.authorization ?? '');
+  return body.grant_type === 'client_credentials' && !basic && body.client_id === undefined;
 }
 
 export async function tokenRoutes(root: FastifyInstance, deps: TokenDeps) {

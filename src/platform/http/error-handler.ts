@@ -36,9 +36,58 @@ const CONTEXT: Record<string, InvalidParam['in']> = {
 
 interface AjvError {
   instancePath: string;
+  schemaPath?: string;
   keyword: string;
   message?: string;
   params: Record<string, unknown>;
+}
+
+/** Properties that tell which branch of a union an object was meant for. */
+const DISCRIMINATORS = ['type', 'method'];
+
+/**
+ * Folds the errors of unions (anyOf/oneOf) into what the client needs to fix: a union of
+ * literals becomes one "must be one of A, B, C"; a union of objects is reported for the
+ * branch the input was meant for (the one whose `type` or `method` it matches), and when
+ * it matches none, as the allowed values of that discriminator. Other unions are left as
+ * Ajv reports them.
+ */
+export function collapseUnions(errors: AjvError[]): AjvError[] {
+  let out = errors;
+  for (const u of errors) {
+    if ((u.keyword !== 'anyOf' && u.keyword !== 'oneOf') || !u.schemaPath || !out.includes(u)) continue;
+    const prefix = `${u.schemaPath}/`;
+    const branchOf = (e: AjvError) => (e !== u && e.schemaPath?.startsWith(prefix) ? Number(e.schemaPath.slice(prefix.length).split('/')[0]) : undefined);
+    const members = out.filter((e) => branchOf(e) !== undefined);
+    if (!members.length) continue;
+    const without = (drop: AjvError[], add: AjvError[]) => {
+      const gone = new Set(drop);
+      const at = out.indexOf(u);
+      out = [...out.slice(0, at).filter((e) => !gone.has(e)), ...add, ...out.slice(at).filter((e) => !gone.has(e))];
+    };
+    if (members.every((e) => e.keyword === 'const' && e.instancePath === u.instancePath)) {
+      without([u, ...members], [{ instancePath: u.instancePath, keyword: 'enum', params: { allowedValues: members.map((e) => e.params.allowedValue) } }]);
+      continue;
+    }
+    const isDiscriminator = (e: AjvError) => (e.keyword === 'const' || e.keyword === 'enum') && DISCRIMINATORS.some((d) => e.instancePath === `${u.instancePath}/${d}`);
+    const discriminators = members.filter(isDiscriminator);
+    if (!discriminators.length) continue;
+    const branches = new Map<number, AjvError[]>();
+    for (const e of members) branches.set(branchOf(e)!, [...(branches.get(branchOf(e)!) ?? []), e]);
+    const meant = [...branches].filter(([, errs]) => !errs.some(isDiscriminator));
+    if (meant.length === 1) {
+      const keep = new Set(meant[0]![1]);
+      without([u, ...members.filter((e) => !keep.has(e))], []);
+    } else if (meant.length === 0) {
+      const byField = new Map<string, unknown[]>();
+      for (const e of discriminators) {
+        const values = e.keyword === 'const' ? [e.params.allowedValue] : (e.params.allowedValues as unknown[] ?? []);
+        byField.set(e.instancePath, [...(byField.get(e.instancePath) ?? []), ...values]);
+      }
+      without([u, ...members], [...byField].map(([instancePath, values]) => ({ instancePath, keyword: 'enum', params: { allowedValues: [...new Set(values)] } })));
+    }
+  }
+  return out;
 }
 
 /** "/split/0/amount" -> "split[0].amount" */
@@ -51,7 +100,7 @@ export function fieldName(instancePath: string, child?: string): string {
 export function invalidParamsFrom(errors: AjvError[], where: InvalidParam['in']): InvalidParam[] {
   const seen = new Set<string>();
   const out: InvalidParam[] = [];
-  for (const e of errors) {
+  for (const e of collapseUnions(errors)) {
     let name = fieldName(e.instancePath);
     let reason = e.message ?? 'is invalid';
     if (e.keyword === 'required') {
@@ -61,7 +110,8 @@ export function invalidParamsFrom(errors: AjvError[], where: InvalidParam['in'])
       name = fieldName(e.instancePath, String(e.params.additionalProperty));
       reason = 'is not a known field';
     } else if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues)) {
-      reason = `must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`;
+      const values = e.params.allowedValues as unknown[];
+      reason = values.length === 1 ? `must be ${String(values[0])}` : `must be one of ${values.join(', ')}`;
     } else if (e.keyword === 'const' && e.params.allowedValue !== undefined) {
       reason = `must be ${String(e.params.allowedValue)}`;
     }
