@@ -62,6 +62,18 @@ export class OperationsService {
   }
 
   /**
+   * A key already processed on this payment, before anything else is looked at: the key
+   * that created it, or an operation's (held while that one is in flight). Answers 409;
+   * returns when the key is new to the payment (or the payment is not the entity's).
+   */
+  async refuseKnownKey(entityId: string, paymentId: string, key: string, instance: string): Promise<void> {
+    const p = await paymentsRepo.get(this.db, entityId, paymentId);
+    if (!p) return;
+    if (p.idempotency_key === key) throw problems.idempotencyViolation(instance, p.id);
+    await this.refuseReplay(paymentId, key, instance);
+  }
+
+  /**
    * The amount of the operation and how it draws on the authorizations; a 400 problem when
    * the payment is not AUTHORIZED, has reached the operation limit, or has not the amount.
    * Decided from the payment row's running totals (and, for a split, its slices), never
@@ -114,6 +126,8 @@ export class OperationsService {
     const found = await paymentsRepo.getWithLedger(this.db, entityId, paymentId);
     if (!found) throw problems.notFound(`Payment ${paymentId} does not exist.`);
     const { payment: p, txs, ops } = found;
+    // The key that created the payment counts as processed on it (Errors 5).
+    if (opts.idempotencyKey && p.idempotency_key === opts.idempotencyKey) throw problems.idempotencyViolation(opts.instance, p.id);
     if (opts.idempotencyKey && ops.some((o) => o.idempotency_key === opts.idempotencyKey)) return undefined;
     // (The whole ledger is read for the answer, a Payment with every operation; the
     // decision takes only the payment row's totals and its authorizations.)
@@ -161,6 +175,7 @@ export class OperationsService {
     const reservation = await this.db.transaction(async (tx) => {
       const p = await paymentsRepo.get(tx, entityId, paymentId, true);
       if (!p) throw problems.notFound(`Payment ${paymentId} does not exist.`);
+      if (opts.idempotencyKey && p.idempotency_key === opts.idempotencyKey) throw problems.idempotencyViolation(opts.instance, p.id);
       if (opts.idempotencyKey && (await paymentsRepo.operationByKey(tx, paymentId, opts.idempotencyKey))) return 'replay' as const;
       const { auths, nextSeq } = await paymentsRepo.authorizations(tx, paymentId, p.split.length);
       const { amount, allocations } = await this.planWith(kind, p, auths, () => paymentsRepo.txs(tx, paymentId), body);

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { entityOf } from '../platform/http/auth.ts';
+import { IDEMPOTENCY_KEY } from './idempotency.ts';
 import { IdParams, NoBody, problemResponses } from '../platform/http/schemas.ts';
 import { CaptureBody, CreatePaymentBody, RefundBody, VoidBody } from './payments.schemas.ts';
 import type { CreatePaymentBody as CreatePaymentInput, OperationBody } from './payments.schemas.ts';
@@ -39,6 +40,13 @@ function sendPayment(reply: FastifyReply, payment: object | string) {
   return reply.type('application/json; charset=utf-8').send(typeof payment === 'string' ? payment : paymentJson(payment));
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The idempotency key to look up before answering a body that failed validation (a well-formed key only). */
+function replayKey(error: Error & { validationContext?: string }, key: unknown): string | undefined {
+  return error.validationContext === 'body' && typeof key === 'string' && IDEMPOTENCY_KEY.test(key) ? key : undefined;
+}
+
 export async function paymentsRoutes(root: FastifyInstance, { payments, operations }: { payments: PaymentsService; operations: OperationsService }) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const path = (url: string) => url.split('?')[0]!;
@@ -58,7 +66,15 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
         ...problemResponses(400, 401, 403, 409, 413, 415, 500, 503),
       },
     },
+    attachValidation: true,
   }, async (request, reply) => {
+    // A key already used is answered 409 whatever the body (Errors 5): the key is looked at
+    // before the body's validation error is.
+    if (request.validationError) {
+      const key = replayKey(request.validationError, request.headers['x-idempotency-key']);
+      if (key) await payments.refuseReplay(entityOf(request), key, path(request.url));
+      throw request.validationError;
+    }
     const view = await payments.create(entityOf(request), request.body as CreatePaymentInput, request.headers['x-idempotency-key'], path(request.url));
     return sendPayment(reply, view);
   });
@@ -95,7 +111,15 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
       preValidation: async (request) => {
         if (kind !== 'CAPTURE' && (request.body === undefined || request.body === null)) request.body = {};
       },
+      attachValidation: true,
     }, async (request, reply) => {
+      // A key already processed on this payment is answered 409 whatever the body (Errors 5).
+      if (request.validationError) {
+        const key = replayKey(request.validationError, request.headers['x-idempotency-key']);
+        const id = String((request.params as { id?: unknown }).id ?? '').toLowerCase();
+        if (key && UUID.test(id)) await operations.refuseKnownKey(entityOf(request), id, key, path(request.url));
+        throw request.validationError;
+      }
       const result = await operations.run(kind, entityOf(request), request.params.id, (request.body ?? {}) as OperationBody, {
         idempotencyKey: request.headers['x-idempotency-key'],
         instance: path(request.url),

@@ -308,7 +308,7 @@ export class PaymentsService {
   }
 
   /** A key already used by this entity: hold while the first request runs, then 409. */
-  private async refuseReplay(entityId: string, key: string, instance: string): Promise<void> {
+  async refuseReplay(entityId: string, key: string, instance: string): Promise<void> {
     const first = await holdWhileInFlight(
       () => paymentsRepo.getByKey(this.db, entityId, key),
       (p) => p.processing,
