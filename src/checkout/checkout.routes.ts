@@ -11,7 +11,7 @@ import type { CheckoutService, SubmitBody } from './checkout.service.ts';
 import { CHECKOUT_CSS, WIDGET_CSS, escapeHtml, fragmentCheckoutPage, sendPage } from './pages.ts';
 import { widgetBundle } from './widget-bundle.ts';
 import { formatAmount } from './widget/validation.ts';
-import { type Locale, pickLocale, t } from './i18n.ts';
+import { type Locale, intlLocale, pickLocale, t } from './i18n.ts';
 import { sessionLocale } from './checkout.service.ts';
 
 const SESSION_HEADER = 'x-payd-session';
@@ -198,10 +198,10 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout, partners
 
 /** The receipt of an authorized payment on payd's own outcome page. */
 function receiptHtml(L: Locale, r: NonNullable<Awaited<ReturnType<CheckoutService['receipt']>>>): string {
-  const date = new Intl.DateTimeFormat(L === 'fr' ? 'fr-FR' : 'en-GB', { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' }).format(r.date) + ' UTC';
+  const date = new Intl.DateTimeFormat(intlLocale(L), { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' }).format(r.date) + ' UTC';
   const rows: Array<[string, string]> = [
     [t(L, 'paidTo'), r.merchant],
-    [t(L, 'amount'), formatAmount(r.amount, r.currency, L === 'fr' ? 'fr-FR' : 'en-GB')],
+    [t(L, 'amount'), formatAmount(r.amount, r.currency, intlLocale(L))],
     ...(r.order.reference ? [[t(L, 'orderLabel'), r.order.reference] as [string, string]] : []),
     [t(L, 'date'), date],
     ...(r.cards.length ? [[t(L, 'paidWith'), r.cards.join(', ')] as [string, string]] : []),

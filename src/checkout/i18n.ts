@@ -177,6 +177,11 @@ export function pickLocale(acceptLanguage: string | undefined, override?: string
   return 'en';
 }
 
+/** The Intl locale amounts and dates of a page are formatted in. */
+export function intlLocale(locale: Locale): string {
+  return locale === 'fr' ? 'fr-FR' : 'en-GB';
+}
+
 /** Shopper-facing name of a payment method (never the raw enum). */
 export function methodLabel(locale: Locale, method: string): string {
   const key = `method_${method}` as MessageKey;

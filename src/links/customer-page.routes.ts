@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import { Uuid } from '../platform/http/schemas.ts';
 import { checkoutPage, escapeHtml, sendPage } from '../checkout/pages.ts';
 import { formatAmount } from '../checkout/widget/validation.ts';
-import { pickLocale, t } from '../checkout/i18n.ts';
+import { intlLocale, pickLocale, t } from '../checkout/i18n.ts';
 import type { ClientSessionsService } from '../payments/client-sessions.service.ts';
 import type { PaymentLinksService } from './links.service.ts';
 
@@ -30,7 +30,7 @@ export async function customerPageRoutes(app: FastifyInstance, deps: { links: Pa
         // Who asks for the money, for what: a page without it looks like phishing.
         {
           const L = pickLocale(request.headers['accept-language'], typeof page.link.customer?.locale === 'string' ? page.link.customer.locale : undefined);
-          const due = formatAmount(page.link.amount, page.link.currency, L === 'fr' ? 'fr-FR' : undefined);
+          const due = formatAmount(page.link.amount, page.link.currency, intlLocale(L));
           return checkoutPage(reply, merchant ? t(L, 'payMerchant', { name: merchant }) : t(L, 'payYourOrder'),
             `${reference ? `${t(L, 'orderDot', { reference })} ` : ''}${t(L, 'amountDue', { amount: due })}`, deps.sessions.widgetData(page.session!.id), L);
         }

@@ -40,8 +40,6 @@ function sendPayment(reply: FastifyReply, payment: object | string) {
   return reply.type('application/json; charset=utf-8').send(typeof payment === 'string' ? payment : paymentJson(payment));
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
 /** The idempotency key to look up before answering a body that failed validation (a well-formed key only). */
 function replayKey(error: Error & { validationContext?: string }, key: unknown): string | undefined {
   return error.validationContext === 'body' && typeof key === 'string' && IDEMPOTENCY_KEY.test(key) ? key : undefined;
@@ -116,8 +114,8 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
       // A key already processed on this payment is answered 409 whatever the body (Errors 5).
       if (request.validationError) {
         const key = replayKey(request.validationError, request.headers['x-idempotency-key']);
-        const id = String((request.params as { id?: unknown }).id ?? '').toLowerCase();
-        if (key && UUID.test(id)) await operations.refuseKnownKey(entityOf(request), id, key, path(request.url));
+        // (Fastify validates params before the body: a body error means the id is a valid, canonical uuid.)
+        if (key) await operations.refuseKnownKey(entityOf(request), request.params.id, key, path(request.url));
         throw request.validationError;
       }
       const result = await operations.run(kind, entityOf(request), request.params.id, (request.body ?? {}) as OperationBody, {

@@ -4,7 +4,7 @@
 // merchant's key), checks card details before sending them, and never writes card data
 // to a URL, storage or the console. Bundled by esbuild (src/checkout/widget-bundle.ts).
 import { cardBrand, cvvValid, expiryValid, formatAmount, groupCardNumber, luhnValid, parseExpiry } from './validation.ts';
-import { type Locale, methodLabel, pickLocale, t } from '../i18n.ts';
+import { type Locale, intlLocale, methodLabel, pickLocale, t } from '../i18n.ts';
 
 interface Solution { partner: string; method: string }
 interface SessionInfo {
@@ -111,7 +111,7 @@ export async function mount(target: string | Element, options: MountOptions): Pr
     return;
   }
 
-  const total = formatAmount(info.amount, info.currency, L);
+  const total = formatAmount(info.amount, info.currency, intlLocale(L));
   const card = info.eligible_solutions.find((s) => s.method === 'CARD');
   const gift = info.eligible_solutions.find((s) => s.method === 'GIFT_CARD');
   const others = info.eligible_solutions.filter((s) => s.method !== 'CARD' && s.method !== 'GIFT_CARD');

@@ -59,6 +59,12 @@ const USER_COLS = 'id, email, password_hash, given_name, family_name, email_veri
 const APP_COLS = 'client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types, management_scopes, id_token_alg, created_at';
 
 export const idpRepo = {
+  /** Whether some application lists this origin among its Allowed Origins (CORS). */
+  async originAllowed(q: Queryable, origin: string): Promise<boolean> {
+    const { rows } = await q.query('SELECT 1 FROM idp_applications WHERE allowed_origins @> jsonb_build_array($1::text) LIMIT 1', [origin]);
+    return rows.length > 0;
+  },
+
   async insertUser(q: Queryable, u: Omit<UserRow, 'created_at' | 'blocked'>): Promise<UserRow | undefined> {
     const { rows } = await q.query<UserRow>(
       `INSERT INTO idp_users (id, email, password_hash, given_name, family_name, email_verified, is_admin)

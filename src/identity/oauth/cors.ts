@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Queryable } from '../../platform/db/index.ts';
 import { problems } from '../../platform/http/problem.ts';
+import { idpRepo } from '../idp/idp.repo.ts';
 
 export const CORS_PATHS: readonly string[] = ['/.well-known/openid-configuration', '/.well-known/jwks.json', '/oauth/token', '/userinfo'];
 const METHODS: Record<string, string> = { '/oauth/token': 'POST', '/userinfo': 'GET, POST' };
@@ -14,8 +15,7 @@ const MAX_AGE_SECONDS = 600;
 
 async function allowed(db: Queryable, origin: string | undefined): Promise<boolean> {
   if (!origin || origin.length > 2048 || origin === 'null') return false;
-  const { rows } = await db.query('SELECT 1 FROM idp_applications WHERE allowed_origins @> jsonb_build_array($1::text) LIMIT 1', [origin]);
-  return rows.length > 0;
+  return idpRepo.originAllowed(db, origin);
 }
 
 const pathOf = (request: FastifyRequest) => request.url.split('?')[0]!;
