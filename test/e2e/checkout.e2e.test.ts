@@ -80,6 +80,15 @@ describe('checkout in Chromium', () => {
     const data = await page.locator('script[data-payd-session]').getAttribute('data-payd-session').catch(() => null);
     if (data) credentials.push(data);
   };
+  /** A HOSTED_PAGE client session made through the API (its credential recorded for the URL checks). */
+  const hostedSession = async (extra: Record<string, unknown>) => {
+    const s = await (await fetch(`${payd}/v2/client-sessions`, {
+      method: 'POST', headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ currency: 'EUR', integration_mode: 'HOSTED_PAGE', ...extra }),
+    })).json() as { id: string; widget: { data: string }; links: { hosted_page: { href: string } } };
+    credentials.push(s.widget.data);
+    return s;
+  };
   const fillCard = async (page: Page, number: string) => {
     await page.getByLabel('Card number', { exact: true }).fill(number);
     await page.getByLabel('Expiry date (MM/YY)').fill('12/31');
@@ -146,11 +155,7 @@ describe('checkout in Chromium', () => {
   });
 
   it('leads a failed 3-D Secure check on the hosted page back to the page; Back after the check has a way onward', async () => {
-    const s = await (await fetch(`${payd}/v2/client-sessions`, {
-      method: 'POST', headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ amount: 4100, currency: 'EUR', integration_mode: 'HOSTED_PAGE', shopper_redirection_url: `${shop}/return` }),
-    })).json() as { widget: { data: string }; links: { hosted_page: { href: string } } };
-    credentials.push(s.widget.data);
+    const s = await hostedSession({ amount: 4100, shopper_redirection_url: `${shop}/return` });
     const page = await newPage();
     await page.goto(s.links.hosted_page.href);
     await fillCard(page, '4000 0000 0000 3220');
@@ -174,11 +179,7 @@ describe('checkout in Chromium', () => {
   });
 
   it('groups the card number as typed, names the brand, puts expiry and CVV side by side, and speaks French (issue 20, items 6 and 7)', async () => {
-    const s = await (await fetch(`${payd}/v2/client-sessions`, {
-      method: 'POST', headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ amount: 2500, currency: 'EUR', integration_mode: 'HOSTED_PAGE', customer: { locale: 'fr-FR' }, order: { reference: 'cmd-7' } }),
-    })).json() as { widget: { data: string }; links: { hosted_page: { href: string } } };
-    credentials.push(s.widget.data);
+    const s = await hostedSession({ amount: 2500, customer: { locale: 'fr-FR' }, order: { reference: 'cmd-7' } });
     const context = await browser.newContext({ viewport: { width: 375, height: 812 }, locale: 'fr-FR' });
     const page = await context.newPage();
     page.on('request', (r) => void browserUrls.push(r.url()));
@@ -227,11 +228,7 @@ describe('checkout in Chromium', () => {
       await audit(page, `3-D Secure page ${viewport.width}`);
       await page.screenshot({ path: `${SHOTS}/3ds-${viewport.width}.png`, fullPage: true });
 
-      const session = await (await fetch(`${payd}/v2/client-sessions`, {
-        method: 'POST', headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ amount: 1500, currency: 'EUR', integration_mode: 'HOSTED_PAGE', order: { reference: 'a11y' } }),
-      })).json() as { id: string; widget: { data: string }; links: { hosted_page: { href: string } } };
-      credentials.push(session.widget.data);
+      const session = await hostedSession({ amount: 1500, order: { reference: 'a11y' } });
       await page.goto(session.links.hosted_page.href);
       await page.getByLabel('Card number', { exact: true }).waitFor();
       await audit(page, `hosted page ${viewport.width}`);
