@@ -100,16 +100,21 @@ export interface Allocation {
 /** Gift cards are consumed first on capture; cards are refunded (and voided) first. */
 export const GIFT_CARD_METHODS = new Set(['GIFT_CARD']);
 
-function order(slices: Slice[], giftCardsFirst: boolean): Slice[] {
-  const gift = slices.filter((s) => GIFT_CARD_METHODS.has(s.method));
-  const other = slices.filter((s) => !GIFT_CARD_METHODS.has(s.method));
-  return giftCardsFirst ? [...gift, ...other] : [...other, ...gift];
+/** Capture order: gift cards, then other methods (BNPL), cards last (the authorization order). */
+const captureRank = (method: string) => (GIFT_CARD_METHODS.has(method) ? 0 : method === 'CARD' ? 2 : 1);
+
+function order(slices: Slice[], kind: keyof Reserved): Slice[] {
+  // Refunds and voids go the other way: money back to the card first, then other methods
+  // (a BNPL plan shrinks), gift cards last (store credit is what the shopper least wants
+  // back). The sort is stable: parts of one rank keep their authorization order.
+  const rank = (s: Slice) => (kind === 'capture' ? captureRank(s.method) : 2 - captureRank(s.method));
+  return [...slices].sort((a, b) => rank(a) - rank(b));
 }
 
 /**
- * Splits an operation amount over the authorizations of a split payment, in the
- * spec's order: captures take gift cards first, refunds take cards first. Voids
- * release cards first too (they are the costly holds). A refund draws only on settled
+ * Splits an operation amount over the authorizations of a split payment: captures take
+ * gift cards first, then other methods, cards last; refunds and voids take cards first,
+ * then other methods, gift cards last. A refund draws only on settled
  * captures (a PENDING capture may yet fail, and its partner has nothing to refund).
  * Throws when the slices cannot cover the amount, which the caller has already ruled
  * out under the row lock.
@@ -119,7 +124,7 @@ export function allocate(kind: keyof Reserved, amount: number, slices: Slice[]):
     kind === 'refund' ? Math.max(0, s.captured - s.refunded) : Math.max(0, s.authorized - s.captured - (s.capturing ?? 0) - s.voided);
   let left = amount;
   const out: Allocation[] = [];
-  for (const s of order(slices, kind === 'capture')) {
+  for (const s of order(slices, kind)) {
     if (left === 0) break;
     const take = Math.min(left, room(s));
     if (take > 0) {

@@ -33,7 +33,7 @@ export const SplitPart = Type.Object(
     method: Type.String({ minLength: 1, maxLength: 64, description: 'e.g. CARD, GIFT_CARD, INSTALLMENTS_3X' }),
     amount: Amount(),
     instrument: Opt(Type.Union([CardInstrument, GiftCardInstrument], { description: 'Required for CARD and GIFT_CARD' })),
-    save_token: Opt(Type.Boolean({ description: 'Ask the partner to keep a token of the instrument for future use' })),
+    save_token: Opt(Type.Boolean({ description: 'Ask the partner to keep the card on file for future payments (default: true on the CARD part when allow_future_usage is true)' })),
   },
   { additionalProperties: false },
 );
@@ -45,7 +45,7 @@ export const CreatePaymentBody = Type.Object(
     currency: Currency,
     entity_id: Opt(Uuid('Defaults to the authenticated entity; any other value is refused')),
     capture_mode: Opt(CaptureMode),
-    allow_future_usage: Opt(Type.Boolean()),
+    allow_future_usage: Opt(Type.Boolean({ description: 'The shopper agreed to keep the card on file: the CARD part saves a token unless it says save_token: false' })),
     client_session_id: Opt(Uuid('The client session this payment completes')),
     order: Opt(Type.Ref('Order')),
     customer: Opt(Type.Ref('Customer')),
@@ -126,8 +126,8 @@ export const PartnerTransaction = Type.Object(
     partner_status: Opt(Type.String()),
     partner_status_description: Opt(Type.String()),
     status_code: Opt(Type.String()),
-    save_token: Opt(Type.Boolean()),
-    token_saved: Opt(Type.Boolean()),
+    save_token: Opt(Type.Boolean({ description: 'The partner was asked to keep the card on file' })),
+    token_saved: Opt(Type.Boolean({ description: 'With save_token: whether the partner kept it (true once the authorization succeeded)' })),
   },
   { $id: 'PartnerTransaction' },
 );

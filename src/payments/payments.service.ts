@@ -145,13 +145,17 @@ export class PaymentsService {
     // suspends the authorization, so nothing may come after it).
     const rank = (m: string) => (GIFT_CARD_METHODS.has(m) ? 0 : m === 'CARD' ? 2 : 1);
     const parts = [...body.split].sort((a, b) => rank(a.method) - rank(b.method));
+    // allow_future_usage asks for the card to be kept on file: its card part saves a token
+    // unless the part says otherwise (save_token: false).
+    const saveToken = (part: (typeof parts)[number]) =>
+      part.save_token ?? (body.allow_future_usage && part.method === 'CARD' ? true : undefined);
     const prepared = parts.map((part, i) => {
       const instrument: Instrument = part.instrument ? (part.instrument as CardInstrument | GiftCardInstrument) : { type: 'NONE' };
       const card = instrument.type === 'CARD' ? cardDetails(this.config.fingerprintKey, entityId, instrument) : undefined;
       const row: NewPartnerTx = {
         id: randomUUID(), payment_id: id, operation_id: null, parent_id: null, kind: 'AUTHORIZATION', seq: i + 1,
         partner: part.partner, method: part.method, amount: part.amount, status: 'PENDING', partner_key: `${id}:${i + 1}`,
-        card: (card as Record<string, unknown> | undefined) ?? null, save_token: part.save_token ?? null,
+        card: (card as Record<string, unknown> | undefined) ?? null, save_token: saveToken(part) ?? null,
       };
       return { part, instrument, card, row };
     });
@@ -175,7 +179,7 @@ export class PaymentsService {
     const requestOf = (p: (typeof prepared)[number]): AuthorizeRequest => ({
       key: p.row.partner_key, entityId, method: p.part.method, amount: p.part.amount, currency: body.currency, instrument: p.instrument,
       ...(p.card ? { card: p.card } : {}),
-      save_token: p.part.save_token ?? false,
+      save_token: saveToken(p.part) ?? false,
       customer: body.customer as Record<string, unknown> | undefined,
       browser: body.browser as Record<string, unknown> | undefined,
       three_ds: body.three_ds_authentication_options,

@@ -75,7 +75,7 @@ interface RawResponse {
 }
 
 /** One POST, without following redirects; the start of the body is kept. */
-function post(o: Outgoing, headers: Record<string, string>, signal: AbortSignal): Promise<RawResponse> {
+function post(o: Outgoing, headers: Record<string, string | string[]>, signal: AbortSignal): Promise<RawResponse> {
   const url = new URL(o.url);
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
@@ -122,18 +122,22 @@ function describe(err: unknown): string {
   return (cause ? `${e.message ?? 'request failed'}: ${cause}` : (e.message ?? String(err))).slice(0, 500);
 }
 
-/** Target headers as request headers: one per name, values joined with ", ". */
-function headerObject(o: Outgoing): Record<string, string> {
-  const out: Record<string, string> = {};
+/**
+ * Target headers as request headers: one header line per value, as the merchant listed
+ * them (node:http writes an array as repeated lines), so a value holding a comma arrives
+ * as it was given. Names are grouped case-insensitively under their first spelling.
+ */
+function headerObject(o: Outgoing): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
   const names = new Map<string, string>();
   for (const [name, value] of toHeaderPairs(o.extraHeaders)) {
     const key = name.toLowerCase();
     const first = names.get(key);
     if (first === undefined) {
       names.set(key, name);
-      out[name] = value;
+      out[name] = [value];
     } else {
-      out[first] = `${out[first]}, ${value}`;
+      (out[first] as string[]).push(value);
     }
   }
   for (const [k, v] of Object.entries(o.paydHeaders)) out[k] = v;

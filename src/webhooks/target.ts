@@ -105,7 +105,7 @@ export function validateWebhookTarget(target: unknown, prefix = '', opts: { allo
   return out;
 }
 
-/** Target headers as fetch headers: one header per name, values joined with ", ". */
+/** Target headers as (name, value) pairs, one per value, reserved names left out. */
 export function toHeaderPairs(headers: readonly WebhookHeader[]): Array<[string, string]> {
   return headers.filter((h) => !isReservedHeader(h.name)).flatMap((h) => h.values.map((v) => [h.name, v] as [string, string]));
 }

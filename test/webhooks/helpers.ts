@@ -26,6 +26,8 @@ export const FAST: Partial<Config> = {
 export interface Received {
   path: string;
   headers: http.IncomingHttpHeaders;
+  /** Header lines as sent: name, value, name, value, ... (repeated names stay apart). */
+  rawHeaders: string[];
   body: string;
   at: number;
 }
@@ -56,7 +58,7 @@ export async function startReceiver(respond: Receiver['respond'] = () => ({ stat
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const got: Received = { path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      const got: Received = { path: req.url ?? '/', headers: req.headers, rawHeaders: req.rawHeaders, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
       const n = requests.push(got) - 1;
       const r = receiver.respond(got, n);
       setTimeout(() => {

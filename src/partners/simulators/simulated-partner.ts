@@ -133,7 +133,7 @@ export abstract class SimulatedPartner implements PartnerConnector {
   protected async onSettled(_tx: Queryable, _op: SimOperation, _parent: SimOperation | undefined): Promise<void> {}
 
   protected result(op: SimOperation): PartnerResult {
-    const data = op.data as { code?: string; description?: string; card?: PartnerResult['card'] };
+    const data = op.data as { code?: string; description?: string; card?: PartnerResult['card']; save_token?: boolean };
     const challenge = op.status === 'CHALLENGE_REQUIRED';
     return {
       outcome: OUTCOME[op.status] ?? 'PENDING',
@@ -142,6 +142,7 @@ export abstract class SimulatedPartner implements PartnerConnector {
       ...(data.description ? { partner_status_description: data.description } : {}),
       status_code: data.code ?? (op.status === 'SUCCEEDED' || op.status === 'AUTHORIZED' ? 'SUCCEEDED' : op.status),
       ...(data.card ? { card: data.card } : {}),
+      ...(data.save_token ? { token_saved: op.status === 'AUTHORIZED' } : {}),
       ...(challenge ? { redirection: { url: `${this.options.baseUrl}/sim/acs/${op.reference}`, method: 'GET' as const } } : {}),
     };
   }
@@ -198,7 +199,8 @@ export abstract class SimulatedPartner implements PartnerConnector {
   }
 
   private newAuthorization(req: AuthorizeRequest, d: Decision): SimOperation {
-    const data = { code: d.code, description: d.description, flags: d.flags ?? {}, currency: req.currency, ...d.data };
+    // A card saved for future use (card on file) is kept only once the authorization succeeds.
+    const data = { code: d.code, description: d.description, flags: d.flags ?? {}, currency: req.currency, ...(req.save_token && req.method === 'CARD' ? { save_token: true } : {}), ...d.data };
     const base = { partner: this.name, key: req.key, kind: 'AUTHORIZATION', reference: randomUUID(), parent_ref: null, amount: req.amount };
     if (d.status === 'CHALLENGE_REQUIRED' && req.return_url) Object.assign(data, { return_url: req.return_url });
     return d.timeout ? { ...base, ...this.pendingTimeout(d.status, data) } : Object.assign(base, { status: d.status, data, resolve_at: null });
