@@ -157,7 +157,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: true } },
     // Each schema compiles on its first use, not at start-up (lazy-compilers.ts).
     schemaController: lazySchemaController() as never,
-    return503OnClosing: true,
+    // Requests arriving during shutdown get payd's own 503 problem (onRequest below), not
+    // Fastify's non-problem body.
+    return503OnClosing: false,
     // Slow or idle clients do not hold connections (docs/operations.md, Timeouts): the whole
     // request (headers and body) must arrive within requestTimeout, its headers within
     // headersTimeout (a connection that sends nothing is closed then too), an idle
@@ -185,6 +187,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
+    // A request that arrives once the stop has begun (on a connection already open) is not
+    // started: 503 with Retry-After, so the client retries, on another process if there is
+    // one. Requests already in flight finish. The probes answer for themselves.
+    if (shuttingDown && request.url !== '/healthz' && request.url !== '/readyz' && request.url !== '/metrics') {
+      throw problems.unavailable('payd is shutting down. Retry, with the same idempotency key.', 1);
+    }
   });
   const drainMs = drainBudgetMs(config.shutdownGraceMs);
   // Ids typed in upper case (or as urn:uuid:) reach the services in their canonical form.

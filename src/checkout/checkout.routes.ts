@@ -99,7 +99,7 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout, partners
     schema: {
       tags, security, summary: 'The client session as the widget sees it',
       description: `Authenticated by the session's widget.data in the \`${SESSION_HEADER}\` header (never a merchant key).`,
-      response: { 200: SessionInfo, ...problemResponses(401, 500) },
+      response: { 200: SessionInfo, ...problemResponses(401) },
     },
   }, async (request) => checkout.describe(credential(request.headers), request.headers['accept-language']));
 
@@ -114,7 +114,7 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout, partners
         split: Type.Array(SplitPart, { minItems: 1, maxItems: 2 }),
         browser: Type.Optional(Type.Ref('Browser')),
       }, { additionalProperties: false }),
-      response: { 200: SubmitResult, ...problemResponses(400, 401, 409, 413, 415, 500) },
+      response: { 200: SubmitResult, ...problemResponses(400, 401, 409, 413, 415) },
     },
   }, async (request) => checkout.submit(credential(request.headers), request.body as SubmitBody));
 

@@ -51,7 +51,7 @@ export async function eligibilityRoutes(root: FastifyInstance, { engine, rules }
       summary: 'List the payment solutions eligible for an order and customer',
       description: SOLUTIONS_DESCRIPTION,
       body: EligibleSolutionsBody,
-      response: { 200: EligibleSolutions, ...problemResponses(400, 401, 403, 413, 415, 500, 503, 504) },
+      response: { 200: EligibleSolutions, ...problemResponses(400, 401, 403, 413, 415) },
     },
   }, async (request) => {
     const entityId = entityOf(request);

@@ -25,7 +25,7 @@ export async function paymentLinksRoutes(root: FastifyInstance, { links }: { lin
         'EXPIRED. Events `payment_link.paid`, `payment_link.payment_failed` and `payment_link.cancelled` go to `webhook.url` ' +
         '(see docs/webhooks.md). Answered 200, as the spec shows.',
       body: CreatePaymentLinkBody,
-      response: { 200: Type.Ref('PaymentLink'), ...problemResponses(400, 401, 403, 413, 415, 500) },
+      response: { 200: Type.Ref('PaymentLink'), ...problemResponses(400, 401, 403, 413, 415) },
     },
   }, async (request) => links.create(entityOf(request), request.body as CreateInput));
 
@@ -34,7 +34,7 @@ export async function paymentLinksRoutes(root: FastifyInstance, { links }: { lin
     schema: {
       tags, security, summary: 'Get a payment link',
       params: IdParams,
-      response: { 200: Type.Ref('PaymentLink'), ...problemResponses(400, 401, 403, 404, 500) },
+      response: { 200: Type.Ref('PaymentLink'), ...problemResponses(400, 401, 403, 404) },
     },
   }, async (request) => links.get(entityOf(request), request.params.id));
 
@@ -45,7 +45,7 @@ export async function paymentLinksRoutes(root: FastifyInstance, { links }: { lin
       description: 'A CREATED link becomes CANCELLED and its page accepts no payment. Cancelling a cancelled link returns it ' +
         'unchanged; a PAID or EXPIRED link answers 400; 409 while a payment attempt (3-D Secure) is in progress. No body.',
       params: IdParams,
-      response: { 200: Type.Ref('PaymentLink'), ...problemResponses(400, 401, 403, 404, 409, 500) },
+      response: { 200: Type.Ref('PaymentLink'), ...problemResponses(400, 401, 403, 404, 409) },
     },
   }, async (request) => links.cancel(entityOf(request), request.params.id));
 }

@@ -20,7 +20,7 @@ export async function clientSessionsRoutes(root: FastifyInstance, { sessions }: 
     schema: {
       tags, security, summary: 'Create a client session',
       body: CreateClientSessionBody,
-      response: { 200: Type.Ref('ClientSession'), ...problemResponses(400, 401, 403, 413, 415, 500, 503, 504) },
+      response: { 200: Type.Ref('ClientSession'), ...problemResponses(400, 401, 403, 413, 415) },
     },
   }, async (request) => sessions.create(entityOf(request), request.body as CreateInput));
 
@@ -29,7 +29,7 @@ export async function clientSessionsRoutes(root: FastifyInstance, { sessions }: 
     schema: {
       tags, security, summary: 'Get a client session',
       params: IdParams,
-      response: { 200: Type.Ref('ClientSession'), 404: NoBody('No such client session for this entity (no body)'), ...problemResponses(400, 401, 403, 429, 500) },
+      response: { 200: Type.Ref('ClientSession'), 404: NoBody('No such client session for this entity (no body)'), ...problemResponses(400, 401, 403) },
     },
   }, async (request) => sessions.get(entityOf(request), request.params.id));
 
@@ -40,7 +40,7 @@ export async function clientSessionsRoutes(root: FastifyInstance, { sessions }: 
       description: 'Allowed while the session is CREATED, or SUBMITTED with a payment that was refused or failed. Aborting an aborted session returns it unchanged.',
       params: IdParams,
       body: AbortBody,
-      response: { 200: Type.Ref('ClientSession'), 404: NoBody('No such client session for this entity (no body)'), ...problemResponses(400, 401, 403, 500) },
+      response: { 200: Type.Ref('ClientSession'), 404: NoBody('No such client session for this entity (no body)'), ...problemResponses(400, 401, 403) },
     },
   }, async (request) => sessions.abort(entityOf(request), request.params.id));
 }

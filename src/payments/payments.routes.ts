@@ -61,7 +61,7 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
       response: {
         200: Type.Ref('Payment'),
         404: NoBody('client_session_id names no client session of this entity (no body)'),
-        ...problemResponses(400, 401, 403, 409, 413, 415, 500, 503),
+        ...problemResponses(400, 401, 403, 409, 413, 415),
       },
     },
     attachValidation: true,
@@ -84,7 +84,7 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
       description: 'Asks the partners about pending transactions first, unless Cache-Control carries max-age.',
       params: IdParams,
       headers: CacheHeaders,
-      response: { 200: Type.Ref('Payment'), 404: NoBody('No such payment for this entity (no body)'), ...problemResponses(400, 401, 403, 500, 503) },
+      response: { 200: Type.Ref('Payment'), 404: NoBody('No such payment for this entity (no body)'), ...problemResponses(400, 401, 403) },
     },
   }, async (request, reply) => {
     if (!hasMaxAge(request.headers['cache-control'])) return sendPayment(reply, await payments.get(entityOf(request), request.params.id));
@@ -103,7 +103,7 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
         params: IdParams,
         headers: IdempotencyHeaders,
         body,
-        response: { 200: Type.Ref('Payment'), ...problemResponses(400, 401, 403, 404, 409, 413, 415, 500) },
+        response: { 200: Type.Ref('Payment'), ...problemResponses(400, 401, 403, 404, 409, 413, 415) },
       },
       // The body is optional for refunds and voids: none means "the whole available amount".
       preValidation: async (request) => {

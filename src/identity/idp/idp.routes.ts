@@ -43,7 +43,7 @@ export async function identityRoutes(root: FastifyInstance, { identity, baseUrl,
     return pages.loginForm(request, reply, r, validated.app.name);
   });
 
-  app.get('/.well-known/openid-configuration', { schema: { tags: ['Identity'], summary: 'OpenID Provider metadata' } }, async () => ({
+  app.get('/.well-known/openid-configuration', { schema: { tags: ['Identity'], summary: 'OpenID Provider metadata', response: problemResponses() } }, async () => ({
     issuer: baseUrl,
     authorization_endpoint: `${baseUrl}/oauth/authorize`,
     token_endpoint: `${baseUrl}/oauth/token`,
@@ -71,7 +71,7 @@ export async function identityRoutes(root: FastifyInstance, { identity, baseUrl,
   }));
 
   // Keys of the RS256 id_tokens of public clients (confidential ones get HS256 with their secret).
-  app.get('/.well-known/jwks.json', { schema: { tags: ['Identity'], summary: 'Public keys of RS256 id_tokens' } }, async () => identity.jwks());
+  app.get('/.well-known/jwks.json', { schema: { tags: ['Identity'], summary: 'Public keys of RS256 id_tokens', response: problemResponses() } }, async () => identity.jwks());
 
   const FORM = 'application/x-www-form-urlencoded';
   const tokenBody = Type.Object({
@@ -150,6 +150,6 @@ export async function identityRoutes(root: FastifyInstance, { identity, baseUrl,
 
   app.get('/admin/v1/identity/users/:id/events', {
     config: admin,
-    schema: { tags: ['Operator'], summary: "A user's recent activity (logins)", security: [{ operatorToken: [] }], params: Type.Object({ id: Uuid() }) },
+    schema: { tags: ['Operator'], summary: "A user's recent activity (logins)", security: [{ operatorToken: [] }], params: Type.Object({ id: Uuid() }), response: problemResponses(400, 401) },
   }, async (request) => identity.events(request.params.id));
 }

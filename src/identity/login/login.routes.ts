@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { Problem } from '../../platform/http/problem.ts';
+import { problemResponses } from '../../platform/http/schemas.ts';
 import { escapeHtml, sendPage } from '../../checkout/pages.ts';
 import { AuthorizeError, type IdentityService, THROTTLE } from '../idp/idp.service.ts';
 import { type LoginPages, SESSION_COOKIE, cookies } from './pages.ts';
@@ -117,6 +118,7 @@ export async function loginRoutes(app: FastifyInstance, { identity, pages }: { i
   };
   const logoutSchema = {
     tags: ['Identity'], summary: 'Log out (OpenID Connect RP-Initiated Logout)',
+    response: problemResponses(400),
     description: 'Ends the login session of the browser (cookie payd_idp_session). With a valid id_token_hint (which names the client; ' +
       'client_id is then optional) the session ends at once; without one, a signed-in browser is asked to confirm (a form posted back). ' +
       "With post_logout_redirect_uri equal to one of the client's Allowed Callback URLs, redirects there (303) with state; otherwise shows a signed-out page.",

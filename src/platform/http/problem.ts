@@ -107,6 +107,4 @@ export const problems = {
       detail,
       headers: { 'retry-after': String(retryAfterSeconds) },
     }),
-  gatewayTimeout: (detail: string) =>
-    new Problem({ status: 504, type: t('gateway-timeout'), title: 'Gateway timeout', detail }),
 };

@@ -28,10 +28,15 @@ export const ProblemSchema = Type.Object(
   { $id: 'Problem', title: 'Problem', description: 'RFC 9457 problem details (application/problem+json)' },
 );
 
-/** Response entries for the error statuses of an operation, all rendered as problem+json. */
+/**
+ * Response entries for the error statuses of an operation, all rendered as problem+json.
+ * 500 and 503 are on every operation: any request can meet a bug, and any can meet the
+ * database unavailable or the process stopping (503 with Retry-After). The others are
+ * declared by each route, only where something produces them.
+ */
 export function problemResponses(...statuses: number[]): Record<number, unknown> {
   const out: Record<number, unknown> = {};
-  for (const s of statuses) {
+  for (const s of [...new Set([...statuses, 500, 503])].sort()) {
     out[s] = {
       description: STATUS_TEXT[s] ?? 'Error',
       content: { 'application/problem+json': { schema: Type.Ref('Problem') } },
@@ -53,6 +58,5 @@ const STATUS_TEXT: Record<number, string> = {
   415: 'Unsupported content type',
   429: 'Too many requests',
   500: 'Internal error',
-  503: 'Service unavailable',
-  504: 'Upstream timeout',
+  503: 'Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry)',
 };
