@@ -30,7 +30,7 @@ import { EligibilityEngine } from './eligibility/engine.ts';
 import { EligibilityRulesService } from './eligibility/rules.service.ts';
 import { eligibilityRoutes } from './eligibility/eligibility.routes.ts';
 import { COMMON_SCHEMAS } from './payments/common.schemas.ts';
-import { PAYMENT_SCHEMAS } from './payments/payments.schemas.ts';
+import { PAYMENT_SCHEMAS, PaymentEventData } from './payments/payments.schemas.ts';
 import { ClientSession } from './payments/client-sessions.schemas.ts';
 import { PaymentsService } from './payments/payments.service.ts';
 import { OperationsService } from './payments/operations.service.ts';
@@ -221,7 +221,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(formbody, { bodyLimit: config.bodyLimitBytes });
   await app.register(metricsPlugin, { metrics: createMetrics() });
-  for (const schema of [ProblemSchema, Entity, ApiKey, Jwk, ...COMMON_SCHEMAS, ...PAYMENT_SCHEMAS, ClientSession, ...LINK_SCHEMAS]) app.addSchema(schema);
+  for (const schema of [ProblemSchema, Entity, ApiKey, Jwk, ...COMMON_SCHEMAS, ...PAYMENT_SCHEMAS, PaymentEventData, ClientSession, ...LINK_SCHEMAS]) app.addSchema(schema);
   await app.register(openapiPlugin, { baseUrl: config.baseUrl, version: VERSION });
   await app.register(authPlugin, {
     authenticators: {

@@ -1,8 +1,8 @@
 // Payment links: request and response shapes (validation, types and OpenAPI).
 import { Type, type Static } from 'typebox';
-import { Timestamp, Uuid } from '../platform/http/schemas.ts';
+import { StringEnum, Timestamp, Uuid } from '../platform/http/schemas.ts';
 import type { Customer, Order, ThreeDsOptions } from '../payments/common.schemas.ts';
-import { Amount, CaptureMode, Currency, Links } from '../payments/common.schemas.ts';
+import { CAPTURE_MODES, CURRENCIES, Amount, CaptureMode, Currency, Links } from '../payments/common.schemas.ts';
 
 const Opt = Type.Optional;
 
@@ -50,11 +50,11 @@ export const PaymentLink = Type.Object(
     id: Uuid(),
     version: Type.Integer(),
     entity_id: Uuid(),
-    status: Type.String({ description: 'CREATED (payable), PAID (a payment was authorized), CANCELLED, or EXPIRED (past expires_at, never paid)' }),
+    status: StringEnum(['CREATED', 'PAID', 'CANCELLED', 'EXPIRED'], 'CREATED (payable), PAID (a payment was authorized), CANCELLED, or EXPIRED (past expires_at, never paid)'),
     amount: Type.Integer(),
-    currency: Type.String(),
+    currency: StringEnum(CURRENCIES),
     shopper_redirection_url: Opt(Type.String()),
-    capture_mode: Type.String(),
+    capture_mode: StringEnum(CAPTURE_MODES),
     expires_at: Timestamp(),
     allow_future_usage: Type.Boolean(),
     order: Opt(Type.Ref('Order')),

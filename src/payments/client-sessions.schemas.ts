@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
-import { Timestamp, Uuid } from '../platform/http/schemas.ts';
+import { StringEnum, Timestamp, Uuid } from '../platform/http/schemas.ts';
 import type { Customer, Order } from './common.schemas.ts';
-import { Amount, CaptureMode, Currency, Links } from './common.schemas.ts';
+import { CAPTURE_MODES, CURRENCIES, Amount, CaptureMode, Currency, Links } from './common.schemas.ts';
 
 const Opt = Type.Optional;
 
@@ -38,12 +38,12 @@ export const AbortBody = Type.Object(
 export const ClientSession = Type.Object(
   {
     id: Uuid(),
-    status: Type.String({ description: 'CREATED, SUBMITTED, ABORTED_BY_MERCHANT or EXPIRED' }),
+    status: StringEnum(['CREATED', 'SUBMITTED', 'ABORTED_BY_MERCHANT', 'EXPIRED']),
     amount: Type.Integer(),
-    currency: Type.String(),
+    currency: StringEnum(CURRENCIES),
     entity_id: Uuid(),
-    capture_mode: Type.String(),
-    integration_mode: Type.String(),
+    capture_mode: StringEnum(CAPTURE_MODES),
+    integration_mode: StringEnum(['EMBEDDED', 'HOSTED_PAGE']),
     allow_future_usage: Type.Boolean(),
     order: Opt(Type.Ref('Order')),
     customer: Opt(Type.Ref('Customer')),

@@ -15,6 +15,12 @@ export const NonNegativeAmount = () => Type.Integer({ minimum: 0, maximum: MAX_A
 /** ISO 4217 currencies payd accepts, with their minor units. */
 export const CURRENCY_DIGITS: Record<string, number> = { EUR: 2, USD: 2, GBP: 2, CHF: 2, JPY: 0, SEK: 2, DKK: 2, NOK: 2, PLN: 2, CZK: 2 };
 export const Currency = Type.Union(Object.keys(CURRENCY_DIGITS).map((c) => Type.Literal(c)), { description: 'ISO 4217 code' });
+/** The values of closed fields, for response schemas (StringEnum). */
+export const CURRENCIES = Object.keys(CURRENCY_DIGITS);
+export const CAPTURE_MODES = ['MANUAL', 'AUTOMATIC'] as const;
+export const AUTHORIZATION_STATUSES = ['AUTHORIZED', 'REFUSED', 'ERROR', 'PENDING'] as const;
+export const OPERATION_STATUSES = ['SUCCESS', 'FAILURE', 'PENDING', 'CONFLICT'] as const;
+export const TRIGGERS = ['MERCHANT', 'SYSTEM'] as const;
 
 // Descriptive data (order, addresses, shipments, item lines, sellers, customer) is the
 // merchant's to describe: fields the spec names keep their types, "values seen" are

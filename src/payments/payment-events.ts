@@ -56,9 +56,9 @@ export function paymentEventData(view: PaymentViewT, operationId?: string): Paym
     amount: view.amount, currency: view.currency, allow_future_usage: view.allow_future_usage,
     ...(view.client_session_id ? { client_session_id: view.client_session_id } : {}),
     ...(view.order_reference ? { order_reference: view.order_reference } : {}),
-    capture_mode: view.capture_mode, amounts: view.amounts, overview: view.overview, split: view.split,
+    capture_mode: view.capture_mode as PaymentEventDataT['capture_mode'], amounts: view.amounts, overview: view.overview, split: view.split,
     authorization: operationId
-      ? { status: a.status, ...(a.redirection ? { redirection: a.redirection } : {}) }
+      ? { status: a.status, ...(a.redirection ? { redirection: a.redirection } : {}) } as PaymentEventDataT['authorization']
       : a as unknown as PaymentEventDataT['authorization'],
     links: { self: view.links.self },
   };

@@ -1,8 +1,8 @@
 // Payment API request and response shapes (POST /v2/payments and operations).
 import { Type, type Static } from 'typebox';
-import { Timestamp, Uuid } from '../platform/http/schemas.ts';
+import { StringEnum, Timestamp, Uuid } from '../platform/http/schemas.ts';
 import type { Browser, Customer, Order, ThreeDsOptions } from './common.schemas.ts';
-import { Amount, CaptureMode, Currency, Link, Links, NonNegativeAmount } from './common.schemas.ts';
+import { AUTHORIZATION_STATUSES, CAPTURE_MODES, CURRENCIES, OPERATION_STATUSES, TRIGGERS, Amount, CaptureMode, Currency, Link, Links, NonNegativeAmount } from './common.schemas.ts';
 
 const Opt = Type.Optional;
 
@@ -117,7 +117,7 @@ export const PartnerTransaction = Type.Object(
     id: Uuid(),
     created_at: Timestamp(),
     updated_at: Timestamp(),
-    status: Type.String({ description: 'Authorization: AUTHORIZED, REFUSED, ERROR, PENDING. Operations: SUCCESS, FAILURE, PENDING' }),
+    status: StringEnum(['AUTHORIZED', 'REFUSED', 'ERROR', 'PENDING', 'SUCCESS', 'FAILURE'], 'Authorization: AUTHORIZED, REFUSED, ERROR, PENDING. Operations: SUCCESS, FAILURE, PENDING'),
     amount: Type.Integer(),
     partner: Type.String(),
     method: Type.String(),
@@ -138,16 +138,16 @@ export const Operation = Type.Object(
     amount: Type.Integer(),
     created_at: Timestamp(),
     updated_at: Timestamp(),
-    triggered_by: Type.String({ description: 'MERCHANT, or SYSTEM for automatic captures and reversals' }),
+    triggered_by: StringEnum(TRIGGERS, 'MERCHANT, or SYSTEM for automatic captures and reversals'),
     merchant_reference: Opt(Type.String()),
     reason: Opt(Type.String()),
-    status: Type.String({ description: 'SUCCESS, FAILURE, PENDING, or CONFLICT when some partner transactions succeeded and others failed' }),
+    status: StringEnum(OPERATION_STATUSES, 'CONFLICT when some partner transactions succeeded and others failed'),
     partner_transactions: Type.Array(Type.Ref('PartnerTransaction')),
   },
   { $id: 'Operation' },
 );
 
-const Degree = Type.String({ description: 'NOT, PARTIALLY or FULLY' });
+const Degree = StringEnum(['NOT', 'PARTIALLY', 'FULLY']);
 
 const PaymentAmounts = Type.Object({
   authorize_pending: NonNegativeAmount(),
@@ -161,7 +161,7 @@ const PaymentAmounts = Type.Object({
 });
 const PaymentOverview = Type.Object({ consumed: Degree, captured: Degree, voided: Degree, refunded: Degree });
 const SplitSummary = Type.Array(Type.Object({ partner: Type.String(), method: Type.String(), amount: Type.Integer() }));
-const Redirection = Type.Object({ url: Type.String(), method: Type.String() }, { description: 'Present while a shopper action (3-D Secure challenge) is needed' });
+const Redirection = Type.Object({ url: Type.String(), method: StringEnum(['GET', 'POST']) }, { description: 'Present while a shopper action (3-D Secure challenge) is needed' });
 
 export const Payment = Type.Object(
   {
@@ -170,18 +170,18 @@ export const Payment = Type.Object(
     version: Type.Integer({ description: 'Starts at 1 and increases by one on every change of the payment' }),
     entity_id: Uuid(),
     amount: Type.Integer(),
-    currency: Type.String(),
+    currency: StringEnum(CURRENCIES),
     allow_future_usage: Type.Boolean(),
     client_session_id: Opt(Uuid()),
     order_reference: Opt(Type.String()),
     order: Opt(Type.Ref('Order')),
-    capture_mode: Type.String(),
+    capture_mode: StringEnum(CAPTURE_MODES),
     amounts: PaymentAmounts,
     overview: PaymentOverview,
     browser: Opt(Type.Ref('Browser')),
     split: SplitSummary,
     authorization: Type.Object({
-      status: Type.String({ description: 'AUTHORIZED, REFUSED, ERROR or PENDING' }),
+      status: StringEnum(AUTHORIZATION_STATUSES),
       redirection: Opt(Redirection),
       partner_transactions: Type.Array(Type.Ref('PartnerTransaction')),
     }),
@@ -210,30 +210,30 @@ export const PaymentEventData = Type.Object(
     version: Type.Integer({ description: 'The payment version this event describes (events may arrive out of order)' }),
     entity_id: Uuid(),
     amount: Type.Integer(),
-    currency: Type.String(),
+    currency: StringEnum(CURRENCIES),
     allow_future_usage: Type.Boolean(),
     client_session_id: Opt(Uuid()),
     order_reference: Opt(Type.String()),
-    capture_mode: Type.String(),
+    capture_mode: StringEnum(CAPTURE_MODES),
     amounts: PaymentAmounts,
     overview: PaymentOverview,
     split: SplitSummary,
     authorization: Type.Object({
-      status: Type.String({ description: 'AUTHORIZED, REFUSED, ERROR or PENDING' }),
+      status: StringEnum(AUTHORIZATION_STATUSES),
       redirection: Opt(Redirection),
       partner_transactions: Opt(Type.Array(Type.Ref('PartnerTransaction'), { description: 'In authorization events only' })),
     }),
     operation_id: Opt(Uuid('In operation events: the operation the event is about (operation.id)')),
     operation: Opt(Type.Object({
-      kind: Type.String({ description: 'CAPTURE, REFUND or VOID' }),
+      kind: StringEnum(['CAPTURE', 'REFUND', 'VOID']),
       id: Uuid(),
       amount: Type.Integer(),
       created_at: Timestamp(),
       updated_at: Timestamp(),
-      triggered_by: Type.String(),
+      triggered_by: StringEnum(TRIGGERS),
       merchant_reference: Opt(Type.String()),
       reason: Opt(Type.String()),
-      status: Type.String({ description: 'SUCCESS, FAILURE, PENDING or CONFLICT' }),
+      status: StringEnum(OPERATION_STATUSES),
       partner_transactions: Type.Array(Type.Ref('PartnerTransaction')),
     }, { description: 'In operation events: the operation as the change leaves it' })),
     links: Type.Object({ self: Link }),

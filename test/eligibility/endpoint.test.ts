@@ -147,8 +147,10 @@ describe('POST /v2/eligible-solutions', () => {
     assert.ok(op.summary && op.description);
     assert.deepEqual(op.security, [{ bearerAuth: [] }]);
     const media = op.requestBody.content['application/json'];
-    assert.equal(media.schema.required, undefined, 'an order plus a customer, every field optional');
-    assert.equal(media.schema.properties.order.$ref, '#/components/schemas/Order');
+    assert.equal(media.schema.$ref, '#/components/schemas/GetEligibleSolutionsRequest', 'a named request schema');
+    const body = doc.components.schemas.GetEligibleSolutionsRequest;
+    assert.equal(body.required, undefined, 'an order plus a customer, every field optional');
+    assert.equal(body.properties.order.$ref, '#/components/schemas/Order');
     assert.equal(media.example.currency, 'EUR');
     assert.equal(op.responses['200'].description, 'The eligible solutions, in a stable order');
     assert.ok(op.responses['200'].content['application/json'].schema.properties.eligible_solutions);
@@ -158,6 +160,7 @@ describe('POST /v2/eligible-solutions', () => {
     const rules = doc.paths['/admin/v1/entities/{id}/eligibility-rules'];
     assert.deepEqual(rules?.get?.tags, ['Operator']);
     assert.deepEqual(rules?.put?.tags, ['Operator']);
-    assert.ok(rules.put.requestBody.content['application/json'].schema.properties.rules);
+    assert.ok(doc.components.schemas.AdminReplaceEligibilityRulesRequest.properties.rules);
+    assert.equal(rules.put.requestBody.content['application/json'].schema.$ref, '#/components/schemas/AdminReplaceEligibilityRulesRequest');
   });
 });

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { finishDocument } from './openapi-finish.ts';
 
 export const openapiPlugin = fp<{ baseUrl: string; version: string }>(async function openapi(app: FastifyInstance, opts) {
   await app.register(swagger, {
@@ -37,6 +38,8 @@ export const openapiPlugin = fp<{ baseUrl: string; version: string }>(async func
         },
       },
     },
+    // Operation ids, named request bodies, response headers, security, webhooks (openapi-finish.ts).
+    transformObject: (documentObject) => finishDocument((documentObject as { openapiObject: Record<string, unknown> }).openapiObject) as never,
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },

@@ -8,6 +8,10 @@ export const Timestamp = (description?: string) =>
 
 export const IdParams = Type.Object({ id: Uuid() });
 
+/** A closed set of strings as a plain JSON Schema enum (what code generators turn into a union type). */
+export const StringEnum = <const T extends readonly string[]>(values: T, description?: string) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });
+
 export const InvalidParamSchema = Type.Object({
   name: Type.String({ description: 'Dotted path of the field, e.g. order.reference or split[0].amount' }),
   in: Type.Union([Type.Literal('body'), Type.Literal('query'), Type.Literal('path'), Type.Literal('header')]),
@@ -24,6 +28,10 @@ export const ProblemSchema = Type.Object(
     request_id: Type.Optional(Type.String({ description: 'Id of the request in payd logs (also in the x-request-id header)' })),
     invalid_params: Type.Optional(Type.Array(InvalidParamSchema)),
     resource_id: Type.Optional(Uuid('On idempotency violations: what the first request created')),
+    available_amount: Type.Optional(Type.Integer({ description: 'On amount-not-available: what the operation could take now' })),
+    max_operations: Type.Optional(Type.Integer({ description: 'On operation-limit-reached: the most operations a payment takes' })),
+    error: Type.Optional(Type.String({ description: 'On the token endpoint: the OAuth 2.0 error code (RFC 6749 5.2)' })),
+    error_description: Type.Optional(Type.String({ description: 'On the token endpoint: the OAuth 2.0 error description' })),
   },
   { $id: 'Problem', title: 'Problem', description: 'RFC 9457 problem details (application/problem+json)' },
 );

@@ -1,0 +1,209 @@
+// The last touches of the OpenAPI document, the ones that read the whole document rather
+// than one route: operation ids, named request bodies, the response headers payd sends
+// on every response, security stated on every operation, and the webhooks section.
+// The result is what code generators (openapi-typescript, openapi-generator) need to
+// produce a client without hand work; the committed openapi.json is this document.
+import { EVENT_TYPES } from '../../webhooks/catalogue.ts';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/**
+ * Operation ids, by "METHOD path". They are the SDK's method names: renaming one is a
+ * breaking change of every generated client. A route missing here gets an id derived
+ * from its method and path (the test of the document lists those).
+ */
+export const OPERATION_IDS: Record<string, string> = {
+  'POST /oauth/token': 'createAccessToken',
+  'GET /v2/signing-jwks': 'getSigningJwks',
+  'POST /v2/client-sessions': 'createClientSession',
+  'GET /v2/client-sessions': 'listClientSessions',
+  'GET /v2/client-sessions/{id}': 'getClientSession',
+  'POST /v2/client-sessions/{id}/abort': 'abortClientSession',
+  'POST /v2/eligible-solutions': 'getEligibleSolutions',
+  'POST /v2/payments': 'createPayment',
+  'GET /v2/payments': 'listPayments',
+  'GET /v2/payments/{id}': 'getPayment',
+  'POST /v2/payments/{id}/captures': 'capturePayment',
+  'POST /v2/payments/{id}/refunds': 'refundPayment',
+  'POST /v2/payments/{id}/voids': 'voidPayment',
+  'GET /v2/payments/{id}/operations/{operation_id}': 'getPaymentOperation',
+  'POST /v2/payment-links': 'createPaymentLink',
+  'GET /v2/payment-links': 'listPaymentLinks',
+  'GET /v2/payment-links/{id}': 'getPaymentLink',
+  'POST /v2/payment-links/{id}/cancel': 'cancelPaymentLink',
+  'GET /v2/events': 'listEvents',
+  'GET /v2/events/{id}': 'getEvent',
+  'GET /checkout/v1/session': 'checkoutGetSession',
+  'POST /checkout/v1/session/payments': 'checkoutPay',
+  'POST /admin/v1/entities': 'adminCreateEntity',
+  'GET /admin/v1/entities': 'adminListEntities',
+  'GET /admin/v1/entities/{id}': 'adminGetEntity',
+  'PATCH /admin/v1/entities/{id}': 'adminUpdateEntity',
+  'POST /admin/v1/entities/{id}/api-keys': 'adminCreateApiKey',
+  'GET /admin/v1/entities/{id}/api-keys': 'adminListApiKeys',
+  'DELETE /admin/v1/entities/{id}/api-keys/{key_id}': 'adminRevokeApiKey',
+  'POST /admin/v1/signing-keys/rotate': 'adminRotateSigningKey',
+  'GET /admin/v1/entities/{id}/eligibility-rules': 'adminGetEligibilityRules',
+  'PUT /admin/v1/entities/{id}/eligibility-rules': 'adminReplaceEligibilityRules',
+  'PUT /admin/v1/entities/{id}/webhook-endpoint': 'adminSetWebhookEndpoint',
+  'GET /admin/v1/entities/{id}/webhook-endpoint': 'adminGetWebhookEndpoint',
+  'DELETE /admin/v1/entities/{id}/webhook-endpoint': 'adminDeleteWebhookEndpoint',
+  'GET /admin/v1/entities/{id}/webhook-secret': 'adminGetWebhookSecret',
+  'POST /admin/v1/entities/{id}/webhook-secret/rotate': 'adminRotateWebhookSecret',
+  'GET /admin/v1/entities/{id}/webhook-events': 'adminListWebhookEvents',
+  'GET /admin/v1/entities/{id}/webhook-events/{event_id}': 'adminGetWebhookEvent',
+  'POST /admin/v1/entities/{id}/webhook-events/{event_id}/replay': 'adminReplayWebhookEvent',
+  'GET /oauth/logout': 'identityLogout',
+  'GET /.well-known/openid-configuration': 'identityDiscovery',
+  'GET /.well-known/jwks.json': 'identityJwks',
+  'POST /oauth/introspect': 'identityIntrospectToken',
+  'POST /oauth/revoke': 'identityRevokeToken',
+  'GET /userinfo': 'identityUserInfo',
+  'POST /admin/v1/identity/users': 'adminCreateIdentityUser',
+  'POST /admin/v1/identity/applications': 'adminCreateIdentityApplication',
+  'GET /admin/v1/identity/users/{id}/events': 'adminListIdentityUserEvents',
+  'GET /api/v2/users': 'managementListUsers',
+  'POST /api/v2/users': 'managementCreateUser',
+  'GET /api/v2/users/{id}': 'managementGetUser',
+  'PATCH /api/v2/users/{id}': 'managementUpdateUser',
+  'GET /api/v2/users/{id}/events': 'managementListUserEvents',
+  'GET /api/v2/users/{id}/login-as': 'managementLoginAs',
+  'POST /api/v2/clients': 'managementCreateClient',
+  'GET /api/v2/clients': 'managementListClients',
+  'GET /api/v2/clients/{id}': 'managementGetClient',
+  'PATCH /api/v2/clients/{id}': 'managementUpdateClient',
+  'POST /api/v2/clients/{id}/rotate-secret': 'managementRotateClientSecret',
+};
+
+const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** An id for a route missing from OPERATION_IDS: GET /v2/foo/{id}/bar -> getV2FooByIdBar. */
+export function derivedOperationId(method: string, path: string): string {
+  const words = path.split('/').filter(Boolean).map((seg) => {
+    const param = /^\{(.+)\}$/.exec(seg);
+    const w = (param ? `by_${param[1]}` : seg).split(/[^A-Za-z0-9]+/).filter(Boolean).map(pascal).join('');
+    return w;
+  });
+  return method.toLowerCase() + words.join('');
+}
+
+/** Operations that need no credential (security: [] says so explicitly). */
+const PUBLIC_OPERATIONS = new Set(['GET /oauth/logout', 'GET /.well-known/openid-configuration', 'GET /.well-known/jwks.json']);
+/** Identity endpoints that authenticate the client (client_secret_basic or _post). */
+const CLIENT_AUTH_OPERATIONS = new Set(['POST /oauth/introspect', 'POST /oauth/revoke']);
+
+const HEADERS = {
+  RequestId: { description: 'Id of the request in payd logs (an incoming valid x-request-id is kept)', schema: { type: 'string' } },
+  RetryAfter: { description: 'Seconds to wait before retrying (with the same idempotency key)', schema: { type: 'integer', minimum: 0 } },
+  CreatedOperationId: { description: 'Id of the capture, refund or void the request created (or, on a replay, created first)', schema: { type: 'string', format: 'uuid' } },
+  CacheControl: { description: 'no-store: the answer holds a credential', schema: { type: 'string', enum: ['no-store'] } },
+  WwwAuthenticate: { description: 'The authentication scheme expected (RFC 9110 11.6.1)', schema: { type: 'string' } },
+};
+const ref = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
+
+const OPERATION_POSTS = /^POST \/v2\/payments\/\{id\}\/(captures|refunds|voids)$/;
+
+export function finishDocument(doc: Json): Json {
+  doc.info = { ...doc.info, license: { name: 'Apache-2.0', identifier: 'Apache-2.0' } };
+  doc.components ??= {};
+  doc.components.schemas ??= {};
+  doc.components.headers = { ...(doc.components.headers ?? {}), ...HEADERS };
+  doc.components.securitySchemes = {
+    ...doc.components.securitySchemes,
+    identityClient: { type: 'http', scheme: 'basic', description: 'An identity application: client_id and client_secret (client_secret_basic; client_secret_post also accepted)' },
+    identityAccessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token issued by the identity provider to a signed-in user' },
+  };
+  const seen = new Map<string, string>();
+  for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
+    for (const [method, op] of Object.entries<Json>(item)) {
+      if (typeof op !== 'object' || !op.responses) continue;
+      const key = `${method.toUpperCase()} ${path}`;
+      op.operationId ??= OPERATION_IDS[key] ?? derivedOperationId(method, path);
+      const clash = seen.get(op.operationId);
+      if (clash) throw new Error(`operationId ${op.operationId} is used by ${clash} and ${key}`);
+      seen.set(op.operationId, key);
+
+      // Request bodies become named schemas: <OperationId>Request.
+      for (const media of Object.values<Json>(op.requestBody?.content ?? {})) {
+        if (!media.schema || media.schema.$ref) continue;
+        const name = `${pascal(op.operationId)}Request`;
+        doc.components.schemas[name] = media.schema;
+        media.schema = { $ref: `#/components/schemas/${name}` };
+      }
+
+      if (!op.security) {
+        if (PUBLIC_OPERATIONS.has(key)) op.security = [];
+        else if (CLIENT_AUTH_OPERATIONS.has(key)) op.security = [{ identityClient: [] }];
+        else if (key === 'GET /userinfo') op.security = [{ identityAccessToken: [] }];
+      }
+
+      const codes = Object.keys(op.responses);
+      if (!codes.some((c) => /^[23]/.test(c))) op.responses['200'] = { description: 'OK' };
+      for (const [code, response] of Object.entries<Json>(op.responses)) {
+        response.headers = { 'x-request-id': ref('RequestId'), ...(response.headers ?? {}) };
+        if (code === '503' || code === '429') response.headers['retry-after'] = ref('RetryAfter');
+        if (code === '401') response.headers['www-authenticate'] = ref('WwwAuthenticate');
+        if (code === '200' && OPERATION_POSTS.test(key)) response.headers['x-created-operation-id'] = ref('CreatedOperationId');
+        if (code === '200' && key === 'POST /oauth/token') response.headers['cache-control'] = ref('CacheControl');
+      }
+    }
+  }
+
+  doc.components.schemas.PaymentLinkEventData = {
+    description: 'data of a payment_link.* event: the link as the API shows it (header values redacted), plus, on payment_link.payment_failed, the attempt',
+    allOf: [
+      { $ref: '#/components/schemas/PaymentLink' },
+      {
+        type: 'object',
+        properties: {
+          payment_id: { type: 'string', format: 'uuid', description: 'payment_link.payment_failed: the payment attempt' },
+          authorization_status: { type: 'string', enum: ['REFUSED', 'ERROR'], description: 'payment_link.payment_failed: how the attempt ended' },
+        },
+      },
+    ],
+  };
+  doc.components.schemas.Event = {
+    type: 'object',
+    description: 'A webhook event (the body of a webhook call and an item of GET /v2/events). Delivery is at least once and unordered: de-duplicate on id.',
+    required: ['id', 'type', 'created_at', 'entity_id', 'data'],
+    properties: {
+      id: { type: 'string', format: 'uuid', description: 'Stable across retries and replays' },
+      type: { type: 'string', enum: EVENT_TYPES.map((e) => e.type) },
+      created_at: { type: 'string', format: 'date-time' },
+      entity_id: { type: 'string', format: 'uuid' },
+      data: { oneOf: [{ $ref: '#/components/schemas/PaymentEventData' }, { $ref: '#/components/schemas/PaymentLinkEventData' }] },
+    },
+  };
+  const signature = {
+    'payd-signature': { required: true, description: 't=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> (docs/webhooks.md)', schema: { type: 'string' } },
+    'payd-event-id': { required: true, schema: { type: 'string', format: 'uuid' } },
+    'payd-event-type': { required: true, schema: { type: 'string' } },
+    'payd-delivery-id': { required: true, schema: { type: 'string', format: 'uuid' } },
+  };
+  doc.webhooks = Object.fromEntries(EVENT_TYPES.map((e) => [e.type, {
+    post: {
+      operationId: `on${e.type.split(/[._]/).map(pascal).join('')}`,
+      summary: e.summary,
+      description: `Sent to the entity's webhook endpoint (or, for a payment of a payment link, to the link's webhook). Answer 2xx within the timeout; anything else is retried with backoff.`,
+      tags: ['Webhooks'],
+      security: [], // payd calls the merchant; the payd-signature header authenticates the call
+      parameters: Object.entries(signature).map(([name, h]) => ({ name, in: 'header', ...h })),
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              allOf: [
+                { $ref: '#/components/schemas/Event' },
+                { type: 'object', properties: { type: { const: e.type }, data: { $ref: `#/components/schemas/${e.data}` } } },
+              ],
+            },
+          },
+        },
+      },
+      responses: { '2XX': { description: 'Received (any 2xx)' } },
+    },
+  }]));
+  doc.tags = [...(doc.tags ?? []), { name: 'Webhooks', description: 'Calls payd makes to the merchant (signed, at least once)' }];
+  return doc;
+}

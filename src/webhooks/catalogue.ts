@@ -1,0 +1,28 @@
+// The webhook events payd sends, by type: what each means and the schema of its `data`.
+// The OpenAPI document's `webhooks` section, the events API and `payd trigger` read it.
+
+export interface EventType {
+  type: string;
+  summary: string;
+  /** components.schemas name of the event's `data`. */
+  data: 'PaymentEventData' | 'PaymentLinkEventData';
+}
+
+const operationEvents = (['capture', 'refund', 'void'] as const).flatMap((kind): EventType[] => {
+  const done = { capture: 'captured', refund: 'refunded', void: 'voided' }[kind];
+  return [
+    { type: `payment.${done}`, summary: `A ${kind} succeeded at every partner`, data: 'PaymentEventData' },
+    { type: `payment.${kind}_failed`, summary: `A ${kind} was refused by every partner it went to`, data: 'PaymentEventData' },
+    { type: `payment.${kind}_conflict`, summary: `A ${kind} of a split payment succeeded at some partners and failed at others`, data: 'PaymentEventData' },
+  ];
+});
+
+export const EVENT_TYPES: readonly EventType[] = [
+  { type: 'payment.authorized', summary: 'A payment was authorized (every part of its split)', data: 'PaymentEventData' },
+  { type: 'payment.refused', summary: 'A payment was refused (a partner declined; parts already authorized were voided)', data: 'PaymentEventData' },
+  { type: 'payment.failed', summary: 'A payment ended in ERROR (no partner refused, one failed)', data: 'PaymentEventData' },
+  ...operationEvents,
+  { type: 'payment_link.paid', summary: 'A payment of the link was authorized', data: 'PaymentLinkEventData' },
+  { type: 'payment_link.payment_failed', summary: 'A payment attempt on the link was refused or failed (the shopper may try again)', data: 'PaymentLinkEventData' },
+  { type: 'payment_link.cancelled', summary: 'The merchant cancelled the link', data: 'PaymentLinkEventData' },
+];

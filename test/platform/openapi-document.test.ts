@@ -1,0 +1,79 @@
+// The OpenAPI document, ready for code generation (issue 18): committed as openapi.json
+// at the repository root, equal to what a running payd serves, and clean under
+// `redocly lint` (recommended rules). When a route changes, write the file anew with
+// `npm run openapi` and commit it with the change.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { OPERATION_IDS } from '../../src/platform/http/openapi-finish.ts';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const committedPath = `${root}openapi.json`;
+/** The servers entry of the committed document (a served one names its own PAYD_BASE_URL). */
+const SERVERS = [{ url: 'http://localhost:8080', description: 'payd started with its defaults (set PAYD_BASE_URL for yours)' }];
+
+describe('the OpenAPI document', () => {
+  let t: TestApp;
+  let doc: Record<string, any>;
+  before(async () => {
+    t = await createTestApp();
+    doc = (await t.app.inject({ url: '/openapi.json' })).json();
+    doc.servers = SERVERS;
+    if (process.env.PAYD_WRITE_OPENAPI === '1') writeFileSync(committedPath, `${JSON.stringify(doc, null, 2)}\n`);
+  });
+  after(() => t.close());
+
+  it('is the committed openapi.json (run `npm run openapi` after changing a route)', () => {
+    const committed = JSON.parse(readFileSync(committedPath, 'utf8'));
+    assert.deepEqual(doc, committed, 'openapi.json differs from the served document: run `npm run openapi` and commit openapi.json');
+  });
+
+  it('names every operation with a unique operationId from the table, and every request body', () => {
+    const ids: string[] = [];
+    const unnamed: string[] = [];
+    for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        const key = `${method.toUpperCase()} ${path}`;
+        if (OPERATION_IDS[key] !== op.operationId) unnamed.push(`${key} (${op.operationId})`);
+        ids.push(op.operationId);
+        for (const media of Object.values<any>(op.requestBody?.content ?? {})) assert.ok(media.schema.$ref, `${key}: request body is a named schema`);
+        assert.ok(Object.keys(op.responses).some((c) => /^[23]/.test(c)), `${key}: has a success response`);
+        assert.ok(Array.isArray(op.security), `${key}: states its security (an empty list when public)`);
+        for (const response of Object.values<any>(op.responses)) assert.ok(response.headers?.['x-request-id'], `${key}: x-request-id declared`);
+      }
+    }
+    assert.deepEqual(unnamed, [], 'every operation is in OPERATION_IDS (src/platform/http/openapi-finish.ts)');
+    assert.equal(new Set(ids).size, ids.length);
+    assert.equal(doc.paths['/v2/payments/{id}/captures'].post.responses['200'].headers['x-created-operation-id'].$ref, '#/components/headers/CreatedOperationId');
+    assert.equal(doc.paths['/v2/payments'].post.responses['503'].headers['retry-after'].$ref, '#/components/headers/RetryAfter');
+  });
+
+  it('gives status fields as enums, and Problem lists the members payd sends', () => {
+    const s = doc.components.schemas;
+    assert.deepEqual(s.Payment.properties.authorization.properties.status.enum, ['AUTHORIZED', 'REFUSED', 'ERROR', 'PENDING']);
+    assert.deepEqual(s.Operation.properties.status.enum, ['SUCCESS', 'FAILURE', 'PENDING', 'CONFLICT']);
+    assert.deepEqual(s.ClientSession.properties.status.enum, ['CREATED', 'SUBMITTED', 'ABORTED_BY_MERCHANT', 'EXPIRED']);
+    assert.deepEqual(s.PaymentLink.properties.status.enum, ['CREATED', 'PAID', 'CANCELLED', 'EXPIRED']);
+    for (const member of ['invalid_params', 'resource_id', 'available_amount', 'max_operations', 'request_id']) assert.ok(s.Problem.properties[member], member);
+  });
+
+  it('describes every webhook event with its payload', () => {
+    assert.ok(doc.webhooks['payment.captured'].post.requestBody.content['application/json'].schema);
+    assert.ok(doc.webhooks['payment_link.paid']);
+    assert.deepEqual(doc.components.schemas.Event.required, ['id', 'type', 'created_at', 'entity_id', 'data']);
+  });
+
+  it('passes redocly lint with the recommended rules', async () => {
+    const bin = `${root}node_modules/.bin/redocly`;
+    try {
+      await promisify(execFile)(bin, ['lint', committedPath, '--format=stylish'], { env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } });
+    } catch (err) {
+      const e = err as { stdout?: string; stderr?: string };
+      assert.fail(`redocly lint failed:\n${e.stdout ?? ''}\n${e.stderr ?? ''}`);
+    }
+  });
+});
