@@ -48,6 +48,8 @@ import { customerPageRoutes } from './links/customer-page.routes.ts';
 import { CheckoutService } from './checkout/checkout.service.ts';
 import { checkoutRoutes } from './checkout/checkout.routes.ts';
 import { attachWebhooks, webhooksRoutes } from './webhooks/index.ts';
+import { merchantEventsRoutes } from './webhooks/events.routes.ts';
+import { EventSchema } from './webhooks/webhooks.schemas.ts';
 import { sealHeaders } from './webhooks/header-seal.ts';
 
 export const VERSION = '0.1.0';
@@ -221,7 +223,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(formbody, { bodyLimit: config.bodyLimitBytes });
   await app.register(metricsPlugin, { metrics: createMetrics() });
-  for (const schema of [ProblemSchema, Entity, ApiKey, Jwk, ...COMMON_SCHEMAS, ...PAYMENT_SCHEMAS, PaymentEventData, ClientSession, ...LINK_SCHEMAS]) app.addSchema(schema);
+  for (const schema of [ProblemSchema, Entity, ApiKey, Jwk, ...COMMON_SCHEMAS, ...PAYMENT_SCHEMAS, PaymentEventData, ClientSession, ...LINK_SCHEMAS, EventSchema]) app.addSchema(schema);
   await app.register(openapiPlugin, { baseUrl: config.baseUrl, version: VERSION });
   await app.register(authPlugin, {
     authenticators: {
@@ -253,6 +255,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(customerPageRoutes, { links, sessions: clientSessions, merchantName: (id) => checkout.merchantName(id) });
     await app.register(checkoutRoutes, { checkout, partners });
     await app.register(webhooksRoutes, { webhooks });
+    await app.register(merchantEventsRoutes, { db });
   }
   return app;
 }

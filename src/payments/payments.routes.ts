@@ -4,7 +4,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { entityOf } from '../platform/http/auth.ts';
 import { IDEMPOTENCY_KEY } from './idempotency.ts';
-import { IdParams, NoBody, problemResponses } from '../platform/http/schemas.ts';
+import { IdParams, NoBody, problemResponses, Uuid } from '../platform/http/schemas.ts';
+import { problems } from '../platform/http/problem.ts';
 import { CaptureBody, CreatePaymentBody, RefundBody, VoidBody } from './payments.schemas.ts';
 import type { CreatePaymentBody as CreatePaymentInput, OperationBody } from './payments.schemas.ts';
 import type { PaymentsService } from './payments.service.ts';
@@ -125,6 +126,29 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
       reply.header('x-created-operation-id', result.operationId);
       return sendPayment(reply, result.payment);
     });
+
+  app.get('/v2/payments/:id/operations/:operation_id', {
+    config: { auth: bearer },
+    schema: {
+      tags, security, summary: 'Get a capture, refund or void',
+      description: 'The operation that x-created-operation-id (or the resource_id of a 409) names, with its kind: ' +
+        '"reading it back gives the outcome of the first call". Like GET /v2/payments/{id}, partners are asked about ' +
+        'pending transactions first unless Cache-Control carries max-age.',
+      params: Type.Object({ id: Uuid(), operation_id: Uuid() }),
+      headers: CacheHeaders,
+      response: { 200: Type.Ref('PaymentOperation'), 404: NoBody('No such payment or operation for this entity (no body)'), ...problemResponses(400, 401, 403) },
+    },
+  }, async (request) => {
+    const entity = entityOf(request);
+    const view = hasMaxAge(request.headers['cache-control'])
+      ? await payments.getStored(entity, request.params.id)
+      : await payments.get(entity, request.params.id);
+    for (const [kind, list] of [['CAPTURE', view.captures], ['REFUND', view.refunds], ['VOID', view.voids]] as const) {
+      const found = list.find((o) => o.id === request.params.operation_id);
+      if (found) return { kind, payment_id: view.id, ...found };
+    }
+    throw problems.notFoundNoBody();
+  });
 
   operation('CAPTURE', 'captures', CaptureBody, 'Capture (part of) the authorized amount');
   operation('REFUND', 'refunds', RefundBody, 'Refund (part of) the captured amount');

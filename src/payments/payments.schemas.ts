@@ -147,6 +147,24 @@ export const Operation = Type.Object(
   { $id: 'Operation' },
 );
 
+/** One capture, refund or void read on its own (GET /v2/payments/{id}/operations/{operation_id}). */
+export const PaymentOperation = Type.Object(
+  {
+    kind: StringEnum(['CAPTURE', 'REFUND', 'VOID']),
+    payment_id: Uuid(),
+    id: Uuid(),
+    amount: Type.Integer(),
+    created_at: Timestamp(),
+    updated_at: Timestamp(),
+    triggered_by: StringEnum(TRIGGERS),
+    merchant_reference: Opt(Type.String()),
+    reason: Opt(Type.String()),
+    status: StringEnum(OPERATION_STATUSES),
+    partner_transactions: Type.Array(Type.Ref('PartnerTransaction')),
+  },
+  { $id: 'PaymentOperation', description: 'A capture, refund or void with its kind and its payment' },
+);
+
 const Degree = StringEnum(['NOT', 'PARTIALLY', 'FULLY']);
 
 const PaymentAmounts = Type.Object({
@@ -194,7 +212,7 @@ export const Payment = Type.Object(
 );
 export type PaymentView = Static<typeof Payment>;
 
-export const PAYMENT_SCHEMAS = [Card, PartnerTransaction, Operation, Payment];
+export const PAYMENT_SCHEMAS = [Card, PartnerTransaction, Operation, PaymentOperation, Payment];
 
 /**
  * `data` of a payment's webhook event (docs/webhooks.md): the payment's summary as the

@@ -50,6 +50,18 @@ export interface EventFilter {
   after?: string | undefined;
 }
 
+export interface MerchantEventQuery {
+  limit: number;
+  order: 'asc' | 'desc';
+  type?: string | undefined;
+  createdGte?: Date | undefined;
+  createdLt?: Date | undefined;
+  after?: string | undefined;
+  before?: string | undefined;
+}
+
+export type MerchantEventRow = Pick<EventRow, 'id' | 'entity_id' | 'type' | 'data' | 'created_at'>;
+
 const EVENT_SELECT = `SELECT e.id, e.entity_id, e.type, e.data, e.url, e.created_at, coalesce(d.status, 'NO_DESTINATION') AS status
   FROM webhook_events e
   LEFT JOIN LATERAL (
@@ -119,6 +131,42 @@ export const eventsRepo = {
       [eventId, entityId, deliveryId],
     );
     return rows[0]?.id;
+  },
+
+  /**
+   * A page of an entity's events for the merchant events API, in `order` of (created_at,
+   * id), limit + 1 rows (the caller tells has_more from the extra one). `after`: rows past
+   * this event in that order; `before`: rows before it (read in the opposite order, the
+   * caller reverses them). undefined when the cursor event is not the entity's.
+   */
+  async page(q: Queryable, entityId: string, p: MerchantEventQuery): Promise<MerchantEventRow[] | undefined> {
+    const params: unknown[] = [entityId, p.limit + 1];
+    const where = ['entity_id = $1'];
+    if (p.type !== undefined) where.push(`type = $${params.push(p.type)}`);
+    if (p.createdGte !== undefined) where.push(`created_at >= $${params.push(p.createdGte)}`);
+    if (p.createdLt !== undefined) where.push(`created_at < $${params.push(p.createdLt)}`);
+    const cursor = p.after ?? p.before;
+    // Reading backwards (ending_before) runs the opposite order.
+    const ascending = (p.order === 'asc') !== (p.before !== undefined);
+    if (cursor !== undefined) {
+      const { rows } = await q.query<{ created_at: Date }>('SELECT created_at FROM webhook_events WHERE id = $1 AND entity_id = $2', [cursor, entityId]);
+      if (!rows[0]) return undefined;
+      const c = params.push(cursor);
+      where.push(`(created_at, id) ${ascending ? '>' : '<'} (SELECT created_at, id FROM webhook_events WHERE id = $${c})`);
+    }
+    const dir = ascending ? 'ASC' : 'DESC';
+    const { rows } = await q.query<MerchantEventRow>(
+      `SELECT id, entity_id, type, data, created_at FROM webhook_events
+        WHERE ${where.join(' AND ')} ORDER BY created_at ${dir}, id ${dir} LIMIT $2`,
+      params,
+    );
+    return rows;
+  },
+
+  async one(q: Queryable, entityId: string, eventId: string): Promise<MerchantEventRow | undefined> {
+    const { rows } = await q.query<MerchantEventRow>(
+      'SELECT id, entity_id, type, data, created_at FROM webhook_events WHERE id = $1 AND entity_id = $2', [eventId, entityId]);
+    return rows[0];
   },
 
   async delivery(q: Queryable, deliveryId: string): Promise<DeliveryRow | undefined> {

@@ -1,13 +1,11 @@
 // TypeBox schemas of the webhook operator API: validation, types and OpenAPI.
 import { Type, type Static, type TSchema } from 'typebox';
-import { Timestamp, Uuid } from '../platform/http/schemas.ts';
+import { StringEnum, Timestamp, Uuid } from '../platform/http/schemas.ts';
 import {
   HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, MAX_HEADER_VALUE_LENGTH, MAX_HEADER_VALUES, MAX_HEADERS, MAX_URL_LENGTH,
 } from './target.ts';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
-const StringEnum = <T extends string>(values: readonly T[], description: string) =>
-  Type.Unsafe<T>(Type.String({ enum: [...values], description }));
 
 export const WebhookHeader = Type.Object(
   {
@@ -119,3 +117,15 @@ export const EventListQuery = Type.Object(
 
 export const EntityParams = Type.Object({ id: Uuid() });
 export const EventParams = Type.Object({ id: Uuid(), event_id: Uuid() });
+
+/** The body of a webhook call, and an item of GET /v2/events (data: see the OpenAPI webhooks section). */
+export const EventSchema = Type.Object(
+  {
+    id: Uuid('Stable across retries and replays'),
+    type: Type.String(),
+    created_at: Timestamp(),
+    entity_id: Uuid(),
+    data: Type.Unknown(),
+  },
+  { $id: 'Event', description: 'A webhook event (the body of a webhook call and an item of GET /v2/events). Delivery is at least once and unordered: de-duplicate on id.' },
+);

@@ -162,18 +162,12 @@ export function finishDocument(doc: Json): Json {
       },
     ],
   };
-  doc.components.schemas.Event = {
-    type: 'object',
-    description: 'A webhook event (the body of a webhook call and an item of GET /v2/events). Delivery is at least once and unordered: de-duplicate on id.',
-    required: ['id', 'type', 'created_at', 'entity_id', 'data'],
-    properties: {
-      id: { type: 'string', format: 'uuid', description: 'Stable across retries and replays' },
-      type: { type: 'string', enum: EVENT_TYPES.map((e) => e.type) },
-      created_at: { type: 'string', format: 'date-time' },
-      entity_id: { type: 'string', format: 'uuid' },
-      data: { oneOf: [{ $ref: '#/components/schemas/PaymentEventData' }, { $ref: '#/components/schemas/PaymentLinkEventData' }] },
-    },
-  };
+  const event = doc.components.schemas.Event;
+  if (event?.properties) {
+    event.required = ['id', 'type', 'created_at', 'entity_id', 'data'];
+    event.properties.type = { type: 'string', enum: EVENT_TYPES.map((e) => e.type) };
+    event.properties.data = { oneOf: [{ $ref: '#/components/schemas/PaymentEventData' }, { $ref: '#/components/schemas/PaymentLinkEventData' }] };
+  }
   const signature = {
     'payd-signature': { required: true, description: 't=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> (docs/webhooks.md)', schema: { type: 'string' } },
     'payd-event-id': { required: true, schema: { type: 'string', format: 'uuid' } },
