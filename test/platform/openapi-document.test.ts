@@ -14,7 +14,7 @@ import { OPERATION_IDS } from '../../src/platform/http/openapi-finish.ts';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const committedPath = `${root}openapi.json`;
 /** The servers entry of the committed document (a served one names its own PAYD_BASE_URL). */
-const SERVERS = [{ url: 'http://localhost:8080', description: 'payd started with its defaults (set PAYD_BASE_URL for yours)' }];
+const SERVERS = [{ url: 'http://localhost:3000', description: 'payd started with its defaults (set PAYD_BASE_URL for yours)' }];
 
 describe('the OpenAPI document', () => {
   let t: TestApp;
@@ -75,5 +75,13 @@ describe('the OpenAPI document', () => {
       const e = err as { stdout?: string; stderr?: string };
       assert.fail(`redocly lint failed:\n${e.stdout ?? ''}\n${e.stderr ?? ''}`);
     }
+  });
+});
+
+describe('the SDK types', () => {
+  it('are generated from the committed openapi.json (run `npm run sdk:types`)', async () => {
+    const out = `${root}node_modules/.cache/payd-sdk-types.d.ts`;
+    await promisify(execFile)(`${root}node_modules/.bin/openapi-typescript`, [committedPath, '-o', out]);
+    assert.equal(readFileSync(out, 'utf8'), readFileSync(`${root}sdk/src/openapi.d.ts`, 'utf8'), 'sdk/src/openapi.d.ts is stale: npm run sdk:types');
   });
 });

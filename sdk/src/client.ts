@@ -1,0 +1,379 @@
+// The payd client: the API key exchanged for a token (cached, renewed before it
+// expires), one idempotency key per logical operation kept across retries, retries with
+// jittered backoff that honour Retry-After, the first call's outcome fetched on a 409
+// write-conflict, typed errors, and async iteration over lists. Only `fetch` is needed.
+import {
+  ConnectionError, errorFor, IdempotencyError, PaydError, type Problem,
+} from './errors.ts';
+import type {
+  CaptureParams, ClientSession, CreateClientSessionParams, CreatePaymentLinkParams, CreatePaymentParams,
+  EligibleSolutions, EligibleSolutionsParams, EventListParams, Payment, PaymentLink, PaymentOperation,
+  RefundParams, SigningJwks, VoidParams, WebhookEvent,
+} from './types.ts';
+
+export interface PaydOptions {
+  /** The merchant's API key (payd_sk_...). */
+  apiKey: string;
+  /** payd's base URL, e.g. https://payd.example.com (PAYD_BASE_URL of the server). */
+  baseUrl: string;
+  /** Retries after the first attempt (default 3). */
+  maxRetries?: number;
+  /** Time limit of each attempt in milliseconds (default 30 000). */
+  timeoutMs?: number;
+  /** First backoff step in milliseconds (default 300); each retry doubles it, with jitter. */
+  retryBaseMs?: number;
+  /** A fetch of your own (default: globalThis.fetch). */
+  fetch?: typeof fetch;
+}
+
+export interface ListPage<T> {
+  object: 'list';
+  data: T[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
+/** The answer of a capture, refund or void. */
+export interface OperationResult {
+  payment: Payment;
+  /** The capture, refund or void this call created (or, replayed, the first call created). */
+  operationId: string;
+  /** true when payd had already processed this idempotency key: the outcome is the first call's. */
+  replayed: boolean;
+}
+
+export interface IdempotentOptions {
+  /**
+   * One key per logical operation (derive it from your own capture or refund id). When
+   * you give none, the client makes one for this call and keeps it across its retries;
+   * give your own to stay at most once across restarts of your process.
+   */
+  idempotencyKey?: string;
+}
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+interface Call {
+  method: 'GET' | 'POST';
+  path: string;
+  query?: Query | undefined;
+  body?: unknown;
+  idempotencyKey?: string | undefined;
+  headers?: Record<string, string>;
+  /** A lost answer may be retried: reads, and writes carrying an idempotency key. */
+  retrySafe: boolean;
+  /** Authenticate with the API key itself rather than a token. */
+  apiKeyAuth?: boolean;
+}
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Errors where the request surely never reached payd (nothing to repeat). */
+function neverSent(err: unknown): boolean {
+  const code = (err as { cause?: { code?: string } }).cause?.code;
+  return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN';
+}
+
+export class Payd {
+  readonly payments: Payments;
+  readonly clientSessions: ClientSessions;
+  readonly paymentLinks: PaymentLinks;
+  readonly events: Events;
+
+  private readonly base: string;
+  private readonly maxRetries: number;
+  private readonly timeoutMs: number;
+  private readonly retryBaseMs: number;
+  private readonly fetchImpl: typeof fetch;
+  private token: { value: string; renewAt: number } | undefined;
+  private tokenPending: Promise<string> | undefined;
+
+  constructor(private readonly options: PaydOptions) {
+    if (!options.apiKey) throw new TypeError('Payd: apiKey is required');
+    this.base = options.baseUrl.replace(/\/+$/, '');
+    this.maxRetries = options.maxRetries ?? 3;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.retryBaseMs = options.retryBaseMs ?? 300;
+    this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.payments = new Payments(this);
+    this.clientSessions = new ClientSessions(this);
+    this.paymentLinks = new PaymentLinks(this);
+    this.events = new Events(this);
+  }
+
+  /** Eligible partner and method pairs for an order and customer. */
+  eligibleSolutions(params: EligibleSolutionsParams): Promise<EligibleSolutions> {
+    return this.json({ method: 'POST', path: '/v2/eligible-solutions', body: params, retrySafe: true });
+  }
+
+  /** The keys that verify service-redirection-data tokens. */
+  signingJwks(): Promise<SigningJwks> {
+    return this.json({ method: 'GET', path: '/v2/signing-jwks', retrySafe: true, apiKeyAuth: true });
+  }
+
+  /** @internal */
+  async json<T>(call: Call): Promise<T> {
+    return (await this.call(call)).body as T;
+  }
+
+  /** @internal One logical call: its attempts, retries and error. */
+  async call(call: Call): Promise<Answer> {
+    let renewedToken = false;
+    for (let attempt = 0; ; attempt++) {
+      const last = attempt >= this.maxRetries;
+      let res: Response;
+      try {
+        res = await this.send(call);
+      } catch (err) {
+        if (err instanceof PaydError) throw err; // the token request's own error, after its retries
+        if (!last && (call.retrySafe || neverSent(err))) {
+          await sleep(this.backoff(attempt));
+          continue;
+        }
+        throw new ConnectionError(`payd did not answer ${call.method} ${call.path}: ${(err as Error).message}`, 0, undefined, undefined, { cause: err });
+      }
+      const requestId = res.headers.get('x-request-id') ?? undefined;
+      const text = await res.text();
+      let body: unknown;
+      try {
+        body = text === '' ? undefined : JSON.parse(text);
+      } catch {
+        body = text;
+      }
+      if (res.ok) return { status: res.status, headers: res.headers, body };
+      if (res.status === 401 && !call.apiKeyAuth && !renewedToken) {
+        // The token may have been revoked or signed with a retired key: one fresh token.
+        renewedToken = true;
+        this.token = undefined;
+        attempt--;
+        continue;
+      }
+      const retryable = res.status === 429 || res.status === 503 || (res.status >= 500 && call.retrySafe);
+      if (retryable && !last) {
+        await sleep(this.retryAfter(res) ?? this.backoff(attempt));
+        continue;
+      }
+      const problem = typeof body === 'object' && body !== null && 'status' in body ? body as Problem : undefined;
+      throw errorFor(res.status, problem, requestId);
+    }
+  }
+
+  private async send(call: Call): Promise<Response> {
+    const url = new URL(this.base + call.path);
+    for (const [k, v] of Object.entries(call.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const headers: Record<string, string> = { accept: 'application/json', ...call.headers };
+    if (call.apiKeyAuth) headers['x-api-key'] = this.options.apiKey;
+    else headers.authorization = `Bearer ${await this.accessToken()}`;
+    if (call.idempotencyKey) headers['x-idempotency-key'] = call.idempotencyKey;
+    if (call.body !== undefined) headers['content-type'] = 'application/json';
+    return this.fetchImpl(url, {
+      method: call.method,
+      headers,
+      ...(call.body !== undefined ? { body: JSON.stringify(call.body) } : {}),
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
+  }
+
+  /** A valid access token: cached, renewed a minute before it expires (or at 90% of its life). */
+  private async accessToken(): Promise<string> {
+    if (this.token && Date.now() < this.token.renewAt) return this.token.value;
+    this.tokenPending ??= this.fetchToken().finally(() => { this.tokenPending = undefined; });
+    return this.tokenPending;
+  }
+
+  private async fetchToken(): Promise<string> {
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        res = await this.fetchImpl(`${this.base}/oauth/token`, {
+          method: 'POST',
+          headers: { 'x-api-key': this.options.apiKey, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+          body: 'grant_type=client_credentials',
+          signal: AbortSignal.timeout(this.timeoutMs),
+        });
+      } catch (err) {
+        if (attempt < this.maxRetries) {
+          await sleep(this.backoff(attempt));
+          continue;
+        }
+        throw new ConnectionError(`payd did not answer POST /oauth/token: ${(err as Error).message}`, 0, undefined, undefined, { cause: err });
+      }
+      const body = await res.json().catch(() => undefined) as { access_token?: string; expires_in?: number } & Partial<Problem> | undefined;
+      if (res.ok && body?.access_token) {
+        const life = (body.expires_in ?? 3600) * 1000;
+        this.token = { value: body.access_token, renewAt: Date.now() + Math.min(life - 60_000, life * 0.9) };
+        return body.access_token;
+      }
+      if ((res.status === 429 || res.status >= 500) && attempt < this.maxRetries) {
+        await sleep(this.retryAfter(res) ?? this.backoff(attempt));
+        continue;
+      }
+      throw errorFor(res.status, body && typeof body.status === 'number' ? body as Problem : undefined, res.headers.get('x-request-id') ?? undefined);
+    }
+  }
+
+  /** Jittered exponential backoff: base * 2^attempt, between half and all of it, at most 10 s. */
+  private backoff(attempt: number): number {
+    const ceiling = Math.min(10_000, this.retryBaseMs * 2 ** attempt);
+    return ceiling / 2 + Math.random() * (ceiling / 2);
+  }
+
+  private retryAfter(res: Response): number | undefined {
+    const header = res.headers.get('retry-after');
+    if (!header) return undefined;
+    const seconds = /^\d+$/.test(header) ? Number(header) : (Date.parse(header) - Date.now()) / 1000;
+    return Number.isFinite(seconds) ? Math.min(30, Math.max(0, seconds)) * 1000 : undefined;
+  }
+
+  /** @internal Async iteration over a list endpoint, page after page. */
+  async *iterate<T>(path: string, query: Query): AsyncGenerator<T> {
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await this.json<ListPage<T>>({ method: 'GET', path, query: { ...query, ...(cursor ? { starting_after: cursor } : {}) }, retrySafe: true });
+      yield* page.data;
+      if (!page.has_more || !page.next_cursor) return;
+      cursor = page.next_cursor;
+    }
+  }
+
+  /** @internal A write with an idempotency key; a 409 write-conflict gives resource_id. */
+  async idempotent<T>(call: Omit<Call, 'retrySafe' | 'idempotencyKey'>, key: string | undefined,
+    onConflict: (resourceId: string) => Promise<T>, onAnswer: (answer: Answer) => T | Promise<T>): Promise<T> {
+    const idempotencyKey = key ?? crypto.randomUUID();
+    try {
+      return await onAnswer(await this.call({ ...call, idempotencyKey, retrySafe: true }));
+    } catch (err) {
+      if (err instanceof IdempotencyError && err.resourceId) return onConflict(err.resourceId);
+      throw err;
+    }
+  }
+}
+
+const enc = encodeURIComponent;
+
+class Payments {
+  constructor(private readonly c: Payd) {}
+
+  /**
+   * Creates a payment. Retried safely: the idempotency key is kept across retries, and
+   * when payd already processed it (a lost answer, or your own late retry) the payment
+   * the first call created is returned. A payment still being authorized (PENDING without
+   * a redirection) is read again a few times before it is returned.
+   */
+  create(params: CreatePaymentParams, opts: IdempotentOptions = {}): Promise<Payment> {
+    return this.c.idempotent<Payment>({ method: 'POST', path: '/v2/payments', body: params }, opts.idempotencyKey,
+      (paymentId) => this.settled(paymentId), (a) => a.body as Payment);
+  }
+
+  /** The payment; with maxAgeSeconds, payd serves stored data without asking the partners. */
+  get(id: string, opts: { maxAgeSeconds?: number } = {}): Promise<Payment> {
+    return this.c.json({
+      method: 'GET', path: `/v2/payments/${enc(id)}`, retrySafe: true,
+      ...(opts.maxAgeSeconds !== undefined ? { headers: { 'cache-control': `max-age=${opts.maxAgeSeconds}` } } : {}),
+    });
+  }
+
+  capture(id: string, params: CaptureParams, opts: IdempotentOptions = {}): Promise<OperationResult> {
+    return this.operate(id, 'captures', params, opts);
+  }
+
+  refund(id: string, params: RefundParams = {}, opts: IdempotentOptions = {}): Promise<OperationResult> {
+    return this.operate(id, 'refunds', params, opts);
+  }
+
+  void(id: string, params: VoidParams = {}, opts: IdempotentOptions = {}): Promise<OperationResult> {
+    return this.operate(id, 'voids', params, opts);
+  }
+
+  /** One capture, refund or void. */
+  operation(id: string, operationId: string): Promise<PaymentOperation> {
+    return this.c.json({ method: 'GET', path: `/v2/payments/${enc(id)}/operations/${enc(operationId)}`, retrySafe: true });
+  }
+
+  list(query: Query = {}): Promise<ListPage<Payment>> {
+    return this.c.json({ method: 'GET', path: '/v2/payments', query, retrySafe: true });
+  }
+
+  /** Every payment the filters select, newest first, page after page: `for await (const p of payd.payments.iterate())`. */
+  iterate(query: Query = {}): AsyncGenerator<Payment> {
+    return this.c.iterate('/v2/payments', query);
+  }
+
+  private async operate(id: string, kind: 'captures' | 'refunds' | 'voids', params: object, opts: IdempotentOptions): Promise<OperationResult> {
+    return this.c.idempotent<OperationResult>({ method: 'POST', path: `/v2/payments/${enc(id)}/${kind}`, body: params }, opts.idempotencyKey,
+      async (resourceId) => {
+        if (resourceId === id) {
+          throw new PaydError('This idempotency key created the payment itself; an operation needs a key of its own.', 409);
+        }
+        return { payment: await this.get(id), operationId: resourceId, replayed: true };
+      },
+      (a) => ({ payment: a.body as Payment, operationId: a.headers.get('x-created-operation-id') ?? '', replayed: false }));
+  }
+
+  private async settled(paymentId: string): Promise<Payment> {
+    let payment = await this.get(paymentId);
+    for (let i = 0; i < 5 && payment.authorization.status === 'PENDING' && !payment.authorization.redirection; i++) {
+      await sleep(200 * 2 ** i);
+      payment = await this.get(paymentId);
+    }
+    return payment;
+  }
+}
+
+class ClientSessions {
+  constructor(private readonly c: Payd) {}
+  create(params: CreateClientSessionParams): Promise<ClientSession> {
+    return this.c.json({ method: 'POST', path: '/v2/client-sessions', body: params, retrySafe: false });
+  }
+  get(id: string): Promise<ClientSession> {
+    return this.c.json({ method: 'GET', path: `/v2/client-sessions/${enc(id)}`, retrySafe: true });
+  }
+  abort(id: string): Promise<ClientSession> {
+    // Aborting twice answers the aborted session: safe to retry.
+    return this.c.json({ method: 'POST', path: `/v2/client-sessions/${enc(id)}/abort`, body: { status: 'ABORTED_BY_MERCHANT' }, retrySafe: true });
+  }
+  list(query: Query = {}): Promise<ListPage<ClientSession>> {
+    return this.c.json({ method: 'GET', path: '/v2/client-sessions', query, retrySafe: true });
+  }
+  iterate(query: Query = {}): AsyncGenerator<ClientSession> {
+    return this.c.iterate('/v2/client-sessions', query);
+  }
+}
+
+class PaymentLinks {
+  constructor(private readonly c: Payd) {}
+  create(params: CreatePaymentLinkParams): Promise<PaymentLink> {
+    return this.c.json({ method: 'POST', path: '/v2/payment-links', body: params, retrySafe: false });
+  }
+  get(id: string): Promise<PaymentLink> {
+    return this.c.json({ method: 'GET', path: `/v2/payment-links/${enc(id)}`, retrySafe: true });
+  }
+  cancel(id: string): Promise<PaymentLink> {
+    return this.c.json({ method: 'POST', path: `/v2/payment-links/${enc(id)}/cancel`, retrySafe: false });
+  }
+  list(query: Query = {}): Promise<ListPage<PaymentLink>> {
+    return this.c.json({ method: 'GET', path: '/v2/payment-links', query, retrySafe: true });
+  }
+  iterate(query: Query = {}): AsyncGenerator<PaymentLink> {
+    return this.c.iterate('/v2/payment-links', query);
+  }
+}
+
+class Events {
+  constructor(private readonly c: Payd) {}
+  list(query: EventListParams = {}): Promise<ListPage<WebhookEvent>> {
+    return this.c.json({ method: 'GET', path: '/v2/events', query: query as Query, retrySafe: true });
+  }
+  get(id: string): Promise<WebhookEvent> {
+    return this.c.json({ method: 'GET', path: `/v2/events/${enc(id)}`, retrySafe: true });
+  }
+  iterate(query: EventListParams = {}): AsyncGenerator<WebhookEvent> {
+    return this.c.iterate('/v2/events', query as Query);
+  }
+}

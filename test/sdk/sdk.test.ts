@@ -1,0 +1,218 @@
+// The SDK (sdk/, @payd/sdk) against a real payd process (`payd start`), through an HTTP
+// proxy that can lose an answer: the request reaches payd, payd acts, and the client
+// never hears back. The SDK's retry then carries the same idempotency key, payd answers
+// 409 with resource_id, and the SDK returns the first call's outcome: at most once.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { ADMIN_TOKEN } from '../helpers/app.ts';
+import { startServer, type ServerProcess } from '../helpers/server.ts';
+import { createPgTestDb } from '../faults/db-fixture.ts';
+import {
+  AmountNotAvailableError, AuthenticationError, constructEvent, InvalidRequestError, NotFoundError, Payd,
+  signPayload, WebhookSignatureError,
+} from '../../sdk/src/index.ts';
+import { signWebhook } from '../../src/webhooks/signature.ts';
+
+const card = { type: 'CARD' as const, number: '4242424242424242', expiry_month: '12', expiry_year: '2031', cvv: '123' };
+const paymentBody = (amount: number) => ({ amount, currency: 'EUR' as const, split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: card }] });
+
+interface Seen { method: string; url: string; key: string | undefined; status: number; body: string; headers: http.IncomingHttpHeaders }
+
+/** Forwards to payd; `loseNext` makes it drop the answer of the next matching request after payd answered it. */
+async function startProxy(target: string) {
+  const seen: Seen[] = [];
+  const rules: Array<{ match: (req: http.IncomingMessage) => boolean; action: 'lose' | { status: number; headers: Record<string, string>; body: string } }> = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const rule = rules.findIndex((r) => r.match(req));
+      const action = rule >= 0 ? rules.splice(rule, 1)[0]!.action : undefined;
+      if (action && action !== 'lose') {
+        res.writeHead(action.status, action.headers).end(action.body);
+        return;
+      }
+      const headers = { ...req.headers } as Record<string, string>;
+      delete headers.host;
+      const answer = await fetch(target + req.url, {
+        method: req.method, headers, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}),
+      });
+      const body = await answer.text();
+      const outHeaders: Record<string, string> = {};
+      answer.headers.forEach((value, name) => { outHeaders[name] = value; });
+      seen.push({ method: req.method!, url: req.url!, key: req.headers['x-idempotency-key'] as string | undefined, status: answer.status, body, headers: outHeaders });
+      if (action === 'lose') {
+        res.socket?.destroy(); // payd acted; the client hears nothing
+        return;
+      }
+      delete outHeaders['content-length'];
+      delete outHeaders['content-encoding'];
+      delete outHeaders['transfer-encoding'];
+      delete outHeaders.connection;
+      res.writeHead(answer.status, outHeaders).end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    loseNext(match: (req: http.IncomingMessage) => boolean) { rules.push({ match, action: 'lose' }); },
+    answerNext(match: (req: http.IncomingMessage) => boolean, status: number, headers: Record<string, string>, body: string) {
+      rules.push({ match, action: { status, headers, body } });
+    },
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+describe('@payd/sdk against payd start', () => {
+  let server: ServerProcess;
+  let proxy: Awaited<ReturnType<typeof startProxy>>;
+  let payd: Payd;
+  let entityId = '';
+  let apiKey = '';
+  let cleanup: () => Promise<void> = async () => {};
+  const receiver: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
+  let hook: http.Server;
+
+  before(async () => {
+    let env: Record<string, string>;
+    if (process.env.DATABASE_URL) {
+      const db = await createPgTestDb();
+      env = { DATABASE_URL: db.url, PAYD_WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
+      cleanup = () => db.close();
+    } else {
+      const dir = mkdtempSync(path.join(tmpdir(), 'payd-sdk-'));
+      env = { PAYD_DATA_DIR: dir };
+      cleanup = async () => rmSync(dir, { recursive: true, force: true });
+    }
+    server = await startServer({ ...env, PAYD_WEBHOOK_POLL_MS: '100' });
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    const entity = await (await fetch(`${server.base}/admin/v1/entities`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'SDK shop' }) })).json();
+    entityId = entity.id;
+    apiKey = (await (await fetch(`${server.base}/admin/v1/entities/${entityId}/api-keys`, { method: 'POST', headers: { authorization: admin.authorization } })).json()).api_key;
+    hook = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => { receiver.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') }); res.writeHead(204).end(); });
+    });
+    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+    const put = await fetch(`${server.base}/admin/v1/entities/${entityId}/webhook-endpoint`, {
+      method: 'PUT', headers: admin, body: JSON.stringify({ url: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hooks` }),
+    });
+    assert.equal(put.status, 200, await put.text());
+    proxy = await startProxy(server.base);
+    payd = new Payd({ apiKey, baseUrl: proxy.url, retryBaseMs: 20 });
+  });
+  after(async () => {
+    await proxy?.close();
+    await new Promise<void>((resolve) => (hook ? hook.close(() => resolve()) : resolve()));
+    if (server) assert.equal(await server.stop(), 0);
+    await cleanup();
+  });
+
+  it('runs a whole flow with one token, typed answers and typed errors', async () => {
+    const p = await payd.payments.create(paymentBody(5000));
+    assert.equal(p.authorization.status, 'AUTHORIZED');
+    const captured = await payd.payments.capture(p.id, { amount: 3000, merchant_reference: 'ship-1' });
+    assert.equal(captured.replayed, false);
+    assert.equal(captured.payment.amounts.total_captured, 3000);
+    const op = await payd.payments.operation(p.id, captured.operationId);
+    assert.equal(op.kind, 'CAPTURE');
+    assert.equal(op.merchant_reference, 'ship-1');
+    const refunded = await payd.payments.refund(p.id, { amount: 1000 });
+    assert.equal(refunded.payment.amounts.total_refunded, 1000);
+    assert.equal((await payd.payments.get(p.id, { maxAgeSeconds: 60 })).version, refunded.payment.version);
+
+    const tooMuch = await payd.payments.capture(p.id, { amount: 999_999 }).catch((e: unknown) => e);
+    assert.ok(tooMuch instanceof AmountNotAvailableError, String(tooMuch));
+    assert.equal(tooMuch.availableAmount, 2000);
+    const bad = await payd.payments.create({ ...paymentBody(100), currency: 'AUD' as never }).catch((e: unknown) => e);
+    assert.ok(bad instanceof InvalidRequestError);
+    assert.ok(bad.invalidParams.some((x) => x.name === 'currency'));
+    assert.ok(bad.requestId);
+    const missing = await payd.payments.get(crypto.randomUUID()).catch((e: unknown) => e);
+    assert.ok(missing instanceof NotFoundError);
+    const wrongKey = await new Payd({ apiKey: 'payd_sk_nope', baseUrl: proxy.url, retryBaseMs: 20 }).payments.get(p.id).catch((e: unknown) => e);
+    assert.ok(wrongKey instanceof AuthenticationError, String(wrongKey));
+
+    const jwks = await payd.signingJwks();
+    assert.ok(jwks.keys.length > 0);
+    const eligible = await payd.eligibleSolutions({ order: { reference: 'o-1' }, customer: {} } as never);
+    assert.ok(Array.isArray(eligible.eligible_solutions));
+
+    const session = await payd.clientSessions.create({ amount: 1500, currency: 'EUR', shopper_redirection_url: 'https://shop.example/back' } as never);
+    assert.equal((await payd.clientSessions.abort(session.id)).status, 'ABORTED_BY_MERCHANT');
+
+    const events: string[] = [];
+    for await (const e of payd.events.iterate({ limit: '2' } as never)) events.push(e.type);
+    assert.ok(events.includes('payment.captured') && events.includes('payment.refunded'), events.join(','));
+    const tokens = proxy.seen.filter((s) => s.url === '/oauth/token' && s.status === 200);
+    assert.equal(tokens.length, 1, 'one token served the whole flow');
+  });
+
+  it('creates a payment once when the first answer is lost: the retry returns the first call\'s payment', async () => {
+    const before = proxy.seen.length;
+    proxy.loseNext((req) => req.method === 'POST' && req.url === '/v2/payments');
+    const p = await payd.payments.create(paymentBody(4200));
+    const calls = proxy.seen.slice(before).filter((s) => s.method === 'POST' && s.url === '/v2/payments');
+    assert.equal(calls.length, 2, 'the lost call and its retry');
+    assert.equal(calls[0]!.status, 200);
+    assert.equal(calls[1]!.status, 409, 'the retry is recognised by its key');
+    assert.equal(calls[0]!.key, calls[1]!.key, 'the same idempotency key');
+    assert.equal(JSON.parse(calls[0]!.body).id, p.id, 'the payment the lost answer carried');
+    assert.equal(p.authorization.status, 'AUTHORIZED');
+  });
+
+  it('captures once when the first answer is lost: replayed, with the first operation id', async () => {
+    const p = await payd.payments.create(paymentBody(6000));
+    const before = proxy.seen.length;
+    proxy.loseNext((req) => req.method === 'POST' && req.url === `/v2/payments/${p.id}/captures`);
+    const result = await payd.payments.capture(p.id, { amount: 2500 }, { idempotencyKey: `capture-${p.id}-1` });
+    const calls = proxy.seen.slice(before).filter((s) => s.url === `/v2/payments/${p.id}/captures`);
+    assert.deepEqual(calls.map((c) => c.status), [200, 409]);
+    assert.equal(result.replayed, true);
+    assert.equal(result.operationId, calls[0]!.headers['x-created-operation-id']);
+    assert.equal(result.payment.amounts.total_captured, 2500, 'captured once');
+    assert.equal(result.payment.captures.length, 1);
+    // A late retry of our own, with the same key, days later: the same answer.
+    const late = await payd.payments.capture(p.id, { amount: 2500 }, { idempotencyKey: `capture-${p.id}-1` });
+    assert.equal(late.operationId, result.operationId);
+    assert.equal(late.payment.amounts.total_captured, 2500);
+  });
+
+  it('waits as Retry-After says on 503 and 429, then succeeds', async () => {
+    proxy.answerNext((req) => req.url === '/v2/events?limit=1', 503, { 'content-type': 'application/problem+json', 'retry-after': '1' },
+      JSON.stringify({ type: 'urn:eu.service:service-unavailable', title: 'Service unavailable', status: 503 }));
+    proxy.answerNext((req) => req.url === '/v2/events?limit=1', 429, { 'content-type': 'application/problem+json', 'retry-after': '0' },
+      JSON.stringify({ type: 'urn:eu.service:too-many-requests', title: 'Too many requests', status: 429 }));
+    const started = Date.now();
+    const page = await payd.events.list({ limit: '1' } as never);
+    assert.ok(Date.now() - started >= 950, `waited ${Date.now() - started} ms`);
+    assert.equal(page.data.length, 1);
+  });
+
+  it('verifies webhook calls payd really sent, and refuses tampered, stale or unsigned ones', async () => {
+    const secret = (await (await fetch(`${server.base}/admin/v1/entities/${entityId}/webhook-secret`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()).secret as string;
+    const deadline = Date.now() + 30_000;
+    while (!receiver.some((r) => JSON.parse(r.body).type === 'payment.captured') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const call = receiver.find((r) => JSON.parse(r.body).type === 'payment.captured');
+    assert.ok(call, 'payd delivered payment.captured');
+    const event = await constructEvent(call.body, String(call.headers['payd-signature']), secret);
+    assert.equal(event.type, 'payment.captured');
+    assert.equal(event.entity_id, entityId);
+    await assert.rejects(constructEvent(call.body.replace('"amount":', '"amount": '), String(call.headers['payd-signature']), secret), WebhookSignatureError);
+    await assert.rejects(constructEvent(call.body, String(call.headers['payd-signature']), 'whsec_other'), WebhookSignatureError);
+    await assert.rejects(constructEvent(call.body, undefined, secret), WebhookSignatureError);
+    const old = signWebhook([secret], call.body, Math.floor(Date.now() / 1000) - 3600);
+    await assert.rejects(constructEvent(call.body, old, secret), /too old/);
+    // The SDK's signer and payd's agree.
+    const t = Math.floor(Date.now() / 1000);
+    assert.equal(await signPayload(call.body, secret, t), signWebhook([secret], call.body, t));
+    assert.ok(await constructEvent(new TextEncoder().encode(call.body), signWebhook(['whsec_new', secret], call.body, t), secret));
+  });
+});
