@@ -104,6 +104,17 @@ function payd(...args: string[]): Promise<void> {
   });
 }
 
+/** Wall time from spawning node with these arguments to its exit. */
+async function timeExit(args: string[]): Promise<number> {
+  const started = performance.now();
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: 'ignore' });
+    child.once('error', reject);
+    child.once('exit', () => resolve());
+  });
+  return performance.now() - started;
+}
+
 export async function startupBench(): Promise<void> {
   const compiled = existsSync('dist/main.js');
   console.log(`\npayd start-up: spawn to the first 200 of /healthz, ${runs} run(s) each, ratios to the bare Fastify start; payd ${compiled ? 'from dist/ (npm run build; bin/payd.js runs the sources instead if src/ is newer)' : 'from the TypeScript sources through tsx (no dist/: npm run build)'}; load average ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} CPUs`);
@@ -111,6 +122,22 @@ export async function startupBench(): Promise<void> {
   const target = (what: string, value: number, max: number, unit: string) => {
     if (value > max) checks.push(`ABOVE TARGET: ${what} ${value.toFixed(0)} ${unit} (target < ${max} ${unit})`);
   };
+
+  // The commands a developer types: answered and exited, beside a bare `node -e 0`.
+  const bare: number[] = [];
+  const version: number[] = [];
+  const help: number[] = [];
+  for (let i = 0; i < runs * 2; i++) {
+    bare.push(await timeExit(['-e', '0']));
+    version.push(await timeExit(['bin/payd.js', '--version']));
+    help.push(await timeExit(['bin/payd.js', '--help']));
+  }
+  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  console.log(`${'node -e 0 (baseline)'.padEnd(44)} ${med(bare).toFixed(0).padStart(6)} ms median`);
+  for (const [label, xs] of [['payd --version', version], ['payd --help', help]] as const) {
+    console.log(`${label.padEnd(44)} ${med(xs).toFixed(0).padStart(6)} ms median  ratio ${(med(xs) / med(bare)).toFixed(1)}`);
+    target(label, med(xs), 500, 'ms');
+  }
 
   const hello: Start[] = [];
   for (let i = 0; i < runs; i++) hello.push(await timeStart(['bench/hello-server.js'], {}));

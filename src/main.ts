@@ -27,6 +27,11 @@ Usage:
                                    --no-migrate (PAYD_NO_MIGRATE=true) the schema must be current
   payd migrate                     apply database migrations and exit
   payd keys rotate <access-token|redirection>   rotate a signing key
+  payd listen --forward-to <url> [--secret whsec_...] [--events a,b]
+                                   forward your entity's events to a local receiver, signed
+  payd trigger <event>             make the API calls after which payd sends <event>
+                                   (both: the API key from --api-key or PAYD_API_KEY; payd
+                                   from --base-url, PAYD_URL or http://localhost:$PORT)
   payd --version | help
 
 Configuration comes from the environment; see README.md.`;
@@ -181,6 +186,21 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<void> {
+  if (argv[0] === 'listen' || argv[0] === 'trigger') {
+    // Clients of a running payd: no server configuration, no database.
+    const dev = await import('./cli/dev.ts');
+    const out = (line: string) => console.log(line);
+    try {
+      if (argv[0] === 'trigger') return await dev.trigger(argv.slice(1), process.env, out);
+      const stop = new AbortController();
+      process.once('SIGINT', () => stop.abort());
+      process.once('SIGTERM', () => stop.abort());
+      return await dev.listen(argv.slice(1), process.env, out, stop.signal);
+    } catch (err) {
+      if (err instanceof dev.CliError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw new ConfigError((err as Error).message);
+      throw err;
+    }
+  }
   let parsed;
   try {
     parsed = parseArgs({

@@ -1,0 +1,202 @@
+// Developer commands of the payd CLI, clients of a running payd (they use the merchant's
+// API key, like any integration, and never open the database):
+//
+//   payd listen --forward-to http://localhost:4242/webhooks
+//     reads the entity's events from GET /v2/events as they appear, signs each as the
+//     webhook would (payd-signature with the secret you give, or one printed at start)
+//     and POSTs it to your local receiver: no public URL needed.
+//   payd trigger payment.captured
+//     makes the API calls after which payd emits that event.
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+
+export class CliError extends Error {}
+
+interface Conn {
+  base: string;
+  apiKey: string;
+}
+
+interface Options {
+  values: Record<string, string | boolean | undefined>;
+  positionals: string[];
+}
+
+function conn(values: Options['values'], env: NodeJS.ProcessEnv): Conn {
+  const apiKey = (values['api-key'] as string | undefined) ?? env.PAYD_API_KEY;
+  if (!apiKey) throw new CliError('an API key is needed: --api-key payd_sk_... or PAYD_API_KEY');
+  const base = ((values['base-url'] as string | undefined) ?? env.PAYD_URL ?? `http://localhost:${env.PORT ?? 3000}`).replace(/\/+$/, '');
+  return { base, apiKey };
+}
+
+/** A small API client: a cached token, JSON in and out, a clear error. */
+class Api {
+  private token: string | undefined;
+  constructor(private readonly c: Conn) {}
+
+  async call<T>(method: 'GET' | 'POST', path: string, body?: unknown, idempotencyKey?: string): Promise<T> {
+    const res = await fetch(this.c.base + path, {
+      method,
+      headers: {
+        authorization: `Bearer ${await this.accessToken()}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(idempotencyKey ? { 'x-idempotency-key': idempotencyKey } : {}),
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    }).catch((err: Error) => { throw new CliError(`payd at ${this.c.base} did not answer: ${err.cause instanceof Error ? err.cause.message : err.message}`); });
+    const text = await res.text();
+    if (!res.ok) {
+      let detail = text;
+      try { detail = (JSON.parse(text) as { detail?: string }).detail ?? text; } catch { /* text as it is */ }
+      throw new CliError(`${method} ${path}: HTTP ${res.status} ${detail}`);
+    }
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  private async accessToken(): Promise<string> {
+    if (this.token) return this.token;
+    const res = await fetch(`${this.c.base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'x-api-key': this.c.apiKey, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    }).catch((err: Error) => { throw new CliError(`payd at ${this.c.base} did not answer: ${err.cause instanceof Error ? err.cause.message : err.message}`); });
+    const body = await res.json().catch(() => ({})) as { access_token?: string; detail?: string };
+    if (!res.ok || !body.access_token) throw new CliError(`the API key was refused (HTTP ${res.status}${body.detail ? `: ${body.detail}` : ''})`);
+    this.token = body.access_token;
+    return this.token;
+  }
+}
+
+interface EventItem { id: string; type: string; created_at: string }
+interface EventPage { data: EventItem[]; has_more: boolean; next_cursor: string | null }
+
+const stamp = () => new Date().toISOString().replace('T', ' ').slice(0, 19);
+
+/** The payd-signature header of a body, as the webhook dispatcher writes it. */
+export function signature(secret: string, body: string, t = Math.floor(Date.now() / 1000)): string {
+  return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex')}`;
+}
+
+export async function listen(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) => void, stop: AbortSignal): Promise<void> {
+  const { values } = parseArgs({
+    args: argv, allowPositionals: false,
+    options: {
+      'forward-to': { type: 'string' }, 'api-key': { type: 'string' }, 'base-url': { type: 'string' },
+      secret: { type: 'string' }, events: { type: 'string' }, 'poll-ms': { type: 'string' },
+    },
+  });
+  const target = values['forward-to'];
+  if (!target || !/^https?:\/\//.test(target)) throw new CliError('--forward-to <http(s) URL of your webhook receiver> is required');
+  const api = new Api(conn(values, env));
+  const only = values.events ? new Set(values.events.split(',').map((s) => s.trim()).filter(Boolean)) : undefined;
+  const pollMs = Math.max(100, Number(values['poll-ms'] ?? 1000));
+  let secret = values.secret ?? env.PAYD_WEBHOOK_SECRET;
+  if (!secret) {
+    secret = `whsec_${randomBytes(24).toString('base64url')}`;
+    out(`Your receiver's signing secret for this session is ${secret} (give --secret or PAYD_WEBHOOK_SECRET to keep your own)`);
+  }
+  // From now on; events appear at commit, so each poll looks back a minute and skips
+  // the ids it has already forwarded.
+  const startedAt = Date.now();
+  const seen = new Set<string>();
+  let newest = startedAt;
+  await api.call('GET', '/v2/events?limit=1'); // the key works and payd answers, before "Ready"
+  out(`Ready! Forwarding your entity's events to ${target} (Ctrl-C to stop)`);
+  while (!stop.aborted) {
+    let cursor: string | null = null;
+    const since = new Date(Math.max(startedAt, newest - 60_000) - 1000).toISOString();
+    do {
+      const page: EventPage = await api.call('GET', `/v2/events?order=asc&limit=100&created_gte=${encodeURIComponent(since)}${cursor ? `&starting_after=${cursor}` : ''}`);
+      for (const event of page.data) {
+        if (seen.has(event.id) || Date.parse(event.created_at) < startedAt) continue;
+        seen.add(event.id);
+        newest = Math.max(newest, Date.parse(event.created_at));
+        if (only && !only.has(event.type)) continue;
+        await forward(target, secret, event, out);
+      }
+      cursor = page.has_more ? page.next_cursor : null;
+    } while (cursor && !stop.aborted);
+    if (seen.size > 50_000) seen.clear(); // bounded; the one-minute look-back is far shorter
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, pollMs);
+      stop.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+    });
+  }
+}
+
+async function forward(target: string, secret: string, event: EventItem, out: (line: string) => void): Promise<void> {
+  const body = JSON.stringify(event); // the webhook body: the events API serves exactly it
+  out(`${stamp()}   --> ${event.type} [${event.id}]`);
+  try {
+    const res = await fetch(target, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json', 'user-agent': 'payd-listen/1', 'payd-signature': signature(secret, body),
+        'payd-event-id': event.id, 'payd-event-type': event.type, 'payd-delivery-id': randomUUID(),
+      },
+      body,
+      signal: AbortSignal.timeout(10_000),
+    });
+    await res.arrayBuffer().catch(() => undefined);
+    out(`${stamp()}  <--  [${res.status}] POST ${target} [${event.id}]`);
+  } catch (err) {
+    const e = err as Error & { cause?: Error };
+    out(`${stamp()}  <--  [ERR] POST ${target} [${event.id}]: ${e.cause?.message ?? e.message}`);
+  }
+}
+
+const card = (number: string) => ({ type: 'CARD', number, expiry_month: '12', expiry_year: String(new Date().getFullYear() + 3), cvv: '123' });
+const cardPayment = (number: string, capture_mode: 'MANUAL' | 'AUTOMATIC' = 'MANUAL', amount = 2000) =>
+  ({ amount, currency: 'EUR', capture_mode, order: { reference: `trigger-${Date.now()}` }, split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: card(number) }] });
+/** Gift card + card: an operation the card declines while the gift card accepts it ends in CONFLICT. */
+const splitPayment = (cardNumber: string, capture_mode: 'MANUAL' | 'AUTOMATIC') => ({
+  amount: 3000, currency: 'EUR', capture_mode, split: [
+    { partner: 'gift-sim', method: 'GIFT_CARD', amount: 1000, instrument: { type: 'GIFT_CARD', number: `6036${String(Date.now()).slice(-11)}7` } },
+    { partner: 'card-sim', method: 'CARD', amount: 2000, instrument: card(cardNumber) },
+  ],
+});
+
+type Step = (api: Api) => Promise<string>;
+interface Made { id: string }
+
+const pay = (body: object): Step => async (api) => (await api.call<Made>('POST', '/v2/payments', body, randomUUID())).id;
+const thenOp = (body: object, op: 'captures' | 'refunds' | 'voids', opBody: object = {}): Step => async (api) => {
+  const id = await pay(body)(api);
+  await api.call('POST', `/v2/payments/${id}/${op}`, opBody, randomUUID());
+  return id;
+};
+
+/** The calls after which payd emits each event (test cards: docs/test-cards.md). */
+export const TRIGGERS: Record<string, { what: string; run: Step }> = {
+  'payment.authorized': { what: 'a card payment', run: pay(cardPayment('4242424242424242')) },
+  'payment.refused': { what: 'a card payment the issuer declines', run: pay(cardPayment('4000000000000002')) },
+  'payment.failed': { what: 'a card payment the acquirer fails', run: pay(cardPayment('4000000000000119')) },
+  'payment.captured': { what: 'a card payment, then its capture', run: thenOp(cardPayment('4242424242424242'), 'captures', { amount: 2000 }) },
+  'payment.refunded': { what: 'an automatically captured card payment, then its refund', run: thenOp(cardPayment('4242424242424242', 'AUTOMATIC'), 'refunds') },
+  'payment.voided': { what: 'a card payment, then its void', run: thenOp(cardPayment('4242424242424242'), 'voids') },
+  'payment.capture_failed': { what: 'a payment by a card whose captures are declined, then a capture', run: thenOp(cardPayment('4000000000000341'), 'captures', { amount: 2000 }) },
+  'payment.refund_failed': { what: 'a captured payment by a card whose refunds are declined, then a refund', run: thenOp(cardPayment('4000000000005126', 'AUTOMATIC'), 'refunds') },
+  'payment.capture_conflict': { what: 'a gift card + card payment, then a capture the card declines', run: thenOp(splitPayment('4000000000000341', 'MANUAL'), 'captures', { amount: 3000 }) },
+  'payment.refund_conflict': { what: 'a captured gift card + card payment, then a refund the card declines', run: thenOp(splitPayment('4000000000005126', 'AUTOMATIC'), 'refunds') },
+  'payment_link.cancelled': {
+    what: 'a payment link, then its cancellation',
+    run: async (api) => {
+      const link = await api.call<Made>('POST', '/v2/payment-links', { amount: 2000, currency: 'EUR', shopper_redirection_url: 'https://shop.example/thanks' });
+      await api.call('POST', `/v2/payment-links/${link.id}/cancel`);
+      return link.id;
+    },
+  },
+};
+
+export async function trigger(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<void> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { 'api-key': { type: 'string' }, 'base-url': { type: 'string' } } });
+  const [type] = positionals;
+  const known = Object.keys(TRIGGERS).join(', ');
+  if (!type) throw new CliError(`which event? payd trigger <event>, one of: ${known}`);
+  const t = TRIGGERS[type];
+  if (!t) throw new CliError(`payd trigger cannot make "${type}"; it makes: ${known} (the other payment_link events need a shopper in a browser)`);
+  const api = new Api(conn(values, env));
+  out(`Making ${t.what}...`);
+  const id = await t.run(api);
+  out(`Done: ${type} will be sent for ${id} (see payd listen, or GET /v2/events?type=${type})`);
+}

@@ -1,0 +1,113 @@
+// `payd listen` and `payd trigger` (issue 18) against a real `payd start`: trigger makes
+// the calls after which payd emits each event it knows; listen forwards the entity's new
+// events to a local receiver, signed as the webhook is, byte for byte the webhook body.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
+import { ADMIN_TOKEN } from '../helpers/app.ts';
+import { startServer, type ServerProcess } from '../helpers/server.ts';
+import { createPgTestDb } from '../faults/db-fixture.ts';
+import { verifyWebhookSignature } from '../../src/webhooks/signature.ts';
+import { TRIGGERS } from '../../src/cli/dev.ts';
+
+const run = promisify(execFile);
+const payd = (args: string[], env: Record<string, string>) =>
+  run(process.execPath, ['bin/payd.js', ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+
+describe('payd listen and payd trigger', () => {
+  let server: ServerProcess;
+  let cleanup: () => Promise<void> = async () => {};
+  let env: Record<string, string> = {};
+  let token = '';
+  let listener: ChildProcess | undefined;
+  let receiver: http.Server;
+  const received: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
+
+  before(async () => {
+    let dbEnv: Record<string, string>;
+    if (process.env.DATABASE_URL) {
+      const db = await createPgTestDb();
+      dbEnv = { DATABASE_URL: db.url };
+      cleanup = () => db.close();
+    } else {
+      const dir = mkdtempSync(path.join(tmpdir(), 'payd-cli-'));
+      dbEnv = { PAYD_DATA_DIR: dir };
+      cleanup = async () => rmSync(dir, { recursive: true, force: true });
+    }
+    server = await startServer(dbEnv);
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const entity = await (await fetch(`${server.base}/admin/v1/entities`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{"name":"CLI shop"}' })).json();
+    const apiKey = (await (await fetch(`${server.base}/admin/v1/entities/${entity.id}/api-keys`, { method: 'POST', headers: admin })).json()).api_key;
+    env = { PAYD_API_KEY: apiKey, PAYD_URL: server.base };
+    token = (await (await fetch(`${server.base}/oauth/token`, { method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials' })).json()).access_token;
+    receiver = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => { received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') }); res.writeHead(204).end(); });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  });
+  after(async () => {
+    listener?.kill('SIGINT');
+    await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
+    if (server) assert.equal(await server.stop(), 0);
+    await cleanup();
+  });
+
+  const events = async (type: string) =>
+    (await (await fetch(`${server.base}/v2/events?type=${type}`, { headers: { authorization: `Bearer ${token}` } })).json()).data as Array<{ id: string; type: string }>;
+
+  it('forwards new events, signed as the webhook would be, and prints a line for each', async () => {
+    const target = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks`;
+    // An event from before listen started is not forwarded.
+    await payd(['trigger', 'payment.authorized'], env);
+    listener = spawn(process.execPath, ['bin/payd.js', 'listen', '--forward-to', target, '--secret', 'whsec_cli_test', '--poll-ms', '200'],
+      { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let printed = '';
+    listener.stdout!.on('data', (c: Buffer) => { printed += c.toString(); });
+    for (let i = 0; i < 300 && !printed.includes('Ready!'); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.match(printed, /Ready! Forwarding your entity's events to http:\/\/127\.0\.0\.1:\d+\/webhooks/);
+
+    const { stdout } = await payd(['trigger', 'payment.captured'], env);
+    assert.match(stdout, /Done: payment\.captured will be sent for [0-9a-f-]{36}/);
+    for (let i = 0; i < 200 && received.length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(received.map((r) => JSON.parse(r.body).type).sort(), ['payment.authorized', 'payment.captured']);
+    for (const r of received) {
+      assert.equal(verifyWebhookSignature('whsec_cli_test', String(r.headers['payd-signature']), r.body), true);
+      const id = JSON.parse(r.body).id;
+      assert.equal(r.headers['payd-event-id'], id);
+      const served = await (await fetch(`${server.base}/v2/events/${id}`, { headers: { authorization: `Bearer ${token}` } })).text();
+      assert.equal(r.body, served, 'the body is the event as payd serves (and sends) it');
+      assert.match(printed, new RegExp(`--> ${JSON.parse(r.body).type} \\[${id}\\]`));
+      assert.match(printed, new RegExp(`<-- {2}\\[204\\] POST ${target.replace(/[.]/g, '\\.')} \\[${id}\\]`));
+    }
+  });
+
+  it('makes every event it names', async () => {
+    for (const type of Object.keys(TRIGGERS)) {
+      const before = (await events(type)).length;
+      await payd(['trigger', type], env);
+      assert.equal((await events(type)).length, before + 1, type);
+    }
+  });
+
+  it('refuses an unknown event, a missing key and a missing --forward-to with one line and exit code 2', async () => {
+    for (const [args, message, e] of [
+      [['trigger', 'payment.exploded'], /cannot make "payment\.exploded"; it makes: payment\.authorized/, env],
+      [['trigger', 'payment.captured'], /an API key is needed/, { PAYD_URL: env.PAYD_URL! }],
+      [['listen'], /--forward-to <http\(s\) URL/, env],
+      [['listen', '--forward-to', 'http://127.0.0.1:1/x', '--colour'], /Unknown option '--colour'/, env],
+    ] as const) {
+      const err = await payd([...args], e as Record<string, string>).then(() => assert.fail('exit 0'), (x: { code: number; stderr: string }) => x);
+      assert.equal(err.code, 2, err.stderr);
+      assert.match(err.stderr, message);
+      assert.equal(err.stderr.trim().split('\n').length, 1, err.stderr);
+    }
+  });
+});
