@@ -49,6 +49,7 @@ import { CheckoutService } from './checkout/checkout.service.ts';
 import { checkoutRoutes } from './checkout/checkout.routes.ts';
 import { attachWebhooks, webhooksRoutes } from './webhooks/index.ts';
 import { merchantEventsRoutes } from './webhooks/events.routes.ts';
+import { listRoutes } from './payments/lists.routes.ts';
 import { EventSchema } from './webhooks/webhooks.schemas.ts';
 import { sealHeaders } from './webhooks/header-seal.ts';
 
@@ -256,6 +257,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(checkoutRoutes, { checkout, partners });
     await app.register(webhooksRoutes, { webhooks });
     await app.register(merchantEventsRoutes, { db });
+    await app.register(listRoutes, { db, payments, sessions: clientSessions, links });
   }
   return app;
 }

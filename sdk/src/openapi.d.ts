@@ -439,7 +439,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List the entity's client sessions
+         * @description Newest first, cursor pagination; each item as GET /v2/client-sessions/{id} shows it.
+         */
+        get: operations["listClientSessions"];
         put?: never;
         /** Create a client session */
         post: operations["createClientSession"];
@@ -537,7 +541,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List the entity's payments
+         * @description Newest first, cursor pagination. Each item is the Payment as stored (as GET /v2/payments/{id} with Cache-Control max-age: partners are not asked). Filters combine with AND; a comma list of statuses means any of them.
+         */
+        get: operations["listPayments"];
         put?: never;
         /**
          * Create a payment
@@ -657,7 +665,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List the entity's payment links
+         * @description Newest first, cursor pagination; each item as GET /v2/payment-links/{id} shows it.
+         */
+        get: operations["listPaymentLinks"];
         put?: never;
         /**
          * Create a payment link
@@ -4467,6 +4479,100 @@ export interface operations {
             };
         };
     };
+    listClientSessions: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: string;
+                /** @description An id from the list: the page continues after it (next_cursor of the previous page) */
+                starting_after?: string;
+                /** @description An id from the list: the page ends just before it (going back: data[0].id of the current page) */
+                ending_before?: string;
+                /** @description Only objects created at or after this time */
+                created_gte?: string;
+                /** @description Only objects created before this time */
+                created_lt?: string;
+                /** @description Status: one or more of CREATED, SUBMITTED, ABORTED_BY_MERCHANT, EXPIRED, comma-separated */
+                status?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: components["schemas"]["ClientSession"][];
+                        /** @description More objects follow in the direction of travel */
+                        has_more: boolean;
+                        /** @description starting_after for the next page; null when there is none (and on pages read with ending_before: go on with ending_before = data[0].id while has_more) */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials lack the right scope or entity */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     createClientSession: {
         parameters: {
             query?: never;
@@ -5356,6 +5462,118 @@ export interface operations {
             };
         };
     };
+    listPayments: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: string;
+                /** @description An id from the list: the page continues after it (next_cursor of the previous page) */
+                starting_after?: string;
+                /** @description An id from the list: the page ends just before it (going back: data[0].id of the current page) */
+                ending_before?: string;
+                /** @description Only objects created at or after this time */
+                created_gte?: string;
+                /** @description Only objects created before this time */
+                created_lt?: string;
+                /** @description Authorization status: one or more of AUTHORIZED, REFUSED, ERROR, PENDING, comma-separated */
+                authorization_status?: string;
+                /** @description overview.captured: how much of the authorized amount was captured */
+                captured?: "NOT" | "PARTIALLY" | "FULLY";
+                /** @description overview.refunded: how much of the captured amount was refunded */
+                refunded?: "NOT" | "PARTIALLY" | "FULLY";
+                /** @description overview.voided: how much of the authorized amount was voided */
+                voided?: "NOT" | "PARTIALLY" | "FULLY";
+                /** @description order.reference, exactly */
+                order_reference?: string;
+                /** @description Payments with a part at this partner */
+                partner?: string;
+                /** @description Payments with a part paid by this method */
+                method?: string;
+                /** @description Currency */
+                currency?: "EUR" | "USD" | "GBP" | "CHF" | "JPY" | "SEK" | "DKK" | "NOK" | "PLN" | "CZK";
+                /** @description Amount at least this (minor units) */
+                amount_gte?: string;
+                /** @description Amount at most this (minor units) */
+                amount_lte?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: components["schemas"]["Payment"][];
+                        /** @description More objects follow in the direction of travel */
+                        has_more: boolean;
+                        /** @description starting_after for the next page; null when there is none (and on pages read with ending_before: go on with ending_before = data[0].id while has_more) */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials lack the right scope or entity */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     createPayment: {
         parameters: {
             query?: never;
@@ -5985,6 +6203,100 @@ export interface operations {
             };
             /** @description Unsupported content type */
             415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listPaymentLinks: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: string;
+                /** @description An id from the list: the page continues after it (next_cursor of the previous page) */
+                starting_after?: string;
+                /** @description An id from the list: the page ends just before it (going back: data[0].id of the current page) */
+                ending_before?: string;
+                /** @description Only objects created at or after this time */
+                created_gte?: string;
+                /** @description Only objects created before this time */
+                created_lt?: string;
+                /** @description Status: one or more of CREATED, PAID, CANCELLED, EXPIRED, comma-separated */
+                status?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: components["schemas"]["PaymentLink"][];
+                        /** @description More objects follow in the direction of travel */
+                        has_more: boolean;
+                        /** @description starting_after for the next page; null when there is none (and on pages read with ending_before: go on with ending_before = data[0].id while has_more) */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials lack the right scope or entity */
+            403: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;

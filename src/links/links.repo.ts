@@ -24,7 +24,7 @@ export interface PaymentLinkRow {
   updated_at: Date;
 }
 
-const COLS = `id, entity_id, version, status, amount, currency, capture_mode, shopper_redirection_url, expires_at, "order",
+export const LINK_COLUMNS = `id, entity_id, version, status, amount, currency, capture_mode, shopper_redirection_url, expires_at, "order",
   customer, three_ds_authentication_options, webhook, allow_future_usage, payment_id, attempt_session_id, attempt_started_at,
   created_at, updated_at`;
 
@@ -37,7 +37,7 @@ export const linksRepo = {
     const { rows } = await q.query<PaymentLinkRow>(
       `INSERT INTO payment_links (id, entity_id, status, amount, currency, capture_mode, shopper_redirection_url, expires_at,
          "order", customer, three_ds_authentication_options, webhook, allow_future_usage)
-       VALUES ($1, $2, 'CREATED', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${COLS}`,
+       VALUES ($1, $2, 'CREATED', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${LINK_COLUMNS}`,
       [l.id, l.entity_id, l.amount, l.currency, l.capture_mode, l.shopper_redirection_url, l.expires_at, json(l.order),
         json(l.customer), json(l.three_ds_authentication_options), json(l.webhook), l.allow_future_usage],
     );
@@ -46,27 +46,27 @@ export const linksRepo = {
 
   async get(q: Queryable, entityId: string, id: string, lock = false): Promise<PaymentLinkRow | undefined> {
     const { rows } = await q.query<PaymentLinkRow>(
-      `SELECT ${COLS} FROM payment_links WHERE id = $1 AND entity_id = $2${lock ? ' FOR UPDATE' : ''}`, [id, entityId]);
+      `SELECT ${LINK_COLUMNS} FROM payment_links WHERE id = $1 AND entity_id = $2${lock ? ' FOR UPDATE' : ''}`, [id, entityId]);
     return rows[0];
   },
 
   /** For the customer page: the link by id alone (its URL is the capability). */
   async getById(q: Queryable, id: string, lock = false): Promise<PaymentLinkRow | undefined> {
-    const { rows } = await q.query<PaymentLinkRow>(`SELECT ${COLS} FROM payment_links WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
+    const { rows } = await q.query<PaymentLinkRow>(`SELECT ${LINK_COLUMNS} FROM payment_links WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
     return rows[0];
   },
 
   async cancel(q: Queryable, id: string): Promise<PaymentLinkRow> {
     const { rows } = await q.query<PaymentLinkRow>(
       `UPDATE payment_links SET status = 'CANCELLED', cancelled_at = now(), version = version + 1, updated_at = now()
-        WHERE id = $1 RETURNING ${COLS}`, [id]);
+        WHERE id = $1 RETURNING ${LINK_COLUMNS}`, [id]);
     return rows[0]!;
   },
 
   async markPaid(q: Queryable, id: string, paymentId: string): Promise<PaymentLinkRow> {
     const { rows } = await q.query<PaymentLinkRow>(
       `UPDATE payment_links SET status = 'PAID', payment_id = $2, paid_at = now(), attempt_session_id = NULL,
-         version = version + 1, updated_at = now() WHERE id = $1 RETURNING ${COLS}`, [id, paymentId]);
+         version = version + 1, updated_at = now() WHERE id = $1 RETURNING ${LINK_COLUMNS}`, [id, paymentId]);
     return rows[0]!;
   },
 

@@ -23,7 +23,7 @@ export interface ClientSessionRow {
   updated_at: Date;
 }
 
-const COLS = `id, entity_id, status, amount, currency, capture_mode, integration_mode, allow_future_usage, "order", customer,
+export const SESSION_COLUMNS = `id, entity_id, status, amount, currency, capture_mode, integration_mode, allow_future_usage, "order", customer,
   shopper_redirection_url, expires_at, eligible_solutions, payment_id, payment_link_id, three_ds_authentication_options,
   version, created_at, updated_at`;
 
@@ -50,7 +50,7 @@ export const clientSessionsRepo = {
     const { rows } = await q.query<ClientSessionRow>(
       `INSERT INTO client_sessions (id, entity_id, status, amount, currency, capture_mode, integration_mode, allow_future_usage,
          "order", customer, shopper_redirection_url, expires_at, eligible_solutions, payment_link_id, three_ds_authentication_options)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING ${COLS}`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING ${SESSION_COLUMNS}`,
       [s.id, s.entity_id, s.status, s.amount, s.currency, s.capture_mode, s.integration_mode, s.allow_future_usage,
         s.order === null ? null : JSON.stringify(s.order), s.customer === null ? null : JSON.stringify(s.customer),
         s.shopper_redirection_url, s.expires_at, JSON.stringify(s.eligible_solutions), s.payment_link_id ?? null,
@@ -61,7 +61,7 @@ export const clientSessionsRepo = {
 
   async get(q: Queryable, entityId: string, id: string, lock = false): Promise<ClientSessionRow | undefined> {
     const { rows } = await q.query<ClientSessionRow>(
-      `SELECT ${COLS} FROM client_sessions WHERE id = $1 AND entity_id = $2${lock ? ' FOR UPDATE' : ''}`,
+      `SELECT ${SESSION_COLUMNS} FROM client_sessions WHERE id = $1 AND entity_id = $2${lock ? ' FOR UPDATE' : ''}`,
       [id, entityId],
     );
     return rows[0];
@@ -69,14 +69,14 @@ export const clientSessionsRepo = {
 
   /** For the browser path: the session by id alone (the widget credential is checked by the caller). */
   async getById(q: Queryable, id: string, lock = false): Promise<ClientSessionRow | undefined> {
-    const { rows } = await q.query<ClientSessionRow>(`SELECT ${COLS} FROM client_sessions WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
+    const { rows } = await q.query<ClientSessionRow>(`SELECT ${SESSION_COLUMNS} FROM client_sessions WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
     return rows[0];
   },
 
   async setStatus(q: Queryable, id: string, status: string, paymentId?: string): Promise<ClientSessionRow> {
     const { rows } = await q.query<ClientSessionRow>(
       `UPDATE client_sessions SET status = $2, payment_id = coalesce($3, payment_id), version = version + 1, updated_at = now()
-        WHERE id = $1 RETURNING ${COLS}`,
+        WHERE id = $1 RETURNING ${SESSION_COLUMNS}`,
       [id, status, paymentId ?? null],
     );
     return rows[0]!;

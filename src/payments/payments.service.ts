@@ -15,6 +15,7 @@ import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
 import type { CreatePaymentBody } from './payments.schemas.ts';
 import { type NewPartnerTx, type NewPayment, type PartnerTxRow, type PaymentBase, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
 import { VIEW_FORMAT, childrenByOperation, paymentView } from './payment-view.ts';
+import { type Filter, listsRepo, type PageRequest } from './lists.repo.ts';
 import { paymentJson } from './payment-json.ts';
 import { authorizationEventType, operationEventType, paymentEvent, recordPaymentEvents } from './payment-events.ts';
 
@@ -84,6 +85,17 @@ export class PaymentsService {
       await paymentsRepo.saveView(this.db, id, found.payment.version, format, text);
     }
     return text;
+  }
+
+  /**
+   * A page of the entity's payments as stored (no partner call), each as the JSON text
+   * GET /v2/payments/{id} sends with max-age; limit + 1 of them (has_more), or undefined
+   * when the cursor is not one of the entity's payments.
+   */
+  async listStoredJson(entityId: string, req: PageRequest, filter: Filter): Promise<Array<{ id: string; text: string }> | undefined> {
+    const rows = await listsRepo.payments(this.db, entityId, req, filter, `${VIEW_FORMAT}|${this.config.baseUrl}`);
+    if (!rows) return undefined;
+    return Promise.all(rows.map(async (r) => ({ id: r.id, text: r.view ?? await this.getStoredJson(entityId, r.id) })));
   }
 
   /** The payment row by id alone, for browser paths that carry no merchant credential. */

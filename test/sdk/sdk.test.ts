@@ -148,6 +148,10 @@ describe('@payd/sdk against payd start', () => {
     const session = await payd.clientSessions.create({ amount: 1500, currency: 'EUR', shopper_redirection_url: 'https://shop.example/back' } as never);
     assert.equal((await payd.clientSessions.abort(session.id)).status, 'ABORTED_BY_MERCHANT');
 
+    const listed: string[] = [];
+    for await (const x of payd.payments.iterate({ limit: '1', authorization_status: 'AUTHORIZED' })) listed.push(x.id);
+    assert.ok(listed.includes(p.id), 'async iteration over GET /v2/payments, page after page');
+    assert.deepEqual((await payd.clientSessions.list({ status: 'ABORTED_BY_MERCHANT' })).data.map((s) => s.id), [session.id]);
     const events: string[] = [];
     for await (const e of payd.events.iterate({ limit: '2' } as never)) events.push(e.type);
     assert.ok(events.includes('payment.captured') && events.includes('payment.refunded'), events.join(','));
