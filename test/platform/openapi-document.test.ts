@@ -61,6 +61,29 @@ describe('the OpenAPI document', () => {
     for (const member of ['invalid_params', 'resource_id', 'available_amount', 'max_operations', 'request_id']) assert.ok(s.Problem.properties[member], member);
   });
 
+  it('has request examples that payd accepts as they are', async () => {
+    const m = await t.createMerchant('Examples shop');
+    const ex = (path: string, method = 'post') => Object.entries<{ value: unknown }>(doc.paths[path][method].requestBody.content['application/json'].examples);
+    let paymentId = '';
+    let n = 0;
+    const post = async (url: string, body: unknown) => {
+      const res = await t.app.inject({ method: 'POST', url, headers: { ...m.auth, 'x-idempotency-key': `example-${++n}` }, payload: body as Record<string, unknown> });
+      assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
+      return res.json();
+    };
+    for (const [name, e] of ex('/v2/payments')) {
+      const p = await post('/v2/payments', e.value);
+      if (name === 'card') paymentId = p.id;
+      if (name === 'declined') assert.equal(p.authorization.status, 'REFUSED');
+      if (name === 'challenge') assert.ok(p.authorization.redirection);
+    }
+    for (const suffix of ['captures', 'refunds', 'voids']) {
+      for (const [, e] of ex(`/v2/payments/{id}/${suffix}`)) await post(`/v2/payments/${paymentId}/${suffix}`, e.value);
+    }
+    for (const [, e] of ex('/v2/client-sessions')) await post('/v2/client-sessions', e.value);
+    for (const [, e] of ex('/v2/payment-links')) await post('/v2/payment-links', e.value);
+  });
+
   it('describes every webhook event with its payload', () => {
     assert.ok(doc.webhooks['payment.captured'].post.requestBody.content['application/json'].schema);
     assert.ok(doc.webhooks['payment_link.paid']);

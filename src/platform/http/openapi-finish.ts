@@ -101,6 +101,52 @@ const HEADERS = {
 };
 const ref = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
 
+const testCard = (number: string) => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2030', cvv: '123' });
+/** Request examples, with the simulators' test cards (docs/test-cards.md). */
+const EXAMPLES: Record<string, Record<string, { summary: string; value: unknown }>> = {
+  createPayment: {
+    card: {
+      summary: 'A card payment, captured later (4242... is authorized)',
+      value: { amount: 10000, currency: 'EUR', capture_mode: 'MANUAL', order: { reference: '1001' }, split: [{ partner: 'card-sim', method: 'CARD', amount: 10000, instrument: testCard('4242424242424242') }] },
+    },
+    declined: {
+      summary: 'A card the issuer declines (4000 0000 0000 0002): 200 with authorization.status REFUSED',
+      value: { amount: 2500, currency: 'EUR', split: [{ partner: 'card-sim', method: 'CARD', amount: 2500, instrument: testCard('4000000000000002') }] },
+    },
+    split: {
+      summary: 'A gift card plus a card, captured at once',
+      value: {
+        amount: 8000, currency: 'EUR', capture_mode: 'AUTOMATIC', split: [
+          { partner: 'gift-sim', method: 'GIFT_CARD', amount: 3000, instrument: { type: 'GIFT_CARD', number: '6036280000001234' } },
+          { partner: 'card-sim', method: 'CARD', amount: 5000, instrument: testCard('5555555555554444') },
+        ],
+      },
+    },
+    challenge: {
+      summary: '3-D Secure challenge (4000 0000 0000 3220): PENDING with authorization.redirection',
+      value: { amount: 4000, currency: 'EUR', split: [{ partner: 'card-sim', method: 'CARD', amount: 4000, instrument: testCard('4000000000003220') }] },
+    },
+  },
+  capturePayment: { partial: { summary: 'Capture 60.00 for the first shipment', value: { amount: 6000, merchant_reference: 'shipment-1' } } },
+  refundPayment: { partial: { summary: 'Refund 20.00 (no body: all that is refundable)', value: { amount: 2000, reason: 'Returned item' } } },
+  voidPayment: { all: { summary: 'Release what is not captured (no amount: all of it)', value: {} } },
+  createClientSession: {
+    embedded: {
+      summary: 'A session for the embedded widget',
+      value: { amount: 10000, currency: 'EUR', capture_mode: 'MANUAL', integration_mode: 'EMBEDDED', order: { reference: '1001' }, shopper_redirection_url: 'https://shop.example/return' },
+    },
+  },
+  createPaymentLink: {
+    link: {
+      summary: 'A link sent by e-mail (expires_at: 7 days by default, 90 at most)',
+      value: {
+        amount: 4500, currency: 'EUR', shopper_redirection_url: 'https://shop.example/thanks',
+        customer: { email: 'ada@example.com' }, webhook: { url: 'https://shop.example/payd-webhooks', headers: [{ name: 'x-shop-token', values: ['s3cret'] }] },
+      },
+    },
+  },
+};
+
 const OPERATION_POSTS = /^POST \/v2\/payments\/\{id\}\/(captures|refunds|voids)$/;
 
 export function finishDocument(doc: Json): Json {
@@ -123,6 +169,8 @@ export function finishDocument(doc: Json): Json {
       if (clash) throw new Error(`operationId ${op.operationId} is used by ${clash} and ${key}`);
       seen.set(op.operationId, key);
 
+      const examples = EXAMPLES[op.operationId];
+      if (examples && op.requestBody?.content?.['application/json']) op.requestBody.content['application/json'].examples = examples;
       // Request bodies become named schemas: <OperationId>Request.
       for (const media of Object.values<Json>(op.requestBody?.content ?? {})) {
         if (!media.schema || media.schema.$ref) continue;
