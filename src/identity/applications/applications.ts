@@ -21,6 +21,22 @@ export interface NewApplication {
   id_token_signed_response_alg?: 'HS256' | 'RS256';
 }
 
+/** Applications payd creates itself: only payd changes them. */
+export const BUILT_IN_CLIENT_IDS: ReadonlySet<string> = new Set(['payd-console']);
+
+/** Who changes an application: a Management API client, the operator API, or a console user. */
+export interface Actor {
+  via: 'management' | 'operator' | 'console';
+  /** Recorded with the change: the client id, "operator", or the console user's email. */
+  name: string;
+}
+
+function refuseBuiltIn(clientId: string): void {
+  if (BUILT_IN_CLIENT_IDS.has(clientId)) {
+    throw problems.forbidden('This application is built into payd and cannot be changed through the Management API.');
+  }
+}
+
 export interface ApplicationPatch {
   name?: string;
   callback_urls?: string[];
@@ -88,25 +104,64 @@ export class Applications {
     return (await idpRepo.apps(this.db)).slice(0, limit).map(appView);
   }
 
-  async update(clientId: string, patch: ApplicationPatch) {
+  /**
+   * Changes an application; `actor` says who (recorded with the change). A built-in
+   * application (the console) is not changed through the Management API: rewriting its
+   * callback URLs would hand an administrator's sign-in to whoever holds update:clients.
+   */
+  async update(clientId: string, patch: ApplicationPatch, actor: Actor) {
+    if (actor.via === 'management') refuseBuiltIn(clientId);
     checkUrls(patch.callback_urls, patch.allowed_origins);
-    const row = await idpRepo.updateApp(this.db, clientId, patch);
+    const row = await this.db.transaction(async (tx) => {
+      const before = await idpRepo.app(tx, clientId);
+      if (!before) return undefined;
+      const after = await idpRepo.updateApp(tx, clientId, patch);
+      const changes: Record<string, { from: unknown; to: unknown }> = {};
+      for (const field of ['name', 'callback_urls', 'allowed_origins', 'first_party'] as const) {
+        if (after && JSON.stringify(before[field]) !== JSON.stringify(after[field])) changes[field] = { from: before[field], to: after[field] };
+      }
+      if (Object.keys(changes).length > 0) await idpRepo.audit(tx, { client_id: clientId, actor: actor.name, action: 'update', changes });
+      return after;
+    });
     if (!row) throw problems.notFound('No such application.');
     return appView(row);
+  }
+
+  /** The recorded changes of an application, newest first. */
+  async audit(clientId: string, limit = 50) {
+    if (!(await idpRepo.app(this.db, clientId))) throw problems.notFound('No such application.');
+    return (await idpRepo.auditOf(this.db, clientId, limit)).map((a) => ({ id: a.id, at: a.at, actor: a.actor, action: a.action, changes: a.changes }));
+  }
+
+  /** The application's Management API tokens issued until now are refused from now on. */
+  async revokeTokens(clientId: string, actor: Actor) {
+    if (actor.via === 'management') refuseBuiltIn(clientId);
+    const at = await this.db.transaction(async (tx) => {
+      const when = await idpRepo.revokeTokens(tx, clientId);
+      if (when) await idpRepo.audit(tx, { client_id: clientId, actor: actor.name, action: 'revoke_tokens', changes: {} });
+      return when;
+    });
+    if (!at) throw problems.notFound('No such application.');
+    return { client_id: clientId, tokens_not_before: at };
   }
 
   /**
    * A new secret, shown once; the old one stops authenticating at once. Tokens already
    * issued stay valid (they are signed with the key store's keys, not the secret).
    */
-  async rotateSecret(clientId: string) {
+  async rotateSecret(clientId: string, actor: Actor) {
+    if (actor.via === 'management') refuseBuiltIn(clientId);
     const app = await idpRepo.app(this.db, clientId);
     if (!app) throw problems.notFound('No such application.');
     if (app.token_endpoint_auth_method === 'none') {
       throw problems.unprocessable('public-client', 'Public client', 'A public client (token_endpoint_auth_method none) has no secret to rotate.');
     }
     const secret = this.newSecret(clientId);
-    const row = await idpRepo.replaceSecret(this.db, clientId, secret.hash, secret.enc);
+    const row = await this.db.transaction(async (tx) => {
+      const replaced = await idpRepo.replaceSecret(tx, clientId, secret.hash, secret.enc);
+      if (replaced) await idpRepo.audit(tx, { client_id: clientId, actor: actor.name, action: 'rotate_secret', changes: {} });
+      return replaced;
+    });
     if (!row) throw problems.notFound('No such application.');
     return { ...appView(row), client_secret: secret.secret };
   }

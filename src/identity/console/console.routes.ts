@@ -136,7 +136,7 @@ ${message ? `<p class="payd-error" role="alert">${e(message)}</p>` : ''}
     const patch = { callback_urls: lines(body.callback_urls), allowed_origins: lines(body.allowed_origins) };
     try {
       if (patch.callback_urls.length === 0) throw new Problem({ status: 400, type: 'x', title: 'x', detail: 'At least one Allowed Callback URL is needed.' });
-      await deps.identity.applications.update(x.client_id, patch);
+      await deps.identity.applications.update(x.client_id, patch, { via: 'console', name: a.user.email });
     } catch (err) {
       if (err instanceof Problem && err.status === 400) return appForm(reply, a.user.email, a.csrf, { ...x, ...patch }, err.detail, 400);
       throw err;

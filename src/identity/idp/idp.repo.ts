@@ -1,4 +1,5 @@
 // SQL of the identity provider.
+import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../platform/db/index.ts';
 
 export interface UserRow {
@@ -25,6 +26,8 @@ export interface AppRow {
   response_types: string[];
   management_scopes: string[];
   id_token_alg: 'HS256' | 'RS256';
+  /** Management API tokens issued before this are refused (null: none revoked). */
+  tokens_not_before: Date | null;
   created_at: Date;
 }
 
@@ -56,7 +59,7 @@ export interface RefreshRow {
 }
 
 const USER_COLS = 'id, email, password_hash, given_name, family_name, email_verified, blocked, is_admin, created_at';
-const APP_COLS = 'client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types, management_scopes, id_token_alg, created_at';
+const APP_COLS = 'client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types, management_scopes, id_token_alg, tokens_not_before, created_at';
 
 export const idpRepo = {
   /** Whether some application lists this origin among its Allowed Origins (CORS). */
@@ -80,7 +83,7 @@ export const idpRepo = {
     const { rows } = await q.query<UserRow>(`SELECT ${USER_COLS} FROM idp_users WHERE id = $1`, [id]);
     return rows[0];
   },
-  async insertApp(q: Queryable, a: Omit<AppRow, 'created_at'>): Promise<AppRow> {
+  async insertApp(q: Queryable, a: Omit<AppRow, 'created_at' | 'tokens_not_before'>): Promise<AppRow> {
     const { rows } = await q.query<AppRow>(
       `INSERT INTO idp_applications (client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types, management_scopes, id_token_alg)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${APP_COLS}`,
@@ -103,6 +106,21 @@ export const idpRepo = {
         WHERE client_id = $1 RETURNING ${APP_COLS}`,
       [clientId, u.name ?? null, u.callback_urls ? JSON.stringify(u.callback_urls) : null, u.allowed_origins ? JSON.stringify(u.allowed_origins) : null, u.first_party ?? null]);
     return rows[0];
+  },
+  async audit(q: Queryable, e: { client_id: string; actor: string; action: string; changes: Record<string, unknown> }): Promise<void> {
+    await q.query('INSERT INTO idp_application_audit (id, client_id, actor, action, changes) VALUES ($1, $2, $3, $4, $5)',
+      [randomUUID(), e.client_id, e.actor, e.action, JSON.stringify(e.changes)]);
+  },
+  async auditOf(q: Queryable, clientId: string, limit: number): Promise<Array<{ id: string; actor: string; action: string; changes: Record<string, unknown>; at: Date }>> {
+    const { rows } = await q.query<{ id: string; actor: string; action: string; changes: Record<string, unknown>; at: Date }>(
+      'SELECT id, actor, action, changes, at FROM idp_application_audit WHERE client_id = $1 ORDER BY at DESC, id DESC LIMIT $2', [clientId, limit]);
+    return rows;
+  },
+  /** Management API tokens of this application issued before now stop working. */
+  async revokeTokens(q: Queryable, clientId: string): Promise<Date | undefined> {
+    const { rows } = await q.query<{ tokens_not_before: Date }>(
+      'UPDATE idp_applications SET tokens_not_before = now() WHERE client_id = $1 RETURNING tokens_not_before', [clientId]);
+    return rows[0]?.tokens_not_before;
   },
   async replaceSecret(q: Queryable, clientId: string, hash: string, enc: string): Promise<AppRow | undefined> {
     const { rows } = await q.query<AppRow>(

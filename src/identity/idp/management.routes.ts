@@ -13,19 +13,24 @@ const UserParams = Type.Object({ id: Uuid() });
 
 export async function managementRoutes(root: FastifyInstance, { management, identity }: { management: ManagementService; identity: IdentityService }) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
-  const need = (scope: string) => async (request: { headers: { authorization?: string | undefined } }) => management.authorize(request.headers.authorization, scope);
+  // The client behind the token, for the record of what it changes.
+  const callers = new WeakMap<object, string>();
+  const need = (scope: string) => async (request: { headers: { authorization?: string | undefined } }) => {
+    callers.set(request, (await management.authorize(request.headers.authorization, scope)).clientId);
+  };
+  const actor = (request: object) => ({ via: 'management' as const, name: `management:${callers.get(request) ?? 'unknown'}` });
 
   app.get('/api/v2/users', {
     preHandler: need('read:users'),
     schema: {
       tags, security, summary: 'List users (oldest first), or find one by email',
       querystring: Type.Object({
-        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+        limit: Type.Optional(Type.String({ pattern: '^(200|1[0-9]{2}|[1-9][0-9]?)$', description: 'At most this many, 1 to 200 (default 50)' })),
         email: Type.Optional(Type.String({ minLength: 1, maxLength: 254, description: 'Exact email, case-insensitive: a list of zero or one user' })),
       }),
       response: problemResponses(400, 401, 403),
     },
-  }, async (request) => management.users(request.query.limit, request.query.email));
+  }, async (request) => management.users(request.query.limit ? Number(request.query.limit) : undefined, request.query.email));
 
   app.post('/api/v2/users', {
     preHandler: need('create:users'),
@@ -82,9 +87,10 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
     preHandler: need('read:clients'),
     schema: {
       tags, security, summary: 'List applications (never their secrets)',
-      querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })) }), response: problemResponses(400, 401, 403),
+      querystring: Type.Object({ limit: Type.Optional(Type.String({ pattern: '^(200|1[0-9]{2}|[1-9][0-9]?)$', description: 'At most this many, 1 to 200 (default 50)' })) }),
+      response: problemResponses(400, 401, 403),
     },
-  }, async (request) => identity.applications.list(request.query.limit ?? 50));
+  }, async (request) => identity.applications.list(Number(request.query.limit ?? 50)));
 
   app.post('/api/v2/clients/:id/rotate-secret', {
     preHandler: need('update:clients'),
@@ -94,7 +100,27 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
         'id_tokens issued from now on are signed HS256 with the new secret. A public client has no secret (400).',
       params: ClientParams, response: problemResponses(400, 401, 403, 404),
     },
-  }, async (request) => identity.applications.rotateSecret(request.params.id));
+  }, async (request) => identity.applications.rotateSecret(request.params.id, actor(request)));
+
+  app.post('/api/v2/clients/:id/revoke-tokens', {
+    preHandler: need('update:clients'),
+    schema: {
+      tags, security, summary: "Revoke an application's Management API tokens",
+      description: 'Every Management API token issued to this application until now is refused from now on (401 invalid_token); ' +
+        'the application gets new ones with its credentials. Recorded in the application\'s audit. Built-in applications: 403.',
+      params: ClientParams, response: problemResponses(400, 401, 403, 404),
+    },
+  }, async (request) => identity.applications.revokeTokens(request.params.id, actor(request)));
+
+  app.get('/api/v2/clients/:id/audit', {
+    preHandler: need('read:clients'),
+    schema: {
+      tags, security, summary: "An application's recorded changes, newest first",
+      description: 'Who changed its Allowed Callback URLs, Allowed Origins, name or first-party flag (from and to), rotated its secret or revoked its tokens, and when: ' +
+        'a Management API client (management:<client_id>), the operator, or a console user (their email).',
+      params: ClientParams, response: problemResponses(400, 401, 403, 404),
+    },
+  }, async (request) => identity.applications.audit(request.params.id));
 
   app.get('/api/v2/clients/:id', {
     preHandler: need('read:clients'),
@@ -109,7 +135,7 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
         { additionalProperties: false, minProperties: 1 }),
       response: problemResponses(400, 401, 403, 404),
     },
-  }, async (request) => identity.applications.update(request.params.id, request.body));
+  }, async (request) => identity.applications.update(request.params.id, request.body, actor(request)));
 
   app.get('/api/v2/users/:id/login-as', {
     preHandler: need('login_as:users'),

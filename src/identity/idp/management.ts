@@ -61,7 +61,8 @@ export class ManagementService {
   }
 
   /** The scopes of a management token; 401 when it is not one, 403 without the scope. */
-  async authorize(authorization: string | undefined, scope: string): Promise<void> {
+  /** The Management API client behind a valid token holding `scope` (its client id). */
+  async authorize(authorization: string | undefined, scope: string): Promise<{ clientId: string }> {
     const challenge = `Bearer realm="payd-management", scope="${scope}"`;
     if (!authorization?.startsWith('Bearer ')) throw problems.unauthorized('A Management API token is required.', challenge);
     let payload: Record<string, unknown>;
@@ -78,6 +79,11 @@ export class ManagementService {
     const app = await idpRepo.app(this.db, String(payload.client_id));
     if (!app) throw problems.unauthorized('The application behind this token no longer exists.', `${challenge}, error="invalid_token"`);
     if (!app.management_scopes.includes(scope)) throw problems.forbidden(`The application behind this token no longer holds the scope ${scope}.`);
+    // Tokens issued before a revocation (POST /api/v2/clients/{id}/revoke-tokens) are refused.
+    if (app.tokens_not_before && Number(payload.iat ?? 0) * 1000 < app.tokens_not_before.getTime()) {
+      throw problems.unauthorized('This Management API token was revoked.', `${challenge}, error="invalid_token"`);
+    }
+    return { clientId: app.client_id };
   }
 
   async users(limit = 50, email?: string) {

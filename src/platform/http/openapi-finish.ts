@@ -73,6 +73,8 @@ export const OPERATION_IDS: Record<string, string> = {
   'GET /api/v2/clients/{id}': 'managementGetClient',
   'PATCH /api/v2/clients/{id}': 'managementUpdateClient',
   'POST /api/v2/clients/{id}/rotate-secret': 'managementRotateClientSecret',
+  'POST /api/v2/clients/{id}/revoke-tokens': 'managementRevokeClientTokens',
+  'GET /api/v2/clients/{id}/audit': 'managementGetClientAudit',
 };
 
 const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
