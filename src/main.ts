@@ -26,7 +26,9 @@ Usage:
                                    start the server; migrations apply first, or with
                                    --no-migrate (PAYD_NO_MIGRATE=true) the schema must be current
   payd migrate                     apply database migrations and exit
-  payd keys rotate <access-token|redirection>   rotate a signing key
+  payd keys rotate <access-token|redirection|identity|identity-access-token>
+                                   rotate a signing key (the old one still verifies
+                                   until the tokens it signed have expired)
   payd listen --forward-to <url> [--secret whsec_...] [--events a,b]
                                    forward your entity's events to a local receiver, signed
   payd trigger <event>             make the API calls after which payd sends <event>
@@ -254,8 +256,18 @@ async function main(argv: string[]): Promise<void> {
       const [action, purposeName] = rest;
       const { ACCESS_TOKEN_KEYS } = await import('./identity/oauth/access-tokens.ts');
       const { REDIRECTION_KEYS } = await import('./checkout/redirection-token.ts');
-      const purpose = [ACCESS_TOKEN_KEYS, REDIRECTION_KEYS].find((p) => p.name === purposeName);
-      if (action !== 'rotate' || !purpose) throw new ConfigError(USAGE);
+      const { IDP_ID_TOKEN_KEYS } = await import('./identity/oauth/id-token.ts');
+      const { IDP_ACCESS_TOKEN_KEYS } = await import('./identity/oauth/user-tokens.ts');
+      // The names the docs use, and the key store's own names.
+      const purposes: Record<string, typeof REDIRECTION_KEYS> = {
+        'access-token': ACCESS_TOKEN_KEYS, [ACCESS_TOKEN_KEYS.name]: ACCESS_TOKEN_KEYS,
+        redirection: REDIRECTION_KEYS,
+        identity: IDP_ID_TOKEN_KEYS, [IDP_ID_TOKEN_KEYS.name]: IDP_ID_TOKEN_KEYS,
+        'identity-access-token': IDP_ACCESS_TOKEN_KEYS, [IDP_ACCESS_TOKEN_KEYS.name]: IDP_ACCESS_TOKEN_KEYS,
+      };
+      if (action !== 'rotate') throw new ConfigError(`payd keys rotate <access-token|redirection|identity|identity-access-token> (got "${rest.join(' ')}")`);
+      const purpose = purposeName ? purposes[purposeName] : undefined;
+      if (!purpose) throw new ConfigError(`payd keys rotate: unknown key "${purposeName ?? ''}"; one of access-token, redirection, identity (the identity provider's RS256 id_token key), identity-access-token`);
       const master = masterKey(config);
       const db = await prepare(config, master, log);
       saveMasterKey(master);
