@@ -234,12 +234,27 @@ export const idpRepo = {
   async deleteAttempt(q: Queryable, id: string): Promise<void> {
     await q.query('DELETE FROM idp_login_failures WHERE id = $1::bigint', [id]);
   },
-  async recentFailures(q: Queryable, email: string, ip: string, windowSeconds: number): Promise<{ by_email: number; by_ip: number }> {
-    const { rows } = await q.query<{ by_email: number; by_ip: number }>(
+  async recentFailures(q: Queryable, email: string, ip: string, windowSeconds: number): Promise<{ by_email: number; by_email_ip: number; by_ip: number }> {
+    const { rows } = await q.query<{ by_email: number; by_email_ip: number; by_ip: number }>(
       `SELECT (SELECT count(*)::int FROM idp_login_failures WHERE lower(email) = lower($1) AND created_at > now() - make_interval(secs => $3)) AS by_email,
+              (SELECT count(*)::int FROM idp_login_failures WHERE lower(email) = lower($1) AND ip = $2 AND created_at > now() - make_interval(secs => $3)) AS by_email_ip,
               (SELECT count(*)::int FROM idp_login_failures WHERE ip = $2 AND created_at > now() - make_interval(secs => $3)) AS by_ip`,
       [email, ip, windowSeconds]);
     return rows[0]!;
+  },
+  /** Records a sign-up from this address; the number of them in the window, this one included. */
+  async recordSignup(q: Queryable, ip: string, windowSeconds: number): Promise<number> {
+    const { rows } = await q.query<{ n: number }>(
+      `WITH added AS (INSERT INTO idp_signups (ip) VALUES ($1) RETURNING 1)
+       SELECT (SELECT count(*)::int FROM idp_signups WHERE ip = $1 AND created_at > now() - make_interval(secs => $2)) + 1 AS n FROM added`,
+      [ip, windowSeconds]);
+    return rows[0]!.n;
+  },
+  /** After a password change or a block: the user's sign-in sessions end, refresh and access tokens are revoked. */
+  async endCredentials(q: Queryable, userId: string, keepSession?: string): Promise<void> {
+    await q.query('DELETE FROM idp_login_sessions WHERE user_id = $1 AND id IS DISTINCT FROM $2', [userId, keepSession ?? null]);
+    await q.query('UPDATE idp_refresh_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [userId]);
+    await q.query('UPDATE idp_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [userId]);
   },
   async insertEvent(q: Queryable, e: { id: string; user_id: string; type: string; auth_type: string; client_id: string | null; login_as_profile_id: string | null }): Promise<void> {
     await q.query(`INSERT INTO idp_user_events (id, user_id, type, auth_type, client_id, login_as_profile_id) VALUES ($1, $2, $3, $4, $5, $6)`,

@@ -23,7 +23,15 @@ export { IDP_ID_TOKEN_KEYS } from '../oauth/id-token.ts';
 export { appView } from '../applications/applications.ts';
 export const CODE_TTL_SECONDS = 60;
 export const SESSION_TTL_SECONDS = 8 * 3600;
-export const THROTTLE = { windowSeconds: 900, perAccount: 5, perIp: 30 };
+/**
+ * Sign-in throttle, in a 15-minute window: 5 failures per (account, address) stop that
+ * address guessing that account; 30 failures per address stop one address spraying many
+ * accounts; 100 failures per account, from any addresses, stop a distributed guess. An
+ * attacker at one address can therefore not lock the real user out (the lockout-as-DoS
+ * of a per-account-only limit): the user's own address stays open until the far higher
+ * per-account ceiling. Sign-ups: 10 per address.
+ */
+export const THROTTLE = { windowSeconds: 900, perAccountIp: 5, perAccount: 100, perIp: 30, signupsPerIp: 10 };
 const SCOPES = new Set(['openid', 'profile', 'email', 'offline_access']);
 /** prompt values served (prompt_values_supported of discovery). */
 export const PROMPT_VALUES: readonly string[] = ['none', 'login'];
@@ -119,6 +127,13 @@ export class IdentityService {
 
   // ---- administration (operator API) ----
 
+  /** Counts a sign-up from this address; 429 past THROTTLE.signupsPerIp in the window. */
+  async signupAllowed(ip: string): Promise<void> {
+    if ((await idpRepo.recordSignup(this.db, ip, THROTTLE.windowSeconds)) > THROTTLE.signupsPerIp) {
+      throw problems.tooManyRequests('Too many accounts were created from this address. Try again in 15 minutes.', THROTTLE.windowSeconds);
+    }
+  }
+
   async createUser(input: { email: string; password: string; given_name?: string; family_name?: string; email_verified?: boolean; is_admin?: boolean }) {
     const row = await idpRepo.insertUser(this.db, {
       id: randomUUID(), email: input.email, password_hash: await hashPassword(input.password), given_name: input.given_name ?? null,
@@ -210,7 +225,7 @@ export class IdentityService {
   async login(email: string, password: string, ip: string): Promise<UserRow> {
     const attempt = await idpRepo.insertAttempt(this.db, email, ip);
     const recent = await idpRepo.recentFailures(this.db, email, ip, THROTTLE.windowSeconds);
-    if (recent.by_email > THROTTLE.perAccount || recent.by_ip > THROTTLE.perIp) {
+    if (recent.by_email_ip > THROTTLE.perAccountIp || recent.by_email > THROTTLE.perAccount || recent.by_ip > THROTTLE.perIp) {
       await idpRepo.deleteAttempt(this.db, attempt); // a refused attempt does not lengthen the wait
       throw problems.tooManyRequests('Too many failed sign-in attempts. Try again in 15 minutes.', THROTTLE.windowSeconds);
     }

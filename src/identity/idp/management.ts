@@ -100,8 +100,18 @@ export class ManagementService {
     return userView(u);
   }
 
+  /**
+   * A new password or a block ends every sign-in session of the user and revokes their
+   * refresh and access tokens, in the same transaction: whoever held the old password (or
+   * a session opened with it) is out at once.
+   */
   async updateUser(id: string, patch: { given_name?: string; family_name?: string; email_verified?: boolean; blocked?: boolean; password?: string }) {
-    const u = await idpRepo.updateUser(this.db, id, { ...patch, password_hash: patch.password ? await hashPassword(patch.password) : undefined });
+    const passwordHash = patch.password ? await hashPassword(patch.password) : undefined;
+    const u = await this.db.transaction(async (tx) => {
+      const row = await idpRepo.updateUser(tx, id, { ...patch, password_hash: passwordHash });
+      if (row && (passwordHash || patch.blocked === true)) await idpRepo.endCredentials(tx, id);
+      return row;
+    });
     if (!u) throw problems.notFound('No such user.');
     return userView(u);
   }

@@ -66,6 +66,15 @@ export async function loginRoutes(app: FastifyInstance, { identity, pages }: { i
     if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254) return again('Enter a valid email address.');
     if (password.length < 12 || password.length > 256) return again('Choose a password of 12 to 256 characters.');
     const name = (k: string) => (body[k] ? body[k]!.slice(0, 100) : undefined);
+    try {
+      await identity.signupAllowed(request.ip);
+    } catch (err) {
+      if (err instanceof Problem && err.status === 429) {
+        reply.header('retry-after', String(THROTTLE.windowSeconds));
+        return pages.signupForm(request, reply, v.request, v.app.name, err.detail, 429);
+      }
+      throw err;
+    }
     let user;
     try {
       user = await identity.createUser({ email, password, given_name: name('given_name'), family_name: name('family_name') });
