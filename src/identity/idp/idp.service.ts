@@ -271,7 +271,13 @@ export class IdentityService {
   }
 
   /** Issues the code and returns the redirect that carries it (login-as: with the auditing name). */
-  async issueCode(r: AuthRequest, userId: string, authTime: Date, loginAs?: { name: string }): Promise<string> {
+  /**
+   * `how` is recorded in the user's events: `password` (the sign-in form), `signup`, `sso`
+   * (an existing sign-in session, no form), or `login_as`; a messenger account-linking
+   * flow records `messenger`.
+   */
+  async issueCode(r: AuthRequest, userId: string, authTime: Date, how: { authType: 'password' | 'signup' | 'sso' } | { loginAs: { name: string } }): Promise<string> {
+    const loginAs = 'loginAs' in how ? how.loginAs : undefined;
     const code = randomBytes(32).toString('base64url');
     const messenger = r.response_type === 'messenger_code';
     // A messenger code is exchanged with the account-linking URL itself (no query string).
@@ -281,7 +287,9 @@ export class IdentityService {
       nonce: r.nonce ?? null, code_challenge: r.code_challenge ?? null, auth_time: authTime, login_as_name: loginAs?.name ?? null,
     }, CODE_TTL_SECONDS);
     await idpRepo.insertEvent(this.db, {
-      id: randomUUID(), user_id: userId, type: 'login', auth_type: loginAs ? 'login_as' : 'password', client_id: r.client_id, login_as_profile_id: loginAs?.name ?? null,
+      id: randomUUID(), user_id: userId, type: 'login',
+      auth_type: loginAs ? 'login_as' : messenger ? 'messenger' : 'authType' in how ? how.authType : 'password',
+      client_id: r.client_id, login_as_profile_id: loginAs?.name ?? null,
     });
     if (messenger) return appendQuery(r.redirect_uri, { authorization_code: code });
     return appendQuery(r.redirect_uri, { code, ...(r.state ? { state: r.state } : {}), iss: this.issuer });

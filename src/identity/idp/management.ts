@@ -145,7 +145,7 @@ export class ManagementService {
       if (app.token_endpoint_auth_method === 'none') {
         throw refuse('response_type', 'a public client exchanges codes only with PKCE, which login-as cannot carry: use token, or a confidential client');
       }
-      return { redirect_url: await this.identity.issueCode(request, user.id, new Date(), { name: input.name }) };
+      return { redirect_url: await this.identity.issueCode(request, user.id, new Date(), { loginAs: { name: input.name } }) };
     }
     if (!app.response_types.includes('token')) throw refuse('response_type', 'token is not allowed for this application');
     const token = await this.identity.userAccessToken(user.id, app.client_id, request.scope, null, input.name);

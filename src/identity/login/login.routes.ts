@@ -40,7 +40,7 @@ export async function loginRoutes(app: FastifyInstance, { identity, pages }: { i
     try {
       const user = await identity.login(body.email ?? '', body.password ?? '', request.ip);
       pages.setSession(reply, await identity.newSession(user.id));
-      return reply.redirect(await identity.issueCode(r, user.id, new Date()), 303);
+      return reply.redirect(await identity.issueCode(r, user.id, new Date(), { authType: 'password' }), 303);
     } catch (err) {
       if (err instanceof Problem && (err.status === 401 || err.status === 429)) {
         if (err.status === 429) reply.header('retry-after', String(THROTTLE.windowSeconds));
@@ -83,7 +83,7 @@ export async function loginRoutes(app: FastifyInstance, { identity, pages }: { i
       throw err;
     }
     pages.setSession(reply, await identity.newSession(user.id));
-    return reply.redirect(await identity.issueCode(v.request, user.id, new Date()), 303);
+    return reply.redirect(await identity.issueCode(v.request, user.id, new Date(), { authType: 'signup' }), 303);
   });
 
   /**

@@ -2,6 +2,7 @@
 // (the spec: "libraries verify it with the client secret") or RS256 with the provider's
 // key (purpose idp-id-token, published at /.well-known/jwks.json) for applications that
 // ask for it and for public clients, which have no secret.
+import { nameClaims } from './claims.ts';
 import { createSecretKey } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { KeyPurpose, KeyStore } from '../../platform/crypto/keystore.ts';
@@ -30,7 +31,7 @@ export function idTokenClaims(i: IdTokenInput): Record<string, unknown> {
   return {
     iss: i.issuer, sub: i.user.id, aud: i.app.client_id, iat: now, exp: now + i.ttlSeconds, auth_time: Math.floor(i.authTime.getTime() / 1000),
     ...(i.nonce ? { nonce: i.nonce } : {}),
-    ...(scopes.includes('profile') ? { given_name: i.user.given_name, family_name: i.user.family_name } : {}),
+    ...(scopes.includes('profile') ? nameClaims(i.user) : {}),
     ...(scopes.includes('email') ? { email: i.user.email, email_verified: i.user.email_verified } : {}),
   };
 }

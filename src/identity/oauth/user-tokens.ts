@@ -2,6 +2,7 @@
 // the key store (purpose idp-access-token), audience the client. Each one's jti is
 // recorded, so that revocation (RFC 7009) and a replayed code can revoke it; /userinfo
 // and introspection (RFC 7662) check that row, and that the user is not blocked.
+import { nameClaims } from './claims.ts';
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../../platform/db/index.ts';
 import type { KeyPurpose, KeyStore } from '../../platform/crypto/keystore.ts';
@@ -112,7 +113,7 @@ export class UserTokens {
     const scopes = String(claims.scope).split(' ');
     return {
       sub: user.id,
-      ...(scopes.includes('profile') ? { given_name: user.given_name, family_name: user.family_name } : {}),
+      ...(scopes.includes('profile') ? nameClaims(user) : {}),
       ...(scopes.includes('email') ? { email: user.email, email_verified: user.email_verified } : {}),
     };
   }
