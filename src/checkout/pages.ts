@@ -52,6 +52,8 @@ button { font-size: 1.05rem; padding: .8rem 1rem; width: 100%; border: 0; border
 button.secondary { background: #e4e7ec; color: #1b1f24; margin-top: .6rem; }
 button:focus-visible, a:focus-visible { outline: 3px solid #1a5fd6; outline-offset: 2px; }
 .muted { color: #4a5361; font-size: .9rem; }
+form.inline { display: inline; }
+button.link { background: none; border: 0; padding: 0; font: inherit; color: inherit; text-decoration: underline; cursor: pointer; }
 textarea, select { font: inherit; padding: .5rem; border: 1px solid #8a94a3; border-radius: 8px; }
 .payd-receipt { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; margin: 0 0 .5rem; }
 .payd-receipt dt { color: #4a5361; } .payd-receipt dd { margin: 0; overflow-wrap: anywhere; }

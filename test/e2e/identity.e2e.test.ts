@@ -30,6 +30,8 @@ describe('identity in Chromium', () => {
     // A relying party / messenger stand-in that shows what it received.
     rp = http.createServer((req, res) => {
       res.writeHead(200, { 'content-type': 'text/html' });
+      // A page of another site linking to the console (issue 14 item 7).
+      if (req.url === '/link') return res.end(`<!doctype html><title>elsewhere</title><a id="go" href="${payd}/console">Console</a>`);
       res.end(`<!doctype html><title>received</title><h1 id="got">${new URL(req.url!, 'http://x').search.replace(/</g, '&lt;')}</h1>`);
     });
     await new Promise<void>((r) => rp.listen(0, '127.0.0.1', r));
@@ -93,6 +95,37 @@ describe('identity in Chromium', () => {
     assert.equal(got.get('psid'), '77');
     assert.ok(got.get('authorization_code'));
     await page.close();
+  });
+
+  it('console: a link from another site opens it without a redirect loop or a login event; sign-out ends it', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${payd}/console`);
+    await signIn(page, 'admin@example.com');
+    await page.waitForURL(/\/console$/);
+    const events = async () => (await t.testDb.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM idp_user_events e JOIN idp_users u ON u.id = e.user_id WHERE u.email = 'admin@example.com'`)).rows[0]!.n;
+    const before = await events();
+    await page.goto(`${rpBase}/link`);
+    await page.click('#go');
+    await page.waitForURL(/\/console$/);
+    await page.getByRole('table', { name: 'Applications' }).waitFor();
+    assert.equal(await events(), before, 'no login event for opening the console');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByText('You are signed out of the console.').waitFor();
+    // Signed out of the provider too: the console asks for the password again.
+    await page.goto(`${payd}/console`);
+    await page.waitForURL(/\/oauth\/authorize/);
+    await signIn(page, 'admin@example.com');
+    await page.waitForURL(/\/console$/);
+    // A sign-out at the provider (confirmed by the user) ends the console session as well.
+    await page.goto(`${payd}/oauth/logout`);
+    await page.getByRole('button', { name: /sign out/i }).click();
+    await page.getByText('You are signed out.').waitFor();
+    await page.goto(`${payd}/console`);
+    await page.waitForURL(/\/oauth\/authorize/);
+    await page.getByLabel('Password').waitFor();
+    await context.close();
   });
 
   it('console: an administrator logs in as a user; Recent Activity shows it; a non-administrator is refused', async () => {

@@ -47,13 +47,22 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps) {
   const secure = deps.consoleOrigin.startsWith('https://') ? '; Secure' : '';
   const mac = (s: string) => createHmac('sha256', deps.key).update(s).digest('base64url');
 
+  /** The console cookie: user, expiry and sign-in session id, signed; undefined when not valid. */
+  const consoleCookie = (raw: string | undefined) => {
+    const [userId, exp, sid, sig] = (raw ?? '').split('.');
+    if (!userId || !exp || !sid || !sig || !safeEqual(mac(`${userId}.${exp}.${sid}`), sig) || !(Number(exp) > Date.now() / 1000)) return undefined;
+    return { userId, sid };
+  };
+
   /** The signed-in administrator, or a redirect to sign in / a 403 page. */
   const admin = async (request: FastifyRequest, reply: FastifyReply) => {
     const raw = cookie(request, COOKIE);
-    const [userId, exp, sig] = (raw ?? '').split('.');
-    if (userId && exp && sig && safeEqual(mac(`${userId}.${exp}`), sig) && Number(exp) > Date.now() / 1000) {
-      const user = await idpRepo.user(deps.db, userId);
-      if (user?.is_admin && !user.blocked) return { user, csrf: mac(`csrf.${raw}`) };
+    const c = consoleCookie(raw);
+    // The console session lives only as long as the provider's sign-in session it came
+    // from: a sign-out at the provider, a password change or a block ends both.
+    if (c && await deps.identity.sessionAlive(c.sid, c.userId)) {
+      const user = await idpRepo.user(deps.db, c.userId);
+      if (user?.is_admin && !user.blocked) return { user, csrf: mac(`csrf.${raw}`), sid: c.sid };
     }
     const verifier = randomBytes(32).toString('base64url');
     const state = randomBytes(16).toString('base64url');
@@ -70,14 +79,29 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps) {
     const given = (request.body as Record<string, string> | undefined)?.csrf;
     return typeof given === 'string' && safeEqual(given, csrf);
   };
-  const layout = (reply: FastifyReply, title: string, email: string, body: string, status = 200, formOrigins: string[] = []) =>
-    sendPage(reply, status, title, `<nav class="muted"><a href="/console">Applications</a> · <a href="/console/users">Profiles</a> · signed in as ${e(email)}</nav>${body}`, [], undefined, formOrigins);
+  const layout = (reply: FastifyReply, title: string, email: string, body: string, status = 200, formOrigins: string[] = [], csrf?: string) =>
+    sendPage(reply, status, title, `<nav class="muted"><a href="/console">Applications</a> · <a href="/console/users">Profiles</a> · signed in as ${e(email)}${csrf
+      ? ` · <form method="post" action="/console/logout" class="inline"><input type="hidden" name="csrf" value="${e(csrf)}"><button type="submit" class="link">Sign out</button></form>`
+      : ''}</nav>${body}`, [], undefined, formOrigins);
+
+  app.post('/console/logout', { schema: { hide: true, body: Type.Record(Type.String(), Type.String({ maxLength: 1000 })) } }, async (request, reply) => {
+    const raw = cookie(request, COOKIE);
+    const csrf = raw ? mac(`csrf.${raw}`) : undefined;
+    if (!csrf || !checkCsrf(request, csrf)) return sendPage(reply, 403, 'Sign-out refused', '<p role="alert">The form expired; reload the page.</p>');
+    // Signing out of the console signs out of the provider: the sign-in session ends, so
+    // the next visit asks for the password instead of signing in again silently.
+    const c = consoleCookie(raw);
+    if (c) await deps.identity.endSessionById(c.sid);
+    reply.header('set-cookie', `${COOKIE}=; Max-Age=0; HttpOnly; SameSite=Lax; Path=/console${secure}`);
+    return sendPage(reply, 200, 'Signed out', '<p>You are signed out of the console. <a href="/console">Sign in again</a>.</p>');
+  });
 
   app.get('/console/callback', { schema: { hide: true } }, async (request, reply) => {
     const q = request.query as Record<string, string>;
     const [state, verifier] = (cookie(request, PKCE_COOKIE) ?? '').split('.');
     if (!state || !verifier || q.state !== state || !q.code) return sendPage(reply, 400, 'Sign-in failed', '<p role="alert">The console sign-in did not complete. <a href="/console">Try again</a>.</p>');
     let userId: string;
+    const sid = await deps.identity.codeSession(q.code);
     try {
       const tokens = await deps.identity.exchangeCode({}, { code: q.code, redirect_uri: callback, client_id: CONSOLE_CLIENT_ID, code_verifier: verifier });
       userId = String(decodeJwt(tokens.access_token).payload.sub);
@@ -87,9 +111,15 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps) {
     }
     const user = await idpRepo.user(deps.db, userId);
     if (!user?.is_admin) return sendPage(reply, 403, 'Not an administrator', '<p role="alert">Only administrators may use the console.</p>');
+    if (!sid) return sendPage(reply, 400, 'Sign-in failed', '<p role="alert">The console sign-in did not complete. <a href="/console">Try again</a>.</p>');
     const exp = Math.floor(Date.now() / 1000) + TTL_SECONDS;
     reply.header('set-cookie', [
-      `${COOKIE}=${userId}.${exp}.${mac(`${userId}.${exp}`)}; HttpOnly; SameSite=Strict; Path=/console${secure}`,
+      // Lax, not Strict: a link to the console from another site is a top-level GET whose
+      // redirect chain stays cross-site, so a Strict cookie was never sent and every hop
+      // signed in again (a redirect loop writing a login event per hop). GET pages change
+      // nothing; every form carries the CSRF token, and Lax keeps the cookie off
+      // cross-site POSTs anyway.
+      `${COOKIE}=${userId}.${exp}.${sid}.${mac(`${userId}.${exp}.${sid}`)}; HttpOnly; SameSite=Lax; Path=/console${secure}`,
       `${PKCE_COOKIE}=; Max-Age=0; Path=/console`,
     ]);
     return reply.redirect('/console', 303);
@@ -100,7 +130,7 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps) {
     if (!a) return reply;
     const apps = await idpRepo.apps(deps.db);
     const rows = apps.map((x) => `<tr><td>${x.client_id === CONSOLE_CLIENT_ID ? e(x.name) : `<a href="/console/applications/${encodeURIComponent(x.client_id)}">${e(x.name)}</a>`}</td><td><code>${e(x.client_id)}</code></td><td>${x.first_party ? 'yes' : 'no'}</td><td>${x.callback_urls.map(e).join('<br>')}</td><td>${x.allowed_origins.map(e).join('<br>')}</td></tr>`).join('');
-    return layout(reply, 'Applications', a.user.email, `<table><caption>Applications</caption><thead><tr><th scope="col">Name</th><th scope="col">Client ID</th><th scope="col">First party</th><th scope="col">Allowed Callback URLs</th><th scope="col">Allowed Origins</th></tr></thead><tbody>${rows}</tbody></table>`);
+    return layout(reply, 'Applications', a.user.email, `<table><caption>Applications</caption><thead><tr><th scope="col">Name</th><th scope="col">Client ID</th><th scope="col">First party</th><th scope="col">Allowed Callback URLs</th><th scope="col">Allowed Origins</th></tr></thead><tbody>${rows}</tbody></table>`, 200, [], a.csrf);
   });
 
   const AppParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
@@ -149,7 +179,7 @@ ${message ? `<p class="payd-error" role="alert">${e(message)}</p>` : ''}
     if (!a) return reply;
     const users = await deps.management.users(200);
     const items = users.map((u) => `<li><a href="/console/users/${u.id}">${e(u.email)}</a> ${e([u.given_name, u.family_name].filter(Boolean).join(' '))}${u.blocked ? ' (blocked)' : ''}</li>`).join('');
-    return layout(reply, 'Profiles', a.user.email, `<ul>${items}</ul>`);
+    return layout(reply, 'Profiles', a.user.email, `<ul>${items}</ul>`, 200, [], a.csrf);
   });
 
   const UserParams = Type.Object({ id: Uuid() });
@@ -174,7 +204,7 @@ ${message ? `<p class="payd-error" role="alert">${e(message)}</p>` : ''}
 <button type="submit" class="payd-pay">Log in as ${e(user.email)}</button>
 </form>
 <h2>Recent Activity</h2>
-<ul id="recent-activity">${activity || '<li>No activity yet.</li>'}</ul>`, 200, apps.flatMap((x) => x.callback_urls.map((cb) => new URL(cb).origin)));
+<ul id="recent-activity">${activity || '<li>No activity yet.</li>'}</ul>`, 200, apps.flatMap((x) => x.callback_urls.map((cb) => new URL(cb).origin)), a.csrf);
   });
 
   app.post<{ Params: { id: string } }>('/console/users/:id/login-as', {

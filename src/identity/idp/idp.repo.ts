@@ -43,6 +43,7 @@ export interface CodeRow {
   expires_at: Date;
   used_at: Date | null;
   login_as_name: string | null;
+  session_id: string | null;
 }
 
 export interface RefreshRow {
@@ -146,11 +147,16 @@ export const idpRepo = {
   async deleteSession(q: Queryable, id: string): Promise<void> {
     await q.query('DELETE FROM idp_login_sessions WHERE id = $1', [id]);
   },
-  async insertCode(q: Queryable, c: Omit<CodeRow, 'used_at' | 'expires_at' | 'login_as_name'> & { login_as_name?: string | null }, ttlSeconds: number): Promise<void> {
+  async insertCode(q: Queryable, c: Omit<CodeRow, 'used_at' | 'expires_at' | 'login_as_name' | 'session_id'> & { login_as_name?: string | null; session_id?: string | null }, ttlSeconds: number): Promise<void> {
     await q.query(
-      `INSERT INTO idp_codes (code_hash, client_id, user_id, redirect_uri, scope, nonce, code_challenge, auth_time, expires_at, login_as_name)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9), $10)`,
-      [c.code_hash, c.client_id, c.user_id, c.redirect_uri, c.scope, c.nonce, c.code_challenge, c.auth_time, ttlSeconds, c.login_as_name ?? null]);
+      `INSERT INTO idp_codes (code_hash, client_id, user_id, redirect_uri, scope, nonce, code_challenge, auth_time, expires_at, login_as_name, session_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9), $10, $11)`,
+      [c.code_hash, c.client_id, c.user_id, c.redirect_uri, c.scope, c.nonce, c.code_challenge, c.auth_time, ttlSeconds, c.login_as_name ?? null, c.session_id ?? null]);
+  },
+  /** The sign-in session a code was issued from (the console binds its cookie to it). */
+  async codeSession(q: Queryable, codeHash: string): Promise<string | undefined> {
+    const { rows } = await q.query<{ session_id: string | null }>('SELECT session_id FROM idp_codes WHERE code_hash = $1', [codeHash]);
+    return rows[0]?.session_id ?? undefined;
   },
   /**
    * Marks the code used in one row update (of two concurrent exchanges only one finds it

@@ -32,11 +32,12 @@ export async function identityRoutes(root: FastifyInstance, { identity, baseUrl,
       throw err;
     }
     const r = validated.request;
-    const session = await identity.sessionUser(cookies(request)[SESSION_COOKIE]);
+    const sessionCookie = cookies(request)[SESSION_COOKIE];
+    const session = await identity.sessionUser(sessionCookie);
     // A session counts unless prompt=login asks for a new sign-in, or it is older than max_age.
     const fresh = session && !r.prompt?.includes('login')
       && (r.max_age === undefined || Date.now() - session.auth_time.getTime() <= r.max_age * 1000);
-    if (fresh) return reply.redirect(await identity.issueCode(r, session.user.id, session.auth_time, { authType: 'sso' }), 303);
+    if (fresh) return reply.redirect(await identity.issueCode(r, session.user.id, session.auth_time, { authType: 'sso' }, sessionCookie), 303);
     if (r.prompt?.includes('none')) {
       return pages.errorPage(reply, new AuthorizeError('login_required', 'The user is not signed in (prompt=none).', r.redirect_uri, r.state || undefined));
     }

@@ -249,6 +249,24 @@ export class IdentityService {
     return user && !user.blocked ? { user, auth_time: s!.auth_time } : undefined;
   }
 
+  /** The sign-in session (its id, not the cookie) a code was issued from, if any. */
+  async codeSession(code: string): Promise<string | undefined> {
+    return idpRepo.codeSession(this.db, hex(code));
+  }
+
+  /** Whether a sign-in session (by id) is still alive for this user, not blocked. */
+  async sessionAlive(sessionId: string, userId: string): Promise<boolean> {
+    const s = await idpRepo.session(this.db, sessionId);
+    if (!s || s.user_id !== userId) return false;
+    const user = await idpRepo.user(this.db, userId);
+    return !!user && !user.blocked;
+  }
+
+  /** Ends a sign-in session by its id (the console's sign-out). */
+  async endSessionById(sessionId: string): Promise<void> {
+    await idpRepo.deleteSession(this.db, sessionId);
+  }
+
   /** Ends a login session (the cookie's row is deleted: every process forgets it at once). */
   async endSession(cookie: string | undefined): Promise<void> {
     if (cookie) await idpRepo.deleteSession(this.db, hex(cookie));
@@ -276,7 +294,8 @@ export class IdentityService {
    * (an existing sign-in session, no form), or `login_as`; a messenger account-linking
    * flow records `messenger`.
    */
-  async issueCode(r: AuthRequest, userId: string, authTime: Date, how: { authType: 'password' | 'signup' | 'sso' } | { loginAs: { name: string } }): Promise<string> {
+  /** `session` is the sign-in session's cookie value when the code comes from one (not login-as). */
+  async issueCode(r: AuthRequest, userId: string, authTime: Date, how: { authType: 'password' | 'signup' | 'sso' } | { loginAs: { name: string } }, session?: string): Promise<string> {
     const loginAs = 'loginAs' in how ? how.loginAs : undefined;
     const code = randomBytes(32).toString('base64url');
     const messenger = r.response_type === 'messenger_code';
@@ -285,6 +304,7 @@ export class IdentityService {
     await idpRepo.insertCode(this.db, {
       code_hash: hex(code), client_id: r.client_id, user_id: userId, redirect_uri: boundRedirect, scope: r.scope,
       nonce: r.nonce ?? null, code_challenge: r.code_challenge ?? null, auth_time: authTime, login_as_name: loginAs?.name ?? null,
+      session_id: session ? hex(session) : null,
     }, CODE_TTL_SECONDS);
     await idpRepo.insertEvent(this.db, {
       id: randomUUID(), user_id: userId, type: 'login',

@@ -39,8 +39,9 @@ export async function loginRoutes(app: FastifyInstance, { identity, pages }: { i
     }
     try {
       const user = await identity.login(body.email ?? '', body.password ?? '', request.ip);
-      pages.setSession(reply, await identity.newSession(user.id));
-      return reply.redirect(await identity.issueCode(r, user.id, new Date(), { authType: 'password' }), 303);
+      const session = await identity.newSession(user.id);
+      pages.setSession(reply, session);
+      return reply.redirect(await identity.issueCode(r, user.id, new Date(), { authType: 'password' }, session), 303);
     } catch (err) {
       if (err instanceof Problem && (err.status === 401 || err.status === 429)) {
         if (err.status === 429) reply.header('retry-after', String(THROTTLE.windowSeconds));
@@ -82,8 +83,9 @@ export async function loginRoutes(app: FastifyInstance, { identity, pages }: { i
       if (err instanceof Problem && err.status === 409) return again('This account could not be created. If you already have one, sign in instead.');
       throw err;
     }
-    pages.setSession(reply, await identity.newSession(user.id));
-    return reply.redirect(await identity.issueCode(v.request, user.id, new Date(), { authType: 'signup' }), 303);
+    const session = await identity.newSession(user.id);
+    pages.setSession(reply, session);
+    return reply.redirect(await identity.issueCode(v.request, user.id, new Date(), { authType: 'signup' }, session), 303);
   });
 
   /**
