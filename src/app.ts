@@ -14,6 +14,8 @@ import { openapiPlugin } from './platform/http/openapi.ts';
 import { ProblemSchema } from './platform/http/schemas.ts';
 import { loggerOptions } from './platform/observability/logger.ts';
 import { createMetrics, metricsPlugin } from './platform/observability/metrics.ts';
+import { requestContext } from './platform/observability/request-context.ts';
+import { PartnerTelemetry } from './payments/partner-telemetry.ts';
 import { healthRoutes } from './platform/observability/health.ts';
 import { EntitiesService } from './admin/entities.service.ts';
 import { adminRoutes } from './admin/admin.routes.ts';
@@ -25,7 +27,8 @@ import { REDIRECTION_KEYS, RedirectionTokens } from './checkout/redirection-toke
 import { Jwk, signingJwksRoutes } from './checkout/signing-jwks.routes.ts';
 import { Problem, problems } from './platform/http/problem.ts';
 import type { PartnerRegistry } from './partners/port.ts';
-import { simulatedPartners } from './partners/simulators/index.ts';
+import { configuredPartners } from './partners/registry.ts';
+import { partnerWebhookRoutes } from './partners/webhooks.routes.ts';
 import { EligibilityEngine } from './eligibility/engine.ts';
 import { EligibilityRulesService } from './eligibility/rules.service.ts';
 import { eligibilityRoutes } from './eligibility/eligibility.routes.ts';
@@ -103,10 +106,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await entities.startRevocationFeed((keyId) => revokedKeys.add(keyId));
   const accessTokens = new AccessTokens(keys, config.baseUrl, config.accessTokenTtlSeconds, revokedKeys);
   const redirection = new RedirectionTokens(keys, config.baseUrl);
-  const partners = simulatedPartners(db, { baseUrl: config.baseUrl, latencyMs: config.simLatencyMs, inline: config.simInline });
+  const partners = configuredPartners(db, { baseUrl: config.baseUrl, latencyMs: config.simLatencyMs, inline: config.simInline }, config.partners);
   const eligibilityRules = new EligibilityRulesService(db, partners);
   const eligibility = new EligibilityEngine(partners, eligibilityRules);
+  const metrics = createMetrics();
+  const telemetry = new PartnerTelemetry(metrics.registry);
   const paymentsConfig = {
+    telemetry,
     baseUrl: config.baseUrl,
     fingerprintKey: fingerprintKey(deps.masterKey),
     partnerTimeoutMs: config.partnerTimeoutMs,
@@ -179,6 +185,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler,
   });
   app.server.maxConnections = config.maxConnections;
+  telemetry.log = app.log;
+  // The request id travels with the work it starts (partner-telemetry's log lines).
+  app.addHook('onRequest', (request, _reply, done) => requestContext.run({ requestId: request.id }, done));
   app.decorate('services', services);
   const webhooks = attachWebhooks(app, { db, masterKey: deps.masterKey, config });
 
@@ -223,7 +232,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return parseJson(request, body as string, done);
   });
   await app.register(formbody, { bodyLimit: config.bodyLimitBytes });
-  await app.register(metricsPlugin, { metrics: createMetrics() });
+  await app.register(metricsPlugin, { metrics });
   for (const schema of [ProblemSchema, Entity, ApiKey, Jwk, ...COMMON_SCHEMAS, ...PAYMENT_SCHEMAS, PaymentEventData, ClientSession, ...LINK_SCHEMAS, EventSchema]) app.addSchema(schema);
   await app.register(openapiPlugin, { baseUrl: config.baseUrl, version: VERSION });
   await app.register(authPlugin, {
@@ -254,7 +263,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(paymentsRoutes, { payments, operations });
     await app.register(paymentLinksRoutes, { links });
     await app.register(customerPageRoutes, { links, sessions: clientSessions, merchantName: (id) => checkout.merchantName(id) });
-    await app.register(checkoutRoutes, { checkout, partners });
+    await app.register(checkoutRoutes, { checkout });
+    for (const connector of partners.all()) {
+      if (connector.registerRoutes) await app.register(async (scope) => connector.registerRoutes!(scope));
+    }
+    await app.register(partnerWebhookRoutes, { partners, payments });
     await app.register(webhooksRoutes, { webhooks });
     await app.register(merchantEventsRoutes, { db });
     await app.register(listRoutes, { db, payments, sessions: clientSessions, links });

@@ -1,4 +1,5 @@
 // The one place that reads process.env: every setting is parsed, validated and typed here.
+import { type PartnerSpec, PartnersConfigError, parsePartners } from './partners/partners-config.ts';
 import path from 'node:path';
 
 export type Role = 'all' | 'api' | 'identity' | 'worker';
@@ -42,6 +43,8 @@ export interface Config {
   simLatencyMs: number;
   /** Simulated partners answer pure decisions inline (PAYD_SIM_INLINE, default true; see docs/performance.md). */
   simInline: boolean;
+  /** PAYD_PARTNERS: the partners that run and their credentials (docs/connectors.md); undefined: the simulators. */
+  partners: PartnerSpec[] | undefined;
   /** Webhook retries: the first retry waits this long, then twice as long each time... */
   webhookBackoffBaseMs: number;
   /** ...up to this (before jitter). */
@@ -143,6 +146,15 @@ function masterKey(env: Env): string | undefined {
   return raw;
 }
 
+function partners(env: Env): PartnerSpec[] | undefined {
+  try {
+    return parsePartners(env.PAYD_PARTNERS, env);
+  } catch (err) {
+    if (err instanceof PartnersConfigError) throw new ConfigError(err.message);
+    throw err;
+  }
+}
+
 function origin(name: string, raw: string): string {
   try {
     const u = new URL(raw);
@@ -192,6 +204,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     recoveryIntervalMs: int(env, 'PAYD_RECOVERY_INTERVAL_MS', 10000, 100, 3600000),
     simLatencyMs: int(env, 'PAYD_SIM_LATENCY_MS', 0, 0, 60000),
     simInline: bool(env, 'PAYD_SIM_INLINE', true),
+    partners: partners(env),
     webhookBackoffBaseMs: int(env, 'PAYD_WEBHOOK_BACKOFF_BASE_MS', 60000, 10, 3600000),
     webhookBackoffMaxMs: int(env, 'PAYD_WEBHOOK_BACKOFF_MAX_MS', 3600000, 10, 86400000),
     webhookMaxAgeMs: int(env, 'PAYD_WEBHOOK_MAX_AGE_HOURS', 26, 1, 720) * 3600000,

@@ -799,6 +799,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/partners/{partner}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a notification from a partner (its webhook)
+         * @description For partners whose connector reads notifications (stripe: Stripe-Signature, the endpoint's signing secret in PAYD_PARTNERS). Each notification settles the PENDING call it names at most once; repeats are acknowledged and change nothing. 400 when the signature does not verify.
+         */
+        post: operations["receivePartnerNotification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/entities/{id}/webhook-endpoint": {
         parameters: {
             query?: never;
@@ -1565,7 +1585,7 @@ export interface components {
         };
         Card: {
             bin: string;
-            /** @description CREDIT or DEBIT */
+            /** @description Funding type as the partner reports it: CREDIT, DEBIT or PREPAID; UNKNOWN until a partner has said (partners/bin.ts) */
             type: string;
             last_four_digits: string;
             holder_name?: string;
@@ -6984,6 +7004,76 @@ export interface operations {
             };
             /** @description Unsupported content type */
             415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    receivePartnerNotification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A partner name from PAYD_PARTNERS */
+                partner: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        received: true;
+                        /** @description How many of payd's partner transactions the notification named */
+                        applied: number;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;

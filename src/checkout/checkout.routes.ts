@@ -6,7 +6,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { problemResponses, Timestamp, Uuid } from '../platform/http/schemas.ts';
 import { SplitPart } from '../payments/payments.schemas.ts';
-import type { PartnerRegistry } from '../partners/port.ts';
 import type { CheckoutService, SubmitBody } from './checkout.service.ts';
 import { CHECKOUT_CSS, WIDGET_CSS, escapeHtml, fragmentCheckoutPage, sendPage } from './pages.ts';
 import { widgetBundle } from './widget-bundle.ts';
@@ -51,15 +50,9 @@ const SubmitResult = Type.Object({
 
 interface Deps {
   checkout: CheckoutService;
-  partners: PartnerRegistry;
 }
 
-interface Acs {
-  challenge(ref: string): Promise<{ status: string; amount: number; currency: string; return_url?: string } | undefined>;
-  completeChallenge(ref: string, passed: boolean): Promise<unknown>;
-}
-
-export async function checkoutRoutes(root: FastifyInstance, { checkout, partners }: Deps) {
+export async function checkoutRoutes(root: FastifyInstance, { checkout }: Deps) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
 
   app.addHook('onSend', async (request, reply) => {
@@ -157,42 +150,6 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout, partners
     const text = done.authorizationStatus === 'AUTHORIZED' ? 'Your card was confirmed.'
       : done.authorizationStatus === undefined ? 'There is no payment here.' : 'Your card was not confirmed.';
     return sendPage(reply, 200, 'Authentication finished', `<p role="status">${text} You may close this page.</p>`);
-  });
-
-  // The simulated acquirer's ACS: the shopper approves or fails the challenge.
-  const acs = () => partners.get('card-sim') as unknown as Acs | undefined;
-  const RefParams = Type.Object({ ref: Uuid() });
-  app.get('/sim/acs/:ref', { schema: { hide: true, params: RefParams } }, async (request, reply) => {
-    const c = await acs()?.challenge(request.params.ref);
-    if (!c) return sendPage(reply, 404, 'No authentication pending', '<p>There is no card authentication to complete here.</p>');
-    if (c.status !== 'CHALLENGE_REQUIRED') {
-      // Back (or a reload) after the challenge: it is over; the way onward is the return.
-      return sendPage(reply, 200, 'Authentication already finished',
-        `<p role="status">This card authentication is already finished.</p>${c.return_url ? `<p><a href="${escapeHtml(c.return_url)}" id="acs-continue">Continue</a></p>` : ''}`);
-    }
-    const action = `/sim/acs/${request.params.ref}`;
-    return sendPage(reply, 200, 'Confirm your payment', `
-<div class="card-box">
-<p>Your bank asks you to confirm a payment of <strong>${escapeHtml(formatAmount(c.amount, c.currency))}</strong>.</p>
-<p class="muted">payd test bank (simulated 3-D Secure). No code is needed: choose the outcome.</p>
-<form method="post" action="${escapeHtml(action)}"><input type="hidden" name="result" value="pass"><button type="submit" id="acs-approve">Approve the payment</button></form>
-<form method="post" action="${escapeHtml(action)}"><input type="hidden" name="result" value="fail"><button type="submit" class="secondary" id="acs-fail">Fail authentication</button></form>
-</div>`);
-  });
-  app.post('/sim/acs/:ref', {
-    schema: { hide: true, params: RefParams, body: Type.Object({ result: Type.Union([Type.Literal('pass'), Type.Literal('fail')]) }) },
-  }, async (request, reply) => {
-    const sim = acs();
-    const c = await sim?.challenge(request.params.ref);
-    if (!sim || !c) return sendPage(reply, 404, 'No authentication pending', '<p>There is no card authentication to complete here.</p>');
-    await sim.completeChallenge(request.params.ref, request.body.result === 'pass');
-    // A new navigation rather than a redirect of the form post: the way back ends on the
-    // merchant's origin, which the page's CSP form-action 'self' would block.
-    if (c.return_url) {
-      return sendPage(reply, 200, 'Authentication finished',
-        `<p role="status">Returning to the payment… <a href="${escapeHtml(c.return_url)}">Continue</a></p>`, [], c.return_url);
-    }
-    return sendPage(reply, 200, 'Authentication finished', '<p role="status">You may close this page.</p>');
   });
 }
 

@@ -2,6 +2,7 @@
 // processor, buy-now-pay-later provider). A connector is a stateless translator
 // between these types and the partner's API; persistence and the payment state
 // machine belong to the core. An unknown partner status maps to PENDING.
+import type { FastifyInstance } from 'fastify';
 
 export type PartnerOutcome = 'SUCCESS' | 'PENDING' | 'REFUSED' | 'ERROR';
 
@@ -91,12 +92,28 @@ export interface FollowUpRequest {
 export interface SyncRequest {
   key: string;
   kind: 'AUTHORIZATION' | 'CAPTURE' | 'REFUND' | 'VOID';
+  /** What payd knows of the call, for partners that look it up by its objects rather than by key. */
+  context?: {
+    /** Captures, refunds and voids: partner_reference of the authorization they draw on. */
+    authorization_reference?: string;
+    amount: number;
+    currency: string;
+    /** When payd recorded the call: the partner's record of it is no older. */
+    sent_at: Date;
+  };
 }
 
-/** A call a partner may answer inline (see PartnerConnector.answerInline). */
-export type InlineCall =
-  | { kind: 'AUTHORIZATION'; request: AuthorizeRequest }
-  | { kind: 'CAPTURE' | 'REFUND' | 'VOID'; request: FollowUpRequest };
+/**
+ * What a partner's notification (an inbound webhook) says about one of payd's calls: the
+ * call's partner key when the partner echoes it, or for a capture the authorization it
+ * drew on; and the call's outcome, as the call itself would have answered.
+ */
+export interface PartnerNotification {
+  key?: string;
+  kind?: 'AUTHORIZATION' | 'CAPTURE' | 'REFUND' | 'VOID';
+  authorization_reference?: string;
+  result: PartnerResult;
+}
 
 export interface PartnerConnector {
   readonly name: string;
@@ -112,14 +129,17 @@ export interface PartnerConnector {
   /** The partner's current view of the operation sent with this key; NOT_FOUND means it never arrived. */
   sync(req: SyncRequest): Promise<PartnerResult | 'NOT_FOUND'>;
   /**
-   * Optional, for partners that run inside payd (the simulators): the answer to a call
-   * when it is a pure function of the request and has no effect outside payd's own
-   * records (nothing is held or moved anywhere else). payd then writes the call and its
-   * answer in one statement, without the write-ahead PENDING record that guards calls
-   * with effects elsewhere: a crash can only lose a decision that changed nothing.
-   * undefined: the partner must be called the regular way (authorize, capture, ...).
+   * Optional: pages or endpoints the partner needs on payd's public origin (the card
+   * simulator's 3-D Secure page). Registered once at start, in their own scope.
    */
-  answerInline?(call: InlineCall): PartnerResult | undefined;
+  registerRoutes?(app: FastifyInstance): Promise<void>;
+  /**
+   * Optional: reads a notification the partner posted to POST /partners/{name}/webhooks.
+   * rawBody is the bytes received (for the signature). 'UNVERIFIED': not signed by the
+   * partner (answered 400, nothing changes). The notifications may repeat: payd applies
+   * each at most once (a settled transaction is not settled again).
+   */
+  notification?(rawBody: string, headers: Record<string, string | string[] | undefined>): Promise<PartnerNotification[] | 'UNVERIFIED'>;
 }
 
 /** A partner that did not answer in time: the outcome is unknown, so the transaction stays PENDING. */

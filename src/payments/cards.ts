@@ -1,8 +1,9 @@
 // Card facts payd keeps instead of the number: bin, last four, expiry, holder, network
 // and a keyed fingerprint (HMAC-SHA256 per merchant entity, so fingerprints cannot be
-// correlated across merchants). The number and CVV never leave the request.
+// correlated across merchants). The number and CVV never leave the request. The funding
+// type and the issuer's country come from the partner's answer (partners/bin.ts).
 import { createHmac, hkdfSync } from 'node:crypto';
-import { cardNetwork } from '../partners/simulators/card-acquirer.ts';
+import { UNKNOWN_FUNDING, cardNetwork } from '../partners/bin.ts';
 import type { CardDetails, CardInstrument } from '../partners/port.ts';
 
 export function luhnValid(number: string): boolean {
@@ -27,23 +28,15 @@ export function cardFingerprint(key: Buffer, entityId: string, number: string): 
   return createHmac('sha256', key).update(`${entityId}:${number}`).digest('base64url').slice(0, 32);
 }
 
-/** Simulated issuer country by BIN range (the simulators' test data, not a real BIN table). */
-function issuerCountry(bin: string): string {
-  if (bin.startsWith('4970') || bin.startsWith('5132')) return 'FR';
-  if (bin.startsWith('4000')) return 'US';
-  return 'GB';
-}
-
 export function cardDetails(key: Buffer, entityId: string, card: CardInstrument): CardDetails {
   const bin = card.number.slice(0, 6);
   return {
     bin,
-    type: 'CREDIT',
+    type: UNKNOWN_FUNDING,
     last_four_digits: card.number.slice(-4),
     ...(card.holder_name ? { holder_name: card.holder_name } : {}),
     expiry_month: card.expiry_month,
     expiry_year: card.expiry_year,
-    country_code: issuerCountry(bin),
     fingerprint: cardFingerprint(key, entityId, card.number),
     selected_network: cardNetwork(card.number),
   };

@@ -9,6 +9,7 @@ import { problems } from '../platform/http/problem.ts';
 import type { PartnerRegistry } from '../partners/port.ts';
 import { type Slice, allocate, availableFor, deriveAmounts } from './amounts.ts';
 import { holdWhileInFlight } from './idempotency.ts';
+import { answerInline } from '../partners/inline.ts';
 import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
 import { type NewPartnerTx, type OperationKind, type OperationRow, type PartnerTxRow, type PaymentRow, isOperationKeyConflict, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
 import { paymentView, reservedOfPayment, slicesOfPayment, totalsOfPayment } from './payment-view.ts';
@@ -134,7 +135,7 @@ export class OperationsService {
     const auths = txs.filter((t) => t.kind === 'AUTHORIZATION');
     const { amount, allocations } = await this.planWith(kind, p, auths, () => txs, body);
     const pending = pendingChildren(kind, paymentId, opId, nextSeqOf(txs), allocations);
-    const answers = allocations.map((a, i) => this.partners.get(a.auth.partner)?.answerInline?.({
+    const answers = allocations.map((a, i) => answerInline(this.partners.get(a.auth.partner), {
       kind, request: { key: pending[i]!.partner_key, authorization_reference: a.auth.partner_reference ?? '', amount: a.amount, currency: p.currency },
     }));
     if (answers.some((r) => !r || r.outcome === 'PENDING')) return undefined;
@@ -200,7 +201,8 @@ export class OperationsService {
       const req = { key: c.key, authorization_reference: c.auth.partner_reference ?? '', amount: c.amount, currency: reservation.currency };
       const call = kind === 'CAPTURE' ? () => connector.capture(req) : kind === 'REFUND' ? () => connector.refund(req) : () => connector.void(req);
       const update = txUpdate(kind, await callPartner(call, this.config.partnerTimeoutMs,
-        (r) => void this.payments.answeredLate(entityId, paymentId, { id: c.id, kind }, r)));
+        (r) => void this.payments.answeredLate(entityId, paymentId, { id: c.id, kind }, r),
+        { telemetry: this.config.telemetry, partner: c.auth.partner, call: step, key: c.key }));
       faultPoint(`${step}:after-partner`);
       if (update) await paymentsRepo.settleTx(this.db, c.id, update);
     }

@@ -3,17 +3,21 @@
 // a sync with the same partner key settles it.
 import type { PartnerResult } from '../partners/port.ts';
 import type { TxKind, TxUpdate } from './payments.repo.ts';
+import type { CallEnd, CallLabel } from './partner-telemetry.ts';
 
 const TIMED_OUT = Symbol('timed out');
 
 /**
  * The partner's answer, or undefined when it did not come in time (or the call failed).
  * onLate receives an answer that arrives after the time was up: the call was in flight
- * at the partner, which may have acted on it.
+ * at the partner, which may have acted on it. label: counted and, when it fails, logged
+ * (partner-telemetry.ts).
  */
 export async function callPartner(call: () => Promise<PartnerResult>, timeoutMs: number,
-  onLate?: (result: PartnerResult) => void): Promise<PartnerResult | undefined> {
+  onLate?: (result: PartnerResult) => void, label?: CallLabel): Promise<PartnerResult | undefined> {
   let timer: NodeJS.Timeout | undefined;
+  const startedAt = performance.now();
+  const end = (e: CallEnd) => label?.telemetry?.end(label.partner, label.call, label.key, startedAt, e);
   try {
     const pending = call();
     const first = await Promise.race([
@@ -22,11 +26,16 @@ export async function callPartner(call: () => Promise<PartnerResult>, timeoutMs:
         timer = setTimeout(() => resolve(TIMED_OUT), timeoutMs);
       }),
     ]);
-    if (first !== TIMED_OUT) return first;
+    if (first !== TIMED_OUT) {
+      end({ result: first });
+      return first;
+    }
+    end({ timeout: true });
     if (onLate) pending.then(onLate, () => {});
     else pending.catch(() => {});
     return undefined;
-  } catch {
+  } catch (error) {
+    end({ error });
     return undefined;
   } finally {
     if (timer) clearTimeout(timer);

@@ -466,6 +466,24 @@ export const paymentsRepo = {
     return rows[0];
   },
 
+  /** A partner's transaction by the key payd sent it (partner notifications), with its payment's entity. */
+  async txByPartnerKey(q: Queryable, partner: string, key: string): Promise<{ id: string; kind: TxKind; payment_id: string; entity_id: string } | undefined> {
+    const { rows } = await q.query<{ id: string; kind: TxKind; payment_id: string; entity_id: string }>(
+      `SELECT t.id, t.kind, t.payment_id, p.entity_id FROM partner_transactions t JOIN payments p ON p.id = t.payment_id
+        WHERE t.partner_key = $1 AND t.partner = $2`, [key, partner]);
+    return rows[0];
+  },
+
+  /** A partner's PENDING captures of the authorization it knows by this reference (partner notifications). */
+  async pendingCapturesOf(q: Queryable, partner: string, authorizationReference: string): Promise<{ id: string; kind: TxKind; payment_id: string; entity_id: string }[]> {
+    const { rows } = await q.query<{ id: string; kind: TxKind; payment_id: string; entity_id: string }>(
+      `SELECT c.id, c.kind, c.payment_id, p.entity_id FROM partner_transactions a
+         JOIN partner_transactions c ON c.parent_id = a.id AND c.kind = 'CAPTURE' AND c.status = 'PENDING'
+         JOIN payments p ON p.id = c.payment_id
+        WHERE a.partner = $1 AND a.partner_reference = $2 AND a.kind = 'AUTHORIZATION'`, [partner, authorizationReference]);
+    return rows;
+  },
+
   async txs(q: Queryable, paymentId: string): Promise<PartnerTxRow[]> {
     const { rows } = await q.query<PartnerTxRow>(
       `SELECT ${TX_COLS} FROM partner_transactions WHERE payment_id = $1 ORDER BY seq`,

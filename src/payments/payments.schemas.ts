@@ -99,7 +99,7 @@ export const ThreeDs = Type.Object({
 export const Card = Type.Object(
   {
     bin: Type.String(),
-    type: Type.String({ description: 'CREDIT or DEBIT' }),
+    type: Type.String({ description: 'Funding type as the partner reports it: CREDIT, DEBIT or PREPAID; UNKNOWN until a partner has said (partners/bin.ts)' }),
     last_four_digits: Type.String(),
     holder_name: Opt(Type.String()),
     expiry_month: Type.String(),

@@ -5,12 +5,14 @@ import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db/index.ts';
 import { faultPoint } from '../platform/fault-points.ts';
 import { problems } from '../platform/http/problem.ts';
-import type { AuthorizeRequest, CardInstrument, GiftCardInstrument, Instrument, PartnerRegistry, PartnerResult } from '../partners/port.ts';
+import type { AuthorizeRequest, CardInstrument, GiftCardInstrument, Instrument, PartnerNotification, PartnerRegistry, PartnerResult } from '../partners/port.ts';
 import { GIFT_CARD_METHODS } from './amounts.ts';
 import { cardDetails, luhnValid } from './cards.ts';
 import { clientSessionsRepo } from './client-sessions.repo.ts';
 import { ClientSessionsService } from './client-sessions.service.ts';
 import { holdWhileInFlight } from './idempotency.ts';
+import { answerInline } from '../partners/inline.ts';
+import { NotSettled, type PartnerTelemetry } from './partner-telemetry.ts';
 import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
 import type { CreatePaymentBody } from './payments.schemas.ts';
 import { type NewPartnerTx, type NewPayment, type PartnerTxRow, type PaymentBase, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
@@ -30,6 +32,8 @@ export interface PaymentsConfig {
   /** Replays of an in-flight request wait this many times holdIntervalMs before the 409. */
   holdAttempts: number;
   holdIntervalMs: number;
+  /** Partner calls counted and their failures logged (partner-telemetry.ts). */
+  telemetry?: PartnerTelemetry;
 }
 
 export type PaymentViewT = ReturnType<typeof paymentView>;
@@ -200,7 +204,7 @@ export class PaymentsService {
 
     // Partners that answer inline (pure decisions, nothing held elsewhere): the payment is
     // written whole, concluded, in one statement.
-    const inline = this.answerInline(prepared.map(requestOf), prepared.map((p) => p.part.partner));
+    const inline = this.inlineAnswers(prepared.map(requestOf), prepared.map((p) => p.part.partner));
     if (inline) return this.createInline(entityId, body, newPayment, prepared.map((p) => p.row), inline, idempotencyKey, instance);
 
     // The payment and its first authorization row: one statement, or a transaction that
@@ -227,7 +231,7 @@ export class PaymentsService {
       faultPoint('authorize:after-reserve');
       const connector = this.partners.get(part.partner)!;
       const result = await callPartner(() => connector.authorize(requestOf({ part, instrument, card, row })), this.config.partnerTimeoutMs,
-        (r) => void this.answeredLate(entityId, id, stored, r));
+        (r) => void this.answeredLate(entityId, id, stored, r), { telemetry: this.config.telemetry, partner: part.partner, call: 'authorize', key: row.partner_key });
       faultPoint('authorize:after-partner');
       const update = txUpdate('AUTHORIZATION', result);
       const final = update?.status !== 'AUTHORIZED' || i === prepared.length - 1;
@@ -257,10 +261,10 @@ export class PaymentsService {
    * outcome, and the outcome needs nothing else (all authorized, or a single part
    * refused). undefined: the regular path (write-ahead record, calls, conclusion).
    */
-  private answerInline(requests: AuthorizeRequest[], partners: string[]): PartnerResult[] | undefined {
+  private inlineAnswers(requests: AuthorizeRequest[], partners: string[]): PartnerResult[] | undefined {
     const results: PartnerResult[] = [];
     for (const [i, request] of requests.entries()) {
-      const r = this.partners.get(partners[i]!)?.answerInline?.({ kind: 'AUTHORIZATION', request });
+      const r = answerInline(this.partners.get(partners[i]!), { kind: 'AUTHORIZATION', request });
       if (!r || r.outcome === 'PENDING') return undefined;
       results.push(r);
     }
@@ -391,11 +395,13 @@ export class PaymentsService {
     const connector = this.partners.get(t.partner);
     if (!connector) return;
     const late = (r: PartnerResult) => this.answeredLate(p.entity_id, p.id, t, r);
+    const parentRef = all.find((x) => x.id === t.parent_id)?.partner_reference ?? undefined;
+    const context = { amount: t.amount, currency: p.currency, sent_at: new Date(t.created_at), ...(parentRef ? { authorization_reference: parentRef } : {}) };
     const synced = await callPartner(async () => {
-      const r = await connector.sync({ key: t.partner_key, kind: t.kind });
+      const r = await connector.sync({ key: t.partner_key, kind: t.kind, context });
       if (r !== 'NOT_FOUND') return r;
       // The original call may still be on its way to the partner until its deadline.
-      if (!recover || !this.pastDeadline(t)) throw new Error('not received yet');
+      if (!recover || !this.pastDeadline(t)) throw new NotSettled('not received yet');
       if (t.kind === 'AUTHORIZATION') {
         return { outcome: 'ERROR' as const, partner_status: 'NOT_RECEIVED', status_code: 'NOT_RECEIVED', partner_status_description: 'The partner never received the authorization' };
       }
@@ -403,10 +409,28 @@ export class PaymentsService {
       const req = { key: t.partner_key, authorization_reference: parent?.partner_reference ?? '', amount: t.amount, currency: p.currency };
       const send = t.kind === 'CAPTURE' ? connector.capture(req) : t.kind === 'REFUND' ? connector.refund(req) : connector.void(req);
       // A resend answered after our deadline is recorded all the same.
-      return callPartner(() => send, this.config.partnerTimeoutMs, late).then((r) => r ?? Promise.reject(new Error('no answer in time')));
-    }, recover ? this.config.partnerTimeoutMs * 2 : this.config.partnerTimeoutMs); // (a sync, then maybe a resend)
+      return callPartner(() => send, this.config.partnerTimeoutMs, late, { telemetry: this.config.telemetry, partner: t.partner, call: t.kind.toLowerCase(), key: t.partner_key })
+        .then((r) => r ?? Promise.reject(new NotSettled('no answer in time')));
+    }, recover ? this.config.partnerTimeoutMs * 2 : this.config.partnerTimeoutMs, undefined, // (a sync, then maybe a resend)
+    { telemetry: this.config.telemetry, partner: t.partner, call: 'sync', key: t.partner_key });
     const update = txUpdate(t.kind, synced);
     if (update) await paymentsRepo.settleTx(this.db, t.id, update);
+  }
+
+  /**
+   * A partner's notification about one of payd's calls (POST /partners/{name}/webhooks):
+   * applied as an answer that came late (answeredLate): a PENDING transaction takes it,
+   * one already settled keeps what it has. Returns how many transactions it named.
+   */
+  async notified(partner: string, n: PartnerNotification): Promise<number> {
+    const targets = n.key
+      ? [await paymentsRepo.txByPartnerKey(this.db, partner, n.key)].filter((x) => x !== undefined)
+      : n.kind === 'CAPTURE' && n.authorization_reference ? await paymentsRepo.pendingCapturesOf(this.db, partner, n.authorization_reference) : [];
+    for (const t of targets) {
+      if (n.kind && n.kind !== t.kind && !(n.kind === 'REFUND' && t.kind === 'VOID')) continue;
+      await this.answeredLate(t.entity_id, t.payment_id, t, n.result);
+    }
+    return targets.length;
   }
 
   /**
@@ -539,7 +563,8 @@ export class PaymentsService {
       const connector = this.partners.get(c.auth.partner)!;
       const result = await callPartner(() => connector.void({
         key: c.key, authorization_reference: c.auth.partner_reference ?? '', amount: c.auth.amount, currency,
-      }), this.config.partnerTimeoutMs, (r) => void this.answeredLate(entityId, id, { id: c.txId, kind: 'VOID' }, r));
+      }), this.config.partnerTimeoutMs, (r) => void this.answeredLate(entityId, id, { id: c.txId, kind: 'VOID' }, r),
+      { telemetry: this.config.telemetry, partner: c.auth.partner, call: 'void', key: c.key });
       const update = txUpdate('VOID', result);
       if (update) await paymentsRepo.settleTx(this.db, c.txId, update);
     }

@@ -1,7 +1,9 @@
 // card-sim: a simulated card acquirer with 3-D Secure. The test card number decides
 // the outcome, like Stripe's test cards (docs/test-cards.md lists them).
 import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
 import type { AuthorizeRequest, CardDetails, CardInstrument } from '../port.ts';
+import { acsRoutes } from './acs.routes.ts';
 import { type Decision, SimulatedPartner } from './simulated-partner.ts';
 
 export interface TestCard {
@@ -29,12 +31,15 @@ export const TEST_CARDS: TestCard[] = [
 
 const BY_NUMBER = new Map(TEST_CARDS.map((c) => [c.number, c]));
 
-export function cardNetwork(number: string): string {
-  if (/^4/.test(number)) return 'VISA';
-  if (/^(5[1-5]|2(2[2-9]|[3-6]\d|7[01]|720))/.test(number)) return 'MASTERCARD';
-  if (/^3[47]/.test(number)) return 'AMEX';
-  return 'CB';
+/** The simulated issuer's country by BIN (test data of the simulator, not a real BIN table). */
+function issuerCountry(bin: string): string {
+  if (bin.startsWith('4970') || bin.startsWith('5132')) return 'FR';
+  if (bin.startsWith('4000')) return 'US';
+  return 'GB';
 }
+
+/** The simulated funding type: the debit test cards are debit, the rest credit. */
+const DEBIT = new Set(['4000056655665556', '5200828282828210']);
 
 export class CardAcquirerSimulator extends SimulatedPartner {
   protected override readonly stateless = true;
@@ -42,14 +47,22 @@ export class CardAcquirerSimulator extends SimulatedPartner {
   readonly methods = ['CARD'] as const;
   readonly limits = { currencies: ['EUR', 'USD', 'GBP', 'CHF'], min_amount: 1, max_amount: 10_000_000 };
 
+  /** Its 3-D Secure challenge page (/sim/acs/{ref}), where challenge redirections lead. */
+  registerRoutes(app: FastifyInstance): Promise<void> {
+    return acsRoutes(app, this);
+  }
+
   protected async decide(req: AuthorizeRequest): Promise<Decision> {
     return this.decideNow(req);
   }
 
   protected override decideNow(req: AuthorizeRequest): Decision {
     const instrument = req.instrument as CardInstrument;
+    // The acquirer tells what payd cannot know from the number: funding type and country.
     const card: CardDetails | undefined = req.card && {
       ...req.card,
+      type: DEBIT.has(instrument.number) ? 'DEBIT' : 'CREDIT',
+      country_code: issuerCountry(req.card.bin),
       three_ds: {
         eci: '05',
         version: '2.2.0',

@@ -6,13 +6,13 @@ import type { Db, Queryable } from '../../platform/db/index.ts';
 import {
   type AuthorizeRequest,
   type FollowUpRequest,
-  type InlineCall,
   type PartnerConnector,
   type PartnerOutcome,
   type PartnerResult,
   PartnerTimeout,
   type SyncRequest,
 } from '../port.ts';
+import type { InlineCall, InlinePartner } from '../inline.ts';
 import { type SimOperation, simRepo } from './ledger.repo.ts';
 
 /** What the simulator decided for an authorization. */
@@ -85,7 +85,7 @@ const OUTCOME: Record<string, PartnerOutcome> = {
   ERROR: 'ERROR',
 };
 
-export abstract class SimulatedPartner implements PartnerConnector {
+export abstract class SimulatedPartner implements PartnerConnector, InlinePartner {
   abstract readonly name: string;
   abstract readonly methods: readonly string[];
   abstract readonly limits: PartnerConnector['limits'];

@@ -33,6 +33,7 @@ export const OPERATION_IDS: Record<string, string> = {
   'POST /v2/payment-links/{id}/cancel': 'cancelPaymentLink',
   'GET /v2/events': 'listEvents',
   'GET /v2/events/{id}': 'getEvent',
+  'POST /partners/{partner}/webhooks': 'receivePartnerNotification',
   'GET /checkout/v1/session': 'checkoutGetSession',
   'POST /checkout/v1/session/payments': 'checkoutPay',
   'POST /admin/v1/entities': 'adminCreateEntity',

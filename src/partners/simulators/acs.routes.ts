@@ -1,0 +1,47 @@
+// The simulated acquirer's ACS (3-D Secure access control server): the page the shopper
+// is sent to when card-sim asks for a challenge, where they approve or fail it. It lives
+// with the simulator and is registered by it (PartnerConnector.registerRoutes); payd's
+// checkout knows nothing of it beyond the redirection URL the partner returned.
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { Uuid } from '../../platform/http/schemas.ts';
+import { escapeHtml, sendPage } from '../../checkout/pages.ts';
+import { formatAmount } from '../../checkout/widget/validation.ts';
+import type { SimulatedPartner } from './simulated-partner.ts';
+
+export async function acsRoutes(root: FastifyInstance, sim: SimulatedPartner): Promise<void> {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
+  const RefParams = Type.Object({ ref: Uuid() });
+  app.get('/sim/acs/:ref', { schema: { hide: true, params: RefParams } }, async (request, reply) => {
+    const c = await sim.challenge(request.params.ref);
+    if (!c) return sendPage(reply, 404, 'No authentication pending', '<p>There is no card authentication to complete here.</p>');
+    if (c.status !== 'CHALLENGE_REQUIRED') {
+      // Back (or a reload) after the challenge: it is over; the way onward is the return.
+      return sendPage(reply, 200, 'Authentication already finished',
+        `<p role="status">This card authentication is already finished.</p>${c.return_url ? `<p><a href="${escapeHtml(c.return_url)}" id="acs-continue">Continue</a></p>` : ''}`);
+    }
+    const action = `/sim/acs/${request.params.ref}`;
+    return sendPage(reply, 200, 'Confirm your payment', `
+<div class="card-box">
+<p>Your bank asks you to confirm a payment of <strong>${escapeHtml(formatAmount(c.amount, c.currency))}</strong>.</p>
+<p class="muted">payd test bank (simulated 3-D Secure). No code is needed: choose the outcome.</p>
+<form method="post" action="${escapeHtml(action)}"><input type="hidden" name="result" value="pass"><button type="submit" id="acs-approve">Approve the payment</button></form>
+<form method="post" action="${escapeHtml(action)}"><input type="hidden" name="result" value="fail"><button type="submit" class="secondary" id="acs-fail">Fail authentication</button></form>
+</div>`);
+  });
+  app.post('/sim/acs/:ref', {
+    schema: { hide: true, params: RefParams, body: Type.Object({ result: Type.Union([Type.Literal('pass'), Type.Literal('fail')]) }) },
+  }, async (request, reply) => {
+    const c = await sim.challenge(request.params.ref);
+    if (!c) return sendPage(reply, 404, 'No authentication pending', '<p>There is no card authentication to complete here.</p>');
+    await sim.completeChallenge(request.params.ref, request.body.result === 'pass');
+    // A new navigation rather than a redirect of the form post: the way back ends on the
+    // merchant's origin, which the page's CSP form-action 'self' would block.
+    if (c.return_url) {
+      return sendPage(reply, 200, 'Authentication finished',
+        `<p role="status">Returning to the payment… <a href="${escapeHtml(c.return_url)}">Continue</a></p>`, [], c.return_url);
+    }
+    return sendPage(reply, 200, 'Authentication finished', '<p role="status">You may close this page.</p>');
+  });
+}

@@ -1,0 +1,179 @@
+// The connector contract: what every partner connector must do, run against each one —
+// the card simulator (in process) and the Stripe connector over real HTTP against
+// stripe-stateful-mock (a stateful Stripe API sandbox started here on a local port).
+// A connector declares what it cannot do (Stripe's Charges API has no 3-D Secure and
+// captures a charge once); everything else is the same assertion for all.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { PartnerConnector, PartnerResult, SyncRequest } from '../../src/partners/port.ts';
+import { CardAcquirerSimulator } from '../../src/partners/simulators/index.ts';
+import { StripeConnector } from '../../src/partners/stripe/stripe-connector.ts';
+import { cardDetails, fingerprintKey } from '../../src/payments/cards.ts';
+import { freePort } from '../helpers/server.ts';
+import { createTestDb, type TestDb } from '../helpers/db.ts';
+import { startStripeMock, type StripeMock } from '../helpers/stripe-mock.ts';
+
+const FP = fingerprintKey(Buffer.alloc(32, 7));
+const ENTITY = randomUUID();
+
+interface Subject {
+  connector: PartnerConnector;
+  cards: { approved: string; refused: string; challenge?: string };
+  /** Stripe captures a charge once: a partial capture releases the rest. */
+  singleCapture: boolean;
+  /** An authorization whose answer does not come (a partner unreachable, or a lost answer). */
+  lostAnswer: () => Promise<PartnerResult>;
+}
+
+function card(number: string) {
+  return { type: 'CARD' as const, number, expiry_month: '12', expiry_year: String(new Date().getFullYear() + 3), cvv: '123' };
+}
+
+function authorizeRequest(number: string, amount = 5000, key = randomUUID()) {
+  const instrument = card(number);
+  return {
+    key, entityId: ENTITY, method: 'CARD', amount, currency: 'EUR', instrument, card: cardDetails(FP, ENTITY, instrument),
+    return_url: 'http://payd.test/checkout/3ds-return/x',
+  };
+}
+
+const final = (r: PartnerResult) => r.outcome !== 'PENDING';
+
+function contract(name: string, setup: () => Promise<Subject>) {
+  describe(`connector contract: ${name}`, () => {
+    let s: Subject;
+    before(async () => {
+      s = await setup();
+    });
+
+    it('authorizes an approved card: SUCCESS, a reference, and the card facts the partner knows (funding type)', async () => {
+      const r = await s.connector.authorize(authorizeRequest(s.cards.approved));
+      assert.equal(r.outcome, 'SUCCESS', JSON.stringify(r));
+      assert.ok(r.partner_reference);
+      assert.ok(r.card, 'the card is echoed');
+      assert.equal(r.card!.last_four_digits, s.cards.approved.slice(-4));
+      assert.match(r.card!.type, /^(CREDIT|DEBIT|PREPAID)$/, 'payd cannot know the funding type; the partner says it');
+      assert.equal(r.card!.selected_network, 'VISA');
+    });
+
+    it('refuses a declined card with a status code, never SUCCESS', async () => {
+      const r = await s.connector.authorize(authorizeRequest(s.cards.refused));
+      assert.equal(r.outcome, 'REFUSED', JSON.stringify(r));
+      assert.ok(r.status_code && r.status_code !== 'SUCCEEDED');
+    });
+
+    it('is idempotent: a retry with the same partner key gets the first answer, nothing twice', async () => {
+      const req = authorizeRequest(s.cards.approved);
+      const a = await s.connector.authorize(req);
+      const b = await s.connector.authorize(req);
+      assert.equal(b.partner_reference, a.partner_reference);
+      const cap = { key: randomUUID(), authorization_reference: a.partner_reference!, amount: 5000, currency: 'EUR' };
+      const c1 = await s.connector.capture(cap);
+      const c2 = await s.connector.capture(cap);
+      assert.equal(c1.outcome, 'SUCCESS');
+      assert.equal(c2.outcome, 'SUCCESS', 'the retried capture is the same capture, not a second one refused');
+      const ref = { key: randomUUID(), authorization_reference: a.partner_reference!, amount: 2000, currency: 'EUR' };
+      const r1 = await s.connector.refund(ref);
+      const r2 = await s.connector.refund(ref);
+      assert.equal(r1.outcome, 'SUCCESS');
+      assert.equal(r2.partner_reference, r1.partner_reference);
+      // Only 2000 was refunded: 3000 are left, and 3001 is more than that.
+      const over = await s.connector.refund({ key: randomUUID(), authorization_reference: a.partner_reference!, amount: 3001, currency: 'EUR' });
+      assert.ok(final(over) && over.outcome !== 'SUCCESS', JSON.stringify(over));
+    });
+
+    it('captures in full; captures partially, and never more than was authorized', async () => {
+      const full = await s.connector.authorize(authorizeRequest(s.cards.approved, 4000));
+      const c = await s.connector.capture({ key: randomUUID(), authorization_reference: full.partner_reference!, amount: 4000, currency: 'EUR' });
+      assert.equal(c.outcome, 'SUCCESS');
+      const part = await s.connector.authorize(authorizeRequest(s.cards.approved, 4000));
+      const p1 = await s.connector.capture({ key: randomUUID(), authorization_reference: part.partner_reference!, amount: 1500, currency: 'EUR' });
+      assert.equal(p1.outcome, 'SUCCESS');
+      const over = await s.connector.capture({ key: randomUUID(), authorization_reference: part.partner_reference!, amount: 2501, currency: 'EUR' });
+      assert.ok(final(over) && over.outcome !== 'SUCCESS', JSON.stringify(over));
+      const rest = await s.connector.capture({ key: randomUUID(), authorization_reference: part.partner_reference!, amount: 2500, currency: 'EUR' });
+      assert.equal(rest.outcome, s.singleCapture ? 'REFUSED' : 'SUCCESS', JSON.stringify(rest));
+    });
+
+    it('voids an uncaptured authorization; a capture after the void is refused', async () => {
+      const a = await s.connector.authorize(authorizeRequest(s.cards.approved, 3000));
+      const v = await s.connector.void({ key: randomUUID(), authorization_reference: a.partner_reference!, amount: 3000, currency: 'EUR' });
+      assert.equal(v.outcome, 'SUCCESS', JSON.stringify(v));
+      const c = await s.connector.capture({ key: randomUUID(), authorization_reference: a.partner_reference!, amount: 3000, currency: 'EUR' });
+      assert.ok(final(c) && c.outcome !== 'SUCCESS', JSON.stringify(c));
+    });
+
+    it('sync after a lost answer finds the call by its key; a key never sent is NOT_FOUND', async () => {
+      const req = authorizeRequest(s.cards.approved, 2500);
+      const sentAt = new Date();
+      const first = await s.connector.authorize(req); // the answer payd "lost"
+      const sync = (kind: SyncRequest['kind'], key: string, amount: number, ref?: string) =>
+        s.connector.sync({ key, kind, context: { amount, currency: 'EUR', sent_at: sentAt, ...(ref ? { authorization_reference: ref } : {}) } });
+      const found = await sync('AUTHORIZATION', req.key, 2500);
+      assert.notEqual(found, 'NOT_FOUND');
+      assert.equal((found as PartnerResult).outcome, 'SUCCESS');
+      assert.equal((found as PartnerResult).partner_reference, first.partner_reference);
+      assert.equal(await sync('AUTHORIZATION', randomUUID(), 2500), 'NOT_FOUND');
+
+      const capKey = randomUUID();
+      await s.connector.capture({ key: capKey, authorization_reference: first.partner_reference!, amount: 2500, currency: 'EUR' });
+      const cap = await sync('CAPTURE', capKey, 2500, first.partner_reference);
+      assert.equal((cap as PartnerResult).outcome, 'SUCCESS');
+      const refundKey = randomUUID();
+      assert.equal(await sync('REFUND', refundKey, 1000, first.partner_reference), 'NOT_FOUND');
+      const refund = await s.connector.refund({ key: refundKey, authorization_reference: first.partner_reference!, amount: 1000, currency: 'EUR' });
+      const synced = await sync('REFUND', refundKey, 1000, first.partner_reference);
+      assert.equal((synced as PartnerResult).outcome, 'SUCCESS');
+      assert.equal((synced as PartnerResult).partner_reference, refund.partner_reference);
+    });
+
+    it('an answer that does not come is thrown (outcome unknown), never turned into REFUSED', async () => {
+      await assert.rejects(() => s.lostAnswer());
+    });
+
+    it('3-D Secure: a challenge card answers PENDING with a redirection (connectors that support it)', async (t) => {
+      if (!s.cards.challenge) {
+        // Declared by the connector (Stripe's Charges API has no 3-D Secure): nothing to run.
+        t.diagnostic(`${name} declares no 3-D Secure`);
+        return;
+      }
+      const r = await s.connector.authorize(authorizeRequest(s.cards.challenge));
+      assert.equal(r.outcome, 'PENDING');
+      assert.ok(r.redirection?.url);
+    });
+  });
+}
+
+let db: TestDb;
+let mock: StripeMock;
+before(async () => {
+  db = await createTestDb();
+  mock = await startStripeMock();
+});
+after(async () => {
+  await mock?.stop();
+  await db?.close();
+});
+
+contract('card-sim', async () => {
+  // Recorded calls (not inline answers): the simulator behaves as a partner across a network.
+  const connector = new CardAcquirerSimulator(db.db, { baseUrl: 'http://payd.test', inline: false, timeoutResolveMs: 50 });
+  return {
+    connector,
+    cards: { approved: '4242424242424242', refused: '4000000000000002', challenge: '4000000000003220' },
+    singleCapture: false,
+    lostAnswer: () => connector.authorize(authorizeRequest('4000000000000408')),
+  };
+});
+
+contract('stripe (stripe-stateful-mock over HTTP)', async () => {
+  const deadPort = await freePort(); // nothing listens there
+  return {
+    connector: new StripeConnector({ secretKey: 'sk_test_payd_contract', apiBase: mock.url }),
+    cards: { approved: '4242424242424242', refused: '4000000000000002' },
+    singleCapture: true,
+    lostAnswer: () => new StripeConnector({ secretKey: 'sk_test_payd_contract', apiBase: `http://127.0.0.1:${deadPort}`, timeoutMs: 2000 })
+      .authorize(authorizeRequest('4242424242424242')),
+  };
+});
