@@ -13,7 +13,8 @@ import { lazySchemaController } from './platform/http/lazy-compilers.ts';
 import { openapiPlugin } from './platform/http/openapi.ts';
 import { ProblemSchema } from './platform/http/schemas.ts';
 import { loggerOptions } from './platform/observability/logger.ts';
-import { createMetrics, metricsPlugin } from './platform/observability/metrics.ts';
+import { createMetrics, metricsPlugin, webhookBacklogGauges } from './platform/observability/metrics.ts';
+import { deliveriesRepo } from './webhooks/deliveries.repo.ts';
 import { requestContext } from './platform/observability/request-context.ts';
 import { PartnerTelemetry } from './payments/partner-telemetry.ts';
 import { healthRoutes } from './platform/observability/health.ts';
@@ -110,6 +111,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const eligibilityRules = new EligibilityRulesService(db, partners);
   const eligibility = new EligibilityEngine(partners, eligibilityRules);
   const metrics = createMetrics();
+  webhookBacklogGauges(metrics.registry, () => deliveriesRepo.backlog(db));
   const telemetry = new PartnerTelemetry(metrics.registry);
   const paymentsConfig = {
     telemetry,

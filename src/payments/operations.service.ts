@@ -135,10 +135,12 @@ export class OperationsService {
     const auths = txs.filter((t) => t.kind === 'AUTHORIZATION');
     const { amount, allocations } = await this.planWith(kind, p, auths, () => txs, body);
     const pending = pendingChildren(kind, paymentId, opId, nextSeqOf(txs), allocations);
+    const startedAt = performance.now();
     const answers = allocations.map((a, i) => answerInline(this.partners.get(a.auth.partner), {
       kind, request: { key: pending[i]!.partner_key, authorization_reference: a.auth.partner_reference ?? '', amount: a.amount, currency: p.currency },
     }));
     if (answers.some((r) => !r || r.outcome === 'PENDING')) return undefined;
+    answers.forEach((result, i) => this.config.telemetry?.end(allocations[i]!.auth.partner, kind.toLowerCase(), pending[i]!.partner_key, startedAt, { result: result! }));
 
     const now = new Date();
     const children = pending.map((c, i) => settledTxRow(newTxRow(c, now, now), txUpdate(kind, answers[i])!, now));

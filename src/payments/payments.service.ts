@@ -204,7 +204,12 @@ export class PaymentsService {
 
     // Partners that answer inline (pure decisions, nothing held elsewhere): the payment is
     // written whole, concluded, in one statement.
+    const startedAt = performance.now();
     const inline = this.inlineAnswers(prepared.map(requestOf), prepared.map((p) => p.part.partner));
+    if (inline) {
+      // Answered in process, counted as partner calls all the same (authorizations by partner and outcome).
+      inline.forEach((result, i) => this.config.telemetry?.end(prepared[i]!.part.partner, 'authorize', prepared[i]!.row.partner_key, startedAt, { result }));
+    }
     if (inline) return this.createInline(entityId, body, newPayment, prepared.map((p) => p.row), inline, idempotencyKey, instance);
 
     // The payment and its first authorization row: one statement, or a transaction that

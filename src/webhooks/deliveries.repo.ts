@@ -102,6 +102,15 @@ export const deliveriesRepo = {
     return rows[0]?.status;
   },
 
+  /** The webhook backlog (metrics): deliveries not yet made, those due now, and how long the oldest due one has waited. */
+  async backlog(q: Queryable): Promise<{ pending: number; due: number; oldest_due_seconds: number }> {
+    const { rows } = await q.query<{ pending: number; due: number; oldest_due_seconds: number }>(
+      `SELECT count(*)::int AS pending, (count(*) FILTER (WHERE next_attempt_at <= now()))::int AS due,
+              coalesce(extract(epoch FROM now() - min(next_attempt_at) FILTER (WHERE next_attempt_at <= now())), 0)::float8 AS oldest_due_seconds
+         FROM webhook_deliveries WHERE status = 'PENDING'`);
+    return rows[0]!;
+  },
+
   /** Gives back a claim that was never used (the worker stopped before calling): due at once. */
   async release(q: Queryable, deliveryId: string, claimToken: string): Promise<void> {
     await q.query(

@@ -103,8 +103,14 @@ describe('payd with a Stripe partner (stripe-stateful-mock over HTTP)', () => {
     assert.equal(charge.amount_refunded, 2500, 'the hold is released');
   });
 
-  it('counts partner calls by partner and outcome in /metrics', async () => {
+  it('counts partner calls by partner and outcome in /metrics (inline answers too), and shows the webhook backlog', async () => {
+    // card-sim answers this one in process (an inline answer): it is counted all the same.
+    const sim = await post('/v2/payments', { amount: 1200, currency: 'EUR', split: [{ partner: 'card-sim', method: 'CARD', amount: 1200, instrument: card('4242424242424242') }] });
+    assert.equal(sim.json().authorization.status, 'AUTHORIZED', sim.body);
     const res = await t.app.inject({ method: 'GET', url: '/metrics' });
+    assert.match(res.body, /payd_partner_calls_total\{partner="card-sim",call="authorize",outcome="SUCCESS"\} 1/);
+    assert.match(res.body, /payd_webhook_deliveries_pending \d+/);
+    assert.match(res.body, /payd_webhook_oldest_due_seconds \d+/);
     assert.match(res.body, /payd_partner_calls_total\{partner="stripe",call="authorize",outcome="SUCCESS"\} \d+/);
     assert.match(res.body, /payd_partner_calls_total\{partner="stripe",call="authorize",outcome="REFUSED"\} 1/);
     assert.match(res.body, /payd_partner_call_duration_seconds_count\{partner="stripe",call="capture"\} \d+/);

@@ -2,7 +2,7 @@
 // by route template (never by raw URL, which would leak ids and explode cardinality).
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export function createMetrics() {
   const registry = new Registry();
@@ -24,6 +24,32 @@ export function createMetrics() {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/**
+ * The webhook backlog, read from the database at each scrape (the partial index of
+ * pending deliveries answers it): deliveries not made yet, those due now, and how long
+ * the oldest due one has waited. A scrape while the database is unreachable keeps the
+ * last values rather than failing /metrics.
+ */
+export function webhookBacklogGauges(registry: Registry, read: () => Promise<{ pending: number; due: number; oldest_due_seconds: number }>): void {
+  let last: Promise<{ pending: number; due: number; oldest_due_seconds: number } | undefined> | undefined;
+  // One read per scrape, shared by the three gauges.
+  const current = () => {
+    last ??= read().catch(() => undefined).finally(() => setTimeout(() => { last = undefined; }, 0));
+    return last;
+  };
+  const gauge = (name: string, help: string, pick: (b: { pending: number; due: number; oldest_due_seconds: number }) => number) =>
+    new Gauge({
+      name, help, registers: [registry],
+      async collect() {
+        const b = await current();
+        if (b) this.set(pick(b));
+      },
+    });
+  gauge('payd_webhook_deliveries_pending', 'Webhook deliveries not made yet (due now or scheduled for a retry)', (b) => b.pending);
+  gauge('payd_webhook_deliveries_due', 'Webhook deliveries due now and not made yet', (b) => b.due);
+  gauge('payd_webhook_oldest_due_seconds', 'How long the oldest due webhook delivery has waited', (b) => b.oldest_due_seconds);
+}
 
 export const metricsPlugin = fp<{ metrics: Metrics }>(async function metricsPlugin(app: FastifyInstance, { metrics }) {
   app.addHook('onResponse', async (request, reply) => {
