@@ -15,7 +15,7 @@ import { answerInline } from '../partners/inline.ts';
 import { NotSettled, type PartnerTelemetry } from './partner-telemetry.ts';
 import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
 import type { CreatePaymentBody } from './payments.schemas.ts';
-import { type NewPartnerTx, type NewPayment, type PartnerTxRow, type PaymentBase, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
+import { type NewPartnerTx, type NewPayment, type OperationRow, type PartnerTxRow, type PaymentBase, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
 import { VIEW_FORMAT, childrenByOperation, paymentView } from './payment-view.ts';
 import { type Filter, listsRepo, type PageRequest } from './lists.repo.ts';
 import { paymentJson } from './payment-json.ts';
@@ -37,6 +37,16 @@ export interface PaymentsConfig {
 }
 
 export type PaymentViewT = ReturnType<typeof paymentView>;
+
+interface ReversalOptions {
+  key: string;
+  reason: string;
+  /** Runs first, under the row lock; false: nothing to reverse. */
+  before?: (tx: Queryable) => Promise<boolean>;
+}
+
+const DEFAULT_REVERSAL = (paymentId: string): ReversalOptions =>
+  ({ key: `reversal:${paymentId}`, reason: 'Reversal of a split payment that was not fully authorized' });
 
 /** Slack added to the partner timeout before a call is surely over (the timer starts just after the row is written). */
 const DEADLINE_MARGIN_MS = 250;
@@ -471,7 +481,7 @@ export class PaymentsService {
    * the automatic capture.
    */
   async finalize(entityId: string, id: string, opts: { endProcessing: boolean; recover: boolean }): Promise<PaymentViewT | undefined> {
-    const toReverse: PartnerTxRow[] = [];
+    const toReverse: Array<{ txId: string; key: string; auth: PartnerTxRow }> = [];
     let capture = 0;
     const view = await this.db.transaction(async (tx) => {
       const p = await paymentsRepo.get(tx, entityId, id, true);
@@ -486,11 +496,21 @@ export class PaymentsService {
       else if (authorized === p.amount) status = 'AUTHORIZED';
       else status = auths.some((t) => t.status === 'REFUSED') ? 'REFUSED' : 'ERROR';
 
+      let changed = status !== p.authorization_status || (opts.endProcessing && p.processing);
       if (status === 'REFUSED' || status === 'ERROR') {
         const reversed = new Set(txs.filter((t) => t.kind === 'VOID').map((t) => t.parent_id));
-        toReverse.push(...auths.filter((t) => t.status === 'AUTHORIZED' && !reversed.has(t.id)));
+        const held = auths.filter((t) => t.status === 'AUTHORIZED' && !reversed.has(t.id));
+        // The reversal is recorded in this transaction, with the status that calls for it:
+        // a crash before the partners are called leaves PENDING voids that recovery sends,
+        // never a failed payment whose other parts stay held.
+        const r = held.length ? await this.reserveReversal(tx, id, held, DEFAULT_REVERSAL(id)) : undefined;
+        if (r) {
+          toReverse.push(...r.children);
+          ops.push(r.op);
+          txs.push(...r.rows);
+          changed = true;
+        }
       }
-      let changed = status !== p.authorization_status || (opts.endProcessing && p.processing);
       const events: Array<{ type: string; operationId?: string }> = [];
       const authEvent = status !== p.authorization_status ? authorizationEventType(status) : undefined;
       if (authEvent) events.push({ type: authEvent });
@@ -518,7 +538,10 @@ export class PaymentsService {
       await recordPaymentEvents(tx, p, view, events);
       return view;
     });
-    if (toReverse.length) await this.reverse(entityId, id, toReverse);
+    if (toReverse.length) {
+      faultPoint('reversal:before-send'); // the failure and its reversal are committed; no partner called yet
+      await this.sendReversal(entityId, id, toReverse);
+    }
     if (capture && this.autoCapture) await this.autoCapture(entityId, id, capture);
     // After a reversal or an automatic capture the payment changed again: callers re-read it.
     return toReverse.length || capture ? undefined : view;
@@ -530,39 +553,55 @@ export class PaymentsService {
    * runs first in the same transaction, under the row lock (false: nothing to reverse).
    */
   private async reverse(entityId: string, id: string, auths: PartnerTxRow[],
-    opts: { key: string; reason: string; before?: (tx: Queryable) => Promise<boolean> } =
-    { key: `reversal:${id}`, reason: 'Reversal of a split payment that was not fully authorized' }): Promise<void> {
-    const opId = randomUUID();
-    const children = await this.db.transaction(async (tx) => {
+    opts: ReversalOptions = DEFAULT_REVERSAL(id)): Promise<void> {
+    const reserved = await this.db.transaction(async (tx) => {
       const p = await paymentsRepo.get(tx, entityId, id, true);
-      if (!p) return [];
-      // Several readers may notice the failure at once: under the row lock, only the
-      // first finds the authorizations still unreversed.
-      const now = await paymentsRepo.txs(tx, id);
-      const reversed = new Set(now.filter((t) => t.kind === 'VOID').map((t) => t.parent_id));
-      auths = auths.filter((a) => !reversed.has(a.id));
-      if (auths.length === 0) return [];
-      if (opts.before && !(await opts.before(tx))) return [];
-      const total = auths.reduce((s, a) => s + a.amount, 0);
-      const op = await paymentsRepo.insertOperation(tx, {
-        id: opId, payment_id: id, kind: 'VOID', amount: total, status: 'PENDING', triggered_by: 'SYSTEM',
-        merchant_reference: null, reason: opts.reason, idempotency_key: opts.key,
-      });
-      if (!op) return [];
-      let seq = await paymentsRepo.nextSeq(tx, id);
-      const out: Array<{ txId: string; key: string; auth: PartnerTxRow }> = [];
-      for (const a of auths) {
-        const txId = randomUUID();
-        const key = `${opId}:${out.length + 1}`;
-        await paymentsRepo.insertTx(tx, {
-          id: txId, payment_id: id, operation_id: opId, parent_id: a.id, kind: 'VOID', seq: seq++,
-          partner: a.partner, method: a.method, amount: a.amount, status: 'PENDING', partner_key: key, card: null, save_token: null,
-        });
-        out.push({ txId, key, auth: a });
-      }
-      await paymentsRepo.touch(tx, id);
-      return out;
+      if (!p) return undefined;
+      const r = await this.reserveReversal(tx, id, auths, opts);
+      if (r) await paymentsRepo.touch(tx, id);
+      return r;
     });
+    if (reserved) await this.sendReversal(entityId, id, reserved.children);
+  }
+
+  /**
+   * Under the payment's row lock (tx): records the VOID operation that reverses `auths`
+   * and its PENDING rows, before any partner is called (write-ahead: a crash after this
+   * commit leaves PENDING rows that recovery sends). undefined when every one is
+   * reversed already (several readers may notice the failure at once: only the first
+   * finds them unreversed) or opts.before declines. The caller moves the version.
+   */
+  private async reserveReversal(tx: Queryable, id: string, auths: PartnerTxRow[], opts: ReversalOptions):
+  Promise<{ op: OperationRow; rows: PartnerTxRow[]; children: Array<{ txId: string; key: string; auth: PartnerTxRow }> } | undefined> {
+    const opId = randomUUID();
+    const now = await paymentsRepo.txs(tx, id);
+    const reversed = new Set(now.filter((t) => t.kind === 'VOID').map((t) => t.parent_id));
+    auths = auths.filter((a) => !reversed.has(a.id));
+    if (auths.length === 0) return undefined;
+    if (opts.before && !(await opts.before(tx))) return undefined;
+    const total = auths.reduce((s, a) => s + a.amount, 0);
+    const op = await paymentsRepo.insertOperation(tx, {
+      id: opId, payment_id: id, kind: 'VOID', amount: total, status: 'PENDING', triggered_by: 'SYSTEM',
+      merchant_reference: null, reason: opts.reason, idempotency_key: opts.key,
+    });
+    if (!op) return undefined;
+    let seq = await paymentsRepo.nextSeq(tx, id);
+    const rows: PartnerTxRow[] = [];
+    const children: Array<{ txId: string; key: string; auth: PartnerTxRow }> = [];
+    for (const a of auths) {
+      const txId = randomUUID();
+      const key = `${opId}:${children.length + 1}`;
+      rows.push(await paymentsRepo.insertTx(tx, {
+        id: txId, payment_id: id, operation_id: opId, parent_id: a.id, kind: 'VOID', seq: seq++,
+        partner: a.partner, method: a.method, amount: a.amount, status: 'PENDING', partner_key: key, card: null, save_token: null,
+      }));
+      children.push({ txId, key, auth: a });
+    }
+    return { op, rows, children };
+  }
+
+  /** Calls the partners for a reversal already recorded (reserveReversal), then finalizes the payment. */
+  private async sendReversal(entityId: string, id: string, children: Array<{ txId: string; key: string; auth: PartnerTxRow }>): Promise<void> {
     const currency = (await paymentsRepo.get(this.db, entityId, id))?.currency ?? '';
     for (const c of children) {
       const connector = this.partners.get(c.auth.partner)!;

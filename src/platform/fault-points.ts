@@ -6,8 +6,9 @@
 // Steps: <kind>:after-reserve (the PENDING record is committed), <kind>:after-partner
 // (the partner answered; nothing recorded), <kind>:after-record (the answer is recorded;
 // the payment or operation is not finalized), <kind>:after-finalize (before the answer
-// is sent), where kind is authorize, capture, refund or void; and recovery:after-claim,
-// recovery:after-partner.
+// is sent), where kind is authorize, capture, refund or void; recovery:after-claim,
+// recovery:after-partner; and reversal:before-send (a split that failed is recorded with
+// the reversal of its authorized parts; their voids are not sent yet).
 
 let target: { step: string; pass: number } | undefined;
 let passes = 0;

@@ -30,13 +30,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const random = seeded(SEED);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
 
-type Instrument = 'card' | 'gift' | 'bnpl' | 'split' | 'slow-capture';
+type Instrument = 'card' | 'gift' | 'bnpl' | 'split' | 'slow-capture' | 'split-declined';
 type Action = 'authorize' | 'capture' | 'refund' | 'void';
 const STEPS = ['after-reserve', 'after-partner', 'after-record', 'after-finalize'] as const;
 /** Every named kill point of src/platform/fault-points.ts. */
 const NAMED_STEPS = [
   ...(['authorize', 'capture', 'refund', 'void'] as const).flatMap((a) => STEPS.map((s) => `${a}:${s}`)),
-  'recovery:after-claim', 'recovery:after-partner',
+  'recovery:after-claim', 'recovery:after-partner', 'reversal:before-send',
 ];
 const stepOffset = SEED % NAMED_STEPS.length;
 
@@ -51,8 +51,10 @@ function paymentBody(kind: Instrument) {
     partner: 'card-sim', method: 'CARD', amount, instrument: { type: 'CARD', number, expiry_month: '12', expiry_year: '2030', cvv: '123' },
   });
   // slow-capture: a card whose captures time out (they stay PENDING until recovery syncs them).
+  // split-declined: the gift card is authorized, the card declined: the gift card's hold is reversed.
   const split = kind === 'slow-capture' ? [card(5000, '4000000000000416')] : kind === 'card' ? [card(5000)] : kind === 'gift' ? [gift(2500)] : kind === 'bnpl'
-    ? [{ partner: 'bnpl-sim', method: 'INSTALLMENTS_3X', amount: 6000 }] : [gift(2500), card(7500)];
+    ? [{ partner: 'bnpl-sim', method: 'INSTALLMENTS_3X', amount: 6000 }] : kind === 'split-declined' ? [gift(2500), card(7500, '4000000000000002')]
+      : [gift(2500), card(7500)];
   return { amount: split.reduce((s, p) => s + p.amount, 0), currency: 'EUR', customer: { email: 'storm@example.com' }, split };
 }
 
@@ -176,12 +178,14 @@ describe(`kill storm (seed ${SEED}, ${KILLS} kills)`, () => {
     const named = i % 3 !== 2 ? NAMED_STEPS[(stepOffset + counts.named) % NAMED_STEPS.length]! : undefined;
     const victim = await start(named ? { PAYD_FAULT_KILL_AT: named } : {});
     if (carried.length) await replay(victim, carried.splice(0), true);
-    const actions: Action[] = named && !named.startsWith('recovery:') ? [named.split(':')[0] as Action]
+    const actions: Action[] = named === 'reversal:before-send' ? ['authorize'] : named && !named.startsWith('recovery:') ? [named.split(':')[0] as Action]
       : named ? [pick<Action>(['authorize', 'capture', 'refund', 'void'])] : [0, 1, 2].map(() => pick<Action>(['authorize', 'capture', 'refund', 'void']));
     // Steps that only some writes pass: authorize:after-record (a part recorded before the
-    // next part's call: splits) and recovery:* (work for recovery: a capture that times out).
+    // next part's call: splits), reversal:before-send (a split whose card is declined) and
+    // recovery:* (work for recovery: a capture that times out).
     const only: Instrument | undefined = named === 'authorize:after-record' ? 'split'
-      : named?.startsWith('recovery:') ? 'slow-capture' : undefined;
+      : named === 'reversal:before-send' ? 'split-declined'
+        : named?.startsWith('recovery:') ? 'slow-capture' : undefined;
     if (only === 'slow-capture') actions.splice(0, actions.length, 'capture');
     const writes: Write[] = [];
     for (const [n, action] of actions.entries()) {

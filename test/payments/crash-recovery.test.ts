@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { type Db, openDb } from '../../src/platform/db/index.ts';
 import { ADMIN_TOKEN, createTestApp, expectProblem, type Merchant, type TestApp } from '../helpers/app.ts';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
-import { freePort } from '../helpers/server.ts';
+import { freePort, onboard } from '../helpers/server.ts';
 
 const ON_PG = Boolean(process.env.DATABASE_URL);
 const card = (number = '4242424242424242') => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2030', cvv: '123' });
@@ -314,5 +314,65 @@ describe('Recovery.runOnce in-process', () => {
     assert.equal(p.authorization.partner_transactions[0]!.status, 'ERROR');
     assert.equal(p.amounts.total_authorized, 0);
     assert.equal(await t.app.services.recovery.runOnce(0), 0);
+  });
+});
+
+describe('a payd process killed after a split failed, before its authorized part was released', () => {
+  let testDb: TestDb | undefined;
+  let dir: string;
+  before(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'payd-reversal-'));
+    if (ON_PG) testDb = await createTestDb();
+  });
+  after(async () => {
+    for (const p of [...running]) await p.stop('SIGKILL');
+    await testDb?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  // The payment's failure and the reversal of its gift card are committed together, so a
+  // crash before the partner is called leaves a PENDING void that recovery sends. Before,
+  // the reversal was recorded only after the failure's commit: killed in between, the gift
+  // card stayed held for good (the kill storm found it, seed 209605466).
+  it('recovery releases the gift card: the void is recorded with the failure', async () => {
+    const dbEnv: Record<string, string> = testDb?.url ? { DATABASE_URL: testDb.url } : { PAYD_DATA_DIR: dir };
+    let server = await startPayd(dbEnv);
+    const PORT = new URL(server.base).port;
+    const m = await onboard(server.base);
+    assert.equal(await server.stop('SIGTERM'), 0, server.output());
+
+    server = await startPayd({ ...dbEnv, PORT, PAYD_FAULT_KILL_AT: 'reversal:before-send', PAYD_RECOVERY_INTERVAL_MS: '600000' });
+    const gift = `60362800${String(Date.now()).slice(-8)}`;
+    const lost = await call(server.base, 'POST', '/v2/payments', m.auth, {
+      amount: 5000, currency: 'EUR', order: { reference: 'split-crash' },
+      split: [
+        { partner: 'gift-sim', method: 'GIFT_CARD', amount: 2000, instrument: { type: 'GIFT_CARD', number: gift } },
+        { partner: 'card-sim', method: 'CARD', amount: 3000, instrument: card('4000000000000002') },
+      ],
+    }).then((r) => ({ answered: r }), (error: Error) => ({ error }));
+    assert.ok('error' in lost, `killed before answering, got ${JSON.stringify((lost as { answered?: unknown }).answered)}`);
+    assert.equal(await server.stop('SIGKILL'), null);
+
+    server = await startPayd({ ...dbEnv, PORT, PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_PARTNER_TIMEOUT_MS: '500', PAYD_RECOVERY_INTERVAL_MS: '200' });
+    const list = await call(server.base, 'GET', '/v2/payments?order_reference=split-crash', m.auth);
+    assert.equal(list.status, 200, JSON.stringify(list.body));
+    const id = (list.body!.data as { id: string }[])[0]!.id;
+    let payment: Record<string, any> = {};
+    const deadline = Date.now() + 15_000;
+    do {
+      payment = (await call(server.base, 'GET', `/v2/payments/${id}`, { ...m.auth, 'cache-control': 'max-age=60' })).body!;
+      if (payment.voids?.[0]?.status === 'SUCCESS') break;
+      await sleep(100);
+    } while (Date.now() < deadline);
+    assert.equal(payment.authorization.status, 'REFUSED');
+    assert.equal(payment.voids.length, 1, JSON.stringify(payment.voids));
+    assert.equal(payment.voids[0].status, 'SUCCESS', 'recovery sent the void');
+    assert.equal(payment.amounts.total_voided, 2000, 'the gift card is released');
+    // The gift card's balance is whole again: a new authorization of all of it passes.
+    const again = await call(server.base, 'POST', '/v2/payments', m.auth, {
+      amount: 50000, currency: 'EUR', split: [{ partner: 'gift-sim', method: 'GIFT_CARD', amount: 50000, instrument: { type: 'GIFT_CARD', number: gift } }],
+    });
+    assert.equal(again.body!.authorization.status, 'AUTHORIZED', JSON.stringify(again.body!.authorization));
+    assert.equal(await server.stop('SIGTERM'), 0, server.output());
   });
 });
