@@ -1,5 +1,5 @@
 // buildApp(deps): the whole payd HTTP application. main.ts and the tests call it.
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import formbody from '@fastify/formbody';
 import type { Config } from './config.ts';
@@ -13,10 +13,11 @@ import { lazySchemaController } from './platform/http/lazy-compilers.ts';
 import { openapiPlugin } from './platform/http/openapi.ts';
 import { ProblemSchema } from './platform/http/schemas.ts';
 import { loggerOptions } from './platform/observability/logger.ts';
-import { createMetrics, metricsPlugin, webhookBacklogGauges } from './platform/observability/metrics.ts';
+import { createMetrics, metricsPlugin, operationsBacklogGauges, webhookBacklogGauges } from './platform/observability/metrics.ts';
 import { deliveriesRepo } from './webhooks/deliveries.repo.ts';
 import { requestContext } from './platform/observability/request-context.ts';
 import { PartnerTelemetry } from './payments/partner-telemetry.ts';
+import { paymentsRepo } from './payments/payments.repo.ts';
 import { healthRoutes } from './platform/observability/health.ts';
 import { EntitiesService } from './admin/entities.service.ts';
 import { adminRoutes } from './admin/admin.routes.ts';
@@ -107,11 +108,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await entities.startRevocationFeed((keyId) => revokedKeys.add(keyId));
   const accessTokens = new AccessTokens(keys, config.baseUrl, config.accessTokenTtlSeconds, revokedKeys);
   const redirection = new RedirectionTokens(keys, config.baseUrl);
-  const partners = configuredPartners(db, { baseUrl: config.baseUrl, latencyMs: config.simLatencyMs, inline: config.simInline }, config.partners);
+  // The simulators sign their notifications with a key derived from the master key.
+  const notificationSecret = createHmac('sha256', deps.masterKey).update('payd simulator notifications').digest('base64url');
+  const partners = configuredPartners(db, { baseUrl: config.baseUrl, latencyMs: config.simLatencyMs, inline: config.simInline, notificationSecret }, config.partners);
   const eligibilityRules = new EligibilityRulesService(db, partners);
   const eligibility = new EligibilityEngine(partners, eligibilityRules);
   const metrics = createMetrics();
   webhookBacklogGauges(metrics.registry, () => deliveriesRepo.backlog(db));
+  operationsBacklogGauges(metrics.registry, () => paymentsRepo.pendingOperations(db));
   const telemetry = new PartnerTelemetry(metrics.registry);
   const paymentsConfig = {
     telemetry,

@@ -810,7 +810,7 @@ export interface paths {
         put?: never;
         /**
          * Receive a notification from a partner (its webhook)
-         * @description For partners whose connector reads notifications (stripe: Stripe-Signature, the endpoint's signing secret in PAYD_PARTNERS). Each notification settles the PENDING call it names at most once; repeats are acknowledged and change nothing. 400 when the signature does not verify.
+         * @description For partners whose connector reads notifications (stripe: Stripe-Signature, the endpoint's signing secret in PAYD_PARTNERS; the simulators: Sim-Signature t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">, a body {"key": "<partner key>"}, the outcome read from the simulator's own ledger). Each notification settles the PENDING call it names at most once; repeats are acknowledged and change nothing. 400 when the signature does not verify.
          */
         post: operations["receivePartnerNotification"];
         delete?: never;

@@ -41,7 +41,7 @@ export class EligibilityEngine {
     const facts = factsOf(q);
     const out: Solution[] = [];
     for (const c of this.partners.all()) {
-      if (!withinLimits(c, q)) continue;
+      if (!withinLimits(c, q) || (c.serves && !c.serves(entityId))) continue;
       for (const method of c.methods) {
         if (allowedByRules(rules, c.name, method, facts)) out.push({ partner: c.name, method });
       }

@@ -83,6 +83,8 @@ export interface AuthorizeRequest {
 
 export interface FollowUpRequest {
   key: string;
+  /** The merchant entity the payment belongs to (a connector may hold one account per entity). */
+  entityId: string;
   /** partner_reference of the authorization this operation draws on. */
   authorization_reference: string;
   amount: number;
@@ -91,6 +93,7 @@ export interface FollowUpRequest {
 
 export interface SyncRequest {
   key: string;
+  entityId: string;
   kind: 'AUTHORIZATION' | 'CAPTURE' | 'REFUND' | 'VOID';
   /** What payd knows of the call, for partners that look it up by its objects rather than by key. */
   context?: {
@@ -122,6 +125,11 @@ export interface PartnerConnector {
   readonly limits: { currencies: readonly string[]; min_amount?: number; max_amount?: number };
   /** What a payment must carry for this partner to accept it (checkout offers it only then). */
   readonly requires?: readonly 'customer.email'[];
+  /**
+   * Optional: whether this partner takes payments of this entity (a connector configured
+   * with one account per entity and no default). Absent: every entity.
+   */
+  serves?(entityId: string): boolean;
   authorize(req: AuthorizeRequest): Promise<PartnerResult>;
   capture(req: FollowUpRequest): Promise<PartnerResult>;
   refund(req: FollowUpRequest): Promise<PartnerResult>;

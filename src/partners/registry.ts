@@ -12,7 +12,7 @@ export function configuredPartners(db: Db, options: SimOptions, specs: PartnerSp
   for (const spec of specs) {
     if (spec.connector === 'stripe') {
       registry.register(new StripeConnector({
-        name: spec.name, secretKey: spec.secretKey, apiBase: spec.apiBase, webhookSecret: spec.webhookSecret, currencies: spec.currencies,
+        name: spec.name, secretKey: spec.secretKey, accounts: spec.accounts, apiBase: spec.apiBase, webhookSecret: spec.webhookSecret, currencies: spec.currencies,
       }));
       continue;
     }

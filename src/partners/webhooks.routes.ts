@@ -21,7 +21,8 @@ export async function partnerWebhookRoutes(root: FastifyInstance, { partners, pa
     schema: {
       tags: ['Partners'],
       summary: 'Receive a notification from a partner (its webhook)',
-      description: 'For partners whose connector reads notifications (stripe: Stripe-Signature, the endpoint\'s signing secret in PAYD_PARTNERS). '
+      description: 'For partners whose connector reads notifications (stripe: Stripe-Signature, the endpoint\'s signing secret in PAYD_PARTNERS; '
+        + 'the simulators: Sim-Signature t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">, a body {"key": "<partner key>"}, the outcome read from the simulator\'s own ledger). '
         + 'Each notification settles the PENDING call it names at most once; repeats are acknowledged and change nothing. 400 when the signature does not verify.',
       security: [],
       params: Type.Object({ partner: Type.String({ maxLength: 40, description: 'A partner name from PAYD_PARTNERS' }) }),

@@ -137,7 +137,7 @@ export class OperationsService {
     const pending = pendingChildren(kind, paymentId, opId, nextSeqOf(txs), allocations);
     const startedAt = performance.now();
     const answers = allocations.map((a, i) => answerInline(this.partners.get(a.auth.partner), {
-      kind, request: { key: pending[i]!.partner_key, authorization_reference: a.auth.partner_reference ?? '', amount: a.amount, currency: p.currency },
+      kind, request: { key: pending[i]!.partner_key, entityId: p.entity_id, authorization_reference: a.auth.partner_reference ?? '', amount: a.amount, currency: p.currency },
     }));
     if (answers.some((r) => !r || r.outcome === 'PENDING')) return undefined;
     answers.forEach((result, i) => this.config.telemetry?.end(allocations[i]!.auth.partner, kind.toLowerCase(), pending[i]!.partner_key, startedAt, { result: result! }));
@@ -155,6 +155,7 @@ export class OperationsService {
     try {
       const event = type ? await paymentEvent(this.db, p, view, type, opId) : undefined;
       if (!(await paymentsRepo.insertOperationConcluded(this.db, paymentId, p.version, now, op, children, event))) return undefined;
+      this.config.telemetry?.operationEnded(op.kind, op.status);
     } catch (err) {
       if (!isOperationKeyConflict(err)) throw err;
       await this.refuseReplay(paymentId, opts.idempotencyKey!, opts.instance);
@@ -200,7 +201,7 @@ export class OperationsService {
     faultPoint(`${step}:after-reserve`);
     for (const c of reservation.children) {
       const connector = this.partners.get(c.auth.partner)!;
-      const req = { key: c.key, authorization_reference: c.auth.partner_reference ?? '', amount: c.amount, currency: reservation.currency };
+      const req = { key: c.key, entityId, authorization_reference: c.auth.partner_reference ?? '', amount: c.amount, currency: reservation.currency };
       const call = kind === 'CAPTURE' ? () => connector.capture(req) : kind === 'REFUND' ? () => connector.refund(req) : () => connector.void(req);
       const update = txUpdate(kind, await callPartner(call, this.config.partnerTimeoutMs,
         (r) => void this.payments.answeredLate(entityId, paymentId, { id: c.id, kind }, r),

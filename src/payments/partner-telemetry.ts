@@ -18,6 +18,7 @@ export class PartnerTelemetry {
   log: Log | undefined;
   private readonly calls?: Counter<'partner' | 'call' | 'outcome'>;
   private readonly latency?: Histogram<'partner' | 'call'>;
+  private readonly operations?: Counter<'kind' | 'status'>;
 
   constructor(registry?: Registry) {
     if (!registry) return;
@@ -34,6 +35,17 @@ export class PartnerTelemetry {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     });
+    this.operations = new Counter({
+      name: 'payd_operations_total',
+      help: 'Operations (CAPTURE, REFUND, VOID) that reached a final status (SUCCESS, FAILURE, CONFLICT), counted once each, after their commit',
+      labelNames: ['kind', 'status'] as const,
+      registers: [registry],
+    });
+  }
+
+  /** An operation reached a final status (its transaction committed). */
+  operationEnded(kind: string, status: string): void {
+    if (status !== 'PENDING') this.operations?.inc({ kind, status });
   }
 
   /** Records the end of one call. */

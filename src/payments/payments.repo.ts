@@ -546,6 +546,14 @@ export const paymentsRepo = {
     return rows[0];
   },
 
+  /** PENDING operations by kind and the age of the oldest (metrics; the partial index on PENDING). */
+  async pendingOperations(q: Queryable): Promise<Array<{ kind: string; pending: number; oldest_seconds: number }>> {
+    const { rows } = await q.query<{ kind: string; pending: number; oldest_seconds: number }>(
+      `SELECT kind, count(*)::int AS pending, extract(epoch FROM now() - min(updated_at))::float8 AS oldest_seconds
+         FROM payment_operations WHERE status = 'PENDING' GROUP BY kind`);
+    return rows;
+  },
+
   async setOperationStatus(q: Queryable, id: string, status: string): Promise<Date> {
     const { rows } = await q.query<{ updated_at: Date }>(`UPDATE payment_operations SET status = $2, updated_at = now() WHERE id = $1 RETURNING updated_at`, [id, status]);
     return rows[0]!.updated_at;

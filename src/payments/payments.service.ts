@@ -142,6 +142,9 @@ export class PaymentsService {
       const name = `split[${i}]`;
       const connector = this.partners.get(part.partner);
       if (!connector) throw problems.invalidField(`${name}.partner`, `unknown partner "${part.partner}"`);
+      if (connector.serves && !connector.serves(entityId)) {
+        throw problems.invalidField(`${name}.partner`, `partner ${part.partner} is not configured for this entity`);
+      }
       if (!connector.methods.includes(part.method)) {
         throw problems.invalidField(`${name}.method`, `partner ${part.partner} does not offer ${part.method} (it offers ${connector.methods.join(', ')})`);
       }
@@ -413,7 +416,7 @@ export class PaymentsService {
     const parentRef = all.find((x) => x.id === t.parent_id)?.partner_reference ?? undefined;
     const context = { amount: t.amount, currency: p.currency, sent_at: new Date(t.created_at), ...(parentRef ? { authorization_reference: parentRef } : {}) };
     const synced = await callPartner(async () => {
-      const r = await connector.sync({ key: t.partner_key, kind: t.kind, context });
+      const r = await connector.sync({ key: t.partner_key, entityId: p.entity_id, kind: t.kind, context });
       if (r !== 'NOT_FOUND') return r;
       // The original call may still be on its way to the partner until its deadline.
       if (!recover || !this.pastDeadline(t)) throw new NotSettled('not received yet');
@@ -421,7 +424,7 @@ export class PaymentsService {
         return { outcome: 'ERROR' as const, partner_status: 'NOT_RECEIVED', status_code: 'NOT_RECEIVED', partner_status_description: 'The partner never received the authorization' };
       }
       const parent = all.find((x) => x.id === t.parent_id);
-      const req = { key: t.partner_key, authorization_reference: parent?.partner_reference ?? '', amount: t.amount, currency: p.currency };
+      const req = { key: t.partner_key, entityId: p.entity_id, authorization_reference: parent?.partner_reference ?? '', amount: t.amount, currency: p.currency };
       const send = t.kind === 'CAPTURE' ? connector.capture(req) : t.kind === 'REFUND' ? connector.refund(req) : connector.void(req);
       // A resend answered after our deadline is recorded all the same.
       return callPartner(() => send, this.config.partnerTimeoutMs, late, { telemetry: this.config.telemetry, partner: t.partner, call: t.kind.toLowerCase(), key: t.partner_key })
@@ -483,7 +486,9 @@ export class PaymentsService {
   async finalize(entityId: string, id: string, opts: { endProcessing: boolean; recover: boolean }): Promise<PaymentViewT | undefined> {
     const toReverse: Array<{ txId: string; key: string; auth: PartnerTxRow }> = [];
     let capture = 0;
+    let ended: OperationRow[] = [];
     const view = await this.db.transaction(async (tx) => {
+      ended = []; // (a retried transaction starts again)
       const p = await paymentsRepo.get(tx, entityId, id, true);
       if (!p) return undefined;
       const { txs, ops } = await paymentsRepo.ledger(tx, id);
@@ -521,6 +526,7 @@ export class PaymentsService {
         if (next !== o.status) {
           o.updated_at = await paymentsRepo.setOperationStatus(tx, o.id, next);
           o.status = next;
+          ended.push(o);
           changed = true;
           const type = operationEventType(o);
           if (type) events.push({ type, operationId: o.id });
@@ -538,6 +544,7 @@ export class PaymentsService {
       await recordPaymentEvents(tx, p, view, events);
       return view;
     });
+    for (const o of ended) this.config.telemetry?.operationEnded(o.kind, o.status);
     if (toReverse.length) {
       faultPoint('reversal:before-send'); // the failure and its reversal are committed; no partner called yet
       await this.sendReversal(entityId, id, toReverse);
@@ -606,7 +613,7 @@ export class PaymentsService {
     for (const c of children) {
       const connector = this.partners.get(c.auth.partner)!;
       const result = await callPartner(() => connector.void({
-        key: c.key, authorization_reference: c.auth.partner_reference ?? '', amount: c.auth.amount, currency,
+        key: c.key, entityId, authorization_reference: c.auth.partner_reference ?? '', amount: c.auth.amount, currency,
       }), this.config.partnerTimeoutMs, (r) => void this.answeredLate(entityId, id, { id: c.txId, kind: 'VOID' }, r),
       { telemetry: this.config.telemetry, partner: c.auth.partner, call: 'void', key: c.key });
       const update = txUpdate('VOID', result);

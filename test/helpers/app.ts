@@ -23,6 +23,8 @@ export interface TestApp {
   app: FastifyInstance;
   testDb: TestDb;
   config: Config;
+  /** Stops the app and starts a new one on the same database with these overrides (app and config change). */
+  restart(overrides: Partial<Config>): Promise<void>;
   adminHeaders: { authorization: string };
   createMerchant(name?: string): Promise<Merchant>;
   close(): Promise<void>;
@@ -44,12 +46,20 @@ export async function createTestApp(overrides: Partial<Config> = {}, options: Te
   await app.ready();
   const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
-  return {
+  const t: TestApp = {
     app,
     testDb,
     config,
     adminHeaders,
+    async restart(more) {
+      await t.app.close();
+      t.config = loadConfig({ PAYD_ADMIN_TOKEN: ADMIN_TOKEN, PAYD_BASE_URL: 'http://payd.test', LOG_LEVEL: 'silent' }, { ...overrides, ...more });
+      t.app = await buildApp({ config: t.config, db: testDb.db, masterKey: MASTER_KEY, logger: false });
+      if (options.beforeReady) await options.beforeReady(t.app);
+      await t.app.ready();
+    },
     async createMerchant(name = 'Test merchant') {
+      const app = t.app;
       const entity = await app.inject({ method: 'POST', url: '/admin/v1/entities', headers: adminHeaders, payload: { name } });
       assert.equal(entity.statusCode, 201, entity.body);
       const entityId = entity.json().id as string;
@@ -60,10 +70,11 @@ export async function createTestApp(overrides: Partial<Config> = {}, options: Te
       return { entityId, apiKey, apiKeyId: key.json().id, token, auth: { authorization: `Bearer ${token}` } };
     },
     async close() {
-      await app.close();
+      await t.app.close();
       await testDb.close();
     },
   };
+  return t;
 }
 
 export async function getToken(app: FastifyInstance, apiKey: string): Promise<string> {

@@ -114,6 +114,12 @@ describe('payd with a Stripe partner (stripe-stateful-mock over HTTP)', () => {
     assert.match(res.body, /payd_partner_calls_total\{partner="stripe",call="authorize",outcome="SUCCESS"\} \d+/);
     assert.match(res.body, /payd_partner_calls_total\{partner="stripe",call="authorize",outcome="REFUSED"\} 1/);
     assert.match(res.body, /payd_partner_call_duration_seconds_count\{partner="stripe",call="capture"\} \d+/);
+    // Operations by final status (the split's capture and two refunds, and the void, above), and those still PENDING.
+    assert.match(res.body, /payd_operations_total\{kind="CAPTURE",status="SUCCESS"\} 1\n/);
+    assert.match(res.body, /payd_operations_total\{kind="REFUND",status="SUCCESS"\} 2\n/);
+    assert.match(res.body, /payd_operations_total\{kind="VOID",status="SUCCESS"\} 1\n/);
+    assert.match(res.body, /payd_operations_pending\{kind="CAPTURE"\} 0\n/);
+    assert.match(res.body, /payd_operations_oldest_pending_seconds 0\n/);
   });
 });
 

@@ -357,7 +357,7 @@ describe('a payd process killed after a split failed, before its authorized part
     const list = await call(server.base, 'GET', '/v2/payments?order_reference=split-crash', m.auth);
     assert.equal(list.status, 200, JSON.stringify(list.body));
     const id = (list.body!.data as { id: string }[])[0]!.id;
-    let payment: Record<string, any> = {};
+    let payment: Record<string, any>;
     const deadline = Date.now() + 15_000;
     do {
       payment = (await call(server.base, 'GET', `/v2/payments/${id}`, { ...m.auth, 'cache-control': 'max-age=60' })).body!;

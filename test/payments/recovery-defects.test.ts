@@ -142,7 +142,7 @@ describe('recovery defects (in-process, PostgreSQL)', () => {
     const sim = t.app.services.partners.get('gift-sim')!;
     // Both calls read "no such key", then wait on the authorization row held here.
     const lock = await lockRows(t.testDb.url!, `SELECT 1 FROM sim_partner_operations WHERE partner = 'gift-sim' AND reference = $1 FOR UPDATE`, [authRef]);
-    const req = { key: `twice-${id}`, authorization_reference: authRef, amount: 1000, currency: 'EUR' };
+    const req = { key: `twice-${id}`, entityId: m.entityId, authorization_reference: authRef, amount: 1000, currency: 'EUR' };
     const both = Promise.all([sim.refund(req), sim.refund(req)]);
     await waitFor('both refunds to wait on the authorization', async () => (await lockWaiters(t)) >= 2);
     await lock.release();

@@ -1,6 +1,7 @@
 // bnpl-sim: a simulated buy-now-pay-later provider (3 or 4 instalments). It accepts
 // amounts between 50.00 and 3000.00 EUR and refuses customers whose email contains
-// "refuse" (a stand-in for its risk check).
+// "refuse" (a stand-in for its risk check); an email containing "timeout" is accepted
+// but its answer is lost (the outcome comes with a later sync or notification).
 import type { AuthorizeRequest } from '../port.ts';
 import { type Decision, SimulatedPartner } from './simulated-partner.ts';
 
@@ -22,6 +23,7 @@ export class BnplSimulator extends SimulatedPartner {
     const email = String(req.customer?.email ?? '');
     if (!email) return { status: 'REFUSED', code: 'CUSTOMER_REQUIRED', description: 'The customer email is required' };
     if (email.includes('refuse')) return { status: 'REFUSED', code: 'RISK_DECLINED', description: 'The provider declined the customer' };
-    return { status: 'AUTHORIZED', code: 'SUCCEEDED', description: 'Instalment plan accepted' };
+    // An email containing "timeout": the plan is accepted but the answer is lost (payd sees a timeout).
+    return { status: 'AUTHORIZED', code: 'SUCCEEDED', description: 'Instalment plan accepted', ...(email.includes('timeout') ? { timeout: true } : {}) };
   }
 }

@@ -31,7 +31,8 @@ export class GiftCardSimulator extends SimulatedPartner {
     if (balance < req.amount) {
       return { status: 'REFUSED', code: 'INSUFFICIENT_FUNDS', description: `The gift card balance is ${balance}`, data: { card_id: card } };
     }
-    return { status: 'AUTHORIZED', code: 'SUCCEEDED', description: 'Approved', data: { card_id: card } };
+    // PIN 0408: the processor holds the amount but its answer is lost (payd sees a timeout).
+    return { status: 'AUTHORIZED', code: 'SUCCEEDED', description: 'Approved', data: { card_id: card }, ...(instrument.pin === '0408' ? { timeout: true } : {}) };
   }
 
   protected override async onSettled(tx: Queryable, op: SimOperation, parent: SimOperation | undefined): Promise<void> {

@@ -1,12 +1,13 @@
 // Common behaviour of the built-in simulated partners: each keeps its own ledger keyed
 // by the idempotency key payd sends (a retry returns the first answer), guards amounts
 // like a real acquirer, and can play timeouts whose outcome sync reveals later.
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Db, Queryable } from '../../platform/db/index.ts';
 import {
   type AuthorizeRequest,
   type FollowUpRequest,
   type PartnerConnector,
+  type PartnerNotification,
   type PartnerOutcome,
   type PartnerResult,
   PartnerTimeout,
@@ -44,7 +45,16 @@ export interface SimOptions {
    * like a partner across the network.
    */
   inline?: boolean;
+  /**
+   * Signs and verifies the simulators' notifications (POST /partners/{name}/webhooks with
+   * Sim-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">). payd derives it from
+   * its master key. Absent: every notification is refused as unverified.
+   */
+  notificationSecret?: string;
 }
+
+/** How old a simulator notification's signature may be (Stripe's and Adyen's tolerance). */
+const NOTIFICATION_TOLERANCE_S = 300;
 
 /** The reference of an authorization answered inline: ia:<uuid>:<amount>:<currency>:<flag,flag>. */
 function inlineReference(amount: number, currency: string, flags: Record<string, boolean>): string {
@@ -265,6 +275,45 @@ export abstract class SimulatedPartner implements PartnerConnector, InlinePartne
     return this.db.transaction(async (tx) => {
       const op = await simRepo.byKey(tx, this.name, req.key);
       return op ? this.result(await this.resolved(tx, op)) : 'NOT_FOUND';
+    });
+  }
+
+  /** The Sim-Signature header for a notification body, as the simulator sends it. */
+  signNotification(body: string, at: Date = new Date()): string {
+    if (!this.options.notificationSecret) throw new Error('the simulators have no notification secret');
+    const t = Math.floor(at.getTime() / 1000);
+    return `t=${t},v1=${createHmac('sha256', this.options.notificationSecret).update(`${t}.${body}`).digest('hex')}`;
+  }
+
+  /**
+   * A notification names one of payd's calls by its key ({"key": "..."}); the answer is
+   * what the simulator's own ledger holds for it (as a real partner's notification tells
+   * the outcome it recorded). A call it never received, or answered inline without a
+   * record, gives nothing to apply.
+   */
+  async notification(rawBody: string, headers: Record<string, string | string[] | undefined>): Promise<PartnerNotification[] | 'UNVERIFIED'> {
+    const header = headers['sim-signature'];
+    const secret = this.options.notificationSecret;
+    if (!secret || typeof header !== 'string') return 'UNVERIFIED';
+    const m = /^t=(\d{1,12}),v1=([0-9a-f]{64})$/.exec(header);
+    if (!m) return 'UNVERIFIED';
+    const t = Number(m[1]);
+    if (Math.abs(Date.now() / 1000 - t) > NOTIFICATION_TOLERANCE_S) return 'UNVERIFIED';
+    const expected = createHmac('sha256', secret).update(`${t}.${rawBody}`).digest();
+    if (!timingSafeEqual(expected, Buffer.from(m[2]!, 'hex'))) return 'UNVERIFIED';
+    let body: unknown;
+    try {
+      body = JSON.parse(rawBody);
+    } catch {
+      return [];
+    }
+    const key = (body as { key?: unknown } | null)?.key;
+    if (typeof key !== 'string' || key === '' || key.length > 200) return [];
+    return this.db.transaction(async (tx) => {
+      const op = await simRepo.byKey(tx, this.name, key);
+      if (!op) return [];
+      const resolved = await this.resolved(tx, op);
+      return [{ key, kind: resolved.kind as PartnerNotification['kind'] & string, result: this.result(resolved) }];
     });
   }
 

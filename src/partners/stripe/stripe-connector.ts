@@ -49,26 +49,47 @@ interface StripeRefund {
 
 interface StripeListPage<T> { data: T[]; has_more: boolean }
 
+/** Per-request options of the stripe package: the idempotency key, and the connected account (Stripe Connect). */
+interface RequestOptions { idempotencyKey?: string; stripeAccount?: string }
+
 /** The slice of the stripe package's client this connector calls. */
 interface StripeClient {
   charges: {
-    create(params: Record<string, unknown>, options?: { idempotencyKey?: string }): Promise<StripeCharge>;
-    retrieve(id: string): Promise<StripeCharge>;
-    capture(id: string, params: Record<string, unknown>, options?: { idempotencyKey?: string }): Promise<StripeCharge>;
-    list(params: Record<string, unknown>): Promise<StripeListPage<StripeCharge>>;
+    create(params: Record<string, unknown>, options?: RequestOptions): Promise<StripeCharge>;
+    retrieve(id: string, params?: Record<string, unknown>, options?: RequestOptions): Promise<StripeCharge>;
+    capture(id: string, params: Record<string, unknown>, options?: RequestOptions): Promise<StripeCharge>;
+    list(params: Record<string, unknown>, options?: RequestOptions): Promise<StripeListPage<StripeCharge>>;
   };
   refunds: {
-    create(params: Record<string, unknown>, options?: { idempotencyKey?: string }): Promise<StripeRefund>;
-    list(params: Record<string, unknown>): Promise<StripeListPage<StripeRefund>>;
+    create(params: Record<string, unknown>, options?: RequestOptions): Promise<StripeRefund>;
+    list(params: Record<string, unknown>, options?: RequestOptions): Promise<StripeListPage<StripeRefund>>;
   };
-  tokens: { create(params: Record<string, unknown>, options?: { idempotencyKey?: string }): Promise<{ id: string }> };
+  tokens: { create(params: Record<string, unknown>, options?: RequestOptions): Promise<{ id: string }> };
   webhooks: { constructEvent(payload: string, header: string, secret: string): { id: string; type: string; data: { object: unknown } } };
+}
+
+/**
+ * The Stripe account that takes an entity's payments: its own secret key (a separate
+ * Stripe account), or a connected account of the platform's key (Stripe Connect, the
+ * Stripe-Account header), or both.
+ */
+export interface StripeAccount {
+  /** payd entity ids whose payments go to this account. */
+  entities: string[];
+  secretKey?: string;
+  /** A connected account (acct_...), reached with the platform's key (or this entry's own). */
+  stripeAccount?: string;
+  /** Signing secret of this account's webhook endpoint. */
+  webhookSecret?: string;
 }
 
 export interface StripeOptions {
   /** Partner name (default `stripe`). */
   name?: string;
-  secretKey: string;
+  /** The default account's key: every entity that `accounts` does not name. Absent: only those entities. */
+  secretKey?: string;
+  /** Per-entity accounts (docs/connectors.md). */
+  accounts?: StripeAccount[];
   /** Base URL of the Stripe API (default https://api.stripe.com; a local mock in tests). */
   apiBase?: string;
   /** Signing secret of the Stripe webhook endpoint (whsec_...): inbound notifications. */
@@ -111,27 +132,59 @@ export class StripeConnector implements PartnerConnector {
   readonly name: string;
   readonly methods = ['CARD'] as const;
   readonly limits: PartnerConnector['limits'];
-  private client: Promise<StripeClient> | undefined;
+  /** One client per secret key (a connected account shares its platform's client). */
+  private readonly clients = new Map<string, Promise<StripeClient>>();
+  private readonly byEntity = new Map<string, { secretKey: string; stripeAccount?: string }>();
 
   constructor(private readonly options: StripeOptions) {
     this.name = options.name ?? 'stripe';
     // Stripe's minimum charge is 0.50 in these currencies (0.30 GBP): 50 keeps every one valid.
     this.limits = { currencies: options.currencies ?? ['EUR', 'USD', 'GBP', 'CHF'], min_amount: 50, max_amount: 99_999_999 };
+    for (const a of options.accounts ?? []) {
+      const secretKey = a.secretKey ?? options.secretKey;
+      if (!secretKey) throw new Error(`Stripe account for ${a.entities.join(', ')}: no secret key (its own or the default)`);
+      for (const e of a.entities) this.byEntity.set(e, { secretKey, ...(a.stripeAccount ? { stripeAccount: a.stripeAccount } : {}) });
+    }
+    if (!options.secretKey && this.byEntity.size === 0) throw new Error('Stripe: a secret key or per-entity accounts are required');
   }
 
-  get testMode(): boolean {
-    return this.options.secretKey.startsWith('sk_test_');
+  serves(entityId: string): boolean {
+    return this.options.secretKey !== undefined || this.byEntity.has(entityId);
   }
 
-  get webhookSecret(): string | undefined {
-    return this.options.webhookSecret;
+  /** Whether payments of this entity go to a Stripe test account (sk_test_). */
+  testMode(entityId: string): boolean {
+    return (this.byEntity.get(entityId)?.secretKey ?? this.options.secretKey ?? '').startsWith('sk_test_');
+  }
+
+  /** The signing secrets of every webhook endpoint (the default one and each account's). */
+  get webhookSecrets(): string[] {
+    return [...new Set([this.options.webhookSecret, ...(this.options.accounts ?? []).map((a) => a.webhookSecret)].filter((x): x is string => !!x))];
+  }
+
+  /**
+   * The client and the request options for this entity's account. An entity no account
+   * serves throws: the call's outcome is then unknown to payd, which never sends one
+   * (payments.service refuses the partner at creation; recovery logs and retries).
+   */
+  private async account(entityId: string): Promise<{ stripe: StripeClient; opts: RequestOptions }> {
+    const a = this.byEntity.get(entityId) ?? (this.options.secretKey ? { secretKey: this.options.secretKey } : undefined);
+    if (!a) throw new Error(`partner ${this.name} has no Stripe account for entity ${entityId}`);
+    return { stripe: await this.client(a.secretKey), opts: a.stripeAccount ? { stripeAccount: a.stripeAccount } : {} };
+  }
+
+  /** Any client, for what needs no account (verifying a webhook's signature). */
+  private anyClient(): Promise<StripeClient> {
+    return this.client(this.options.secretKey ?? [...this.byEntity.values()][0]!.secretKey);
   }
 
   /** The stripe package is loaded on first use: a payd without a Stripe partner never loads it. */
-  private stripe(): Promise<StripeClient> {
-    this.client ??= import('stripe').then(({ default: Stripe }) => {
+  private client(secretKey: string): Promise<StripeClient> {
+    let client = this.clients.get(secretKey);
+    if (client) return client;
+    client = import('stripe').then(({ default: Stripe }) => {
       const base = new URL(this.options.apiBase ?? 'https://api.stripe.com');
-      return new Stripe(this.options.secretKey, {
+      return new Stripe(secretKey, {
         host: base.hostname,
         port: base.port || (base.protocol === 'https:' ? 443 : 80),
         protocol: base.protocol === 'https:' ? 'https' : 'http',
@@ -140,17 +193,18 @@ export class StripeConnector implements PartnerConnector {
         telemetry: false,
       }) as unknown as StripeClient;
     });
-    return this.client;
+    this.clients.set(secretKey, client);
+    return client;
   }
 
   async authorize(req: AuthorizeRequest): Promise<PartnerResult> {
     if (req.instrument.type !== 'CARD') {
       return { outcome: 'ERROR', partner_status: 'unsupported_instrument', status_code: 'UNSUPPORTED_INSTRUMENT', partner_status_description: 'Stripe takes cards only' };
     }
-    const stripe = await this.stripe();
+    const { stripe, opts } = await this.account(req.entityId);
     let source: string;
     try {
-      source = await this.token(stripe, req.instrument, req.key);
+      source = await this.token(stripe, opts, this.testMode(req.entityId), req.instrument, req.key);
     } catch (err) {
       const known = this.refusal(err);
       if (known) return { ...known, card: req.card };
@@ -160,7 +214,7 @@ export class StripeConnector implements PartnerConnector {
       const charge = await stripe.charges.create({
         amount: req.amount, currency: req.currency.toLowerCase(), source, capture: 'false',
         metadata: { payd_key: req.key, payd_entity: req.entityId },
-      }, { idempotencyKey: req.key });
+      }, { ...opts, idempotencyKey: req.key });
       return this.authorization(charge, req.card);
     } catch (err) {
       const known = this.refusal(err);
@@ -170,16 +224,16 @@ export class StripeConnector implements PartnerConnector {
   }
 
   async capture(req: FollowUpRequest): Promise<PartnerResult> {
-    const stripe = await this.stripe();
+    const { stripe, opts } = await this.account(req.entityId);
     // A charge released by a void cannot be captured (Stripe refuses it; its mock does not):
     // checked first, so that no connector answer depends on the sandbox's leniency.
     try {
-      const current = await stripe.charges.retrieve(req.authorization_reference);
+      const current = await stripe.charges.retrieve(req.authorization_reference, {}, opts);
       if (!current.captured && current.amount_refunded >= current.amount) {
         return { outcome: 'REFUSED', partner_reference: current.id, partner_status: 'charge_refunded', status_code: 'AMOUNT_NOT_AVAILABLE',
           partner_status_description: 'The authorization was released (voided)' };
       }
-      const charge = await stripe.charges.capture(req.authorization_reference, { amount: req.amount }, { idempotencyKey: req.key });
+      const charge = await stripe.charges.capture(req.authorization_reference, { amount: req.amount }, { ...opts, idempotencyKey: req.key });
       return { outcome: 'SUCCESS', partner_reference: charge.id, partner_status: 'captured', status_code: 'SUCCEEDED', partner_status_description: `Captured ${req.amount}` };
     } catch (err) {
       const e = stripeError(err);
@@ -194,9 +248,9 @@ export class StripeConnector implements PartnerConnector {
   }
 
   async refund(req: FollowUpRequest): Promise<PartnerResult> {
-    const stripe = await this.stripe();
+    const { stripe, opts } = await this.account(req.entityId);
     try {
-      const refund = await stripe.refunds.create({ charge: req.authorization_reference, amount: req.amount, metadata: { payd_key: req.key } }, { idempotencyKey: req.key });
+      const refund = await stripe.refunds.create({ charge: req.authorization_reference, amount: req.amount, metadata: { payd_key: req.key } }, { ...opts, idempotencyKey: req.key });
       return this.refundResult(refund);
     } catch (err) {
       const known = this.refusal(err);
@@ -211,10 +265,10 @@ export class StripeConnector implements PartnerConnector {
    * of what remains succeeds without a call that would move money.
    */
   async void(req: FollowUpRequest): Promise<PartnerResult> {
-    const stripe = await this.stripe();
+    const { stripe, opts } = await this.account(req.entityId);
     let charge: StripeCharge;
     try {
-      charge = await stripe.charges.retrieve(req.authorization_reference);
+      charge = await stripe.charges.retrieve(req.authorization_reference, {}, opts);
     } catch (err) {
       const known = this.refusal(err);
       if (known) return known;
@@ -229,7 +283,7 @@ export class StripeConnector implements PartnerConnector {
       return { outcome: 'REFUSED', partner_status: 'charge_already_captured', status_code: 'AMOUNT_NOT_AVAILABLE', partner_status_description: `Only ${released} is left uncaptured` };
     }
     try {
-      const refund = await stripe.refunds.create({ charge: charge.id, metadata: { payd_key: req.key } }, { idempotencyKey: req.key });
+      const refund = await stripe.refunds.create({ charge: charge.id, metadata: { payd_key: req.key } }, { ...opts, idempotencyKey: req.key });
       return this.refundResult(refund);
     } catch (err) {
       const known = this.refusal(err);
@@ -244,13 +298,13 @@ export class StripeConnector implements PartnerConnector {
    * the charge's capture state (capture). NOT_FOUND: Stripe never received the call.
    */
   async sync(req: SyncRequest): Promise<PartnerResult | 'NOT_FOUND'> {
-    const stripe = await this.stripe();
+    const { stripe, opts } = await this.account(req.entityId);
     const ctx = req.context;
     if (req.kind === 'AUTHORIZATION') {
       const since = ctx ? Math.floor(ctx.sent_at.getTime() / 1000) - 300 : undefined;
       let startingAfter: string | undefined;
       for (let page = 0; page < 50; page++) {
-        const list = await stripe.charges.list({ limit: 100, ...(since ? { created: { gte: since } } : {}), ...(startingAfter ? { starting_after: startingAfter } : {}) });
+        const list = await stripe.charges.list({ limit: 100, ...(since ? { created: { gte: since } } : {}), ...(startingAfter ? { starting_after: startingAfter } : {}) }, opts);
         const found = list.data.find((c) => c.metadata?.payd_key === req.key);
         if (found) return this.authorization(found, undefined);
         if (!list.has_more || list.data.length === 0) return 'NOT_FOUND';
@@ -260,16 +314,16 @@ export class StripeConnector implements PartnerConnector {
     }
     if (!ctx?.authorization_reference) return 'NOT_FOUND';
     if (req.kind === 'CAPTURE') {
-      const charge = await stripe.charges.retrieve(ctx.authorization_reference);
+      const charge = await stripe.charges.retrieve(ctx.authorization_reference, {}, opts);
       if (!charge.captured) return 'NOT_FOUND';
       return { outcome: 'SUCCESS', partner_reference: charge.id, partner_status: 'captured', status_code: 'SUCCEEDED' };
     }
-    const refunds = await stripe.refunds.list({ charge: ctx.authorization_reference, limit: 100 });
+    const refunds = await stripe.refunds.list({ charge: ctx.authorization_reference, limit: 100 }, opts);
     const refund = refunds.data.find((r) => r.metadata?.payd_key === req.key);
     if (refund) return this.refundResult(refund);
     if (req.kind === 'VOID') {
       // A void after a capture made no call: the hold is released when the charge is captured.
-      const charge = await stripe.charges.retrieve(ctx.authorization_reference);
+      const charge = await stripe.charges.retrieve(ctx.authorization_reference, {}, opts);
       if (charge.captured) return { outcome: 'SUCCESS', partner_reference: charge.id, partner_status: 'released', status_code: 'SUCCEEDED' };
     }
     return 'NOT_FOUND';
@@ -284,14 +338,20 @@ export class StripeConnector implements PartnerConnector {
    */
   async notification(rawBody: string, headers: Record<string, string | string[] | undefined>): Promise<PartnerNotification[] | 'UNVERIFIED'> {
     const header = headers['stripe-signature'];
-    if (!this.options.webhookSecret || typeof header !== 'string') return 'UNVERIFIED';
-    const stripe = await this.stripe();
-    let event: { type: string; data: { object: unknown } };
-    try {
-      event = stripe.webhooks.constructEvent(rawBody, header, this.options.webhookSecret);
-    } catch {
-      return 'UNVERIFIED';
+    const secrets = this.webhookSecrets;
+    if (secrets.length === 0 || typeof header !== 'string') return 'UNVERIFIED';
+    const stripe = await this.anyClient();
+    // The endpoint's secret signed it: one of the default endpoint's and each account's.
+    let event: { type: string; data: { object: unknown } } | undefined;
+    for (const secret of secrets) {
+      try {
+        event = stripe.webhooks.constructEvent(rawBody, header, secret);
+        break;
+      } catch {
+        // another account's endpoint, or forged
+      }
     }
+    if (!event) return 'UNVERIFIED';
     if (event.type.startsWith('charge.refund') || event.type === 'refund.updated' || event.type === 'refund.created' || event.type === 'refund.failed') {
       const refunds = event.type.startsWith('refund.') ? [event.data.object as StripeRefund]
         : ((event.data.object as StripeCharge & { refunds?: { data?: StripeRefund[] } }).refunds?.data ?? []);
@@ -309,12 +369,12 @@ export class StripeConnector implements PartnerConnector {
 
   // ---- mapping ----
 
-  private async token(stripe: StripeClient, card: CardInstrument, key: string): Promise<string> {
-    const test = this.testMode ? STRIPE_TEST_TOKENS[card.number] : undefined;
+  private async token(stripe: StripeClient, opts: RequestOptions, testMode: boolean, card: CardInstrument, key: string): Promise<string> {
+    const test = testMode ? STRIPE_TEST_TOKENS[card.number] : undefined;
     if (test) return test;
     const token = await stripe.tokens.create({
       card: { number: card.number, exp_month: card.expiry_month, exp_year: card.expiry_year, ...(card.cvv ? { cvc: card.cvv } : {}), ...(card.holder_name ? { name: card.holder_name } : {}) },
-    }, { idempotencyKey: `${key}:token` });
+    }, { ...opts, idempotencyKey: `${key}:token` });
     return token.id;
   }
 

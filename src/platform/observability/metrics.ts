@@ -51,6 +51,35 @@ export function webhookBacklogGauges(registry: Registry, read: () => Promise<{ p
   gauge('payd_webhook_oldest_due_seconds', 'How long the oldest due webhook delivery has waited', (b) => b.oldest_due_seconds);
 }
 
+/**
+ * Operations still PENDING (a partner that did not answer yet; recovery settles them), by
+ * kind, and the age of the oldest: read at each scrape through the partial index on
+ * PENDING operations (migration 0002), so its cost does not grow with the table.
+ */
+export function operationsBacklogGauges(registry: Registry, read: () => Promise<Array<{ kind: string; pending: number; oldest_seconds: number }>>): void {
+  let last: Promise<Array<{ kind: string; pending: number; oldest_seconds: number }> | undefined> | undefined;
+  const current = () => {
+    last ??= read().catch(() => undefined).finally(() => setTimeout(() => { last = undefined; }, 0));
+    return last;
+  };
+  const KINDS = ['CAPTURE', 'REFUND', 'VOID'];
+  new Gauge({
+    name: 'payd_operations_pending', help: 'Operations (CAPTURE, REFUND, VOID) whose outcome is not known yet, by kind', labelNames: ['kind'] as const, registers: [registry],
+    async collect() {
+      const rows = await current();
+      if (!rows) return;
+      for (const kind of KINDS) this.set({ kind }, rows.find((r) => r.kind === kind)?.pending ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'payd_operations_oldest_pending_seconds', help: 'How long the oldest PENDING operation has waited since it last changed', registers: [registry],
+    async collect() {
+      const rows = await current();
+      if (rows) this.set(rows.reduce((m, r) => Math.max(m, r.oldest_seconds), 0));
+    },
+  });
+}
+
 export const metricsPlugin = fp<{ metrics: Metrics }>(async function metricsPlugin(app: FastifyInstance, { metrics }) {
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
