@@ -69,6 +69,10 @@ export interface Config {
   identityLoginAsClientId: string | undefined;
   identityLoginAsRedirectUri: string | undefined;
   identityLoginAsResponseType: 'code' | 'token';
+  /** Identity mails (password reset): sent over SMTP when set (smtp:// or smtps:// URL); always kept in the outbox the console shows. */
+  smtpUrl: string | undefined;
+  /** From address of identity mails. */
+  mailFrom: string;
   /** start --no-migrate (PAYD_NO_MIGRATE): check that the schema is current instead of migrating it. */
   noMigrate: boolean;
   /** A request whose headers and body have not all arrived within this is answered 408 and its connection closed. */
@@ -217,6 +221,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     identityLoginAsRedirectUri: env.PAYD_IDENTITY_LOGIN_AS_REDIRECT_URI || undefined, // kept as written: matched exactly
     identityLoginAsResponseType: (env.PAYD_IDENTITY_LOGIN_AS_RESPONSE_TYPE || 'code') as 'code' | 'token',
     identityClaimsBase: '', // derived below from the final base URL
+    smtpUrl: env.PAYD_SMTP_URL || undefined,
+    mailFrom: env.PAYD_MAIL_FROM || '',
     consoleOrigin: '',
     noMigrate: bool(env, 'PAYD_NO_MIGRATE', false),
     requestTimeoutMs: int(env, 'PAYD_REQUEST_TIMEOUT_MS', 30000, 100, 3600000),
@@ -235,6 +241,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (!['code', 'token'].includes(config.identityLoginAsResponseType)) {
     throw new ConfigError(`PAYD_IDENTITY_LOGIN_AS_RESPONSE_TYPE must be code or token, got "${config.identityLoginAsResponseType}"`);
   }
+  if (config.smtpUrl !== undefined && !/^smtps?:\/\/[^/\s]+\/?$/.test(config.smtpUrl)) {
+    throw new ConfigError('PAYD_SMTP_URL must be an smtp:// or smtps:// URL such as smtps://user:password@smtp.example.com:465');
+  }
   if (config.webhookLeaseMs <= config.webhookTimeoutMs) {
     throw new ConfigError('PAYD_WEBHOOK_LEASE_MS must be longer than PAYD_WEBHOOK_TIMEOUT_MS');
   }
@@ -251,5 +260,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     ...merged,
     identityClaimsBase: overrides.identityClaimsBase ?? (env.PAYD_IDENTITY_CLAIMS_BASE || `${merged.baseUrl}/claims`).replace(/\/$/, ''),
     consoleOrigin: overrides.consoleOrigin ?? origin('PAYD_CONSOLE_ORIGIN', env.PAYD_CONSOLE_ORIGIN || merged.baseUrl),
+    mailFrom: overrides.mailFrom || env.PAYD_MAIL_FROM || `payd <no-reply@${new URL(merged.baseUrl).hostname}>`,
   };
 }

@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Get an access token (OAuth 2.0 client credentials)
-         * @description Send `grant_type=client_credentials` form-encoded with the API key in the `x-api-key` header. Errors of a request with an API key (the payment API) are problem+json with the OAuth members `error` and `error_description`; errors of identity applications' requests are `application/json` `{error, error_description}` (RFC 6749 5.2), 401 with `WWW-Authenticate`.
+         * @description Send `grant_type=client_credentials` form-encoded with the API key in the `x-api-key` header. Errors of a request with an API key (the payment API) are problem+json with the OAuth members `error` and `error_description`; errors of identity applications' requests are `application/json` `{error, error_description}` (RFC 6749 5.2), 401 with `WWW-Authenticate`. Identity applications may also send their requests as `application/json` (the identity SDK does; grant types authorization_code, refresh_token, password).
          */
         post: operations["createAccessToken"];
         delete?: never;
@@ -2339,6 +2339,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/x-www-form-urlencoded": components["schemas"]["CreateAccessTokenRequest"];
+                "application/json": components["schemas"]["CreateAccessTokenRequest"];
             };
         };
         responses: {
@@ -2630,6 +2631,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/x-www-form-urlencoded": components["schemas"]["IdentityRevokeTokenRequest"];
+                "application/json": components["schemas"]["IdentityRevokeTokenRequest"];
             };
         };
         responses: {

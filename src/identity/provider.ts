@@ -12,6 +12,7 @@ import { identityRoutes } from './idp/idp.routes.ts';
 import { ManagementService } from './idp/management.ts';
 import { managementRoutes } from './idp/management.routes.ts';
 import { consoleRoutes } from './console/console.routes.ts';
+import { Mailer } from './sdk/mail.ts';
 
 export interface IdentityDeps {
   config: Config;
@@ -22,6 +23,8 @@ export interface IdentityDeps {
 
 export interface IdentityProvider {
   service: IdentityService;
+  /** Identity mails (password reset): the outbox, and SMTP when configured. */
+  mailer: Mailer;
   management: ManagementService;
   /** Grants the provider adds to POST /oauth/token (authorization_code, ...). */
   grants: Record<string, GrantHandler>;
@@ -40,18 +43,22 @@ export async function createIdentityProvider(deps: IdentityDeps): Promise<Identi
   const management = new ManagementService(deps.db, deps.keys, service, deps.config.baseUrl, deps.config.consoleOrigin, {
     clientId: deps.config.identityLoginAsClientId, redirectUri: deps.config.identityLoginAsRedirectUri, responseType: deps.config.identityLoginAsResponseType,
   });
+  const mailer = new Mailer(deps.db, { smtpUrl: deps.config.smtpUrl, from: deps.config.mailFrom });
   const csrfKey = Buffer.from(hkdfSync('sha256', deps.masterKey, Buffer.alloc(0), 'payd idp csrf v1', 32));
   const consoleKey = Buffer.from(hkdfSync('sha256', deps.masterKey, Buffer.alloc(0), 'payd console session v1', 32));
   return {
     service,
+    mailer,
     management,
     grants: {
       authorization_code: (req) => service.exchangeCode(req.headers, req.body),
       refresh_token: (req) => service.refresh(req.headers, req.body),
+      password: (req) => service.passwordGrant(req.headers, req.body, req.ip ?? ''),
       client_credentials: (req) => management.token(req.headers, req.body),
     },
     routes: async (app) => {
-      await identityRoutes(app, { identity: service, baseUrl: deps.config.baseUrl, csrfKey });
+      mailer.log = app.log;
+      await identityRoutes(app, { db: deps.db, identity: service, baseUrl: deps.config.baseUrl, csrfKey, mailer });
       await managementRoutes(app, { management, identity: service });
       await consoleRoutes(app, { db: deps.db, identity: service, management, consoleOrigin: deps.config.consoleOrigin, key: consoleKey });
     },

@@ -11,6 +11,7 @@ import { Uuid } from '../../platform/http/schemas.ts';
 import { escapeHtml as e, sendPage } from '../../checkout/pages.ts';
 import { decodeJwt } from '../../platform/crypto/compact-jws.ts';
 import type { Db } from '../../platform/db/index.ts';
+import { sdkRepo } from '../sdk/sdk.repo.ts';
 import { idpRepo } from '../idp/idp.repo.ts';
 import type { IdentityService } from '../idp/idp.service.ts';
 import type { ManagementService } from '../idp/management.ts';
@@ -80,7 +81,7 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps) {
     return typeof given === 'string' && safeEqual(given, csrf);
   };
   const layout = (reply: FastifyReply, title: string, email: string, body: string, status = 200, formOrigins: string[] = [], csrf?: string) =>
-    sendPage(reply, status, title, `<nav class="muted"><a href="/console">Applications</a> · <a href="/console/users">Profiles</a> · signed in as ${e(email)}${csrf
+    sendPage(reply, status, title, `<nav class="muted"><a href="/console">Applications</a> · <a href="/console/users">Profiles</a> · <a href="/console/mail">Mail</a> · signed in as ${e(email)}${csrf
       ? ` · <form method="post" action="/console/logout" class="inline"><input type="hidden" name="csrf" value="${e(csrf)}"><button type="submit" class="link">Sign out</button></form>`
       : ''}</nav>${body}`, [], undefined, formOrigins);
 
@@ -180,6 +181,18 @@ ${message ? `<p class="payd-error" role="alert">${e(message)}</p>` : ''}
     const users = await deps.management.users(200);
     const items = users.map((u) => `<li><a href="/console/users/${u.id}">${e(u.email)}</a> ${e([u.given_name, u.family_name].filter(Boolean).join(' '))}${u.blocked ? ' (blocked)' : ''}</li>`).join('');
     return layout(reply, 'Profiles', a.user.email, `<ul>${items}</ul>`, 200, [], a.csrf);
+  });
+
+  // The identity mails (password reset links), newest first: in development, with no SMTP
+  // server configured, this is where they are read.
+  app.get('/console/mail', { schema: { hide: true } }, async (request, reply) => {
+    const a = await admin(request, reply);
+    if (!a) return reply;
+    const mails = await sdkRepo.mails(deps.db, 100);
+    const items = mails.map((m) => `<article class="mail"><h2>${e(m.subject)}</h2>
+<p class="muted">To ${e(m.to_address)} · ${e(m.created_at.toISOString())} · ${m.transport === 'smtp' ? (m.sent_at ? 'sent by SMTP' : m.error ? `not sent: ${e(m.error)}` : 'sending') : 'outbox only (no SMTP server configured)'}</p>
+<pre>${e(m.body)}</pre></article>`).join('');
+    return layout(reply, 'Mail', a.user.email, items || '<p>No mail yet.</p>', 200, [], a.csrf);
   });
 
   const UserParams = Type.Object({ id: Uuid() });

@@ -69,6 +69,12 @@ export const idpRepo = {
     return rows.length > 0;
   },
 
+  /** Whether some application lists this exact URL among its Allowed Callback URLs. */
+  async callbackRegistered(q: Queryable, url: string): Promise<boolean> {
+    const { rows } = await q.query('SELECT 1 FROM idp_applications WHERE callback_urls @> jsonb_build_array($1::text) LIMIT 1', [url]);
+    return rows.length > 0;
+  },
+
   async insertUser(q: Queryable, u: Omit<UserRow, 'created_at' | 'blocked'>): Promise<UserRow | undefined> {
     const { rows } = await q.query<UserRow>(
       `INSERT INTO idp_users (id, email, password_hash, given_name, family_name, email_verified, is_admin)

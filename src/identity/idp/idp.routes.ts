@@ -11,35 +11,68 @@ import { AuthorizeError, type IdentityService, PROMPT_VALUES } from './idp.servi
 import { MANAGEMENT_SCOPES } from './management.ts';
 import { SESSION_COOKIE, cookies, loginPages } from '../login/pages.ts';
 import { loginRoutes } from '../login/login.routes.ts';
+import { webMessageReply, webMessageRoutes } from '../sdk/web-message.ts';
+import { sdkRoutes } from '../sdk/sdk.routes.ts';
+import type { Mailer } from '../sdk/mail.ts';
+import type { Db } from '../../platform/db/index.ts';
 
 export interface IdpRouteDeps {
+  db: Db;
   identity: IdentityService;
   baseUrl: string;
   csrfKey: Buffer;
+  mailer: Mailer;
 }
 
-export async function identityRoutes(root: FastifyInstance, { identity, baseUrl, csrfKey }: IdpRouteDeps) {
+export async function identityRoutes(root: FastifyInstance, { db, identity, baseUrl, csrfKey, mailer }: IdpRouteDeps) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const pages = loginPages(baseUrl, csrfKey);
   await loginRoutes(root, { identity, pages });
+  await sdkRoutes(root, { db, identity, pages, mailer, baseUrl });
+  await webMessageRoutes(root);
 
   app.get('/oauth/authorize', { schema: { hide: true } }, async (request, reply) => {
+    const q = request.query as Record<string, unknown>;
+    // response_mode=web_message (the identity SDK's silent authentication): the answer,
+    // code or error, is posted to the parent window of the redirect URI's origin, not redirected.
+    const webMessage = q.response_mode === 'web_message';
+    const refuse = (err: AuthorizeError) => (webMessage && err.redirectUri
+      ? webMessageReply(reply, new URL(err.redirectUri).origin, { error: err.error, error_description: err.description, ...(err.state ? { state: err.state } : {}) })
+      : pages.errorPage(reply, err));
     let validated;
     try {
-      validated = await identity.validate(request.query as Record<string, unknown>);
+      validated = await identity.validate(q);
+      if (q.response_mode !== undefined && q.response_mode !== 'query' && !webMessage) {
+        throw new AuthorizeError('invalid_request', 'response_mode may be query or web_message.', validated.request.redirect_uri, validated.request.state || undefined);
+      }
     } catch (err) {
-      if (err instanceof AuthorizeError) return pages.errorPage(reply, err);
+      if (err instanceof AuthorizeError) return refuse(err);
       throw err;
     }
     const r = validated.request;
+    const answer = (location: string) => (webMessage
+      ? webMessageReply(reply, new URL(r.redirect_uri).origin, Object.fromEntries(new URL(location).searchParams))
+      : reply.redirect(location, 303));
+    // tkn: the one-time token of a password login or sign-up just made through the
+    // identity SDK (/identity/v1/password/login, /signup): the sign-in session starts here.
+    if (typeof q.tkn === 'string' && q.tkn !== '') {
+      const t = await identity.consumeLoginToken(q.tkn, r.client_id);
+      if (!t) {
+        return refuse(new AuthorizeError('access_denied', 'The authentication token (tkn) is not valid: it expired, was used, or was issued to another application.',
+          r.redirect_uri, r.state || undefined, r.response_type === 'messenger_code'));
+      }
+      const session = await identity.newSession(t.user_id);
+      pages.setSession(reply, session);
+      return answer(await identity.issueCode(r, t.user_id, t.auth_time, { authType: t.auth_type }, session));
+    }
     const sessionCookie = cookies(request)[SESSION_COOKIE];
     const session = await identity.sessionUser(sessionCookie);
     // A session counts unless prompt=login asks for a new sign-in, or it is older than max_age.
     const fresh = session && !r.prompt?.includes('login')
       && (r.max_age === undefined || Date.now() - session.auth_time.getTime() <= r.max_age * 1000);
-    if (fresh) return reply.redirect(await identity.issueCode(r, session.user.id, session.auth_time, { authType: 'sso' }, sessionCookie), 303);
-    if (r.prompt?.includes('none')) {
-      return pages.errorPage(reply, new AuthorizeError('login_required', 'The user is not signed in (prompt=none).', r.redirect_uri, r.state || undefined));
+    if (fresh) return answer(await identity.issueCode(r, session.user.id, session.auth_time, { authType: 'sso' }, sessionCookie));
+    if (r.prompt?.includes('none') || webMessage) {
+      return refuse(new AuthorizeError('login_required', 'The user is not signed in (prompt=none).', r.redirect_uri, r.state || undefined));
     }
     return pages.loginForm(request, reply, r, validated.app.name);
   });
@@ -54,8 +87,8 @@ export async function identityRoutes(root: FastifyInstance, { identity, baseUrl,
     end_session_endpoint: `${baseUrl}/oauth/logout`,
     jwks_uri: `${baseUrl}/.well-known/jwks.json`,
     response_types_supported: ['code'],
-    response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+    response_modes_supported: ['query', 'web_message'],
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'password'],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['HS256', 'RS256'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
@@ -94,7 +127,7 @@ export async function identityRoutes(root: FastifyInstance, { identity, baseUrl,
   app.post('/oauth/revoke', {
     config: oauthErrors,
     schema: {
-      tags: ['Identity'], summary: 'Token revocation (RFC 7009)', consumes: [FORM],
+      tags: ['Identity'], summary: 'Token revocation (RFC 7009)', consumes: [FORM, 'application/json'],
       description: 'Revokes an access token issued to the calling client. Answers 200 whatever the token, as RFC 7009 says.',
       body: tokenBody, response: problemResponses(400, 401),
     },

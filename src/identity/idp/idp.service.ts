@@ -4,7 +4,7 @@
 // (a replayed code revokes what it issued), and the tokens: an id_token signed HS256
 // with the client secret (the spec) and an access token the provider verifies itself.
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Db } from '../../platform/db/index.ts';
+import type { Db, Queryable } from '../../platform/db/index.ts';
 import type { KeyStore } from '../../platform/crypto/keystore.ts';
 import { sha256 } from '../../platform/crypto/secrets.ts';
 import { problems } from '../../platform/http/problem.ts';
@@ -13,10 +13,12 @@ import { authenticateClient } from '../oauth/client-auth.ts';
 import { IDP_ID_TOKEN_KEYS } from '../oauth/id-token.ts';
 import { authorizationCodeGrant } from '../oauth/grants/authorization-code.ts';
 import { refreshTokenGrant } from '../oauth/grants/refresh-token.ts';
+import { passwordGrant } from '../oauth/grants/password.ts';
 import { UserTokens } from '../oauth/user-tokens.ts';
 import { type VerifiedHint, verifyIdTokenHint } from '../oauth/id-token-hint.ts';
 import { type AppRow, type UserRow, idpRepo } from './idp.repo.ts';
 import { DUMMY_HASH, hashPassword, verifyPassword } from './passwords.ts';
+import { type LoginTokenRow, sdkRepo } from '../sdk/sdk.repo.ts';
 
 export { IDP_ACCESS_TOKEN_KEYS, TOKEN_TTL_SECONDS } from '../oauth/user-tokens.ts';
 export { IDP_ID_TOKEN_KEYS } from '../oauth/id-token.ts';
@@ -32,7 +34,8 @@ export const SESSION_TTL_SECONDS = 8 * 3600;
  * per-account ceiling. Sign-ups: 10 per address.
  */
 export const THROTTLE = { windowSeconds: 900, perAccountIp: 5, perAccount: 100, perIp: 30, signupsPerIp: 10 };
-const SCOPES = new Set(['openid', 'profile', 'email', 'offline_access']);
+// phone: asked for by the identity SDK by default; payd keeps no phone numbers, so it adds no claim.
+const SCOPES = new Set(['openid', 'profile', 'email', 'phone', 'offline_access']);
 /** prompt values served (prompt_values_supported of discovery). */
 export const PROMPT_VALUES: readonly string[] = ['none', 'login'];
 
@@ -176,7 +179,10 @@ export class IdentityService {
       throw new AuthorizeError('access_denied', 'This application does not use messenger account linking.', redirectUri, undefined, true);
     }
     if (messenger) {
-      const linking = str('account_linking_token');
+      // The messenger puts it in the redirect_uri it hands to the login page; the identity
+      // SDK passes that redirect_uri as it is (spec: "the redirect URI taken from the
+      // redirect_uri query parameter supplied by the messenger").
+      const linking = str('account_linking_token') ?? parsed.searchParams.get('account_linking_token') ?? undefined;
       if (!linking) throw new AuthorizeError('access_denied', 'account_linking_token is required.', redirectUri, undefined, true);
       return {
         app,
@@ -234,6 +240,28 @@ export class IdentityService {
     if (!user || !ok || user.blocked) throw problems.unauthorized('Wrong email or password.');
     await idpRepo.deleteAttempt(this.db, attempt);
     return user;
+  }
+
+  /** The one-time token (tkn) of a password login or sign-up through the SDK, used now; undefined when not valid for this client. */
+  consumeLoginToken(tkn: string, clientId: string): Promise<LoginTokenRow | undefined> {
+    return sdkRepo.useLoginToken(this.db, hex(tkn), clientId);
+  }
+
+  /**
+   * A password reset (the mailed link's token, by its hash): the new password, and, in the
+   * same transaction, every session, refresh and access token of the user ended and every
+   * other reset link of theirs voided. undefined when the link is not valid any more.
+   */
+  async resetPassword(tokenHash: string, password: string): Promise<{ return_to: string | null } | undefined> {
+    const hash = await hashPassword(password);
+    return this.db.transaction(async (tx) => {
+      const r = await sdkRepo.reset(tx, tokenHash, true);
+      if (!r) return undefined;
+      await idpRepo.updateUser(tx, r.user_id, { password_hash: hash });
+      await idpRepo.endCredentials(tx, r.user_id);
+      await sdkRepo.endResets(tx, r.user_id);
+      return { return_to: r.return_to };
+    });
   }
 
   async newSession(userId: string): Promise<string> {
@@ -320,6 +348,16 @@ export class IdentityService {
   /** grant_type=authorization_code on POST /oauth/token. */
   exchangeCode(headers: Record<string, unknown>, body: Record<string, unknown>) {
     return authorizationCodeGrant({ db: this.db, keys: this.keys, masterKey: this.masterKey, tokens: this.tokens, issuer: this.issuer }, headers, body);
+  }
+
+  /** grant_type=password on POST /oauth/token: first-party applications only (grants/password.ts). */
+  passwordGrant(headers: Record<string, unknown>, body: Record<string, unknown>, ip: string) {
+    return passwordGrant({ db: this.db, keys: this.keys, masterKey: this.masterKey, tokens: this.tokens, issuer: this.issuer, identity: this }, headers, body, ip);
+  }
+
+  /** A login of the user's events, for grants that sign in without a code (password). */
+  async recordLogin(q: Queryable, userId: string, clientId: string, authType: string): Promise<void> {
+    await idpRepo.insertEvent(q, { id: randomUUID(), user_id: userId, type: 'login', auth_type: authType, client_id: clientId, login_as_profile_id: null });
   }
 
   /** grant_type=refresh_token on POST /oauth/token (rotation, reuse detection). */

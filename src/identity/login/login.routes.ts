@@ -9,6 +9,7 @@ import { problemResponses } from '../../platform/http/schemas.ts';
 import { escapeHtml, sendPage } from '../../checkout/pages.ts';
 import { AuthorizeError, type IdentityService, THROTTLE } from '../idp/idp.service.ts';
 import { type LoginPages, SESSION_COOKIE, cookies } from './pages.ts';
+import { passwordRefusal } from '../sdk/password-strength.ts';
 
 const FormBody = Type.Record(Type.String(), Type.String({ maxLength: 2048 }));
 
@@ -65,7 +66,8 @@ export async function loginRoutes(app: FastifyInstance, { identity, pages }: { i
     const email = (body.email ?? '').trim();
     const password = body.password ?? '';
     if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254) return again('Enter a valid email address.');
-    if (password.length < 12 || password.length > 256) return again('Choose a password of 12 to 256 characters.');
+    const weak = await passwordRefusal(password); // length and strength, as the identity SDK's sign-up
+    if (weak) return again(weak);
     const name = (k: string) => (body[k] ? body[k]!.slice(0, 100) : undefined);
     try {
       await identity.signupAllowed(request.ip);

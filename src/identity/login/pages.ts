@@ -10,6 +10,7 @@ import { escapeHtml, sendPage } from '../../checkout/pages.ts';
 import { type AuthRequest, type AuthorizeError, appendQuery } from '../idp/idp.service.ts';
 
 export const SESSION_COOKIE = 'payd_idp_session';
+const SESSION_PATHS = ['/oauth', '/identity'] as const;
 const CSRF_COOKIE = 'payd_idp_csrf';
 const REQUEST_FIELDS = ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'nonce', 'code_challenge', 'code_challenge_method', 'account_linking_token'] as const;
 
@@ -116,12 +117,14 @@ ${alert(message)}
       return Boolean(nonce && body.csrf && safeEqual(csrfFor(nonce), body.csrf));
     },
 
+    // The session cookie goes to /oauth (authorize, logout) and /identity (the SDK's
+    // sso/data and logout), never to the payment API or the checkout.
     setSession(reply, value) {
-      reply.header('set-cookie', `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=/oauth${secure}`);
+      for (const path of SESSION_PATHS) reply.header('set-cookie', `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=${path}${secure}`);
     },
 
     clearSession(reply) {
-      reply.header('set-cookie', `${SESSION_COOKIE}=; HttpOnly; SameSite=Lax; Path=/oauth; Max-Age=0${secure}`);
+      for (const path of SESSION_PATHS) reply.header('set-cookie', `${SESSION_COOKIE}=; HttpOnly; SameSite=Lax; Path=${path}; Max-Age=0${secure}`);
     },
   };
 }

@@ -55,9 +55,10 @@ export async function tokenRoutes(root: FastifyInstance, deps: TokenDeps) {
       description:
         'Send `grant_type=client_credentials` form-encoded with the API key in the `x-api-key` header. ' +
         'Errors of a request with an API key (the payment API) are problem+json with the OAuth members `error` and `error_description`; ' +
-        'errors of identity applications\' requests are `application/json` `{error, error_description}` (RFC 6749 5.2), 401 with `WWW-Authenticate`.',
+        'errors of identity applications\' requests are `application/json` `{error, error_description}` (RFC 6749 5.2), 401 with `WWW-Authenticate`. '
+        + 'Identity applications may also send their requests as `application/json` (the identity SDK does; grant types authorization_code, refresh_token, password).',
       security: [{ apiKey: [] }],
-      consumes: [FORM],
+      consumes: [FORM, 'application/json'],
       body: Type.Object({
         grant_type: Type.String({ minLength: 1, maxLength: 100, description: 'client_credentials' }),
         scope: Type.Optional(Type.String({ maxLength: 200, description: 'payment-api (the default)' })),
@@ -67,7 +68,11 @@ export async function tokenRoutes(root: FastifyInstance, deps: TokenDeps) {
     attachValidation: true,
     preValidation: async (request) => {
       const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-      if (type !== FORM) {
+      // The identity SDK sends its token requests (authorization_code with PKCE,
+      // refresh_token, password) as JSON; RFC 6749's form stays the rule for the rest.
+      const sdkJson = type === 'application/json' && (request.body as { grant_type?: unknown } | undefined)?.grant_type !== 'client_credentials'
+        && request.headers[API_KEY_HEADER] === undefined;
+      if (type !== FORM && !sdkJson) {
         throw oauthError('invalid_request', `The token request must be sent as ${FORM}.`);
       }
     },
@@ -92,8 +97,10 @@ export async function tokenRoutes(root: FastifyInstance, deps: TokenDeps) {
         }
         return clientCredentialsGrant({ headers: request.headers, body: request.body }, deps);
       default: {
-        const grant = deps.grants && Object.hasOwn(deps.grants, request.body.grant_type) ? deps.grants[request.body.grant_type] : undefined;
-        if (grant) return grant({ headers: request.headers, body: request.body });
+        // A merchant's API key is for client credentials only: the identity provider's grants are its applications'.
+        const grant = request.headers[API_KEY_HEADER] === undefined && deps.grants && Object.hasOwn(deps.grants, request.body.grant_type)
+          ? deps.grants[request.body.grant_type] : undefined;
+        if (grant) return grant({ headers: request.headers, body: request.body, ip: request.ip });
         throw oauthError('unsupported_grant_type', `grant_type "${request.body.grant_type}" is not supported.`);
       }
     }

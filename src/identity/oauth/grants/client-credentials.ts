@@ -13,6 +13,8 @@ export interface ApiKeyResolver {
 export interface TokenRequest {
   headers: Record<string, string | string[] | undefined>;
   body: Record<string, unknown>;
+  /** The caller's address (the password grant's throttle). */
+  ip?: string;
 }
 
 const CHALLENGE = { 'www-authenticate': `ApiKey realm="payd", header="${API_KEY_HEADER}"` };

@@ -1,0 +1,53 @@
+// grant_type=password (RFC 6749 4.3; the identity SDK's loginWithPassword in Cordova and
+// loginWithCredentials): the user's email and password straight to the token endpoint.
+// Deprecated by OAuth 2.1 because it hands the password to the client, so it is allowed
+// to first-party applications only (marked first_party by the operator: the provider's
+// own apps, which show their own sign-in form anyway), and it passes through the same
+// sign-in throttle as the hosted form. Tokens as the authorization_code grant gives them
+// (an id_token, an access token, a refresh token with offline_access).
+import { Problem } from '../../../platform/http/problem.ts';
+import type { IdentityService } from '../../idp/idp.service.ts';
+import { authenticateClient } from '../client-auth.ts';
+import { signIdToken } from '../id-token.ts';
+import { oauthError } from '../oauth-errors.ts';
+import { TOKEN_TTL_SECONDS } from '../user-tokens.ts';
+import { OFFLINE_ACCESS, newFamilyId, newRefreshToken } from './refresh-token.ts';
+import type { CodeGrantDeps } from './authorization-code.ts';
+
+const SCOPES = new Set(['openid', 'profile', 'email', 'phone', 'offline_access']);
+
+export async function passwordGrant(deps: CodeGrantDeps & { identity: IdentityService }, headers: Record<string, unknown>, body: Record<string, unknown>, ip: string) {
+  const app = await authenticateClient(deps.db, headers, body);
+  if (!app.first_party) throw oauthError('unauthorized_client', 'The password grant is for first-party applications only; use the authorization code flow.');
+  const username = typeof body.username === 'string' ? body.username : '';
+  const password = typeof body.password === 'string' ? body.password : '';
+  if (!username || !password || password.length > 256) throw oauthError('invalid_request', 'username and password are required.');
+  const requested = (typeof body.scope === 'string' && body.scope.trim() ? body.scope.trim() : 'openid profile email').split(/\s+/);
+  if (!requested.every((s) => SCOPES.has(s))) throw oauthError('invalid_scope', 'scope may be openid, profile, email, phone and offline_access.');
+  const scope = [...new Set(requested.includes('openid') ? requested : ['openid', ...requested])].join(' ');
+  let user;
+  try {
+    user = await deps.identity.login(username, password, ip);
+  } catch (err) {
+    if (err instanceof Problem && err.status === 401) throw oauthError('invalid_grant', 'Invalid email or password.');
+    if (err instanceof Problem && err.status === 429) {
+      const p = oauthError('invalid_grant', 'Too many failed sign-in attempts. Try again in 15 minutes.');
+      throw new Problem({ status: 429, type: p.type, title: p.title, detail: p.detail, extra: { ...p.extra, error: 'too_many_attempts' }, headers: { ...p.headers, ...err.headers } });
+    }
+    throw err;
+  }
+  const authTime = new Date();
+  const offline = requested.includes(OFFLINE_ACCESS);
+  const { token, refresh } = await deps.db.transaction(async (tx) => {
+    const familyId = offline ? newFamilyId() : null;
+    const t = await deps.tokens.record(tx, { userId: user.id, clientId: app.client_id, scope, codeHash: null, loginAsName: null, refreshFamily: familyId });
+    const r = familyId ? await newRefreshToken(tx, { familyId, codeHash: null, clientId: app.client_id, userId: user.id, scope, authTime }) : undefined;
+    await deps.identity.recordLogin(tx, user.id, app.client_id, 'password');
+    return { token: t, refresh: r };
+  });
+  const idToken = await signIdToken({ issuer: deps.issuer, app, user, scope, nonce: null, authTime, ttlSeconds: TOKEN_TTL_SECONDS }, deps.keys, deps.masterKey);
+  return {
+    access_token: await deps.tokens.sign(token), token_type: 'Bearer' as const, expires_in: TOKEN_TTL_SECONDS, scope, id_token: idToken,
+    ...(refresh ? { refresh_token: refresh } : {}),
+  };
+}

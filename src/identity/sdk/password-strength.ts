@@ -1,0 +1,35 @@
+// Password strength as the identity SDK reads it (POST /identity/v1/password/strength:
+// {score: 0..4}), estimated by zxcvbn-ts with its common-password and name dictionaries
+// (loaded on first use: a payd whose users never ask does not hold them). The same
+// estimate is the sign-up and reset rule: at least MIN_STRENGTH, besides the length.
+type Estimate = (password: string) => { score: 0 | 1 | 2 | 3 | 4 };
+
+export const MIN_STRENGTH = 2;
+export const PASSWORD_LENGTH = { min: 12, max: 256 } as const;
+
+let estimator: Promise<Estimate> | undefined;
+
+function load(): Promise<Estimate> {
+  estimator ??= Promise.all([import('@zxcvbn-ts/core'), import('@zxcvbn-ts/language-common')]).then(([core, common]) => {
+    const factory = new core.ZxcvbnFactory({
+      dictionary: { ...common.dictionary },
+      graphs: common.adjacencyGraphs,
+    });
+    return (password: string) => factory.check(password) as { score: 0 | 1 | 2 | 3 | 4 };
+  });
+  return estimator;
+}
+
+/** 0 (guessed at once) to 4 (very unlikely to be guessed); only the first 256 characters count. */
+export async function passwordScore(password: string): Promise<0 | 1 | 2 | 3 | 4> {
+  return (await load())(password.slice(0, PASSWORD_LENGTH.max)).score;
+}
+
+/** Why this password may not be chosen, or undefined when it may. */
+export async function passwordRefusal(password: string): Promise<string | undefined> {
+  if (password.length < PASSWORD_LENGTH.min || password.length > PASSWORD_LENGTH.max) {
+    return `Choose a password of ${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max} characters.`;
+  }
+  if ((await passwordScore(password)) < MIN_STRENGTH) return 'This password is too easy to guess: add words or characters that are less common.';
+  return undefined;
+}

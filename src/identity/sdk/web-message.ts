@@ -1,0 +1,38 @@
+// response_mode=web_message (the SDK's silent authentication, checkSession): instead of
+// a redirect, /oauth/authorize answers a page, loaded in a hidden iframe of the relying
+// party, that posts {type: 'authorization_response', response: {code, state} | {error,
+// error_description}} to its parent, to the origin of the validated redirect_uri only
+// (never '*'). The page runs one static script (no inline script: the CSP is
+// script-src 'self'), reads the message from an inert JSON element, and may be framed
+// by that origin alone (frame-ancestors).
+import type { FastifyInstance, FastifyReply } from 'fastify';
+
+export const WEB_MESSAGE_SCRIPT = '/identity/v1/web-message.js';
+
+const SCRIPT = `(function () {
+  var data = JSON.parse(document.getElementById('payd-web-message').textContent);
+  window.parent.postMessage(data.message, data.origin);
+})();
+`;
+
+/** JSON inside a <script type="application/json"> element: '<' escaped so that nothing closes it. */
+const inertJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
+
+export function webMessageReply(reply: FastifyReply, targetOrigin: string, response: Record<string, string>): FastifyReply {
+  const data = { origin: targetOrigin, message: { type: 'authorization_response', response } };
+  return reply
+    .code(200)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', 'no-referrer')
+    .header('content-security-policy', `default-src 'none'; script-src 'self'; frame-ancestors ${targetOrigin}; base-uri 'none'; form-action 'none'`)
+    .send(`<!doctype html><html><head><meta charset="utf-8"><title>payd</title></head><body>
+<script type="application/json" id="payd-web-message">${inertJson(data)}</script>
+<script src="${WEB_MESSAGE_SCRIPT}"></script>
+</body></html>`);
+}
+
+export async function webMessageRoutes(app: FastifyInstance): Promise<void> {
+  app.get(WEB_MESSAGE_SCRIPT, { schema: { hide: true } }, async (_request, reply) =>
+    reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(SCRIPT));
+}
