@@ -1,5 +1,5 @@
 // buildApp(deps): the whole payd HTTP application. main.ts and the tests call it.
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac, hkdfSync, randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import formbody from '@fastify/formbody';
 import type { Config } from './config.ts';
@@ -46,6 +46,9 @@ import { Recovery } from './payments/recovery.ts';
 import { drainBudgetMs } from './platform/lifecycle.ts';
 import { fingerprintKey } from './payments/cards.ts';
 import { createIdentityProvider } from './identity/provider.ts';
+import type { IdentityService } from './identity/idp/idp.service.ts';
+import { dashboardRoutes } from './dashboard/dashboard.routes.ts';
+import { membersRoutes } from './dashboard/members.routes.ts';
 import { PaymentLinksService } from './links/links.service.ts';
 import { LINK_SCHEMAS } from './links/links.schemas.ts';
 import { paymentLinksRoutes } from './links/links.routes.ts';
@@ -82,6 +85,8 @@ export interface Services {
   recovery: Recovery;
   links: PaymentLinksService;
   checkout: CheckoutService;
+  /** The identity provider's users and sessions (the dashboard and the console sign in through it). */
+  identity: IdentityService;
 }
 
 declare module 'fastify' {
@@ -159,6 +164,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const identity = await createIdentityProvider({ config, db, keys, masterKey: deps.masterKey });
   const services: Services = {
     entities, keys, accessTokens, revokedKeys, redirection, partners, eligibility, payments, operations, clientSessions, recovery, links, checkout,
+    identity: identity.service,
   };
 
   const app = Fastify({
@@ -277,6 +283,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(webhooksRoutes, { webhooks });
     await app.register(merchantEventsRoutes, { db });
     await app.register(listRoutes, { db, payments, sessions: clientSessions, links });
+    await app.register(membersRoutes, { db, entities, identity: identity.service, mailer: identity.mailer, baseUrl: config.baseUrl });
+    await app.register(async (scope) => dashboardRoutes(scope, {
+      db, identity: identity.service, payments, operations, origin: new URL(config.baseUrl).origin, idpOrigin: config.consoleOrigin,
+      key: Buffer.from(hkdfSync('sha256', deps.masterKey, Buffer.alloc(0), 'payd dashboard session v1', 32)),
+    }));
   }
   return app;
 }

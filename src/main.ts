@@ -140,7 +140,7 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
     app.services.recovery.start(config.recoveryIntervalMs, (err) => log.error({ err }, 'recovery pass failed'));
     app.webhooks.dispatcher.start((err) => log.error({ err }, 'webhook dispatch failed'));
   }
-  const demo = config.demo ? await (await import('./admin/demo.ts')).bootstrapDemo(app.services.entities) : undefined;
+  const demo = config.demo ? await (await import('./admin/demo.ts')).bootstrapDemo(app.services.entities, { db, identity: app.services.identity }) : undefined;
 
   console.log(`\npayd ${VERSION} (${config.role}) listening on ${config.baseUrl}`);
   console.log(`  API reference: ${config.baseUrl}/docs   OpenAPI: ${config.baseUrl}/openapi.json`);
@@ -149,6 +149,10 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
     console.log(`  entity id: ${demo.entityId}`);
     console.log(`  API key:   ${demo.apiKey}`);
     console.log(`\nGet a token:\n  curl -s -X POST ${config.baseUrl}/oauth/token -H 'x-api-key: ${demo.apiKey}' -d grant_type=client_credentials\n`);
+    if (demo.dashboard) {
+      console.log(`Dashboard: ${config.baseUrl}/dashboard  (shown this once)`);
+      console.log(`  email:    ${demo.dashboard.email}\n  password: ${demo.dashboard.password}\n`);
+    }
   }
   if (!config.databaseUrl) {
     console.log('Embedded database: for evaluation and development only. Production uses PostgreSQL (DATABASE_URL).\n');

@@ -4,7 +4,7 @@
 // (payments: the stored data, as with Cache-Control max-age: no partner is asked).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type, type TSchema } from 'typebox';
+import { type Static, Type, type TSchema } from 'typebox';
 import { entityOf } from '../platform/http/auth.ts';
 import type { Db } from '../platform/db/index.ts';
 import { problems } from '../platform/http/problem.ts';
@@ -34,7 +34,7 @@ const PageQuery = {
   created_lt: Type.Optional(Type.String({ format: 'date-time', description: 'Only objects created before this time' })),
 };
 
-const DEGREES = ['NOT', 'PARTIALLY', 'FULLY'] as const;
+export const DEGREES = ['NOT', 'PARTIALLY', 'FULLY'] as const;
 
 const PaymentListQuery = Type.Object({
   ...PageQuery,
@@ -49,6 +49,7 @@ const PaymentListQuery = Type.Object({
   amount_gte: Type.Optional(AmountQuery('Amount at least this (minor units)')),
   amount_lte: Type.Optional(AmountQuery('Amount at most this (minor units)')),
 }, { additionalProperties: false });
+export type PaymentListQueryT = Static<typeof PaymentListQuery>;
 
 const SessionListQuery = Type.Object({
   ...PageQuery,
@@ -69,7 +70,7 @@ const ListOf = (item: TSchema, name: string) => Type.Object({
 
 interface PageQueryT { limit?: string; starting_after?: string; ending_before?: string; created_gte?: string; created_lt?: string }
 
-function pageRequest(q: PageQueryT): PageRequest {
+export function pageRequest(q: PageQueryT): PageRequest {
   if (q.starting_after && q.ending_before) throw problems.invalidField('ending_before', 'give starting_after or ending_before, not both', 'query');
   if (q.created_gte && q.created_lt && Date.parse(q.created_gte) >= Date.parse(q.created_lt)) {
     throw problems.invalidField('created_lt', 'must be later than created_gte', 'query');
@@ -85,7 +86,7 @@ function unknownCursor(q: PageQueryT): never {
 }
 
 /** The page and its has_more/next_cursor, from limit + 1 rows in the order they were read. */
-function pageOf<T extends { id: string }>(rows: T[], req: PageRequest): { items: T[]; has_more: boolean; next_cursor: string | null } {
+export function pageOf<T extends { id: string }>(rows: T[], req: PageRequest): { items: T[]; has_more: boolean; next_cursor: string | null } {
   const hasMore = rows.length > req.limit;
   const items = rows.slice(0, req.limit);
   if (req.before) items.reverse();
@@ -112,6 +113,22 @@ const DEGREE_SQL: Record<string, (part: string, whole: string) => string> = {
   FULLY: (part, whole) => `(${part} > 0 AND ${part} >= ${whole})`,
 };
 
+/** The filter of a payment list query (GET /v2/payments and the dashboard's list). */
+export function paymentListFilter(q: PaymentListQueryT): Filter {
+  const f: Filter = { where: [], params: [] };
+  if (q.authorization_status) addCondition(f, (p) => `authorization_status = ANY(${p}::text[])`, q.authorization_status.split(','));
+  if (q.captured) f.where.push(DEGREE_SQL[q.captured]!('total_captured', 'total_authorized'));
+  if (q.voided) f.where.push(DEGREE_SQL[q.voided]!('total_voided', 'total_authorized'));
+  if (q.refunded) f.where.push(DEGREE_SQL[q.refunded]!('total_refunded', 'total_captured'));
+  if (q.order_reference) addCondition(f, (p) => `order_reference = ${p}`, q.order_reference);
+  if (q.partner) addCondition(f, (p) => `split @> ${p}::jsonb`, JSON.stringify([{ partner: q.partner }]));
+  if (q.method) addCondition(f, (p) => `split @> ${p}::jsonb`, JSON.stringify([{ method: q.method }]));
+  if (q.currency) addCondition(f, (p) => `currency = ${p}`, q.currency);
+  if (q.amount_gte) addCondition(f, (p) => `amount >= ${p}`, Number(q.amount_gte));
+  if (q.amount_lte) addCondition(f, (p) => `amount <= ${p}`, Number(q.amount_lte));
+  return f;
+}
+
 export async function listRoutes(root: FastifyInstance, deps: { db: Db; payments: PaymentsService; sessions: ClientSessionsService; links: PaymentLinksService }) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const entity = (request: FastifyRequest) => entityOf(request);
@@ -128,17 +145,7 @@ export async function listRoutes(root: FastifyInstance, deps: { db: Db; payments
   }, async (request, reply) => {
     const q = request.query;
     const req = pageRequest(q);
-    const f: Filter = { where: [], params: [] };
-    if (q.authorization_status) addCondition(f, (p) => `authorization_status = ANY(${p}::text[])`, q.authorization_status.split(','));
-    if (q.captured) f.where.push(DEGREE_SQL[q.captured]!('total_captured', 'total_authorized'));
-    if (q.voided) f.where.push(DEGREE_SQL[q.voided]!('total_voided', 'total_authorized'));
-    if (q.refunded) f.where.push(DEGREE_SQL[q.refunded]!('total_refunded', 'total_captured'));
-    if (q.order_reference) addCondition(f, (p) => `order_reference = ${p}`, q.order_reference);
-    if (q.partner) addCondition(f, (p) => `split @> ${p}::jsonb`, JSON.stringify([{ partner: q.partner }]));
-    if (q.method) addCondition(f, (p) => `split @> ${p}::jsonb`, JSON.stringify([{ method: q.method }]));
-    if (q.currency) addCondition(f, (p) => `currency = ${p}`, q.currency);
-    if (q.amount_gte) addCondition(f, (p) => `amount >= ${p}`, Number(q.amount_gte));
-    if (q.amount_lte) addCondition(f, (p) => `amount <= ${p}`, Number(q.amount_lte));
+    const f = paymentListFilter(q);
     const texts = await deps.payments.listStoredJson(entity(request), req, f);
     if (!texts) unknownCursor(q);
     const page = pageOf(texts, req);

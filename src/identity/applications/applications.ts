@@ -22,7 +22,7 @@ export interface NewApplication {
 }
 
 /** Applications payd creates itself: only payd changes them. */
-export const BUILT_IN_CLIENT_IDS: ReadonlySet<string> = new Set(['payd-console']);
+export const BUILT_IN_CLIENT_IDS: ReadonlySet<string> = new Set(['payd-console', 'payd-dashboard']);
 
 /** Who changes an application: a Management API client, the operator API, or a console user. */
 export interface Actor {

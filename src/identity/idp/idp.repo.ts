@@ -99,12 +99,12 @@ export const idpRepo = {
     return rows[0]!;
   },
   /** The console's own application (public client with PKCE), created once. */
-  async ensureConsoleApp(q: Queryable, clientId: string, callback: string, origin: string): Promise<void> {
+  async ensureConsoleApp(q: Queryable, clientId: string, callback: string, origin: string, name = 'payd console'): Promise<void> {
     await q.query(
       `INSERT INTO idp_applications (client_id, name, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types)
-       VALUES ($1, 'payd console', true, $2, $3, 'none', '["code"]')
+       VALUES ($1, $4, true, $2, $3, 'none', '["code"]')
        ON CONFLICT (client_id) DO UPDATE SET callback_urls = EXCLUDED.callback_urls, allowed_origins = EXCLUDED.allowed_origins`,
-      [clientId, JSON.stringify([callback]), JSON.stringify([origin])]);
+      [clientId, JSON.stringify([callback]), JSON.stringify([origin]), name]);
   },
   async updateApp(q: Queryable, clientId: string, u: { name?: string | undefined; callback_urls?: string[] | undefined; allowed_origins?: string[] | undefined; first_party?: boolean | undefined }): Promise<AppRow | undefined> {
     const { rows } = await q.query<AppRow>(

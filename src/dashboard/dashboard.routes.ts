@@ -1,0 +1,421 @@
+// The merchant dashboard at /dashboard (roles api and all): server-rendered pages for the
+// people who run a shop's payments (docs/dashboard.md). Users sign in through payd's own
+// identity provider (authorization code + PKCE, the built-in first-party application
+// payd-dashboard, as the console does); the dashboard's cookie is signed and lives only
+// as long as the provider's sign-in session it came from. Every page is authorised here
+// by the user's membership of the entity in its URL (not a member: 404), every form
+// carries a CSRF token bound to the cookie, and every action that moves money goes
+// through the same services as the API, after a confirmation step, with an idempotency
+// key made when the form was shown: a double click or a reload moves money once.
+import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { safeEqual } from '../platform/crypto/secrets.ts';
+import { decodeJwt } from '../platform/crypto/compact-jws.ts';
+import type { Db } from '../platform/db/index.ts';
+import { Problem } from '../platform/http/problem.ts';
+import { escapeHtml as e } from '../checkout/pages.ts';
+import { idpRepo } from '../identity/idp/idp.repo.ts';
+import type { IdentityService } from '../identity/idp/idp.service.ts';
+import type { PaymentsService, PaymentViewT } from '../payments/payments.service.ts';
+import type { OperationsService } from '../payments/operations.service.ts';
+import type { OperationKind } from '../payments/payments.repo.ts';
+import { pageOf, pageRequest, paymentListFilter, type PaymentListQueryT } from '../payments/lists.routes.ts';
+import { type Membership, type Role, can, membersRepo } from './members.ts';
+import { ASSETS, DASHBOARD_CSS, DASHBOARD_JS, barChart, money, page, parseAmount, plain, roleLabel, when } from './views.ts';
+
+export const DASHBOARD_CLIENT_ID = 'payd-dashboard';
+const COOKIE = 'payd_dashboard';
+const LOGIN_COOKIE = 'payd_dashboard_login';
+const TTL_SECONDS = 8 * 3600;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const STATUSES = ['AUTHORIZED', 'PENDING', 'REFUSED', 'ERROR', 'CANCELLED'] as const;
+
+export interface DashboardDeps {
+  db: Db;
+  identity: IdentityService;
+  payments: PaymentsService;
+  operations: OperationsService;
+  /** Origin of payd (the dashboard and, in role all, the identity provider). */
+  origin: string;
+  /** Origin where the identity provider's /oauth/authorize is served. */
+  idpOrigin: string;
+  key: Buffer;
+}
+
+interface Signed { userId: string; email: string; sid: string; csrf: string; memberships: Membership[] }
+
+const ACTIONS: Record<string, { kind: OperationKind; verb: string; needs: Role; available: (p: PaymentViewT) => number }> = {
+  capture: { kind: 'CAPTURE', verb: 'Capture', needs: 'operator', available: (p) => p.amounts.available_to_capture },
+  refund: { kind: 'REFUND', verb: 'Refund', needs: 'operator', available: (p) => p.amounts.available_to_refund },
+  void: { kind: 'VOID', verb: 'Void', needs: 'operator', available: (p) => p.amounts.available_to_void },
+};
+
+function readCookie(request: FastifyRequest, name: string): string | undefined {
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k !== name) continue;
+    try {
+      return decodeURIComponent(v.join('='));
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps) {
+  const callback = `${deps.origin}/dashboard/callback`;
+  await idpRepo.ensureConsoleApp(deps.db, DASHBOARD_CLIENT_ID, callback, deps.origin, 'payd dashboard');
+  const secure = deps.origin.startsWith('https://') ? '; Secure' : '';
+  const mac = (s: string) => createHmac('sha256', deps.key).update(s).digest('base64url');
+
+  app.get(`${ASSETS}/dashboard.css`, { schema: { hide: true } }, async (_r, reply) =>
+    reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(DASHBOARD_CSS));
+  app.get(`${ASSETS}/dashboard.js`, { schema: { hide: true } }, async (_r, reply) =>
+    reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(DASHBOARD_JS));
+
+  /** The signed-in user, or a redirect to the provider's sign-in (undefined: the reply is sent). */
+  const signedIn = async (request: FastifyRequest, reply: FastifyReply): Promise<Signed | undefined> => {
+    const raw = readCookie(request, COOKIE);
+    const [userId, exp, sid, sig] = (raw ?? '').split('.');
+    if (userId && exp && sid && sig && safeEqual(mac(`${userId}.${exp}.${sid}`), sig) && Number(exp) > Date.now() / 1000
+      && await deps.identity.sessionAlive(sid, userId)) {
+      const user = await idpRepo.user(deps.db, userId);
+      if (user && !user.blocked) {
+        return { userId, email: user.email, sid, csrf: mac(`csrf.${raw}`), memberships: await membersRepo.membershipsOf(deps.db, userId) };
+      }
+    }
+    const verifier = randomBytes(32).toString('base64url');
+    const state = randomBytes(16).toString('base64url');
+    const back = request.method === 'GET' && request.url.startsWith('/dashboard') && request.url.length < 1000 ? request.url : '/dashboard';
+    const url = new URL(`${deps.idpOrigin}/oauth/authorize`);
+    url.search = new URLSearchParams({
+      response_type: 'code', client_id: DASHBOARD_CLIENT_ID, redirect_uri: callback, scope: 'openid profile email', state,
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+    }).toString();
+    reply.header('set-cookie', `${LOGIN_COOKIE}=${state}.${verifier}.${Buffer.from(back).toString('base64url')}; HttpOnly; SameSite=Lax; Path=/dashboard${secure}`);
+    reply.redirect(url.toString(), 303);
+    return undefined;
+  };
+
+  /** The signed-in user and their membership of the URL's entity: a 404 page for anyone else. */
+  const member = async (request: FastifyRequest, reply: FastifyReply, needs: Role = 'viewer'): Promise<(Signed & { entity: Membership }) | undefined> => {
+    const s = await signedIn(request, reply);
+    if (!s) return undefined;
+    const entityId = (request.params as { entity?: string }).entity ?? '';
+    const entity = s.memberships.find((m) => m.entity_id === entityId);
+    if (!entity) {
+      page(reply, 404, { title: 'Not found', email: s.email, csrf: s.csrf, memberships: s.memberships }, '<p>There is nothing here, or it is not yours to see.</p>');
+      return undefined;
+    }
+    if (!can(entity.role, needs)) {
+      page(reply, 403, { title: 'Not allowed', email: s.email, csrf: s.csrf, memberships: s.memberships, entity },
+        `<p role="alert">Your role (${e(roleLabel[entity.role])}) cannot do this. Ask an administrator of ${e(entity.entity_name)}.</p>`);
+      return undefined;
+    }
+    return { ...s, entity };
+  };
+  const csrfOk = (request: FastifyRequest, s: Signed) => {
+    const given = (request.body as Record<string, unknown> | undefined)?.csrf;
+    return typeof given === 'string' && safeEqual(given, s.csrf);
+  };
+
+  // ---- sign-in and out ----
+
+  app.get('/dashboard/callback', { schema: { hide: true } }, async (request, reply) => {
+    const q = request.query as Record<string, string>;
+    const [state, verifier, back] = (readCookie(request, LOGIN_COOKIE) ?? '').split('.');
+    const failed = () => plain(reply, 400, 'Sign-in failed', '<p role="alert">The sign-in did not complete. <a href="/dashboard">Try again</a>.</p>');
+    if (!state || !verifier || q.state !== state || !q.code) return failed();
+    const sid = await deps.identity.codeSession(q.code);
+    let userId: string;
+    try {
+      const tokens = await deps.identity.exchangeCode({}, { code: q.code, redirect_uri: callback, client_id: DASHBOARD_CLIENT_ID, code_verifier: verifier });
+      userId = String(decodeJwt(tokens.access_token).payload.sub);
+    } catch (err) {
+      if (err instanceof Problem) return failed();
+      throw err;
+    }
+    if (!sid) return failed();
+    const exp = Math.floor(Date.now() / 1000) + TTL_SECONDS;
+    const target = (() => {
+      const b = Buffer.from(back ?? '', 'base64url').toString();
+      return b.startsWith('/dashboard') && !b.startsWith('//') ? b : '/dashboard';
+    })();
+    reply.header('set-cookie', [
+      `${COOKIE}=${userId}.${exp}.${sid}.${mac(`${userId}.${exp}.${sid}`)}; HttpOnly; SameSite=Lax; Path=/dashboard${secure}`,
+      `${LOGIN_COOKIE}=; Max-Age=0; Path=/dashboard`,
+    ]);
+    return reply.redirect(target, 303);
+  });
+
+  app.post('/dashboard/logout', { schema: { hide: true, body: Type.Record(Type.String(), Type.String({ maxLength: 1000 })) } }, async (request, reply) => {
+    const raw = readCookie(request, COOKIE);
+    const [userId, , sid] = (raw ?? '').split('.');
+    if (!raw || !safeEqual(String((request.body as Record<string, string>).csrf ?? ''), mac(`csrf.${raw}`))) {
+      return plain(reply, 403, 'Sign-out refused', '<p role="alert">The form expired; reload the page.</p>');
+    }
+    if (userId && sid) await deps.identity.endSessionById(sid);
+    reply.header('set-cookie', `${COOKIE}=; Max-Age=0; HttpOnly; SameSite=Lax; Path=/dashboard${secure}`);
+    return plain(reply, 200, 'Signed out', '<p>You are signed out. <a href="/dashboard">Sign in again</a>.</p>');
+  });
+
+  // ---- entities ----
+
+  app.get('/dashboard', { schema: { hide: true } }, async (request, reply) => {
+    const s = await signedIn(request, reply);
+    if (!s) return reply;
+    if (s.memberships.length === 1) return reply.redirect(`/dashboard/${s.memberships[0]!.entity_id}`, 303);
+    const items = s.memberships.map((m) => `<li><a href="/dashboard/${e(m.entity_id)}">${e(m.entity_name)}</a> (${e(roleLabel[m.role])})</li>`).join('');
+    return page(reply, 200, { title: 'Your merchants', email: s.email, csrf: s.csrf, memberships: s.memberships },
+      items ? `<ul>${items}</ul>` : '<p>You are not a member of any merchant yet. Ask an administrator to invite you.</p>');
+  });
+
+  app.get('/dashboard/switch', { schema: { hide: true } }, async (request, reply) => {
+    const entity = String((request.query as Record<string, unknown>).entity ?? '');
+    return reply.redirect(UUID.test(entity) ? `/dashboard/${entity}` : '/dashboard', 303);
+  });
+
+  const EntityParams = Type.Object({ entity: Type.String({ pattern: UUID.source }) });
+
+  // ---- home: today's volume and authorisation rate, the last 14 days ----
+
+  app.get('/dashboard/:entity', { schema: { hide: true, params: EntityParams } }, async (request, reply) => {
+    const m = await member(request, reply);
+    if (!m) return reply;
+    const { rows } = await deps.db.query<{ day: string; currency: string; authorized: number; volume: string; refused: number }>(
+      `SELECT to_char(date_trunc('day', created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, currency,
+              count(*) FILTER (WHERE authorization_status = 'AUTHORIZED')::int AS authorized,
+              coalesce(sum(amount) FILTER (WHERE authorization_status = 'AUTHORIZED'), 0)::text AS volume,
+              count(*) FILTER (WHERE authorization_status IN ('REFUSED', 'ERROR'))::int AS refused
+         FROM payments WHERE entity_id = $1 AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' - interval '13 days'
+        GROUP BY 1, 2`, [m.entity.entity_id]);
+    const today = new Date().toISOString().slice(0, 10);
+    const currency = rows.find((r) => r.day === today)?.currency ?? rows[0]?.currency ?? 'EUR';
+    const days = Array.from({ length: 14 }, (_, i) => new Date(Date.now() - (13 - i) * 86_400_000).toISOString().slice(0, 10));
+    const of = (day: string) => rows.filter((r) => r.day === day && r.currency === currency);
+    const todayRows = of(today);
+    const volume = todayRows.reduce((s, r) => s + Number(r.volume), 0);
+    const authorized = todayRows.reduce((s, r) => s + r.authorized, 0);
+    const decided = authorized + todayRows.reduce((s, r) => s + r.refused, 0);
+    const rate = decided ? `${Math.round((authorized / decided) * 1000) / 10} %` : 'no payment yet';
+    const series = days.map((day) => {
+      const v = of(day).reduce((s, r) => s + Number(r.volume), 0);
+      return { day, value: v, label: money(v, currency) };
+    });
+    return page(reply, 200, { title: `${m.entity.entity_name}: today`, email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity, current: 'home' }, `
+<section class="cards" aria-label="Today">
+<div class="card"><p class="label">Volume authorised today</p><p class="value">${e(money(volume, currency))}</p></div>
+<div class="card"><p class="label">Authorisation rate today</p><p class="value">${e(rate)}</p></div>
+<div class="card"><p class="label">Payments authorised today</p><p class="value">${authorized}</p></div>
+</section>
+${barChart(series, `Volume authorised per day, last 14 days (${currency})`)}
+<p><a href="/dashboard/${e(m.entity.entity_id)}/payments">See the payments</a></p>`);
+  });
+
+  // ---- payments ----
+
+  app.get('/dashboard/:entity/payments', { schema: { hide: true, params: EntityParams } }, async (request, reply) => {
+    const m = await member(request, reply);
+    if (!m) return reply;
+    const q = request.query as Record<string, string | undefined>;
+    const str = (k: string, max = 255) => (typeof q[k] === 'string' && q[k]!.trim() !== '' && q[k]!.length <= max ? q[k]!.trim() : undefined);
+    const problems: string[] = [];
+    const filter: PaymentListQueryT = {};
+    const status = str('status');
+    if (status && (STATUSES as readonly string[]).includes(status)) filter.authorization_status = status;
+    const ref = str('order_reference');
+    if (ref) filter.order_reference = ref;
+    const method = str('method', 64);
+    if (method) filter.method = method;
+    for (const [field, key] of [['amount_min', 'amount_gte'], ['amount_max', 'amount_lte']] as const) {
+      const v = str(field, 20);
+      if (v === undefined) continue;
+      const minor = parseAmount(v);
+      if (minor === undefined) problems.push(`${field === 'amount_min' ? 'Minimum' : 'Maximum'} amount: write it like 12.50.`);
+      else filter[key] = String(minor);
+    }
+    for (const [field, key, shift] of [['from', 'created_gte', 0], ['to', 'created_lt', 86_400_000]] as const) {
+      const v = str(field, 10);
+      if (v === undefined) continue;
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(v) || Number.isNaN(Date.parse(v))) problems.push(`${field === 'from' ? 'From' : 'To'}: a date such as 2026-11-24.`);
+      else filter[key] = new Date(Date.parse(v) + shift).toISOString();
+    }
+    const after = str('after', 36);
+    const before = str('before', 36);
+    if (after && UUID.test(after)) filter.starting_after = after;
+    else if (before && UUID.test(before)) filter.ending_before = before;
+    let rowsHtml = '';
+    let pager = '';
+    if (problems.length === 0) {
+      let req;
+      try {
+        req = pageRequest({ ...filter, limit: '25' });
+      } catch {
+        problems.push('To must be after From.');
+      }
+      if (req) {
+        const texts = await deps.payments.listStoredJson(m.entity.entity_id, req, paymentListFilter(filter));
+        const pageRows = texts ? pageOf(texts, req) : { items: [], has_more: false, next_cursor: null };
+        const items = pageRows.items.map((i) => JSON.parse(i.text) as PaymentViewT);
+        const base = `/dashboard/${m.entity.entity_id}/payments`;
+        rowsHtml = items.map((p) => `<tr>
+<td>${e(when(p.created_at))}</td><td><a href="${base}/${e(p.id)}">${e(p.order_reference ?? p.id.slice(0, 8))}</a></td>
+<td class="num">${e(money(p.amount, p.currency))}</td><td class="status">${e(p.authorization.status)}</td>
+<td>${e(p.split.map((s) => s.method).join(' + '))}</td><td class="num">${e(money(p.amounts.total_captured, p.currency))}</td><td class="num">${e(money(p.amounts.total_refunded, p.currency))}</td></tr>`).join('');
+        const keep = new URLSearchParams(Object.entries({ status, order_reference: ref, method, amount_min: str('amount_min', 20), amount_max: str('amount_max', 20), from: str('from', 10), to: str('to', 10) })
+          .filter((kv): kv is [string, string] => kv[1] !== undefined));
+        const link = (k: string, v: string, label: string) => `<a href="${base}?${new URLSearchParams([...keep, [k, v]])}" rel="${k === 'after' ? 'next' : 'prev'}">${label}</a>`;
+        const goingBack = !!filter.ending_before;
+        const newer = items.length && (goingBack ? pageRows.has_more : !!filter.starting_after) ? link('before', items[0]!.id, 'Newer') : '';
+        const older = items.length && (goingBack || pageRows.has_more) ? link('after', items[items.length - 1]!.id, 'Older') : '';
+        pager = `<nav class="pager" aria-label="Pages">${newer}${older}</nav>`;
+      }
+    }
+    const opt = (v: string, label: string, current?: string) => `<option value="${e(v)}"${current === v ? ' selected' : ''}>${e(label)}</option>`;
+    const field = (id: string, label: string, type = 'text', extra = '') =>
+      `<div><label for="${id}">${label}</label><input id="${id}" name="${id}" type="${type}" value="${e(str(id) ?? '')}"${extra}></div>`;
+    return page(reply, 200, { title: 'Payments', email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity, current: 'payments' }, `
+<form method="get" class="filters" role="search" aria-label="Find payments">
+${field('order_reference', 'Order reference')}
+<div><label for="status">Status</label><select id="status" name="status">${opt('', 'Any')}${STATUSES.map((s) => opt(s, s.charAt(0) + s.slice(1).toLowerCase(), status)).join('')}</select></div>
+<div><label for="method">Method</label><select id="method" name="method">${opt('', 'Any')}${['CARD', 'GIFT_CARD', 'INSTALLMENTS_3X', 'INSTALLMENTS_4X'].map((x) => opt(x, x, method)).join('')}</select></div>
+${field('amount_min', 'Amount from', 'text', ' inputmode="decimal" placeholder="0.00"')}
+${field('amount_max', 'Amount to', 'text', ' inputmode="decimal" placeholder="0.00"')}
+${field('from', 'Created from', 'date')}
+${field('to', 'Created to', 'date')}
+<div><button type="submit">Search</button></div>
+</form>
+${problems.length ? `<div class="error" role="alert"><ul>${problems.map((p) => `<li>${e(p)}</li>`).join('')}</ul></div>` : ''}
+<div class="table-wrap" role="region" tabindex="0" aria-label="Payments (scrolls sideways on small screens)"><table aria-label="Payments">
+<thead><tr><th scope="col">Created</th><th scope="col">Order</th><th scope="col" class="num">Amount</th><th scope="col">Status</th><th scope="col">Method</th><th scope="col" class="num">Captured</th><th scope="col" class="num">Refunded</th></tr></thead>
+<tbody>${rowsHtml || '<tr><td colspan="7">No payment matches.</td></tr>'}</tbody></table></div>
+${pager}`);
+  });
+
+  const PaymentParams = Type.Object({ entity: Type.String({ pattern: UUID.source }), id: Type.String({ pattern: UUID.source }) });
+
+  const stored = async (entityId: string, id: string): Promise<PaymentViewT | undefined> => {
+    try {
+      return await deps.payments.getStored(entityId, id);
+    } catch (err) {
+      if (err instanceof Problem && err.status === 404) return undefined;
+      throw err;
+    }
+  };
+
+  const detail = async (reply: FastifyReply, m: Signed & { entity: Membership }, p: PaymentViewT, notice?: string, error?: string, status = 200) => {
+    const base = `/dashboard/${m.entity.entity_id}/payments/${p.id}`;
+    const actions = await membersRepo.actionsOf(deps.db, m.entity.entity_id, p.id);
+    const ops = [...p.captures.map((o) => ({ ...o, kind: 'Capture' })), ...p.refunds.map((o) => ({ ...o, kind: 'Refund' })), ...p.voids.map((o) => ({ ...o, kind: 'Void' }))];
+    const iso = (d: string | Date) => new Date(d).toISOString();
+    const timeline = [
+      { at: iso(p.created_at), text: `Created: ${money(p.amount, p.currency)}, authorization ${p.authorization.status}` },
+      ...ops.map((o) => ({ at: iso(o.created_at), text: `${o.kind} of ${money(o.amount, p.currency)}: ${o.status}` })),
+      ...actions.map((a) => ({ at: a.created_at.toISOString(), text: `${a.action} of ${a.amount === null ? '' : money(a.amount, p.currency)} asked by ${a.user_email} (dashboard)` })),
+    ].sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
+    const txs = [...p.authorization.partner_transactions, ...ops.flatMap((o) => o.partner_transactions)];
+    const form = (action: keyof typeof ACTIONS, withAmount: boolean) => {
+      const a = ACTIONS[action]!;
+      const available = a.available(p);
+      if (!can(m.entity.role, a.needs) || available <= 0) return '';
+      const id = `${action}-amount`;
+      return `<form method="post" action="${base}/${action}" data-once>
+<h3>${a.verb}</h3>
+<input type="hidden" name="csrf" value="${e(m.csrf)}"><input type="hidden" name="idempotency_key" value="${randomUUID()}">
+${withAmount ? `<label for="${id}">Amount (${e(p.currency)}), at most ${e(money(available, p.currency))}</label>
+<input id="${id}" name="amount" inputmode="decimal" required value="${e((available / 100).toFixed(2))}">` : `<p>Releases ${e(money(available, p.currency))} not captured.</p>`}
+<button type="submit"${action === 'void' ? ' class="danger"' : ''}>${a.verb}…</button>
+</form>`;
+    };
+    const forms = [form('capture', true), form('refund', true), form('void', false)].join('');
+    return page(reply, status, { title: `Payment ${p.order_reference ?? p.id}`, email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity, current: 'payments' }, `
+${notice ? `<p class="notice" role="status">${e(notice)}</p>` : ''}${error ? `<div class="error" role="alert">${e(error)}</div>` : ''}
+<dl class="facts">
+<dt>Payment</dt><dd><code>${e(p.id)}</code></dd>
+<dt>Created</dt><dd>${e(when(p.created_at))}</dd>
+<dt>Amount</dt><dd>${e(money(p.amount, p.currency))}</dd>
+<dt>Authorization</dt><dd class="status">${e(p.authorization.status)}</dd>
+<dt>Captured</dt><dd>${e(money(p.amounts.total_captured, p.currency))} (${e(money(p.amounts.available_to_capture, p.currency))} left to capture)</dd>
+<dt>Refunded</dt><dd>${e(money(p.amounts.total_refunded, p.currency))} (${e(money(p.amounts.available_to_refund, p.currency))} left to refund)</dd>
+<dt>Voided</dt><dd>${e(money(p.amounts.total_voided, p.currency))}</dd>
+<dt>Order</dt><dd>${e(p.order_reference ?? '—')}</dd>
+</dl>
+<h2>Split</h2>
+<div class="table-wrap" role="region" tabindex="0" aria-label="Split (scrolls sideways on small screens)"><table aria-label="Split"><thead><tr><th scope="col">Partner</th><th scope="col">Method</th><th scope="col" class="num">Amount</th></tr></thead>
+<tbody>${p.split.map((s) => `<tr><td>${e(s.partner)}</td><td>${e(s.method)}</td><td class="num">${e(money(s.amount, p.currency))}</td></tr>`).join('')}</tbody></table></div>
+<h2>Partner transactions</h2>
+<div class="table-wrap" role="region" tabindex="0" aria-label="Partner transactions (scrolls sideways on small screens)"><table aria-label="Partner transactions"><thead><tr><th scope="col">Partner</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col">Reference</th><th scope="col">Code</th></tr></thead>
+<tbody>${txs.map((t) => `<tr><td>${e(t.partner)}</td><td>${e(t.status)}</td><td class="num">${e(money(t.amount, p.currency))}</td><td><code>${e(t.partner_reference ?? '—')}</code></td><td>${e(t.status_code ?? '')}</td></tr>`).join('')}</tbody></table></div>
+<h2>Timeline</h2>
+<ol class="timeline">${timeline.map((t) => `<li><time datetime="${e(t.at)}">${e(when(t.at))}</time>: ${e(t.text)}</li>`).join('')}</ol>
+${forms ? `<h2>Actions</h2><div class="actions">${forms}</div>` : m.entity.role === 'viewer' ? '<p>Your role is read only.</p>' : ''}`);
+  };
+
+  app.get('/dashboard/:entity/payments/:id', { schema: { hide: true, params: PaymentParams } }, async (request, reply) => {
+    const m = await member(request, reply);
+    if (!m) return reply;
+    const { id } = request.params as { id: string };
+    const p = await stored(m.entity.entity_id, id);
+    if (!p) return page(reply, 404, { title: 'Not found', email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity }, '<p>There is no such payment here.</p>');
+    const { done, sent } = request.query as Record<string, unknown>;
+    const notice = typeof done === 'string' && ACTIONS[done] ? `${ACTIONS[done]!.verb} done.`
+      : typeof sent === 'string' && ACTIONS[sent] ? `This ${sent} form was already sent once; nothing more was done. The payment below shows where it stands.` : undefined;
+    return detail(reply, m, p, notice);
+  });
+
+  // Capture, refund, void: the form's post shows a confirmation; its confirmation moves the
+  // money, once per form (the idempotency key was made when the form was shown).
+  const ActionParams = Type.Object({ entity: Type.String({ pattern: UUID.source }), id: Type.String({ pattern: UUID.source }), action: Type.Union(Object.keys(ACTIONS).map((k) => Type.Literal(k))) });
+  app.post('/dashboard/:entity/payments/:id/:action', {
+    schema: { hide: true, params: ActionParams, body: Type.Record(Type.String(), Type.String({ maxLength: 200 })) },
+  }, async (request, reply) => {
+    const { id, action } = request.params as { id: string; action: string };
+    const a = ACTIONS[action]!;
+    const m = await member(request, reply, a.needs);
+    if (!m) return reply;
+    const body = request.body as Record<string, string>;
+    if (!csrfOk(request, m)) return page(reply, 403, { title: 'Form expired', email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity }, '<p role="alert">The form expired or did not come from this dashboard. Go back and reload the payment.</p>');
+    const p = await stored(m.entity.entity_id, id);
+    if (!p) return page(reply, 404, { title: 'Not found', email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity }, '<p>There is no such payment here.</p>');
+    const key = body.idempotency_key ?? '';
+    if (!UUID.test(key)) return detail(reply, m, p, undefined, 'The form is incomplete: reload the payment.', 400);
+    let amount: number | undefined;
+    if (a.kind !== 'VOID') {
+      amount = parseAmount(body.amount ?? '');
+      if (amount === undefined || amount <= 0) return detail(reply, m, p, undefined, `${a.verb}: write the amount like 12.50.`, 400);
+    }
+    const base = `/dashboard/${m.entity.entity_id}/payments/${p.id}`;
+    if (body.confirm !== 'yes') {
+      return page(reply, 200, { title: `${a.verb} ${amount === undefined ? '' : money(amount, p.currency)}?`, email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity, current: 'payments' }, `
+<p>${e(a.verb)} ${amount === undefined ? `the ${e(money(a.available(p), p.currency))} not captured` : e(money(amount, p.currency))} of payment ${e(p.order_reference ?? p.id)}? This moves money at the partner and cannot be undone here.</p>
+<form method="post" action="${base}/${action}" data-once class="confirm">
+<input type="hidden" name="csrf" value="${e(m.csrf)}"><input type="hidden" name="idempotency_key" value="${e(key)}">
+${amount === undefined ? '' : `<input type="hidden" name="amount" value="${e(body.amount!)}">`}<input type="hidden" name="confirm" value="yes">
+<button type="submit"${a.kind === 'VOID' ? ' class="danger"' : ''}>Yes, ${e(a.verb.toLowerCase())}</button> <a href="${base}">No, go back</a>
+</form>`);
+    }
+    // This form was sent already (a double click, a reload): its operation is done or under
+    // way with this key; nothing more moves.
+    if (await membersRepo.actionDone(deps.db, m.entity.entity_id, key)) return reply.redirect(`${base}?sent=${action}`, 303);
+    try {
+      await deps.operations.run(a.kind, m.entity.entity_id, p.id, amount === undefined ? {} : { amount }, {
+        idempotencyKey: `dashboard:${key}`, instance: `/v2/payments/${p.id}/${a.kind === 'CAPTURE' ? 'captures' : a.kind === 'REFUND' ? 'refunds' : 'voids'}`,
+      });
+      await membersRepo.recordAction(deps.db, {
+        entity_id: m.entity.entity_id, user_id: m.userId, user_email: m.email, action: a.verb, payment_id: p.id, idempotency_key: key, amount: amount ?? a.available(p),
+      });
+    } catch (err) {
+      // The same form's key at the API: its first post is in flight (a double click).
+      if (err instanceof Problem && err.status === 409) return reply.redirect(`${base}?sent=${action}`, 303);
+      if (err instanceof Problem && err.status < 500) {
+        const now = (await stored(m.entity.entity_id, p.id)) ?? p;
+        const params = (err.extra.invalid_params as Array<{ name: string; reason: string }> | undefined)?.map((x) => `${x.name} ${x.reason}`).join('; ');
+        return detail(reply, m, now, undefined, `${a.verb} refused: ${params || err.detail || err.title}`, err.status);
+      }
+      throw err;
+    }
+    return reply.redirect(`${base}?done=${action}`, 303);
+  });
+}

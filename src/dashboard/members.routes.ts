@@ -1,0 +1,122 @@
+// Operator API: who may use an entity's dashboard, with which role. Inviting an address
+// that has no identity account creates one without a usable password and mails a link to
+// choose it (the password reset page, valid 7 days), through the identity provider's
+// mail outbox (and SMTP when configured). An entity keeps at least one admin.
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Db } from '../platform/db/index.ts';
+import { sha256 } from '../platform/crypto/secrets.ts';
+import { problems } from '../platform/http/problem.ts';
+import { problemResponses, StringEnum, Uuid } from '../platform/http/schemas.ts';
+import type { EntitiesService } from '../admin/entities.service.ts';
+import type { IdentityService } from '../identity/idp/idp.service.ts';
+import { idpRepo } from '../identity/idp/idp.repo.ts';
+import type { Mailer } from '../identity/sdk/mail.ts';
+import { sdkRepo } from '../identity/sdk/sdk.repo.ts';
+import { ROLES, type Role, membersRepo } from './members.ts';
+
+export const INVITE_TTL_SECONDS = 7 * 86_400;
+const auth = { schemes: ['admin' as const] };
+const tags = ['Operator'];
+const security = [{ operatorToken: [] }];
+
+const Member = Type.Object({
+  user_id: Uuid(), email: Type.String(), role: StringEnum(ROLES, 'admin: keys, webhooks, users; operator: capture, refund, void, links; viewer: read only'),
+  invited_by: Type.Union([Type.String(), Type.Null()]), created_at: Type.String({ format: 'date-time' }),
+}, { title: 'DashboardMember' });
+
+export interface MembersDeps {
+  db: Db;
+  entities: EntitiesService;
+  identity: IdentityService;
+  mailer: Mailer;
+  baseUrl: string;
+}
+
+/** Creates (or finds) the user and makes them a member; an invitation mail when the account is new. */
+export async function inviteMember(deps: MembersDeps, entityId: string, email: string, role: Role, invitedBy: string): Promise<{ user_id: string; invited: boolean }> {
+  const entity = await deps.entities.get(entityId);
+  let user = await idpRepo.userByEmail(deps.db, email);
+  let invited = false;
+  if (!user) {
+    // No usable password until the invitee chooses one through the mailed link.
+    await deps.identity.createUser({ email, password: randomBytes(32).toString('base64url'), email_verified: false });
+    user = (await idpRepo.userByEmail(deps.db, email))!;
+    const token = randomBytes(32).toString('base64url');
+    await sdkRepo.insertReset(deps.db, { token_hash: sha256(token).toString('hex'), user_id: user.id, client_id: null, return_to: `${deps.baseUrl}/dashboard`, ttlSeconds: INVITE_TTL_SECONDS });
+    await deps.mailer.send(email, `You are invited to ${entity.name} on payd`,
+      `You are invited to the payd dashboard of ${entity.name}, as ${role}.\n\n`
+      + `Choose your password within 7 days with this link, then sign in at ${deps.baseUrl}/dashboard:\n`
+      + `${deps.baseUrl}/identity/v1/password/reset?token=${token}\n`);
+    invited = true;
+  }
+  await membersRepo.upsert(deps.db, entityId, user.id, role, invitedBy);
+  return { user_id: user.id, invited };
+}
+
+export async function membersRoutes(root: FastifyInstance, deps: MembersDeps) {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
+  const EntityParams = Type.Object({ id: Uuid('Entity id') });
+  const MemberParams = Type.Object({ id: Uuid('Entity id'), user_id: Uuid('The member\'s identity user id') });
+  const view = async (entityId: string, userId: string) => {
+    const m = (await membersRepo.of(deps.db, entityId)).find((x) => x.user_id === userId);
+    if (!m) throw problems.notFound('This user is not a member of the entity.');
+    return { ...m, created_at: m.created_at.toISOString() };
+  };
+  /** Refuses to leave the entity without an admin. */
+  const keepAnAdmin = async (entityId: string, userId: string, nextRole: Role | undefined) => {
+    const role = await membersRepo.roleOf(deps.db, entityId, userId);
+    if (role === 'admin' && nextRole !== 'admin' && (await membersRepo.admins(deps.db, entityId)) <= 1) {
+      throw problems.conflict('An entity keeps at least one admin: make another member admin first.');
+    }
+  };
+
+  app.post('/admin/v1/entities/:id/members', {
+    config: { auth },
+    schema: {
+      tags, security, summary: 'Invite a user to the entity\'s dashboard (or change their role)',
+      description: 'A new address gets an identity account and an invitation mail with a link to choose a password (7 days). An existing user is added at once.',
+      params: EntityParams,
+      body: Type.Object({ email: Type.String({ format: 'email', maxLength: 254 }), role: StringEnum(ROLES, 'The role in this entity') }, { additionalProperties: false }),
+      response: { 201: Type.Intersect([Member, Type.Object({ invited: Type.Boolean({ description: 'An invitation mail was sent (the address had no account)' }) })]), ...problemResponses(400, 401, 404, 409) },
+    },
+  }, async (request, reply) => {
+    await keepAnAdmin(request.params.id, (await idpRepo.userByEmail(deps.db, request.body.email))?.id ?? '00000000-0000-0000-0000-000000000000', request.body.role);
+    const r = await inviteMember(deps, request.params.id, request.body.email, request.body.role, 'operator');
+    return reply.code(201).send({ ...(await view(request.params.id, r.user_id)), invited: r.invited });
+  });
+
+  app.get('/admin/v1/entities/:id/members', {
+    config: { auth },
+    schema: { tags, security, summary: 'List the entity\'s dashboard members', params: EntityParams, response: { 200: Type.Object({ data: Type.Array(Member) }), ...problemResponses(400, 401, 404) } },
+  }, async (request) => {
+    await deps.entities.get(request.params.id);
+    return { data: (await membersRepo.of(deps.db, request.params.id)).map((m) => ({ ...m, created_at: m.created_at.toISOString() })) };
+  });
+
+  app.patch('/admin/v1/entities/:id/members/:user_id', {
+    config: { auth },
+    schema: {
+      tags, security, summary: 'Change a member\'s role', params: MemberParams,
+      body: Type.Object({ role: StringEnum(ROLES, 'The new role') }, { additionalProperties: false }),
+      response: { 200: Member, ...problemResponses(400, 401, 404, 409) },
+    },
+  }, async (request) => {
+    await view(request.params.id, request.params.user_id);
+    await keepAnAdmin(request.params.id, request.params.user_id, request.body.role);
+    await membersRepo.upsert(deps.db, request.params.id, request.params.user_id, request.body.role, null);
+    return view(request.params.id, request.params.user_id);
+  });
+
+  app.delete('/admin/v1/entities/:id/members/:user_id', {
+    config: { auth },
+    schema: { tags, security, summary: 'Remove a member from the entity\'s dashboard', params: MemberParams, response: { 204: Type.Null({ description: 'Removed' }), ...problemResponses(400, 401, 404, 409) } },
+  }, async (request, reply) => {
+    await view(request.params.id, request.params.user_id);
+    await keepAnAdmin(request.params.id, request.params.user_id, undefined);
+    await membersRepo.remove(deps.db, request.params.id, request.params.user_id);
+    return reply.code(204).send(null);
+  });
+}

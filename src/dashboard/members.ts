@@ -1,0 +1,68 @@
+// Dashboard members: a user of payd's identity provider belongs to one or more entities
+// with a role. admin: keys, webhooks, users; operator: capture, refund, void, links;
+// viewer: read only. Every dashboard request is authorised here, on the server, by role
+// and entity (an entity's pages are a 404 to anyone who is not its member).
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../platform/db/index.ts';
+
+export const ROLES = ['admin', 'operator', 'viewer'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** What each role may do (a role may do what the roles after it may). */
+const RANK: Record<Role, number> = { admin: 3, operator: 2, viewer: 1 };
+export const can = (role: Role, needed: Role) => RANK[role] >= RANK[needed];
+
+export interface Membership { entity_id: string; entity_name: string; role: Role }
+export interface Member { user_id: string; email: string; role: Role; invited_by: string | null; created_at: Date }
+
+export const membersRepo = {
+  async upsert(q: Queryable, entityId: string, userId: string, role: Role, invitedBy: string | null): Promise<void> {
+    await q.query(
+      `INSERT INTO dashboard_members (entity_id, user_id, role, invited_by) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (entity_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
+      [entityId, userId, role, invitedBy]);
+  },
+  async remove(q: Queryable, entityId: string, userId: string): Promise<boolean> {
+    const { rowCount } = await q.query('DELETE FROM dashboard_members WHERE entity_id = $1 AND user_id = $2', [entityId, userId]);
+    return rowCount > 0;
+  },
+  async of(q: Queryable, entityId: string): Promise<Member[]> {
+    const { rows } = await q.query<Member>(
+      `SELECT m.user_id::text, u.email, m.role, m.invited_by, m.created_at FROM dashboard_members m JOIN idp_users u ON u.id = m.user_id
+        WHERE m.entity_id = $1 ORDER BY m.created_at, u.email`, [entityId]);
+    return rows;
+  },
+  async membershipsOf(q: Queryable, userId: string): Promise<Membership[]> {
+    const { rows } = await q.query<Membership>(
+      `SELECT m.entity_id::text, e.name AS entity_name, m.role FROM dashboard_members m JOIN entities e ON e.id = m.entity_id
+        WHERE m.user_id = $1 ORDER BY e.name, e.id`, [userId]);
+    return rows;
+  },
+  async roleOf(q: Queryable, entityId: string, userId: string): Promise<Role | undefined> {
+    const { rows } = await q.query<{ role: Role }>('SELECT role FROM dashboard_members WHERE entity_id = $1 AND user_id = $2', [entityId, userId]);
+    return rows[0]?.role;
+  },
+  async admins(q: Queryable, entityId: string): Promise<number> {
+    const { rows } = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM dashboard_members WHERE entity_id = $1 AND role = 'admin'`, [entityId]);
+    return rows[0]!.n;
+  },
+
+  /** Records a dashboard action once per form key; false when that form was already recorded. */
+  async recordAction(q: Queryable, a: { entity_id: string; user_id: string; user_email: string; action: string; payment_id: string | null; idempotency_key: string | null; amount: number | null }): Promise<boolean> {
+    const { rowCount } = await q.query(
+      `INSERT INTO dashboard_actions (id, entity_id, user_id, user_email, action, payment_id, idempotency_key, amount)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (entity_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
+      [randomUUID(), a.entity_id, a.user_id, a.user_email, a.action, a.payment_id, a.idempotency_key, a.amount]);
+    return rowCount > 0;
+  },
+  async actionDone(q: Queryable, entityId: string, key: string): Promise<boolean> {
+    const { rows } = await q.query('SELECT 1 FROM dashboard_actions WHERE entity_id = $1 AND idempotency_key = $2', [entityId, key]);
+    return rows.length > 0;
+  },
+  async actionsOf(q: Queryable, entityId: string, paymentId: string): Promise<Array<{ user_email: string; action: string; amount: number | null; idempotency_key: string | null; created_at: Date }>> {
+    const { rows } = await q.query<{ user_email: string; action: string; amount: number | null; idempotency_key: string | null; created_at: Date }>(
+      `SELECT user_email, action, amount, idempotency_key, created_at FROM dashboard_actions WHERE entity_id = $1 AND payment_id = $2 ORDER BY created_at`,
+      [entityId, paymentId]);
+    return rows.map((r) => ({ ...r, amount: r.amount === null ? null : Number(r.amount) }));
+  },
+};

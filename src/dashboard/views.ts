@@ -1,0 +1,157 @@
+// The dashboard's HTML: server-rendered pages with landmarks (header, nav, main), a skip
+// link, labels on every field, and one small script for enhancements (copy buttons,
+// a form disabled once submitted); no inline script or style, under a strict CSP.
+// Amounts are shown in major units with their currency (all of payd's currencies have
+// two decimals) and read back the same way.
+import type { FastifyReply } from 'fastify';
+import { escapeHtml as e } from '../checkout/pages.ts';
+import type { Membership, Role } from './members.ts';
+
+export const ASSETS = '/dashboard/assets';
+const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+export function money(minor: number, currency: string): string {
+  const sign = minor < 0 ? '-' : '';
+  const abs = Math.abs(minor);
+  return `${sign}${Math.floor(abs / 100).toLocaleString('en-US')}.${String(abs % 100).padStart(2, '0')} ${currency}`;
+}
+
+/** "12.5" or "12.50" in major units to minor units; undefined when it is not such an amount. */
+export function parseAmount(text: string): number | undefined {
+  const m = /^\s*(\d{1,12})(?:[.,](\d{1,2}))?\s*$/.exec(text);
+  if (!m) return undefined;
+  return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
+}
+
+export const when = (d: Date | string) => new Date(d).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+
+export interface Layout {
+  title: string;
+  email: string;
+  csrf: string;
+  entity?: Membership | undefined;
+  memberships: Membership[];
+  current?: 'home' | 'payments' | undefined;
+}
+
+export function page(reply: FastifyReply, status: number, l: Layout, body: string): FastifyReply {
+  const base = l.entity ? `/dashboard/${l.entity.entity_id}` : '/dashboard';
+  const link = (href: string, label: string, key: Layout['current']) =>
+    `<li><a href="${href}"${l.current === key ? ' aria-current="page"' : ''}>${label}</a></li>`;
+  const switcher = l.memberships.length > 1
+    ? `<form method="get" action="/dashboard/switch" class="switch"><label for="entity-switch">Merchant</label>
+<select id="entity-switch" name="entity">${l.memberships.map((m) => `<option value="${e(m.entity_id)}"${m.entity_id === l.entity?.entity_id ? ' selected' : ''}>${e(m.entity_name)}</option>`).join('')}</select>
+<button type="submit">Open</button></form>`
+    : l.entity ? `<span class="merchant">${e(l.entity.entity_name)}</span>` : '';
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${e(l.title)} · payd dashboard</title>
+<link rel="stylesheet" href="${ASSETS}/dashboard.css">
+<script src="${ASSETS}/dashboard.js" defer></script>
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+<header>
+<p class="brand"><a href="/dashboard">payd</a></p>
+${switcher}
+<form method="post" action="/dashboard/logout" class="signout"><input type="hidden" name="csrf" value="${e(l.csrf)}"><span class="who">${e(l.email)}${l.entity ? ` · ${e(l.entity.role)}` : ''}</span> <button type="submit" class="link">Sign out</button></form>
+</header>
+${l.entity ? `<nav aria-label="Dashboard"><ul>${link(base, 'Home', 'home')}${link(`${base}/payments`, 'Payments', 'payments')}</ul></nav>` : ''}
+<main id="main">
+<h1>${e(l.title)}</h1>
+${body}
+</main>
+</body>
+</html>`;
+  return reply.code(status).header('content-type', 'text/html; charset=utf-8').header('content-security-policy', CSP)
+    .header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').header('x-frame-options', 'DENY')
+    .header('x-content-type-options', 'nosniff').send(html);
+}
+
+/** A page outside an entity (sign-in failures, no membership). */
+export function plain(reply: FastifyReply, status: number, title: string, body: string): FastifyReply {
+  return reply.code(status).header('content-type', 'text/html; charset=utf-8').header('content-security-policy', CSP).header('cache-control', 'no-store')
+    .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${e(title)} · payd dashboard</title><link rel="stylesheet" href="${ASSETS}/dashboard.css"></head>
+<body><main id="main"><h1>${e(title)}</h1>${body}</main></body></html>`);
+}
+
+export const roleLabel: Record<Role, string> = { admin: 'Administrator', operator: 'Operator', viewer: 'Viewer' };
+
+/** Bars of a daily series as SVG (no script), with its numbers in a table for screen readers. */
+export function barChart(series: Array<{ day: string; value: number; label: string }>, caption: string): string {
+  const max = Math.max(1, ...series.map((s) => s.value));
+  const w = 28;
+  const bars = series.map((s, i) => {
+    const h = Math.round((s.value / max) * 100);
+    return `<rect x="${i * w + 4}" y="${110 - h}" width="${w - 8}" height="${Math.max(h, s.value > 0 ? 2 : 0)}"><title>${e(s.day)}: ${e(s.label)}</title></rect>`;
+  }).join('');
+  return `<figure class="chart"><svg role="img" aria-labelledby="chart-caption" viewBox="0 0 ${series.length * w + 8} 120" preserveAspectRatio="none">${bars}<line x1="0" y1="110" x2="${series.length * w + 8}" y2="110"/></svg>
+<figcaption id="chart-caption">${e(caption)}</figcaption>
+<table class="visually-hidden"><caption>${e(caption)}</caption><thead><tr><th scope="col">Day</th><th scope="col">Volume</th></tr></thead>
+<tbody>${series.map((s) => `<tr><td>${e(s.day)}</td><td>${e(s.label)}</td></tr>`).join('')}</tbody></table></figure>`;
+}
+
+export const DASHBOARD_CSS = `
+*{box-sizing:border-box}
+body{margin:0;font:16px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#1a1a1a;background:#f6f7f9}
+a{color:#0b57d0}
+.skip{position:absolute;left:-999px;top:0;background:#fff;padding:.5rem}
+.skip:focus{left:.5rem;z-index:10}
+header{display:flex;flex-wrap:wrap;gap:.75rem 1.5rem;align-items:center;padding:.75rem 1rem;background:#fff;border-bottom:1px solid #d9dde3}
+.brand{margin:0;font-weight:700}.brand a{color:inherit;text-decoration:none}
+.switch,.signout{display:flex;gap:.5rem;align-items:center;margin:0}
+.signout{margin-left:auto}
+.who{color:#4a4f57;font-size:.9rem;overflow-wrap:anywhere}
+nav ul{display:flex;gap:1rem;list-style:none;margin:0;padding:.5rem 1rem;background:#fff;border-bottom:1px solid #d9dde3;overflow-x:auto}
+nav a[aria-current=page]{font-weight:700;text-decoration:none;color:#1a1a1a}
+main{max-width:72rem;margin:0 auto;padding:1rem}
+h1{font-size:1.5rem;margin:.5rem 0 1rem}
+h2{font-size:1.15rem;margin:1.5rem 0 .5rem}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(12rem,1fr));gap:1rem}
+.card{background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:1rem}
+.card .value{font-size:1.4rem;font-weight:700;margin:0}
+.card .label{margin:0;color:#4a4f57}
+.table-wrap{overflow-x:auto;background:#fff;border:1px solid #d9dde3;border-radius:8px}
+table{border-collapse:collapse;width:100%}
+th,td{text-align:left;padding:.5rem .75rem;border-bottom:1px solid #eceef1;vertical-align:top}
+td.num,th.num{text-align:right;white-space:nowrap}
+code{font-size:.85rem;overflow-wrap:anywhere}
+form.filters{display:grid;grid-template-columns:repeat(auto-fit,minmax(10rem,1fr));gap:.75rem;align-items:end;background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:1rem;margin-bottom:1rem}
+label{display:block;font-weight:600;font-size:.9rem;margin-bottom:.25rem}
+input,select{width:100%;font:inherit;padding:.45rem .5rem;border:1px solid #8a9099;border-radius:6px;background:#fff}
+button{font:inherit;padding:.5rem 1rem;border-radius:6px;border:1px solid #0b57d0;background:#0b57d0;color:#fff;cursor:pointer}
+button.secondary{background:#fff;color:#0b57d0}
+button.danger{background:#b3261e;border-color:#b3261e}
+button.link{background:none;border:none;color:#0b57d0;padding:0;text-decoration:underline}
+button:disabled{background:#5f6368;border-color:#5f6368;color:#fff;cursor:not-allowed}
+a:focus-visible,button:focus-visible,input:focus-visible,select:focus-visible{outline:3px solid #f9ab00;outline-offset:2px}
+.actions{display:grid;grid-template-columns:repeat(auto-fit,minmax(16rem,1fr));gap:1rem}
+.actions form{background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:1rem;display:grid;gap:.5rem}
+.notice{padding:.75rem 1rem;border-radius:8px;background:#e6f4ea;border:1px solid #34a853}
+.error{padding:.75rem 1rem;border-radius:8px;background:#fce8e6;border:1px solid #b3261e}
+.pager{display:flex;gap:1rem;margin:1rem 0}
+.status{font-weight:600}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:1rem;margin:0}
+dl.facts dt{font-weight:600}dl.facts dd{margin:0;overflow-wrap:anywhere}
+.chart{background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:1rem;margin:1rem 0}
+.chart svg{width:100%;height:8rem}.chart rect{fill:#0b57d0}.chart line{stroke:#8a9099}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+ol.timeline{background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:1rem 1rem 1rem 2.5rem;margin:0}
+@media (max-width:40rem){header{padding:.5rem}.signout{margin-left:0}th,td{padding:.4rem}}
+`;
+
+export const DASHBOARD_JS = `(function () {
+  // A form that moves money is sent once: its button is disabled on submit (the server
+  // also refuses a second move with the same key).
+  document.querySelectorAll('form[data-once]').forEach(function (form) {
+    form.addEventListener('submit', function () {
+      form.querySelectorAll('button[type=submit]').forEach(function (b) { b.disabled = true; });
+    });
+  });
+})();
+`;

@@ -1,0 +1,194 @@
+// The merchant dashboard (issue 21), through the real app: sign-in through payd's identity
+// provider, members and roles (operator API), authorisation of every page by entity and
+// role, money actions behind a confirmation with the form's idempotency key (a second
+// post moves nothing), CSRF, the payment list's filters, and the demo's first admin.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { LightMyRequestResponse } from 'fastify';
+import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
+import { PASSWORD, createUser, hiddenFields, signIn } from '../identity/idp-helpers.ts';
+import { bootstrapDemo } from '../../src/admin/demo.ts';
+
+const cookieValue = (res: LightMyRequestResponse, name: string) =>
+  ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith(`${name}=`))?.split(';')[0];
+
+describe('merchant dashboard', () => {
+  let t: TestApp;
+  let a: Merchant;
+  let b: Merchant;
+  before(async () => {
+    // (http redirect URIs are allowed on localhost only: the dashboard's callback is one.)
+    t = await createTestApp({ baseUrl: 'http://localhost:8080' });
+    a = await t.createMerchant('Shop A');
+    b = await t.createMerchant('Shop B');
+    await createUser(t, 'olga@example.com'); // operator of A
+    await createUser(t, 'vic@example.com'); // viewer of A
+    await createUser(t, 'bea@example.com'); // admin of B
+    await createUser(t, 'nobody@example.com');
+    for (const [entity, email, role] of [[a, 'olga@example.com', 'operator'], [a, 'vic@example.com', 'viewer'], [b, 'bea@example.com', 'admin']] as const) {
+      const res = await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${entity.entityId}/members`, headers: t.adminHeaders, payload: { email, role } });
+      assert.equal(res.statusCode, 201, res.body);
+    }
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  /** Signs in through the provider, as a browser does; returns the dashboard cookie. */
+  async function signInAs(email: string, path = '/dashboard'): Promise<string> {
+    const start = await t.app.inject({ url: path });
+    assert.equal(start.statusCode, 303);
+    const login = cookieValue(start, 'payd_dashboard_login')!;
+    const authorize = new URL(String(start.headers.location));
+    const posted = await signIn(t.app, `${authorize.pathname}${authorize.search}`, { email, password: PASSWORD });
+    assert.equal(posted.statusCode, 303, posted.body);
+    const back = new URL(String(posted.headers.location));
+    const cb = await t.app.inject({ url: `${back.pathname}${back.search}`, headers: { cookie: login } });
+    assert.equal(cb.statusCode, 303, cb.body);
+    assert.equal(cb.headers.location, path);
+    return cookieValue(cb, 'payd_dashboard')!;
+  }
+  const get = (cookie: string, url: string) => t.app.inject({ url, headers: { cookie } });
+  const post = (cookie: string, url: string, form: Record<string, string>) =>
+    t.app.inject({ method: 'POST', url, headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(form).toString() });
+  const pay = async (m: Merchant, reference: string, amount = 10000) => {
+    const res = await t.app.inject({
+      method: 'POST', url: '/v2/payments', headers: m.auth,
+      payload: { amount, currency: 'EUR', capture_mode: 'MANUAL', order: { reference }, split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2031', cvv: '123' } }] },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json() as { id: string };
+  };
+  const operations = async (paymentId: string) =>
+    (await t.testDb.db.query<{ kind: string; amount: string }>('SELECT kind, amount::text FROM payment_operations WHERE payment_id = $1 ORDER BY created_at', [paymentId])).rows;
+
+  it('an operator captures part of a payment after confirming; posting the confirmation again moves nothing more', async () => {
+    const p = await pay(a, 'ORDER-CAP-1');
+    const olga = await signInAs('olga@example.com', `/dashboard/${a.entityId}/payments/${p.id}`);
+    const detail = await get(olga, `/dashboard/${a.entityId}/payments/${p.id}`);
+    assert.equal(detail.statusCode, 200);
+    assert.match(detail.body, /ORDER-CAP-1/);
+    assert.match(String(detail.headers['content-security-policy']), /script-src 'self'/);
+    const form = hiddenFields(/<form method="post" action="[^"]+\/capture"[^]*?<\/form>/.exec(detail.body)![0]);
+    const confirm = await post(olga, `/dashboard/${a.entityId}/payments/${p.id}/capture`, { ...Object.fromEntries(form), amount: '40.00' });
+    assert.equal(confirm.statusCode, 200);
+    assert.match(confirm.body, /Capture 40\.00 EUR\?/);
+    assert.deepEqual(await operations(p.id), [], 'the first post only asks');
+    const yes = { ...Object.fromEntries(hiddenFields(confirm.body)) };
+    assert.equal(yes.confirm, 'yes');
+    const done = await post(olga, `/dashboard/${a.entityId}/payments/${p.id}/capture`, yes);
+    assert.equal(done.statusCode, 303, done.body);
+    const twice = await post(olga, `/dashboard/${a.entityId}/payments/${p.id}/capture`, yes);
+    assert.equal(twice.statusCode, 303, 'a double submit is answered like the first');
+    assert.deepEqual(await operations(p.id), [{ kind: 'CAPTURE', amount: '4000' }], 'money moved once');
+    const after = await get(olga, String(done.headers.location));
+    assert.match(after.body, /Capture done/);
+    assert.match(after.body, /Capture of 40\.00 EUR asked by olga@example\.com \(dashboard\)/);
+    assert.match(after.body, /60\.00 EUR left to capture/);
+  });
+
+  it('refuses a form without its CSRF token, and an amount over what is available, with the reason', async () => {
+    const p = await pay(a, 'ORDER-CSRF');
+    const olga = await signInAs('olga@example.com');
+    const detail = await get(olga, `/dashboard/${a.entityId}/payments/${p.id}`);
+    const form = Object.fromEntries(hiddenFields(/<form method="post" action="[^"]+\/capture"[^]*?<\/form>/.exec(detail.body)![0]));
+    const noCsrf = await post(olga, `/dashboard/${a.entityId}/payments/${p.id}/capture`, { ...form, csrf: 'forged', amount: '1.00', confirm: 'yes' });
+    assert.equal(noCsrf.statusCode, 403);
+    const over = await post(olga, `/dashboard/${a.entityId}/payments/${p.id}/capture`, { ...form, amount: '100.01', confirm: 'yes' });
+    assert.equal(over.statusCode, 400, over.body);
+    assert.match(over.body, /Capture refused: [^<]*available/);
+    assert.equal((await post(olga, `/dashboard/${a.entityId}/payments/${p.id}/capture`, { ...form, amount: 'ten euros' })).statusCode, 400);
+    assert.deepEqual(await operations(p.id), []);
+  });
+
+  it('a viewer sees payments but no action, and a posted refund is refused with nothing moved', async () => {
+    const p = await pay(a, 'ORDER-VIEW');
+    await t.app.inject({ method: 'POST', url: `/v2/payments/${p.id}/captures`, headers: a.auth, payload: { amount: 10000 } });
+    const vic = await signInAs('vic@example.com');
+    const detail = await get(vic, `/dashboard/${a.entityId}/payments/${p.id}`);
+    assert.equal(detail.statusCode, 200);
+    assert.doesNotMatch(detail.body, /action="[^"]+\/(refund|capture|void)"/);
+    assert.match(detail.body, /read only/);
+    const csrf = hiddenFields(detail.body).get('csrf')!;
+    const refund = await post(vic, `/dashboard/${a.entityId}/payments/${p.id}/refund`, { csrf, idempotency_key: crypto.randomUUID(), amount: '10.00', confirm: 'yes' });
+    assert.equal(refund.statusCode, 403);
+    assert.deepEqual((await operations(p.id)).map((o) => o.kind), ['CAPTURE']);
+  });
+
+  it("a member of A gets a 404 for B's dashboard and for B's payment under A; a user with no membership sees none", async () => {
+    const pb = await pay(b, 'ORDER-B');
+    const olga = await signInAs('olga@example.com');
+    assert.equal((await get(olga, `/dashboard/${b.entityId}`)).statusCode, 404);
+    assert.equal((await get(olga, `/dashboard/${b.entityId}/payments/${pb.id}`)).statusCode, 404);
+    const underA = await get(olga, `/dashboard/${a.entityId}/payments/${pb.id}`);
+    assert.equal(underA.statusCode, 404);
+    assert.doesNotMatch(underA.body, /ORDER-B/);
+    const csrf = hiddenFields((await get(olga, `/dashboard/${a.entityId}`)).body).get('csrf')!;
+    const cross = await post(olga, `/dashboard/${a.entityId}/payments/${pb.id}/void`, { csrf, idempotency_key: crypto.randomUUID(), confirm: 'yes' });
+    assert.equal(cross.statusCode, 404);
+    assert.deepEqual(await operations(pb.id), []);
+    const nobody = await signInAs('nobody@example.com');
+    const home = await get(nobody, '/dashboard');
+    assert.match(home.body, /not a member of any merchant/);
+    assert.equal((await get(nobody, `/dashboard/${a.entityId}/payments`)).statusCode, 404);
+  });
+
+  it('finds payments by order reference, status and amount; explains a filter it cannot read', async () => {
+    await pay(a, 'FIND-ME-42', 4242);
+    const vic = await signInAs('vic@example.com');
+    const list = await get(vic, `/dashboard/${a.entityId}/payments?order_reference=FIND-ME-42`);
+    assert.equal(list.statusCode, 200);
+    assert.match(list.body, /FIND-ME-42/);
+    assert.doesNotMatch(list.body, /ORDER-VIEW/);
+    const byAmount = await get(vic, `/dashboard/${a.entityId}/payments?amount_min=42.42&amount_max=42.42&status=AUTHORIZED`);
+    assert.match(byAmount.body, /FIND-ME-42/);
+    const bad = await get(vic, `/dashboard/${a.entityId}/payments?amount_min=lots&from=yesterday`);
+    assert.equal(bad.statusCode, 200);
+    assert.match(bad.body, /Minimum amount: write it like 12\.50/);
+    assert.match(bad.body, /From: a date such as/);
+    const home = await get(vic, `/dashboard/${a.entityId}`);
+    assert.match(home.body, /Volume authorised today/);
+    assert.match(home.body, /<svg role="img"/);
+  });
+
+  it('operator API: invite (a new address gets an account and a mail), change a role, keep one admin, remove', async () => {
+    const invite = await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${b.entityId}/members`, headers: t.adminHeaders, payload: { email: 'new.hire@example.com', role: 'viewer' } });
+    assert.equal(invite.statusCode, 201, invite.body);
+    assert.equal(invite.json().invited, true);
+    const mail = (await t.testDb.db.query<{ subject: string; body: string }>(`SELECT subject, body FROM idp_mail_outbox WHERE to_address = 'new.hire@example.com'`)).rows[0]!;
+    assert.equal(mail.subject, 'You are invited to Shop B on payd');
+    assert.match(mail.body, /password\/reset\?token=/);
+    const list = await t.app.inject({ url: `/admin/v1/entities/${b.entityId}/members`, headers: t.adminHeaders });
+    assert.deepEqual(list.json().data.map((m: { email: string; role: string }) => `${m.email}:${m.role}`).sort(), ['bea@example.com:admin', 'new.hire@example.com:viewer']);
+    const bea = list.json().data.find((m: { email: string }) => m.email === 'bea@example.com').user_id;
+    const demote = await t.app.inject({ method: 'PATCH', url: `/admin/v1/entities/${b.entityId}/members/${bea}`, headers: t.adminHeaders, payload: { role: 'viewer' } });
+    assert.equal(demote.statusCode, 409, 'the last admin stays');
+    assert.equal((await t.app.inject({ method: 'DELETE', url: `/admin/v1/entities/${b.entityId}/members/${bea}`, headers: t.adminHeaders })).statusCode, 409);
+    const hire = list.json().data.find((m: { email: string }) => m.email === 'new.hire@example.com').user_id;
+    assert.equal((await t.app.inject({ method: 'PATCH', url: `/admin/v1/entities/${b.entityId}/members/${hire}`, headers: t.adminHeaders, payload: { role: 'admin' } })).json().role, 'admin');
+    assert.equal((await t.app.inject({ method: 'DELETE', url: `/admin/v1/entities/${b.entityId}/members/${bea}`, headers: t.adminHeaders })).statusCode, 204);
+    assert.equal((await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${b.entityId}/members`, headers: t.adminHeaders, payload: { email: 'x@example.com', role: 'owner' } })).statusCode, 400);
+    assert.equal((await t.app.inject({ method: 'GET', url: `/admin/v1/entities/${crypto.randomUUID()}/members`, headers: t.adminHeaders })).statusCode, 404);
+  });
+});
+
+describe('the demo merchant', () => {
+  it('comes with a first dashboard admin whose password is shown once, who can sign in', async () => {
+    const t = await createTestApp({ baseUrl: 'http://localhost:8080' });
+    try {
+      const demo = await bootstrapDemo(t.app.services.entities, { db: t.testDb.db, identity: t.app.services.identity });
+      assert.ok(demo?.dashboard);
+      const start = await t.app.inject({ url: '/dashboard' });
+      const authorize = new URL(String(start.headers.location));
+      const posted = await signIn(t.app, `${authorize.pathname}${authorize.search}`, { email: demo.dashboard.email, password: demo.dashboard.password });
+      const back = new URL(String(posted.headers.location));
+      const cb = await t.app.inject({ url: `${back.pathname}${back.search}`, headers: { cookie: cookieValue(start, 'payd_dashboard_login')! } });
+      const home = await t.app.inject({ url: '/dashboard', headers: { cookie: cookieValue(cb, 'payd_dashboard')! } });
+      assert.equal(home.statusCode, 303);
+      assert.equal(home.headers.location, `/dashboard/${demo.entityId}`);
+      assert.equal(await bootstrapDemo(t.app.services.entities, { db: t.testDb.db, identity: t.app.services.identity }), undefined, 'only on a fresh database');
+    } finally {
+      await t.close();
+    }
+  });
+});
