@@ -22,6 +22,9 @@ import type { OperationsService } from '../payments/operations.service.ts';
 import type { OperationKind } from '../payments/payments.repo.ts';
 import { pageOf, pageRequest, paymentListFilter, type PaymentListQueryT } from '../payments/lists.routes.ts';
 import { type Membership, type Role, can, membersRepo } from './members.ts';
+import type { PaymentLinksService } from '../links/links.service.ts';
+import type { EntitiesService } from '../admin/entities.service.ts';
+import { linkAndKeyRoutes } from './links-keys.routes.ts';
 import { ASSETS, DASHBOARD_CSS, DASHBOARD_JS, barChart, money, page, parseAmount, plain, roleLabel, when } from './views.ts';
 
 export const DASHBOARD_CLIENT_ID = 'payd-dashboard';
@@ -38,6 +41,9 @@ export interface DashboardDeps {
   operations: OperationsService;
   /** Origin of payd (the dashboard and, in role all, the identity provider). */
   origin: string;
+  links: PaymentLinksService;
+  entities: EntitiesService;
+  onApiKeyRevoked: (keyId: string) => void;
   /** Origin where the identity provider's /oauth/authorize is served. */
   idpOrigin: string;
   key: Buffer;
@@ -116,10 +122,12 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     }
     return { ...s, entity };
   };
-  const csrfOk = (request: FastifyRequest, s: Signed) => {
+  const csrfOk = (request: FastifyRequest, s: { csrf: string }) => {
     const given = (request.body as Record<string, unknown> | undefined)?.csrf;
     return typeof given === 'string' && safeEqual(given, s.csrf);
   };
+
+  await linkAndKeyRoutes(app, { db: deps.db, links: deps.links, entities: deps.entities, onApiKeyRevoked: deps.onApiKeyRevoked, member, csrfOk });
 
   // ---- sign-in and out ----
 

@@ -31,7 +31,7 @@ export interface Layout {
   csrf: string;
   entity?: Membership | undefined;
   memberships: Membership[];
-  current?: 'home' | 'payments' | undefined;
+  current?: 'home' | 'payments' | 'links' | 'developers' | undefined;
 }
 
 export function page(reply: FastifyReply, status: number, l: Layout, body: string): FastifyReply {
@@ -60,7 +60,7 @@ export function page(reply: FastifyReply, status: number, l: Layout, body: strin
 ${switcher}
 <form method="post" action="/dashboard/logout" class="signout"><input type="hidden" name="csrf" value="${e(l.csrf)}"><span class="who">${e(l.email)}${l.entity ? ` · ${e(l.entity.role)}` : ''}</span> <button type="submit" class="link">Sign out</button></form>
 </header>
-${l.entity ? `<nav aria-label="Dashboard"><ul>${link(base, 'Home', 'home')}${link(`${base}/payments`, 'Payments', 'payments')}</ul></nav>` : ''}
+${l.entity ? `<nav aria-label="Dashboard"><ul>${link(base, 'Home', 'home')}${link(`${base}/payments`, 'Payments', 'payments')}${link(`${base}/links`, 'Payment links', 'links')}${l.entity.role === 'admin' ? link(`${base}/developers`, 'Developers', 'developers') : ''}</ul></nav>` : ''}
 <main id="main">
 <h1>${e(l.title)}</h1>
 ${body}
@@ -146,6 +146,14 @@ ol.timeline{background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:1
 `;
 
 export const DASHBOARD_JS = `(function () {
+  // Copy buttons: the value of the field they name.
+  document.querySelectorAll('button[data-copy]').forEach(function (button) {
+    button.addEventListener('click', function () {
+      var field = document.getElementById(button.getAttribute('data-copy'));
+      if (!field || !navigator.clipboard) return;
+      navigator.clipboard.writeText(field.value).then(function () { button.textContent = 'Copied'; });
+    });
+  });
   // A form that moves money is sent once: its button is disabled on submit (the server
   // also refuses a second move with the same key).
   document.querySelectorAll('form[data-once]').forEach(function (form) {

@@ -25,7 +25,8 @@ describe('merchant dashboard', () => {
     await createUser(t, 'vic@example.com'); // viewer of A
     await createUser(t, 'bea@example.com'); // admin of B
     await createUser(t, 'nobody@example.com');
-    for (const [entity, email, role] of [[a, 'olga@example.com', 'operator'], [a, 'vic@example.com', 'viewer'], [b, 'bea@example.com', 'admin']] as const) {
+    await createUser(t, 'ada@example.com'); // admin of A
+    for (const [entity, email, role] of [[a, 'olga@example.com', 'operator'], [a, 'vic@example.com', 'viewer'], [b, 'bea@example.com', 'admin'], [a, 'ada@example.com', 'admin']] as const) {
       const res = await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${entity.entityId}/members`, headers: t.adminHeaders, payload: { email, role } });
       assert.equal(res.statusCode, 201, res.body);
     }
@@ -149,6 +150,53 @@ describe('merchant dashboard', () => {
     const home = await get(vic, `/dashboard/${a.entityId}`);
     assert.match(home.body, /Volume authorised today/);
     assert.match(home.body, /<svg role="img"/);
+  });
+
+  it('payment links: an operator creates one (a second post of the form creates nothing more), copies its URL, cancels it; a viewer only reads', async () => {
+    const olga = await signInAs('olga@example.com');
+    const list = await get(olga, `/dashboard/${a.entityId}/links`);
+    assert.equal(list.statusCode, 200);
+    const form = Object.fromEntries(hiddenFields(/<form method="post" action="[^"]+\/links" [^]*?<\/form>/.exec(list.body)![0]));
+    const fields = { ...form, amount: '25.00', currency: 'EUR', order_reference: 'LINK-ORDER-1', days: '3' };
+    const created = await post(olga, `/dashboard/${a.entityId}/links`, fields);
+    assert.equal(created.statusCode, 303, created.body);
+    assert.equal((await post(olga, `/dashboard/${a.entityId}/links`, fields)).statusCode, 303);
+    const links = (await t.testDb.db.query<{ id: string; status: string }>(`SELECT id, status FROM payment_links WHERE entity_id = $1 AND "order"->>'reference' = 'LINK-ORDER-1'`, [a.entityId])).rows;
+    assert.equal(links.length, 1, 'one link for one form');
+    const page = await get(olga, `/dashboard/${a.entityId}/links?created=1`);
+    assert.match(page.body, new RegExp(`value="[^"]*/${links[0]!.id}[^"]*"`), 'the customer URL, to copy');
+    assert.match(page.body, /data-copy=/);
+    const bad = await post(olga, `/dashboard/${a.entityId}/links`, { ...form, form_key: crypto.randomUUID(), amount: 'free', currency: 'EUR' });
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.body, /Amount: write it like 12\.50/);
+    const csrf = hiddenFields(page.body).get('csrf')!;
+    assert.equal((await post(olga, `/dashboard/${a.entityId}/links/${links[0]!.id}/cancel`, { csrf })).statusCode, 303);
+    assert.equal((await t.testDb.db.query<{ status: string }>('SELECT status FROM payment_links WHERE id = $1', [links[0]!.id])).rows[0]!.status, 'CANCELLED');
+    const vic = await signInAs('vic@example.com');
+    const seen = await get(vic, `/dashboard/${a.entityId}/links`);
+    assert.match(seen.body, /LINK-ORDER-1/);
+    assert.doesNotMatch(seen.body, /Create the link/);
+    assert.equal((await post(vic, `/dashboard/${a.entityId}/links`, { ...fields, csrf: hiddenFields(seen.body).get('csrf')!, form_key: crypto.randomUUID() })).statusCode, 403);
+  });
+
+  it('developers: an admin creates an API key shown once and revokes it (it gets no token any more); an operator may not', async () => {
+    const ada = await signInAs('ada@example.com');
+    const dev = await get(ada, `/dashboard/${a.entityId}/developers`);
+    assert.equal(dev.statusCode, 200);
+    const csrf = hiddenFields(dev.body).get('csrf')!;
+    const created = await post(ada, `/dashboard/${a.entityId}/developers/api-keys`, { csrf });
+    assert.equal(created.statusCode, 201);
+    const apiKey = /id="new-key" readonly value="([^"]+)"/.exec(created.body)![1]!;
+    const token = (key: string) => t.app.inject({ method: 'POST', url: '/oauth/token', headers: { 'x-api-key': key, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'grant_type=client_credentials' });
+    assert.equal((await token(apiKey)).statusCode, 200);
+    const again = await get(ada, `/dashboard/${a.entityId}/developers`);
+    assert.doesNotMatch(again.body, new RegExp(apiKey), 'shown once');
+    const keyId = (await t.testDb.db.query<{ id: string }>('SELECT id::text FROM api_keys WHERE entity_id = $1 ORDER BY created_at DESC LIMIT 1', [a.entityId])).rows[0]!.id;
+    assert.equal((await post(ada, `/dashboard/${a.entityId}/developers/api-keys/${keyId}/revoke`, { csrf })).statusCode, 303);
+    assert.equal((await token(apiKey)).statusCode, 401);
+    const olga = await signInAs('olga@example.com');
+    assert.equal((await get(olga, `/dashboard/${a.entityId}/developers`)).statusCode, 403);
+    assert.equal((await post(olga, `/dashboard/${a.entityId}/developers/api-keys`, { csrf: hiddenFields((await get(olga, `/dashboard/${a.entityId}`)).body).get('csrf')! })).statusCode, 403);
   });
 
   it('operator API: invite (a new address gets an account and a mail), change a role, keep one admin, remove', async () => {

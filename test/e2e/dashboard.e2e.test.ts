@@ -34,7 +34,7 @@ describe('merchant dashboard in Chromium', () => {
     await t.app.listen({ port, host: '127.0.0.1' });
     a = await t.createMerchant('Shop A');
     b = await t.createMerchant('Shop B');
-    for (const [email, entity, role] of [['olga@example.com', a, 'operator'], ['vic@example.com', a, 'viewer'], ['bea@example.com', b, 'admin']] as const) {
+    for (const [email, entity, role] of [['olga@example.com', a, 'operator'], ['vic@example.com', a, 'viewer'], ['bea@example.com', b, 'admin'], ['ada@example.com', a, 'admin']] as const) {
       await t.app.inject({ method: 'POST', url: '/admin/v1/identity/users', headers: t.adminHeaders, payload: { email, password: PASSWORD } });
       const res = await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${entity.entityId}/members`, headers: t.adminHeaders, payload: { email, role } });
       assert.equal(res.statusCode, 201, res.body);
@@ -135,6 +135,28 @@ describe('merchant dashboard in Chromium', () => {
       const otherEntity = await page.goto(`${base}/dashboard/${b.entityId}/payments/${paymentB}`);
       assert.equal(otherEntity!.status(), 404);
       assert.doesNotMatch(await page.content(), /ORDER-B-1/);
+      await page.context().close();
+    }
+  });
+
+  it('an admin creates a payment link and an API key; both pages pass axe at 375 px and desktop', async () => {
+    for (const viewport of VIEWPORTS) {
+      const page = await signedIn('ada@example.com', viewport);
+      await page.getByRole('link', { name: 'Payment links' }).click();
+      await page.getByLabel('Amount').fill('19.90');
+      await page.getByLabel('Order reference').fill(`LINK-${viewport.width}`);
+      await page.getByRole('button', { name: 'Create the link' }).click();
+      await page.getByText('The link is created').waitFor();
+      await page.getByRole('cell', { name: `LINK-${viewport.width}` }).waitFor();
+      await audit(page, `links ${viewport.width}`);
+      await page.screenshot({ path: `${SHOTS}/dashboard-links-${viewport.width}.png`, fullPage: true });
+      await page.getByRole('link', { name: 'Developers' }).click();
+      await page.getByRole('button', { name: 'Create an API key' }).click();
+      const key = await page.getByRole('textbox', { name: 'API key' }).inputValue();
+      assert.match(key, /^payd_sk_/);
+      await audit(page, `developers ${viewport.width}`);
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `no sideways scroll at ${viewport.width}`);
+      await page.screenshot({ path: `${SHOTS}/dashboard-developers-${viewport.width}.png`, fullPage: true });
       await page.context().close();
     }
   });
