@@ -154,7 +154,7 @@ describe('identity provider: conformance and negative cases', () => {
       const cases = [
         { url: '/oauth/token', ...form({ grant_type: 'authorization_code', code: 'x', client_id: web.client_id, client_secret: 'nope' }), status: 401, error: 'invalid_client' },
         { url: '/oauth/token', ...form({ grant_type: 'password', client_id: web.client_id, client_secret: web.client_secret }), status: 400, error: 'unsupported_grant_type' },
-        { url: '/oauth/token', ...form({ grant_type: 'authorization_code', client_id: web.client_id, client_secret: web.client_secret }), status: 400, error: 'invalid_request' },
+        { url: '/oauth/token', ...form({ grant_type: 'authorization_code' }, { authorization: `Basic ${Buffer.from(`${web.client_id}:${web.client_secret}`).toString('base64')}` }), status: 400, error: 'invalid_request' },
         { url: '/oauth/introspect', ...form({ token: 'x', client_id: web.client_id, client_secret: 'nope' }), status: 401, error: 'invalid_client' },
         { url: '/oauth/introspect', ...form({ client_id: web.client_id }), status: 400, error: 'invalid_request' },
         { url: '/oauth/revoke', ...form({ token: 'x', client_id: 'unknown', client_secret: 'nope' }), status: 401, error: 'invalid_client' },

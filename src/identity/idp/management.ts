@@ -10,7 +10,7 @@ import { problems } from '../../platform/http/problem.ts';
 import { oauthError } from '../oauth/oauth-errors.ts';
 import { idpRepo } from './idp.repo.ts';
 import { type IdentityService, appendQuery, userView } from './idp.service.ts';
-import { clientCredentials } from '../oauth/client-auth.ts';
+import { checkAuthMethod, clientCredentials } from '../oauth/client-auth.ts';
 import { IDP_ACCESS_TOKEN_KEYS, TOKEN_TTL_SECONDS } from '../oauth/user-tokens.ts';
 import { safeEqual, sha256 } from '../../platform/crypto/secrets.ts';
 import { hashPassword } from './passwords.ts';
@@ -44,9 +44,10 @@ export class ManagementService {
 
   /** grant_type=client_credentials with client_id/client_secret (Basic or post): a management token. */
   async token(headers: Record<string, unknown>, body: Record<string, unknown>) {
-    const { id, secret } = clientCredentials(headers, body);
+    const { id, secret, via } = clientCredentials(headers, body);
     const app = id ? await idpRepo.app(this.db, id) : undefined;
     const hash = secret ? sha256(secret).toString('hex') : '';
+    if (app) checkAuthMethod(app, via, secret);
     if (!app || !app.secret_hash || !safeEqual(hash, app.secret_hash)) throw oauthError('invalid_client', 'Client authentication failed.');
     if (app.management_scopes.length === 0) throw oauthError('unauthorized_client', 'This application has no Management API scopes.');
     const asked = typeof body.scope === 'string' && body.scope ? body.scope.split(' ') : app.management_scopes;
