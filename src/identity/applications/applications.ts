@@ -86,7 +86,7 @@ export class Applications {
     const clientId = randomBytes(16).toString('base64url');
     const secret = method === 'none' ? undefined : this.newSecret(clientId);
     const row = await idpRepo.insertApp(this.db, {
-      client_id: clientId, name: input.name, secret_hash: secret?.hash ?? null, secret_enc: secret?.enc ?? null, first_party: input.first_party ?? false,
+      client_id: clientId, name: input.name, secret_hash: secret?.hash ?? null, secret_enc: secret?.enc ?? null, first_party: input.first_party ?? true,
       callback_urls: input.callback_urls, allowed_origins: input.allowed_origins ?? [], token_endpoint_auth_method: method,
       response_types: input.response_types ?? ['code'], management_scopes: input.management_scopes ?? [],
       id_token_alg: method === 'none' ? 'RS256' : (input.id_token_signed_response_alg ?? 'HS256'),

@@ -11,6 +11,7 @@ import { AuthorizeError, type IdentityService, PROMPT_VALUES } from './idp.servi
 import { MANAGEMENT_SCOPES } from './management.ts';
 import { SESSION_COOKIE, cookies, loginPages } from '../login/pages.ts';
 import { loginRoutes } from '../login/login.routes.ts';
+import { consentRoutes } from '../login/consent.routes.ts';
 
 export interface IdpRouteDeps {
   identity: IdentityService;
@@ -21,7 +22,8 @@ export interface IdpRouteDeps {
 export async function identityRoutes(root: FastifyInstance, { identity, baseUrl, csrfKey }: IdpRouteDeps) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const pages = loginPages(baseUrl, csrfKey);
-  await loginRoutes(root, { identity, pages });
+  const complete = await consentRoutes(root, { identity, pages });
+  await loginRoutes(root, { identity, pages, complete });
 
   app.get('/oauth/authorize', { schema: { hide: true } }, async (request, reply) => {
     let validated;
@@ -37,7 +39,8 @@ export async function identityRoutes(root: FastifyInstance, { identity, baseUrl,
     // A session counts unless prompt=login asks for a new sign-in, or it is older than max_age.
     const fresh = session && !r.prompt?.includes('login')
       && (r.max_age === undefined || Date.now() - session.auth_time.getTime() <= r.max_age * 1000);
-    if (fresh) return reply.redirect(await identity.issueCode(r, session.user.id, session.auth_time, { authType: 'sso' }, sessionCookie), 303);
+    // A signed-in browser gets its code, after the consent page when the application is not first-party and lacks a grant.
+    if (fresh) return complete(request, reply, validated, session.user, session.auth_time, 'sso', sessionCookie!);
     if (r.prompt?.includes('none')) {
       return pages.errorPage(reply, new AuthorizeError('login_required', 'The user is not signed in (prompt=none).', r.redirect_uri, r.state || undefined));
     }
