@@ -153,7 +153,7 @@ export const idpRepo = {
     await q.query('UPDATE idp_codes SET used_at = now() WHERE client_id = $1 AND used_at IS NULL', [clientId]);
     await q.query('UPDATE idp_tokens SET revoked_at = now() WHERE client_id = $1 AND revoked_at IS NULL', [clientId]);
     await q.query('UPDATE idp_refresh_tokens SET revoked_at = now() WHERE client_id = $1 AND revoked_at IS NULL', [clientId]);
-    await q.query('DELETE FROM idp_consents WHERE client_id = $1', [clientId]);
+    await q.query(`UPDATE idp_consents SET scopes = '[]', updated_at = now() WHERE client_id = $1`, [clientId]);
     return rows[0];
   },
   /** The scopes a user granted an application (empty when none). */
@@ -173,12 +173,16 @@ export const idpRepo = {
   async consentsOf(q: Queryable, userId: string): Promise<Array<{ client_id: string; name: string; scopes: string[]; granted_at: Date; updated_at: Date }>> {
     const { rows } = await q.query<{ client_id: string; name: string; scopes: string[]; granted_at: Date; updated_at: Date }>(
       `SELECT c.client_id, a.name, c.scopes, c.granted_at, c.updated_at FROM idp_consents c JOIN idp_applications a ON a.client_id = c.client_id
-        WHERE c.user_id = $1 AND a.deleted_at IS NULL ORDER BY c.updated_at DESC, c.client_id`, [userId]);
+        WHERE c.user_id = $1 AND a.deleted_at IS NULL AND c.scopes <> '[]'::jsonb ORDER BY c.updated_at DESC, c.client_id`, [userId]);
     return rows;
   },
-  /** Withdraws a user's grant to an application and revokes the application's tokens for the user. */
+  /**
+   * Withdraws a user's grant to an application (its scopes emptied: the runtime role has
+   * no DELETE on idp_consents, see docs/operations.md) and revokes the application's
+   * tokens for the user.
+   */
   async revokeConsent(q: Queryable, userId: string, clientId: string): Promise<boolean> {
-    const { rowCount } = await q.query('DELETE FROM idp_consents WHERE user_id = $1 AND client_id = $2', [userId, clientId]);
+    const { rowCount } = await q.query(`UPDATE idp_consents SET scopes = '[]', updated_at = now() WHERE user_id = $1 AND client_id = $2 AND scopes <> '[]'::jsonb`, [userId, clientId]);
     await q.query('UPDATE idp_refresh_tokens SET revoked_at = now() WHERE user_id = $1 AND client_id = $2 AND revoked_at IS NULL', [userId, clientId]);
     await q.query('UPDATE idp_tokens SET revoked_at = now() WHERE user_id = $1 AND client_id = $2 AND revoked_at IS NULL', [userId, clientId]);
     return rowCount > 0;
