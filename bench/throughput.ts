@@ -18,6 +18,7 @@
 // BENCH_EXPERIMENT_ASYNC_COMMIT=1 (synchronous_commit off on the bench database: shows
 // how much of the time is the WAL flush of each commit; not durable, not a setting).
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -213,6 +214,23 @@ export async function runThroughput(): Promise<void> {
     const paydTargets = want2 ? await inParallel(TARGETS, async () => (await call(payd.base, 'POST', '/v2/payments', auth, paymentBody(5_000_000))).id as string) : [];
     const baseTargets = want2 ? await inParallel(TARGETS, async () => (await call(baseUrl, 'POST', '/create', json, JSON.stringify({ amount: 5_000_000, entity_id: entity.id }))).id as string) : [];
 
+    // The authorization code flow of a signed-in user (issue 14): an identity user and a
+    // public application; one password login through the identity SDK's endpoint gives the
+    // sign-in session; each flow then asks /oauth/authorize for a code (response_mode
+    // web_message: a 200 with the code in the page) and exchanges it with PKCE at the
+    // token endpoint. Flows per second = requests / 2.
+    const idpCallback = 'https://bench.example/callback';
+    await call(payd.base, 'POST', '/admin/v1/identity/users', adminH, JSON.stringify({ email: 'bench@example.com', password: 'a sturdy bench passphrase' }));
+    const idpApp = await call(payd.base, 'POST', '/admin/v1/identity/applications', adminH,
+      JSON.stringify({ name: 'Bench SPA', callback_urls: [idpCallback], token_endpoint_auth_method: 'none', first_party: true }));
+    const tkn = (await call(payd.base, 'POST', '/identity/v1/password/login', json,
+      JSON.stringify({ client_id: idpApp.client_id, email: 'bench@example.com', password: 'a sturdy bench passphrase' }))).tkn as string;
+    const verifier = 'bench-verifier-0123456789-0123456789-0123456789';
+    const pkce = new URLSearchParams({ code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' });
+    const authorizePath = `/oauth/authorize?${new URLSearchParams({ client_id: String(idpApp.client_id), response_type: 'code', redirect_uri: idpCallback, scope: 'openid profile email' })}&${pkce}`;
+    const signed = await fetch(`${payd.base}${authorizePath}&tkn=${tkn}`, { redirect: 'manual' });
+    const idpCookie = signed.headers.getSetCookie().find((c) => c.startsWith('payd_idp_session=') && c.includes('Path=/oauth'))!.split(';')[0]!;
+
     const stripeH = { authorization: 'Bearer sk_test_bench', 'content-type': 'application/x-www-form-urlencoded' };
     type Scenario = { name: string; unit?: string; run: () => Promise<Row> };
     let nextPayd = 0;
@@ -220,6 +238,13 @@ export async function runThroughput(): Promise<void> {
     const scenarios: Scenario[] = [
       { name: 'hello (baseline)', run: () => load(`${baseUrl}/hello`, { method: 'GET' }) },
       { name: 'POST /oauth/token (client credentials)', run: () => load(`${payd.base}/oauth/token`, { method: 'POST', headers: form, body: 'grant_type=client_credentials' }) },
+      { name: 'authorization code flow (payd)', unit: 'flows/s', run: () => load(payd.base, { requests: [
+        { method: 'GET', path: `${authorizePath}&response_mode=web_message&prompt=none`, headers: { cookie: idpCookie },
+          onResponse: (_s: number, body: string, ctx: Record<string, unknown>) => { ctx.code = /"code":"([^"]+)"/.exec(body)?.[1]; } },
+        { method: 'POST', path: '/oauth/token', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          setupRequest: (req: Record<string, unknown>, ctx: Record<string, unknown>) => ({ ...req, body: new URLSearchParams({
+            grant_type: 'authorization_code', client_id: idpApp.client_id as string, code: String(ctx.code), redirect_uri: idpCallback, code_verifier: verifier }).toString() }) },
+      ] }).then(pairs) },
       { name: 'create (same-work baseline)', run: () => load(`${baseUrl}/create`, { method: 'POST', headers: json, body: JSON.stringify({ amount: 1000, entity_id: entity.id }) }) },
       { name: 'create (payd)', run: () => load(`${payd.base}/v2/payments`, { method: 'POST', headers: auth, body: paymentBody(1000) }) },
       { name: 'capture alone (same-work baseline)', run: () => load(baseUrl, { method: 'POST', headers: json, body: JSON.stringify({ amount: 1 }),
@@ -263,6 +288,9 @@ export async function runThroughput(): Promise<void> {
     }
 
     console.log(`\npeak payd RSS (default scenarios): ${peak.toFixed(0)} MB (target < 200 MB)`);
+    const flows = results.get('authorization code flow (payd)');
+    const hello = results.get('hello (baseline)');
+    if (flows && hello) console.log(`authorization code flow (payd): ${(flows.rps * 2 / hello.rps).toFixed(2)} of hello's req/s per request (a flow is 2 requests)`);
     for (const line of [
       ratio('pair (payd)', 'pair (stripe-stateful-mock)', 0.5),
       ratio('create (payd)', 'create (same-work baseline)', 0.5),

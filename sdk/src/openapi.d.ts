@@ -218,7 +218,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Update or block a user */
+        /**
+         * Update or block a user, or grant or withdraw console administration
+         * @description `is_admin` (console administration) needs the scope update:admins as well as update:users. Withdrawing it from the last active administrator, or blocking that administrator, is refused (409).
+         */
         patch: operations["managementUpdateUser"];
         trace?: never;
     };
@@ -328,7 +331,11 @@ export interface paths {
         get: operations["managementGetClient"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete an application
+         * @description The application is unknown from then on: sign-in, client authentication and its Management API tokens are refused; its unused authorization codes are burnt, its access and refresh tokens revoked, and the consents users gave it removed. Recorded in its audit (which stays readable). Built-in applications (the console): 403.
+         */
+        delete: operations["managementDeleteClient"];
         options?: never;
         head?: never;
         /** Update an application (name, Allowed Callback URLs, Allowed Origins, first party) */
@@ -2012,7 +2019,7 @@ export interface components {
             /** @description HS256 with the client secret (default) or RS256 with the keys at /.well-known/jwks.json (public clients: always RS256) */
             id_token_signed_response_alg?: "HS256" | "RS256";
             /** @description Management API scopes this application may get with client credentials */
-            management_scopes?: ("read:users" | "create:users" | "update:users" | "read:user_events" | "login_as:users" | "read:clients" | "create:clients" | "update:clients")[];
+            management_scopes?: ("read:users" | "create:users" | "update:users" | "update:admins" | "read:user_events" | "login_as:users" | "read:clients" | "create:clients" | "update:clients" | "delete:clients")[];
         };
         ManagementCreateUserRequest: {
             /** Format: email */
@@ -2028,6 +2035,8 @@ export interface components {
             email_verified?: boolean;
             blocked?: boolean;
             password?: string;
+            /** @description Console administrator (scope update:admins) */
+            is_admin?: boolean;
         };
         ManagementCreateClientRequest: {
             name: string;
@@ -3309,6 +3318,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict (idempotency violation) */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -3821,6 +3840,89 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials lack the right scope or entity */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    managementDeleteClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Missing or invalid credentials */
             401: {

@@ -53,12 +53,17 @@ button.secondary { background: #e4e7ec; color: #1b1f24; margin-top: .6rem; }
 button:focus-visible, a:focus-visible { outline: 3px solid #1a5fd6; outline-offset: 2px; }
 .muted { color: #4a5361; font-size: .9rem; }
 form.inline { display: inline; }
-button.link { background: none; border: 0; padding: 0; font: inherit; color: inherit; text-decoration: underline; cursor: pointer; }
+button.link { background: none; border: 0; padding: 0; width: auto; font: inherit; color: inherit; text-decoration: underline; cursor: pointer; }
 textarea, select { font: inherit; padding: .5rem; border: 1px solid #8a94a3; border-radius: 8px; }
 .payd-receipt { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; margin: 0 0 .5rem; }
 .payd-receipt dt { color: #4a5361; } .payd-receipt dd { margin: 0; overflow-wrap: anywhere; }
 h2 { font-size: 1.1rem; margin: 0 0 .6rem; }
 table { border-collapse: collapse; width: 100%; } th, td { text-align: left; padding: .3rem; border-bottom: 1px solid #d5d9e0; vertical-align: top; }
+td { overflow-wrap: anywhere; }
+.table-scroll { max-width: 100%; overflow-x: auto; }
+.table-scroll table { min-width: 40rem; }
+main:has(.table-scroll) { max-width: 72rem; }
+nav { overflow-wrap: anywhere; }
 ${WIDGET_CSS}`;
 
 /**

@@ -24,6 +24,7 @@ describe('identity in Chromium', () => {
   let webApp: { client_id: string };
   let bot: { client_id: string };
   let lin: string;
+  let thirdParty: { client_id: string };
 
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
@@ -51,6 +52,13 @@ describe('identity in Chromium', () => {
     webApp = await post('/admin/v1/identity/applications', { name: 'Web', callback_urls: [`${rpBase}/callback`], token_endpoint_auth_method: 'none' });
     bot = await post('/admin/v1/identity/applications', { name: 'Bot', callback_urls: [`${rpBase}/account_linking`], response_types: ['messenger_code'] });
     await post('/admin/v1/identity/applications', { name: 'Support', callback_urls: [`${rpBase}/support`], allowed_origins: [rpBase, payd], first_party: true });
+    thirdParty = await post('/admin/v1/identity/applications', { name: 'Partner Shop', callback_urls: [`${rpBase}/partner`], token_endpoint_auth_method: 'none', first_party: false });
+    // Long callback URLs and origins: the console's Applications table must still fit the page (issue 14 item 4).
+    await post('/admin/v1/identity/applications', {
+      name: 'A rather long application name for the table', first_party: true,
+      callback_urls: [`https://a-very-long-subdomain-name-for-testing.example.com/oauth/callback/with/a/long/path/segment?tenant=${'x'.repeat(60)}`, 'https://b.example/cb'],
+      allowed_origins: ['https://another-very-long-origin-name-for-the-console-table.example.com'],
+    });
     browser = await chromium.launch({
       executablePath: '/usr/bin/chromium',
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -138,6 +146,7 @@ describe('identity in Chromium', () => {
     await page.getByRole('link', { name: 'lin@example.com' }).click();
     await page.getByRole('button', { name: /Log in as/ }).waitFor();
     await page.screenshot({ path: `${SHOTS}/console-profile.png`, fullPage: true });
+    await page.getByLabel('Application and redirect URL').selectOption({ label: `Support: ${rpBase}/support` });
     await page.getByRole('button', { name: /Log in as/ }).click();
     await page.waitForURL(/\/support\?/);
     assert.ok(new URL(page.url()).searchParams.get('code'), 'the login completes at the application');
@@ -163,5 +172,56 @@ describe('identity in Chromium', () => {
     await other.close();
     const { rows } = await t.testDb.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM idp_user_events WHERE auth_type = 'login_as' AND user_id = $1`, [lin]);
     assert.equal(rows[0]!.n, 1);
+  });
+
+  it('consent: a third-party application shows the consent page after sign-in; Allow returns the code, and the next time no page', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const page = await context.newPage();
+    const authorize = (state: string) => {
+      const verifier = randomBytes(32).toString('base64url');
+      return `${payd}/oauth/authorize?${new URLSearchParams({
+        response_type: 'code', client_id: thirdParty.client_id, redirect_uri: `${rpBase}/partner`, state, scope: 'openid profile email',
+        code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+      })}`;
+    };
+    await page.goto(authorize('c-1'));
+    await signIn(page, 'lin@example.com');
+    await page.getByRole('heading', { name: 'Allow Partner Shop to use your account?' }).waitFor();
+    const scopes = await page.locator('#consent-scopes li').allTextContents();
+    assert.deepEqual(scopes, ['Know who you are: your payd account identifier', 'See your name', 'See your email address and whether it is verified']);
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'the consent page fits a phone');
+    await page.screenshot({ path: `${SHOTS}/idp-consent.png`, fullPage: true });
+    await page.getByRole('button', { name: 'Allow' }).click();
+    await page.waitForURL(/\/partner\?/);
+    const got = new URL(page.url()).searchParams;
+    assert.equal(got.get('state'), 'c-1');
+    assert.ok(got.get('code'));
+    // Remembered: straight back with a code.
+    await page.goto(authorize('c-2'));
+    await page.waitForURL(/\/partner\?/);
+    assert.ok(new URL(page.url()).searchParams.get('code'));
+    // The user's applications page lists it; Revoke removes it.
+    await page.goto(`${payd}/oauth/account/applications`);
+    await page.getByText('Partner Shop', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Revoke access of Partner Shop' }).click();
+    await page.getByText('Access revoked.').waitFor();
+    assert.equal(await page.getByText('Partner Shop', { exact: true }).count(), 0);
+    await context.close();
+  });
+
+  it('console: the Applications table fits the page at 1280 px and 375 px (long URLs wrap, the table scrolls inside its box)', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    await page.goto(`${payd}/console`);
+    await signIn(page, 'admin@example.com');
+    await page.waitForURL(/\/console$/);
+    await page.getByRole('table', { name: 'Applications' }).waitFor();
+    for (const width of [1280, 375]) {
+      await page.setViewportSize({ width, height: 800 });
+      const fit = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
+      await page.screenshot({ path: `${SHOTS}/console-applications-${width}.png`, fullPage: true });
+      assert.ok(fit.scroll <= fit.inner, `at ${width} px the page is ${fit.scroll} px wide`);
+    }
+    await context.close();
   });
 });

@@ -257,7 +257,7 @@ export function defineFuzz(part: number, parts: number, file: string): void {
       fx.widget = session.widget.data;
       fx.link = (await inject('POST', '/v2/payment-links', m.auth, { amount: 1500, currency: 'EUR', order: { reference: 'fuzz-1' } }).catch(() => ({ id: fx.session }))).id;
       mgmt = await inject('POST', '/admin/v1/identity/applications', t.adminHeaders, {
-        name: 'Fuzz back office', callback_urls: ['https://bo.example/cb'],
+        name: 'Fuzz back office', callback_urls: ['https://bo.example/cb'], token_endpoint_auth_method: 'client_secret_post',
         management_scopes: ['read:users', 'create:users', 'update:users', 'read:user_events', 'login_as:users', 'create:clients', 'read:clients', 'update:clients'],
       });
       // Path ids name other objects than the credentials of the run: revoking or rotating

@@ -30,7 +30,7 @@ describe('applications: built-in ones protected, changes audited, tokens revocab
       assert.equal(res.statusCode, 201, res.body);
       return res.json();
     };
-    mgmt = await post({ name: 'Back office', callback_urls: ['https://bo.example/cb'], management_scopes: ['read:clients', 'update:clients', 'read:users'] });
+    mgmt = await post({ name: 'Back office', callback_urls: ['https://bo.example/cb'], management_scopes: ['read:clients', 'update:clients', 'read:users'], token_endpoint_auth_method: 'client_secret_post' });
     shop = await post({ name: 'Shop', callback_urls: ['https://shop.example/cb'], allowed_origins: ['https://shop.example'] });
     token = await tokenFor(mgmt);
   });

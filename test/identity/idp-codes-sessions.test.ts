@@ -6,7 +6,7 @@ import * as client from 'openid-client';
 import { jwtVerify } from 'jose';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import {
-  type Client, FORM, PASSWORD, alertOf, authorizeRequest, codeFor, cookieOf, count, createClient, createUser, exchange, introspect, signIn,
+  type Client, FORM, PASSWORD, alertOf, authorizeRequest, basic, codeFor, cookieOf, count, createClient, createUser, exchange, introspect, signIn,
 } from './idp-helpers.ts';
 
 const CB = 'https://rp.example/callback';
@@ -170,7 +170,7 @@ describe('identity provider: codes, blocked users, logout', () => {
     const res = await t.app.inject({ method: 'POST', url: '/admin/v1/identity/applications', headers: t.adminHeaders, payload: { name: 'R', callback_urls: [CB] } });
     const c = res.json() as Client;
     await t.testDb.db.query(`UPDATE idp_applications SET management_scopes = '["update:clients"]' WHERE client_id = $1`, [c.client_id]);
-    const mgmt = await t.app.inject({ method: 'POST', url: '/oauth/token', headers: FORM, payload: new URLSearchParams({ grant_type: 'client_credentials', client_id: c.client_id, client_secret: c.client_secret }).toString() });
+    const mgmt = await t.app.inject({ method: 'POST', url: '/oauth/token', headers: { ...FORM, ...basic(c) }, payload: new URLSearchParams({ grant_type: 'client_credentials' }).toString() });
     const rotated = await t.app.inject({ method: 'POST', url: `/api/v2/clients/${c.client_id}/rotate-secret`, headers: { authorization: `Bearer ${mgmt.json().access_token}` } });
     assert.equal(rotated.statusCode, 200, rotated.body);
     const fresh = { client_id: c.client_id, client_secret: rotated.json().client_secret as string };

@@ -18,8 +18,8 @@ describe('identity Management API: applications, token checks, global login-as',
   let userId: string;
 
   const tokenOf = async (app: FastifyInstance, c: Client, scope?: string) => {
-    const res = await app.inject({ method: 'POST', url: '/oauth/token', headers: FORM, payload: new URLSearchParams({
-      grant_type: 'client_credentials', client_id: c.client_id, client_secret: c.client_secret, ...(scope ? { scope } : {}),
+    const res = await app.inject({ method: 'POST', url: '/oauth/token', headers: { ...FORM, ...basic(c) }, payload: new URLSearchParams({
+      grant_type: 'client_credentials', ...(scope ? { scope } : {}),
     }).toString() });
     assert.equal(res.statusCode, 200, res.body);
     return res.json().access_token as string;

@@ -24,11 +24,12 @@ describe('identity Management API and login-as', () => {
       return res.json();
     };
     mgmt = await post('/admin/v1/identity/applications', {
-      name: 'Back office', callback_urls: ['https://bo.example/cb'],
+      name: 'Back office', callback_urls: ['https://bo.example/cb'], token_endpoint_auth_method: 'client_secret_post',
       management_scopes: ['read:users', 'create:users', 'update:users', 'read:user_events', 'login_as:users', 'create:clients', 'read:clients', 'update:clients'],
     });
     firstParty = await post('/admin/v1/identity/applications', {
       name: 'Support app', callback_urls: [CB], allowed_origins: ['https://support.example', 'http://payd.test'], first_party: true, response_types: ['code', 'token'],
+      token_endpoint_auth_method: 'client_secret_post',
     });
     const res = await t.app.inject({ method: 'POST', url: '/oauth/token', headers: form, payload: new URLSearchParams({ grant_type: 'client_credentials', client_id: mgmt.client_id, client_secret: mgmt.client_secret }).toString() });
     assert.equal(res.statusCode, 200, res.body);
@@ -113,7 +114,7 @@ describe('identity Management API and login-as', () => {
       name: 'No origins', callback_urls: ['https://other.example/cb'], allowed_origins: ['http://payd.test'], first_party: true,
     } });
     const thirdParty = await t.app.inject({ method: 'POST', url: '/admin/v1/identity/applications', headers: t.adminHeaders, payload: {
-      name: 'Third party', callback_urls: [CB], allowed_origins: ['https://support.example', 'http://payd.test'],
+      name: 'Third party', callback_urls: [CB], allowed_origins: ['https://support.example', 'http://payd.test'], first_party: false,
     } });
     const cases: Array<[Record<string, string>, string]> = [
       [{ client_id: firstParty.client_id, redirect_uri: 'https://support.example/other' }, 'redirect_uri'],

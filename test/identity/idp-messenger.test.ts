@@ -21,7 +21,7 @@ describe('identity provider: messenger account linking', () => {
       return res.json();
     };
     await post('/admin/v1/identity/users', { email: 'grace@example.com', password: PASSWORD, given_name: 'Grace', family_name: 'Hopper' });
-    app = await post('/admin/v1/identity/applications', { name: 'Bot', callback_urls: [LINKING], response_types: ['messenger_code'] });
+    app = await post('/admin/v1/identity/applications', { name: 'Bot', callback_urls: [LINKING], response_types: ['messenger_code'], token_endpoint_auth_method: 'client_secret_post' });
   });
   after(() => t.close());
 

@@ -154,7 +154,7 @@ describe('identity provider: conformance and negative cases', () => {
       const cases = [
         { url: '/oauth/token', ...form({ grant_type: 'authorization_code', code: 'x', client_id: web.client_id, client_secret: 'nope' }), status: 401, error: 'invalid_client' },
         { url: '/oauth/token', ...form({ grant_type: 'urn:ietf:params:oauth:grant-type:device_code', client_id: web.client_id, client_secret: web.client_secret }), status: 400, error: 'unsupported_grant_type' },
-        { url: '/oauth/token', ...form({ grant_type: 'authorization_code', client_id: web.client_id, client_secret: web.client_secret }), status: 400, error: 'invalid_request' },
+        { url: '/oauth/token', ...form({ grant_type: 'authorization_code' }, { authorization: `Basic ${Buffer.from(`${web.client_id}:${web.client_secret}`).toString('base64')}` }), status: 400, error: 'invalid_request' },
         { url: '/oauth/introspect', ...form({ token: 'x', client_id: web.client_id, client_secret: 'nope' }), status: 401, error: 'invalid_client' },
         { url: '/oauth/introspect', ...form({ client_id: web.client_id }), status: 400, error: 'invalid_request' },
         { url: '/oauth/revoke', ...form({ token: 'x', client_id: 'unknown', client_secret: 'nope' }), status: 401, error: 'invalid_client' },
@@ -334,7 +334,7 @@ describe('identity provider: conformance and negative cases', () => {
 
     it('discovery lists prompt_values_supported', async () => {
       const meta = (await t.app.inject({ url: '/.well-known/openid-configuration' })).json();
-      assert.deepEqual(meta.prompt_values_supported, ['none', 'login']);
+      assert.deepEqual(meta.prompt_values_supported, ['none', 'login', 'consent']);
     });
   });
 
@@ -452,7 +452,7 @@ describe('identity provider: conformance and negative cases', () => {
       }
       assert.deepEqual(meta.code_challenge_methods_supported, ['S256']);
       assert.deepEqual(meta.token_endpoint_auth_methods_supported, ['client_secret_basic', 'client_secret_post', 'none']);
-      assert.deepEqual(meta.prompt_values_supported, ['none', 'login']);
+      assert.deepEqual(meta.prompt_values_supported, ['none', 'login', 'consent']);
       assert.equal(meta.request_uri_parameter_supported, false, 'its default is true: payd says it does not serve request_uri');
       const claims = meta.claims_supported as string[];
       for (const c of ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'given_name', 'family_name', 'email', 'email_verified']) assert.ok(claims.includes(c), c);

@@ -20,12 +20,15 @@ describe('identity SDK API (/identity/v1)', () => {
   let confidential: Client;
   let spa: Client;
   let firstParty: Client;
+  let thirdParty: Client;
   let messenger: Client;
   before(async () => {
     t = await createTestApp();
-    confidential = await createClient(t, { name: 'Shop', callback_urls: [CALLBACK], allowed_origins: [SHOP], response_types: ['code', 'messenger_code'] });
+    // (client_secret_post: its server sends the secret in the body, as the JSON exchange below does.)
+    confidential = await createClient(t, { name: 'Shop', callback_urls: [CALLBACK], allowed_origins: [SHOP], response_types: ['code', 'messenger_code'], token_endpoint_auth_method: 'client_secret_post' });
     spa = await createClient(t, { name: 'Shop SPA', callback_urls: [CALLBACK], allowed_origins: [SHOP], token_endpoint_auth_method: 'none' });
     firstParty = await createClient(t, { name: 'Own app', callback_urls: [CALLBACK], first_party: true, token_endpoint_auth_method: 'none' });
+    thirdParty = await createClient(t, { name: 'Partner app', callback_urls: [CALLBACK], first_party: false, token_endpoint_auth_method: 'none' });
     messenger = await createClient(t, { name: 'Bot', callback_urls: [LINKING], response_types: ['messenger_code'] });
     await createUser(t, 'ada@example.com');
   });
@@ -182,7 +185,7 @@ describe('identity SDK API (/identity/v1)', () => {
       method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/json' },
       payload: JSON.stringify({ grant_type: 'password', client_id: c.client_id, username: 'ada@example.com', password, scope: 'openid profile email phone' }),
     });
-    const refused = await grant(spa);
+    const refused = await grant(thirdParty);
     assert.equal(refused.statusCode, 400);
     assert.equal(refused.json().error, 'unauthorized_client');
     assert.equal((await grant(firstParty, 'wrong password again')).json().error, 'invalid_grant');

@@ -56,7 +56,10 @@ describe('hostile input', () => {
     m = await t.createMerchant('hostile');
     const app = await t.app.inject({
       method: 'POST', url: '/admin/v1/identity/applications', headers: t.adminHeaders,
-      payload: { name: 'Back office', callback_urls: ['https://bo.example/cb'], management_scopes: ['read:users', 'create:users', 'update:users', 'create:clients', 'read:clients', 'update:clients'] },
+      payload: {
+        name: 'Back office', callback_urls: ['https://bo.example/cb'], token_endpoint_auth_method: 'client_secret_post',
+        management_scopes: ['read:users', 'create:users', 'update:users', 'create:clients', 'read:clients', 'update:clients'],
+      },
     });
     assert.equal(app.statusCode, 201, app.body);
     clientId = app.json().client_id;

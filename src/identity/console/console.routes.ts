@@ -131,7 +131,7 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps) {
     if (!a) return reply;
     const apps = await idpRepo.apps(deps.db);
     const rows = apps.map((x) => `<tr><td>${x.client_id === CONSOLE_CLIENT_ID ? e(x.name) : `<a href="/console/applications/${encodeURIComponent(x.client_id)}">${e(x.name)}</a>`}</td><td><code>${e(x.client_id)}</code></td><td>${x.first_party ? 'yes' : 'no'}</td><td>${x.callback_urls.map(e).join('<br>')}</td><td>${x.allowed_origins.map(e).join('<br>')}</td></tr>`).join('');
-    return layout(reply, 'Applications', a.user.email, `<table><caption>Applications</caption><thead><tr><th scope="col">Name</th><th scope="col">Client ID</th><th scope="col">First party</th><th scope="col">Allowed Callback URLs</th><th scope="col">Allowed Origins</th></tr></thead><tbody>${rows}</tbody></table>`, 200, [], a.csrf);
+    return layout(reply, 'Applications', a.user.email, `<div class="table-scroll"><table><caption>Applications</caption><thead><tr><th scope="col">Name</th><th scope="col">Client ID</th><th scope="col">First party</th><th scope="col">Allowed Callback URLs</th><th scope="col">Allowed Origins</th></tr></thead><tbody>${rows}</tbody></table></div>`, 200, [], a.csrf);
   });
 
   const AppParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });

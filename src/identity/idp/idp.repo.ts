@@ -65,7 +65,7 @@ const APP_COLS = 'client_id, name, secret_hash, secret_enc, first_party, callbac
 export const idpRepo = {
   /** Whether some application lists this origin among its Allowed Origins (CORS). */
   async originAllowed(q: Queryable, origin: string): Promise<boolean> {
-    const { rows } = await q.query('SELECT 1 FROM idp_applications WHERE allowed_origins @> jsonb_build_array($1::text) LIMIT 1', [origin]);
+    const { rows } = await q.query('SELECT 1 FROM idp_applications WHERE allowed_origins @> jsonb_build_array($1::text) AND deleted_at IS NULL LIMIT 1', [origin]);
     return rows.length > 0;
   },
 
@@ -110,7 +110,7 @@ export const idpRepo = {
     const { rows } = await q.query<AppRow>(
       `UPDATE idp_applications SET name = coalesce($2, name), callback_urls = coalesce($3::jsonb, callback_urls),
          allowed_origins = coalesce($4::jsonb, allowed_origins), first_party = coalesce($5, first_party)
-        WHERE client_id = $1 RETURNING ${APP_COLS}`,
+        WHERE client_id = $1 AND deleted_at IS NULL RETURNING ${APP_COLS}`,
       [clientId, u.name ?? null, u.callback_urls ? JSON.stringify(u.callback_urls) : null, u.allowed_origins ? JSON.stringify(u.allowed_origins) : null, u.first_party ?? null]);
     return rows[0];
   },
@@ -126,21 +126,77 @@ export const idpRepo = {
   /** Management API tokens of this application issued before now stop working. */
   async revokeTokens(q: Queryable, clientId: string): Promise<Date | undefined> {
     const { rows } = await q.query<{ tokens_not_before: Date }>(
-      'UPDATE idp_applications SET tokens_not_before = now() WHERE client_id = $1 RETURNING tokens_not_before', [clientId]);
+      'UPDATE idp_applications SET tokens_not_before = now() WHERE client_id = $1 AND deleted_at IS NULL RETURNING tokens_not_before', [clientId]);
     return rows[0]?.tokens_not_before;
   },
   async replaceSecret(q: Queryable, clientId: string, hash: string, enc: string): Promise<AppRow | undefined> {
     const { rows } = await q.query<AppRow>(
-      `UPDATE idp_applications SET secret_hash = $2, secret_enc = $3 WHERE client_id = $1 AND secret_hash IS NOT NULL RETURNING ${APP_COLS}`, [clientId, hash, enc]);
+      `UPDATE idp_applications SET secret_hash = $2, secret_enc = $3 WHERE client_id = $1 AND secret_hash IS NOT NULL AND deleted_at IS NULL RETURNING ${APP_COLS}`, [clientId, hash, enc]);
     return rows[0];
   },
   async apps(q: Queryable): Promise<AppRow[]> {
-    const { rows } = await q.query<AppRow>(`SELECT ${APP_COLS} FROM idp_applications ORDER BY created_at, client_id`);
+    const { rows } = await q.query<AppRow>(`SELECT ${APP_COLS} FROM idp_applications WHERE deleted_at IS NULL ORDER BY created_at, client_id`);
     return rows;
   },
   async app(q: Queryable, clientId: string): Promise<AppRow | undefined> {
-    const { rows } = await q.query<AppRow>(`SELECT ${APP_COLS} FROM idp_applications WHERE client_id = $1`, [clientId]);
+    const { rows } = await q.query<AppRow>(`SELECT ${APP_COLS} FROM idp_applications WHERE client_id = $1 AND deleted_at IS NULL`, [clientId]);
     return rows[0];
+  },
+  /** Whether this client id was ever registered (deleted or not): its audit stays readable. */
+  async appEverExisted(q: Queryable, clientId: string): Promise<boolean> {
+    const { rows } = await q.query('SELECT 1 FROM idp_applications WHERE client_id = $1', [clientId]);
+    return rows.length > 0;
+  },
+  /**
+   * Deletes an application (the row stays, marked deleted: codes, tokens and the audit refer
+   * to it): its unused codes are burnt, its access and refresh tokens revoked, the consents
+   * given to it removed. Undefined when there is no such (live) application.
+   */
+  async deleteApp(q: Queryable, clientId: string): Promise<AppRow | undefined> {
+    const { rows } = await q.query<AppRow>(
+      `UPDATE idp_applications SET deleted_at = now(), tokens_not_before = now() WHERE client_id = $1 AND deleted_at IS NULL RETURNING ${APP_COLS}`, [clientId]);
+    if (!rows[0]) return undefined;
+    await q.query('UPDATE idp_codes SET used_at = now() WHERE client_id = $1 AND used_at IS NULL', [clientId]);
+    await q.query('UPDATE idp_tokens SET revoked_at = now() WHERE client_id = $1 AND revoked_at IS NULL', [clientId]);
+    await q.query('UPDATE idp_refresh_tokens SET revoked_at = now() WHERE client_id = $1 AND revoked_at IS NULL', [clientId]);
+    await q.query(`UPDATE idp_consents SET scopes = '[]', updated_at = now() WHERE client_id = $1`, [clientId]);
+    return rows[0];
+  },
+  /** The scopes a user granted an application (empty when none). */
+  async consentScopes(q: Queryable, userId: string, clientId: string): Promise<string[]> {
+    const { rows } = await q.query<{ scopes: string[] }>('SELECT scopes FROM idp_consents WHERE user_id = $1 AND client_id = $2', [userId, clientId]);
+    return rows[0]?.scopes ?? [];
+  },
+  /** Adds scopes to a user's grant to an application (the union with what was granted). */
+  async grantConsent(q: Queryable, userId: string, clientId: string, scopes: string[]): Promise<void> {
+    await q.query(
+      `INSERT INTO idp_consents (user_id, client_id, scopes) VALUES ($1, $2, $3::jsonb)
+       ON CONFLICT (user_id, client_id) DO UPDATE SET updated_at = now(),
+         scopes = (SELECT coalesce(jsonb_agg(DISTINCT s ORDER BY s), '[]'::jsonb) FROM jsonb_array_elements_text(idp_consents.scopes || EXCLUDED.scopes) AS s)`,
+      [userId, clientId, JSON.stringify([...new Set(scopes)].sort())]);
+  },
+  /** A user's grants, with the application names, newest first. */
+  async consentsOf(q: Queryable, userId: string): Promise<Array<{ client_id: string; name: string; scopes: string[]; granted_at: Date; updated_at: Date }>> {
+    const { rows } = await q.query<{ client_id: string; name: string; scopes: string[]; granted_at: Date; updated_at: Date }>(
+      `SELECT c.client_id, a.name, c.scopes, c.granted_at, c.updated_at FROM idp_consents c JOIN idp_applications a ON a.client_id = c.client_id
+        WHERE c.user_id = $1 AND a.deleted_at IS NULL AND c.scopes <> '[]'::jsonb ORDER BY c.updated_at DESC, c.client_id`, [userId]);
+    return rows;
+  },
+  /**
+   * Withdraws a user's grant to an application (its scopes emptied: the runtime role has
+   * no DELETE on idp_consents, see docs/operations.md) and revokes the application's
+   * tokens for the user.
+   */
+  async revokeConsent(q: Queryable, userId: string, clientId: string): Promise<boolean> {
+    const { rowCount } = await q.query(`UPDATE idp_consents SET scopes = '[]', updated_at = now() WHERE user_id = $1 AND client_id = $2 AND scopes <> '[]'::jsonb`, [userId, clientId]);
+    await q.query('UPDATE idp_refresh_tokens SET revoked_at = now() WHERE user_id = $1 AND client_id = $2 AND revoked_at IS NULL', [userId, clientId]);
+    await q.query('UPDATE idp_tokens SET revoked_at = now() WHERE user_id = $1 AND client_id = $2 AND revoked_at IS NULL', [userId, clientId]);
+    return rowCount > 0;
+  },
+  /** Locks the active (not blocked) administrators and returns their ids (the last-admin rule). */
+  async lockActiveAdmins(q: Queryable): Promise<string[]> {
+    const { rows } = await q.query<{ id: string }>('SELECT id FROM idp_users WHERE is_admin AND NOT blocked ORDER BY id FOR UPDATE');
+    return rows.map((r) => r.id);
   },
   async insertSession(q: Queryable, id: string, userId: string, ttlSeconds: number): Promise<void> {
     await q.query(`INSERT INTO idp_login_sessions (id, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))`, [id, userId, ttlSeconds]);
@@ -216,12 +272,13 @@ export const idpRepo = {
     const { rows } = await q.query<UserRow>(`SELECT ${USER_COLS} FROM idp_users ORDER BY created_at, id LIMIT $1`, [limit]);
     return rows;
   },
-  async updateUser(q: Queryable, id: string, u: { given_name?: string | undefined; family_name?: string | undefined; email_verified?: boolean | undefined; blocked?: boolean | undefined; password_hash?: string | undefined }): Promise<UserRow | undefined> {
+  async updateUser(q: Queryable, id: string, u: { given_name?: string | undefined; family_name?: string | undefined; email_verified?: boolean | undefined; blocked?: boolean | undefined; password_hash?: string | undefined; is_admin?: boolean | undefined }): Promise<UserRow | undefined> {
     const { rows } = await q.query<UserRow>(
       `UPDATE idp_users SET given_name = coalesce($2, given_name), family_name = coalesce($3, family_name),
-         email_verified = coalesce($4, email_verified), blocked = coalesce($5, blocked), password_hash = coalesce($6, password_hash), updated_at = now()
+         email_verified = coalesce($4, email_verified), blocked = coalesce($5, blocked), password_hash = coalesce($6, password_hash),
+         is_admin = coalesce($7, is_admin), updated_at = now()
         WHERE id = $1 RETURNING ${USER_COLS}`,
-      [id, u.given_name ?? null, u.family_name ?? null, u.email_verified ?? null, u.blocked ?? null, u.password_hash ?? null]);
+      [id, u.given_name ?? null, u.family_name ?? null, u.email_verified ?? null, u.blocked ?? null, u.password_hash ?? null, u.is_admin ?? null]);
     return rows[0];
   },
   async revokeTokensOfCode(q: Queryable, codeHash: string): Promise<number> {

@@ -15,6 +15,8 @@ import { webMessageReply, webMessageRoutes } from '../sdk/web-message.ts';
 import { sdkRoutes } from '../sdk/sdk.routes.ts';
 import type { Mailer } from '../sdk/mail.ts';
 import type { Db } from '../../platform/db/index.ts';
+import { consentRoutes } from '../login/consent.routes.ts';
+import { idpRepo } from './idp.repo.ts';
 
 export interface IdpRouteDeps {
   db: Db;
@@ -27,7 +29,8 @@ export interface IdpRouteDeps {
 export async function identityRoutes(root: FastifyInstance, { db, identity, baseUrl, csrfKey, mailer }: IdpRouteDeps) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const pages = loginPages(baseUrl, csrfKey);
-  await loginRoutes(root, { identity, pages });
+  const complete = await consentRoutes(root, { identity, pages });
+  await loginRoutes(root, { identity, pages, complete });
   await sdkRoutes(root, { db, identity, pages, mailer, baseUrl });
   await webMessageRoutes(root);
 
@@ -63,6 +66,9 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
       }
       const session = await identity.newSession(t.user_id);
       pages.setSession(reply, session);
+      const user = (await idpRepo.user(db, t.user_id))!;
+      if (!webMessage) return complete(request, reply, validated, user, t.auth_time, t.auth_type, session);
+      if ((await identity.consentNeeded(validated.app, user.id, r)).length) return refuse(consentRequired(r));
       return answer(await identity.issueCode(r, t.user_id, t.auth_time, { authType: t.auth_type }, session));
     }
     const sessionCookie = cookies(request)[SESSION_COOKIE];
@@ -70,7 +76,13 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
     // A session counts unless prompt=login asks for a new sign-in, or it is older than max_age.
     const fresh = session && !r.prompt?.includes('login')
       && (r.max_age === undefined || Date.now() - session.auth_time.getTime() <= r.max_age * 1000);
-    if (fresh) return answer(await identity.issueCode(r, session.user.id, session.auth_time, { authType: 'sso' }, sessionCookie));
+    // A signed-in browser gets its code, after the consent page when the application is not
+    // first-party and lacks a grant (web_message: a hidden frame shows no page, so consent_required).
+    if (fresh && !webMessage) return complete(request, reply, validated, session.user, session.auth_time, 'sso', sessionCookie!);
+    if (fresh) {
+      if ((await identity.consentNeeded(validated.app, session.user.id, r)).length) return refuse(consentRequired(r));
+      return answer(await identity.issueCode(r, session.user.id, session.auth_time, { authType: 'sso' }, sessionCookie));
+    }
     if (r.prompt?.includes('none') || webMessage) {
       return refuse(new AuthorizeError('login_required', 'The user is not signed in (prompt=none).', r.redirect_uri, r.state || undefined));
     }
@@ -187,3 +199,6 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
     schema: { tags: ['Operator'], summary: "A user's recent activity (logins)", security: [{ operatorToken: [] }], params: Type.Object({ id: Uuid() }), response: problemResponses(400, 401) },
   }, async (request) => identity.events(request.params.id));
 }
+
+const consentRequired = (r: { redirect_uri: string; state: string }) =>
+  new AuthorizeError('consent_required', 'The user has not allowed this application the requested scopes (prompt=none).', r.redirect_uri, r.state || undefined);

@@ -37,7 +37,14 @@ export const THROTTLE = { windowSeconds: 900, perAccountIp: 5, perAccount: 100, 
 // phone: asked for by the identity SDK by default; payd keeps no phone numbers, so it adds no claim.
 const SCOPES = new Set(['openid', 'profile', 'email', 'phone', 'offline_access']);
 /** prompt values served (prompt_values_supported of discovery). */
-export const PROMPT_VALUES: readonly string[] = ['none', 'login'];
+export const PROMPT_VALUES: readonly string[] = ['none', 'login', 'consent'];
+/** What each scope lets an application do, in the words of the consent page. */
+export const SCOPE_WORDS: Readonly<Record<string, string>> = {
+  openid: 'Know who you are: your payd account identifier',
+  profile: 'See your name',
+  email: 'See your email address and whether it is verified',
+  offline_access: 'Keep access while you are not using it, until you withdraw it',
+};
 
 const hex = (s: string) => sha256(s).toString('hex');
 
@@ -53,7 +60,11 @@ export interface AuthRequest {
   code_challenge_method?: string | undefined;
   /** messenger_code only: the messenger's token, carried through the login form. */
   account_linking_token?: string | undefined;
-  /** prompt values (none, login): read on GET /oauth/authorize only; the login form's post is the re-authentication. */
+  /**
+   * prompt values (none, login, consent): none and login are read on GET /oauth/authorize
+   * (the login form's post is the re-authentication); consent is carried through the
+   * sign-in form so that the consent page shows after it.
+   */
   prompt?: string[] | undefined;
   /** max_age in seconds: a session signed in longer ago must sign in again. */
   max_age?: number | undefined;
@@ -343,6 +354,35 @@ export class IdentityService {
     return appendQuery(r.redirect_uri, { code, ...(r.state ? { state: r.state } : {}), iss: this.issuer });
   }
 
+  // ---- consent (applications that are not first-party) ----
+
+  /**
+   * The scopes of this request the user has not granted the application yet (all of
+   * them with prompt=consent); empty for a first-party application, which never asks.
+   */
+  async consentNeeded(app: AppRow, userId: string, r: AuthRequest): Promise<string[]> {
+    if (app.first_party) return [];
+    const asked = [...new Set(r.scope.split(' ').filter(Boolean))];
+    if (r.prompt?.includes('consent')) return asked;
+    const granted = new Set(await idpRepo.consentScopes(this.db, userId, app.client_id));
+    return asked.filter((s) => !granted.has(s));
+  }
+
+  /** Remembers that the user allowed these scopes to the application (added to what was granted). */
+  async grantConsent(userId: string, clientId: string, scope: string): Promise<void> {
+    await idpRepo.grantConsent(this.db, userId, clientId, scope.split(' ').filter(Boolean));
+  }
+
+  /** The applications the user allowed, with the scopes granted. */
+  async consents(userId: string) {
+    return idpRepo.consentsOf(this.db, userId);
+  }
+
+  /** Withdraws the grant and revokes the application's refresh and access tokens for the user, at once. */
+  async revokeConsent(userId: string, clientId: string): Promise<boolean> {
+    return this.db.transaction((tx) => idpRepo.revokeConsent(tx, userId, clientId));
+  }
+
   // ---- token side (src/identity/oauth/) ----
 
   /** grant_type=authorization_code on POST /oauth/token. */
@@ -397,5 +437,5 @@ export class IdentityService {
 }
 
 export function userView(u: UserRow) {
-  return { id: u.id, email: u.email, given_name: u.given_name, family_name: u.family_name, email_verified: u.email_verified, blocked: u.blocked, created_at: u.created_at };
+  return { id: u.id, email: u.email, given_name: u.given_name, family_name: u.family_name, email_verified: u.email_verified, blocked: u.blocked, is_admin: u.is_admin, created_at: u.created_at };
 }

@@ -53,14 +53,21 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
   app.patch('/api/v2/users/:id', {
     preHandler: need('update:users'),
     schema: {
-      tags, security, summary: 'Update or block a user', params: UserParams,
+      tags, security, summary: 'Update or block a user, or grant or withdraw console administration', params: UserParams,
+      description: '`is_admin` (console administration) needs the scope update:admins as well as update:users. ' +
+        'Withdrawing it from the last active administrator, or blocking that administrator, is refused (409).',
       body: Type.Object({
         given_name: Type.Optional(Type.String({ maxLength: 100 })), family_name: Type.Optional(Type.String({ maxLength: 100 })),
         email_verified: Type.Optional(Type.Boolean()), blocked: Type.Optional(Type.Boolean()), password: Type.Optional(Type.String({ minLength: 12, maxLength: 256 })),
+        is_admin: Type.Optional(Type.Boolean({ description: 'Console administrator (scope update:admins)' })),
       }, { additionalProperties: false, minProperties: 1 }),
-      response: problemResponses(400, 401, 403, 404),
+      response: problemResponses(400, 401, 403, 404, 409),
     },
-  }, async (request) => management.updateUser(request.params.id, request.body));
+  }, async (request) => {
+    // Console administration is a separate scope: update:users alone cannot make an administrator.
+    if (request.body.is_admin !== undefined) await management.authorize(request.headers.authorization, 'update:admins');
+    return management.updateUser(request.params.id, request.body);
+  });
 
   app.get('/api/v2/users/:id/events', {
     preHandler: need('read:user_events'),
@@ -126,6 +133,20 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
     preHandler: need('read:clients'),
     schema: { tags, security, summary: 'Get an application', params: ClientParams, response: problemResponses(401, 403, 404) },
   }, async (request) => identity.applications.get(request.params.id));
+
+  app.delete('/api/v2/clients/:id', {
+    preHandler: need('delete:clients'),
+    schema: {
+      tags, security, summary: 'Delete an application',
+      description: 'The application is unknown from then on: sign-in, client authentication and its Management API tokens are refused; ' +
+        'its unused authorization codes are burnt, its access and refresh tokens revoked, and the consents users gave it removed. ' +
+        'Recorded in its audit (which stays readable). Built-in applications (the console): 403.',
+      params: ClientParams, response: { 204: Type.Null({ description: 'Deleted' }), ...problemResponses(400, 401, 403, 404) },
+    },
+  }, async (request, reply) => {
+    await identity.applications.delete(request.params.id, actor(request));
+    return reply.code(204).send(null);
+  });
 
   app.patch('/api/v2/clients/:id', {
     preHandler: need('update:clients'),

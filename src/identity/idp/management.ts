@@ -10,12 +10,14 @@ import { problems } from '../../platform/http/problem.ts';
 import { oauthError } from '../oauth/oauth-errors.ts';
 import { idpRepo } from './idp.repo.ts';
 import { type IdentityService, appendQuery, userView } from './idp.service.ts';
-import { clientCredentials } from '../oauth/client-auth.ts';
+import { checkAuthMethod, clientCredentials } from '../oauth/client-auth.ts';
 import { IDP_ACCESS_TOKEN_KEYS, TOKEN_TTL_SECONDS } from '../oauth/user-tokens.ts';
 import { safeEqual, sha256 } from '../../platform/crypto/secrets.ts';
 import { hashPassword } from './passwords.ts';
 
-export const MANAGEMENT_SCOPES = ['read:users', 'create:users', 'update:users', 'read:user_events', 'login_as:users', 'read:clients', 'create:clients', 'update:clients'] as const;
+export const MANAGEMENT_SCOPES = [
+  'read:users', 'create:users', 'update:users', 'update:admins', 'read:user_events', 'login_as:users', 'read:clients', 'create:clients', 'update:clients', 'delete:clients',
+] as const;
 
 export interface LoginAsInput {
   userId: string;
@@ -44,9 +46,10 @@ export class ManagementService {
 
   /** grant_type=client_credentials with client_id/client_secret (Basic or post): a management token. */
   async token(headers: Record<string, unknown>, body: Record<string, unknown>) {
-    const { id, secret } = clientCredentials(headers, body);
+    const { id, secret, via } = clientCredentials(headers, body);
     const app = id ? await idpRepo.app(this.db, id) : undefined;
     const hash = secret ? sha256(secret).toString('hex') : '';
+    if (app) checkAuthMethod(app, via, secret);
     if (!app || !app.secret_hash || !safeEqual(hash, app.secret_hash)) throw oauthError('invalid_client', 'Client authentication failed.');
     if (app.management_scopes.length === 0) throw oauthError('unauthorized_client', 'This application has no Management API scopes.');
     const asked = typeof body.scope === 'string' && body.scope ? body.scope.split(' ') : app.management_scopes;
@@ -103,11 +106,22 @@ export class ManagementService {
   /**
    * A new password or a block ends every sign-in session of the user and revokes their
    * refresh and access tokens, in the same transaction: whoever held the old password (or
-   * a session opened with it) is out at once.
+   * a session opened with it) is out at once. `is_admin` grants or withdraws console
+   * administration; withdrawing it from, or blocking, the last active (not blocked)
+   * administrator is refused (409): nobody could use the console any more. The
+   * administrators are locked first, so two concurrent withdrawals cannot both pass.
    */
-  async updateUser(id: string, patch: { given_name?: string; family_name?: string; email_verified?: boolean; blocked?: boolean; password?: string }) {
+  async updateUser(id: string, patch: { given_name?: string; family_name?: string; email_verified?: boolean; blocked?: boolean; password?: string; is_admin?: boolean }) {
     const passwordHash = patch.password ? await hashPassword(patch.password) : undefined;
     const u = await this.db.transaction(async (tx) => {
+      if (patch.is_admin === false || patch.blocked === true) {
+        const admins = await idpRepo.lockActiveAdmins(tx);
+        if (admins.length === 1 && admins[0] === id) {
+          throw problems.conflict(patch.is_admin === false
+            ? 'This user is the last administrator: make another user an administrator first.'
+            : 'This user is the last administrator and cannot be blocked: make another user an administrator first.');
+        }
+      }
       const row = await idpRepo.updateUser(tx, id, { ...patch, password_hash: passwordHash });
       if (row && (passwordHash || patch.blocked === true)) await idpRepo.endCredentials(tx, id);
       return row;

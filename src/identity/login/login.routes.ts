@@ -10,10 +10,11 @@ import { escapeHtml, sendPage } from '../../checkout/pages.ts';
 import { AuthorizeError, type IdentityService, THROTTLE } from '../idp/idp.service.ts';
 import { type LoginPages, SESSION_COOKIE, cookies } from './pages.ts';
 import { passwordRefusal } from '../sdk/password-strength.ts';
+import type { Complete } from './consent.routes.ts';
 
 const FormBody = Type.Record(Type.String(), Type.String({ maxLength: 2048 }));
 
-export async function loginRoutes(app: FastifyInstance, { identity, pages }: { identity: IdentityService; pages: LoginPages }) {
+export async function loginRoutes(app: FastifyInstance, { identity, pages, complete }: { identity: IdentityService; pages: LoginPages; complete: Complete }) {
   /** The authorization request carried by a query or a form, or the reply that refuses it. */
   const validated = async (reply: FastifyReply, fields: Record<string, unknown>) => {
     try {
@@ -42,7 +43,7 @@ export async function loginRoutes(app: FastifyInstance, { identity, pages }: { i
       const user = await identity.login(body.email ?? '', body.password ?? '', request.ip);
       const session = await identity.newSession(user.id);
       pages.setSession(reply, session);
-      return reply.redirect(await identity.issueCode(r, user.id, new Date(), { authType: 'password' }, session), 303);
+      return await complete(request, reply, v, user, new Date(), 'password', session);
     } catch (err) {
       if (err instanceof Problem && (err.status === 401 || err.status === 429)) {
         if (err.status === 429) reply.header('retry-after', String(THROTTLE.windowSeconds));
@@ -87,7 +88,7 @@ export async function loginRoutes(app: FastifyInstance, { identity, pages }: { i
     }
     const session = await identity.newSession(user.id);
     pages.setSession(reply, session);
-    return reply.redirect(await identity.issueCode(v.request, user.id, new Date(), { authType: 'signup' }, session), 303);
+    return complete(request, reply, v, user, new Date(), 'signup', session);
   });
 
   /**

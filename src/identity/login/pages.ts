@@ -7,12 +7,18 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { safeEqual } from '../../platform/crypto/secrets.ts';
 import { escapeHtml, sendPage } from '../../checkout/pages.ts';
-import { type AuthRequest, type AuthorizeError, appendQuery } from '../idp/idp.service.ts';
+import { type AuthRequest, type AuthorizeError, SCOPE_WORDS, appendQuery } from '../idp/idp.service.ts';
 
 export const SESSION_COOKIE = 'payd_idp_session';
 const SESSION_PATHS = ['/oauth', '/identity'] as const;
 const CSRF_COOKIE = 'payd_idp_csrf';
-const REQUEST_FIELDS = ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'nonce', 'code_challenge', 'code_challenge_method', 'account_linking_token'] as const;
+const REQUEST_FIELDS = ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'nonce', 'code_challenge', 'code_challenge_method', 'account_linking_token', 'prompt'] as const;
+/** A field of the authorization request as the forms carry it (prompt: its values, space-separated). */
+const fieldOf = (r: AuthRequest, k: (typeof REQUEST_FIELDS)[number]): string | undefined => {
+  const v = r[k];
+  return Array.isArray(v) ? (v.length ? v.join(' ') : undefined) : v;
+};
+export type AuthType = 'password' | 'signup' | 'sso';
 
 export function cookies(request: FastifyRequest): Record<string, string> {
   const out: Record<string, string> = {};
@@ -34,6 +40,18 @@ export interface LoginPages {
   csrfOk(request: FastifyRequest, body: Record<string, string>): boolean;
   /** RP-Initiated Logout not proven to come from the relying party: ask the user (a form posted back with CSRF). */
   logoutConfirm(request: FastifyRequest, reply: FastifyReply, fields: Record<string, string | undefined>): FastifyReply;
+  /**
+   * The consent page of an application that is not first-party: its name, the scopes
+   * still to grant in plain words, Allow / Deny (a form posted back with the CSRF token).
+   * `how` (how the user signed in, for the login event) is carried MACed with the session.
+   */
+  consentForm(request: FastifyRequest, reply: FastifyReply, r: AuthRequest, appName: string, email: string, scopes: string[], how: AuthType, session: string): FastifyReply;
+  /** How the user signed in, from a consent form posted with this session (sso when not proven). */
+  consentHow(body: Record<string, string>, session: string): AuthType;
+  /** The signed-in user's applications (grants), each with a Revoke form. */
+  accountApps(request: FastifyRequest, reply: FastifyReply, email: string, grants: Array<{ client_id: string; name: string; scopes: string[]; updated_at: Date }>, message?: string): FastifyReply;
+  /** The account page's sign-in form (no authorization request). */
+  accountLogin(request: FastifyRequest, reply: FastifyReply, message?: string, status?: number): FastifyReply;
   setSession(reply: FastifyReply, value: string): void;
   clearSession(reply: FastifyReply): void;
 }
@@ -51,7 +69,9 @@ export function loginPages(baseUrl: string, csrfKey: Buffer): LoginPages {
     }
     return csrfFor(nonce);
   };
-  const hidden = (r: AuthRequest) => REQUEST_FIELDS.map((k) => (r[k] ? `<input type="hidden" name="${k}" value="${escapeHtml(r[k]!)}">` : '')).join('');
+  const hidden = (r: AuthRequest) => REQUEST_FIELDS.map((k) => (fieldOf(r, k) ? `<input type="hidden" name="${k}" value="${escapeHtml(fieldOf(r, k)!)}">` : '')).join('');
+  const howMac = (how: string, session: string) => createHmac('sha256', csrfKey).update(`consent-how:${how}:${session}`).digest('base64url');
+  const words = (scopes: string[]) => scopes.map((s) => `<li>${escapeHtml(SCOPE_WORDS[s] ?? s)}</li>`).join('');
   const alert = (message?: string) => (message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : '');
   // The form's own origin, plus the redirect URI's: CSP form-action also governs the redirect that follows the post.
   const origins = (r: AuthRequest) => [new URL(r.redirect_uri).origin];
@@ -68,7 +88,7 @@ export function loginPages(baseUrl: string, csrfKey: Buffer): LoginPages {
     },
 
     loginForm(request, reply, r, appName, message, status = 200) {
-      const query = new URLSearchParams(REQUEST_FIELDS.flatMap((k) => (r[k] ? [[k, r[k]!] as [string, string]] : []))).toString();
+      const query = new URLSearchParams(REQUEST_FIELDS.flatMap((k) => (fieldOf(r, k) ? [[k, fieldOf(r, k)!] as [string, string]] : []))).toString();
       return sendPage(reply, status, `Sign in to ${appName}`, `
 <div class="card-box">
 ${alert(message)}
@@ -110,6 +130,55 @@ ${alert(message)}
 <input type="hidden" name="csrf" value="${csrfToken(request, reply)}">${kept}
 <button type="submit" name="confirm" value="1" class="payd-pay">Sign out</button>
 </form></div>`, [], undefined, target);
+    },
+
+    consentForm(request, reply, r, appName, email, scopes, how, session) {
+      return sendPage(reply, 200, `Allow ${appName} to use your account?`, `
+<div class="card-box">
+<p>You are signed in as <strong>${escapeHtml(email)}</strong>. <strong>${escapeHtml(appName)}</strong> asks to:</p>
+<ul id="consent-scopes">${words(scopes)}</ul>
+<form method="post" action="/oauth/authorize/consent" class="payd-form">
+<input type="hidden" name="csrf" value="${csrfToken(request, reply)}">${hidden(r)}
+<input type="hidden" name="how" value="${how}"><input type="hidden" name="how_mac" value="${howMac(how, session)}">
+<button type="submit" name="decision" value="allow" class="payd-pay">Allow</button>
+<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+</form>
+<p class="muted">You can withdraw this at any time on <a href="/oauth/account/applications">your applications</a> page.</p>
+</div>`, [], undefined, origins(r));
+    },
+
+    consentHow(body, session) {
+      const how = body.how;
+      const known = how === 'password' || how === 'signup' || how === 'sso';
+      return known && body.how_mac && safeEqual(howMac(how, session), body.how_mac) ? how : 'sso';
+    },
+
+    accountApps(request, reply, email, grants, message) {
+      const csrf = csrfToken(request, reply);
+      const items = grants.map((g) => `<li><strong>${escapeHtml(g.name)}</strong> <span class="muted">since ${escapeHtml(g.updated_at.toISOString().slice(0, 10))}</span>
+<ul>${words(g.scopes)}</ul>
+<form method="post" action="/oauth/account/applications/revoke" class="payd-form">
+<input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="client_id" value="${escapeHtml(g.client_id)}">
+<button type="submit" class="secondary">Revoke access of ${escapeHtml(g.name)}</button>
+</form></li>`).join('');
+      return sendPage(reply, 200, 'Your applications', `
+<div class="card-box">
+${message ? `<p role="status">${escapeHtml(message)}</p>` : ''}
+<p>Signed in as <strong>${escapeHtml(email)}</strong>. Applications you allowed to use your account:</p>
+<ul id="granted-apps">${items || '<li>None.</li>'}</ul>
+</div>`);
+    },
+
+    accountLogin(request, reply, message, status = 200) {
+      return sendPage(reply, status, 'Sign in to see your applications', `
+<div class="card-box">
+${alert(message)}
+<form method="post" action="/oauth/account/login" class="payd-form">
+<input type="hidden" name="csrf" value="${csrfToken(request, reply)}">
+<div class="payd-field"><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required autofocus></div>
+<div class="payd-field"><label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required></div>
+<button type="submit" class="payd-pay">Sign in</button>
+</form></div>`);
     },
 
     csrfOk(request, body) {

@@ -35,20 +35,35 @@ export function clientCredentials(headers: Record<string, unknown>, body: Record
 const formDecode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
 
 /**
- * Authenticates the calling application. A confidential client may use Basic or post
- * (whichever it registered); a public client (`none`) sends only its client_id and must
- * have used PKCE, which the grant checks.
+ * Authenticates the calling application with the method it registered
+ * (token_endpoint_auth_method), and no other: a client_secret_basic client that sends
+ * its secret in the form, a client_secret_post client that sends a Basic header, or a
+ * public client (`none`) that sends any secret is refused (invalid_client), as a wrong
+ * secret is. A public client sends only its client_id and must have used PKCE, which
+ * the grant checks.
  */
 export async function authenticateClient(db: Queryable, headers: Record<string, unknown>, body: Record<string, unknown>): Promise<AppRow> {
   const { id, secret, via } = clientCredentials(headers, body);
   const app = id ? await idpRepo.app(db, id) : undefined;
   if (!app) throw oauthError('invalid_client', 'Unknown client.');
-  if (app.token_endpoint_auth_method === 'none') {
-    if (secret) throw oauthError('invalid_client', 'This public client has no secret.');
-    return app;
-  }
-  if (via === 'none' || !secret || !app.secret_hash || !safeEqual(sha256(secret).toString('hex'), app.secret_hash)) {
+  checkAuthMethod(app, via, secret);
+  if (app.token_endpoint_auth_method === 'none') return app;
+  if (!secret || !app.secret_hash || !safeEqual(sha256(secret).toString('hex'), app.secret_hash)) {
     throw oauthError('invalid_client', 'Client authentication failed.');
   }
   return app;
+}
+
+/** Refuses credentials sent another way than the application's registered method. */
+export function checkAuthMethod(app: AppRow, via: AppRow['token_endpoint_auth_method'], secret: string | undefined): void {
+  const registered = app.token_endpoint_auth_method;
+  if (registered === 'none') {
+    if (secret !== undefined || via !== 'none') throw oauthError('invalid_client', 'This public client (token_endpoint_auth_method none) has no secret: send only client_id.');
+    return;
+  }
+  if (via !== registered) {
+    throw oauthError('invalid_client', registered === 'client_secret_basic'
+      ? 'This client is registered with client_secret_basic: send its credentials in the Authorization header (HTTP Basic), not in the form.'
+      : 'This client is registered with client_secret_post: send client_id and client_secret in the form, not in an Authorization header.');
+  }
 }

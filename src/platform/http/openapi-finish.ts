@@ -77,6 +77,7 @@ export const OPERATION_IDS: Record<string, string> = {
   'GET /api/v2/clients': 'managementListClients',
   'GET /api/v2/clients/{id}': 'managementGetClient',
   'PATCH /api/v2/clients/{id}': 'managementUpdateClient',
+  'DELETE /api/v2/clients/{id}': 'managementDeleteClient',
   'POST /api/v2/clients/{id}/rotate-secret': 'managementRotateClientSecret',
   'POST /api/v2/clients/{id}/revoke-tokens': 'managementRevokeClientTokens',
   'GET /api/v2/clients/{id}/audit': 'managementGetClientAudit',
