@@ -153,7 +153,10 @@ export class KeyStore {
         retired: r.retired_at !== null,
       })),
     };
-    this.cache.set(purpose, entry);
+    // A registered purpose without a key is never cached: this read may have begun before
+    // another request or process made the first key and ended after it, and a cached "no
+    // key" would fail every signature until the refresh (entry() makes the key instead).
+    if (entry.signer || !this.purposes.has(purpose)) this.cache.set(purpose, entry);
     return entry;
   }
 
@@ -171,7 +174,7 @@ export class KeyStore {
       this.ensuring.set(purpose, making);
     }
     await making;
-    return this.cache.get(purpose) ?? this.load(purpose);
+    return this.load(purpose);
   }
 
   async signingKey(purpose: string): Promise<SigningKey> {
