@@ -58,7 +58,9 @@ export async function createIdentityProvider(deps: IdentityDeps): Promise<Identi
     },
     routes: async (app) => {
       mailer.log = app.log;
-      await identityRoutes(app, { db: deps.db, identity: service, baseUrl: deps.config.baseUrl, csrfKey, mailer });
+      await identityRoutes(app, {
+        db: deps.db, identity: service, baseUrl: deps.config.baseUrl, csrfKey, mailer, masterKey: deps.masterKey, allowHttpLocalhost: deps.config.identityAllowHttpLocalhost,
+      });
       await managementRoutes(app, { management, identity: service });
       await consoleRoutes(app, { db: deps.db, identity: service, management, consoleOrigin: deps.config.consoleOrigin, key: consoleKey });
     },

@@ -16,6 +16,8 @@ import { sdkRoutes } from '../sdk/sdk.routes.ts';
 import type { Mailer } from '../sdk/mail.ts';
 import type { Db } from '../../platform/db/index.ts';
 import { consentRoutes } from '../login/consent.routes.ts';
+import { Federation } from '../federation/federation.ts';
+import { federationRoutes } from '../federation/federation.routes.ts';
 import { idpRepo } from './idp.repo.ts';
 
 export interface IdpRouteDeps {
@@ -24,15 +26,19 @@ export interface IdpRouteDeps {
   baseUrl: string;
   csrfKey: Buffer;
   mailer: Mailer;
+  masterKey: Buffer;
+  allowHttpLocalhost: boolean;
 }
 
-export async function identityRoutes(root: FastifyInstance, { db, identity, baseUrl, csrfKey, mailer }: IdpRouteDeps) {
+export async function identityRoutes(root: FastifyInstance, { db, identity, baseUrl, csrfKey, mailer, masterKey, allowHttpLocalhost }: IdpRouteDeps) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const pages = loginPages(baseUrl, csrfKey);
   const complete = await consentRoutes(root, { identity, pages });
   await loginRoutes(root, { identity, pages, complete });
   await sdkRoutes(root, { db, identity, pages, mailer, baseUrl });
   await webMessageRoutes(root);
+  const federation = new Federation(db, masterKey, `${baseUrl}/oauth/federation/callback`, identity);
+  await federationRoutes(root, { db, identity, pages, complete, federation, baseUrl, allowHttpLocalhost });
 
   app.get('/oauth/authorize', { schema: { hide: true } }, async (request, reply) => {
     const q = request.query as Record<string, unknown>;
@@ -86,7 +92,7 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
     if (r.prompt?.includes('none') || webMessage) {
       return refuse(new AuthorizeError('login_required', 'The user is not signed in (prompt=none).', r.redirect_uri, r.state || undefined));
     }
-    return pages.loginForm(request, reply, r, validated.app.name);
+    return pages.loginForm(request, reply, r, validated.app.name, undefined, 200, await federation.providers());
   });
 
   app.get('/.well-known/openid-configuration', { schema: { tags: ['Identity'], summary: 'OpenID Provider metadata', response: problemResponses() } }, async () => ({

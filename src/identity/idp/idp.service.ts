@@ -334,7 +334,7 @@ export class IdentityService {
    * flow records `messenger`.
    */
   /** `session` is the sign-in session's cookie value when the code comes from one (not login-as). */
-  async issueCode(r: AuthRequest, userId: string, authTime: Date, how: { authType: 'password' | 'signup' | 'sso' } | { loginAs: { name: string } }, session?: string): Promise<string> {
+  async issueCode(r: AuthRequest, userId: string, authTime: Date, how: { authType: 'password' | 'signup' | 'sso' | 'social' } | { loginAs: { name: string } }, session?: string): Promise<string> {
     const loginAs = 'loginAs' in how ? how.loginAs : undefined;
     const code = randomBytes(32).toString('base64url');
     const messenger = r.response_type === 'messenger_code';

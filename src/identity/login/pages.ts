@@ -18,7 +18,7 @@ const fieldOf = (r: AuthRequest, k: (typeof REQUEST_FIELDS)[number]): string | u
   const v = r[k];
   return Array.isArray(v) ? (v.length ? v.join(' ') : undefined) : v;
 };
-export type AuthType = 'password' | 'signup' | 'sso';
+export type AuthType = 'password' | 'signup' | 'sso' | 'social';
 
 export function cookies(request: FastifyRequest): Record<string, string> {
   const out: Record<string, string> = {};
@@ -34,7 +34,8 @@ export function cookies(request: FastifyRequest): Record<string, string> {
 
 export interface LoginPages {
   errorPage(reply: FastifyReply, err: AuthorizeError): FastifyReply;
-  loginForm(request: FastifyRequest, reply: FastifyReply, r: AuthRequest, appName: string, message?: string, status?: number): FastifyReply;
+  /** providers: the social login buttons (upstream providers configured for federation). */
+  loginForm(request: FastifyRequest, reply: FastifyReply, r: AuthRequest, appName: string, message?: string, status?: number, providers?: Array<{ id: string; name: string }>): FastifyReply;
   signupForm(request: FastifyRequest, reply: FastifyReply, r: AuthRequest, appName: string, message?: string, status?: number): FastifyReply;
   /** Whether a posted form carries the CSRF token of this browser's cookie. */
   csrfOk(request: FastifyRequest, body: Record<string, string>): boolean;
@@ -87,11 +88,15 @@ export function loginPages(baseUrl: string, csrfKey: Buffer): LoginPages {
       return sendPage(reply, 400, 'Sign-in request refused', `<p role="alert">${escapeHtml(err.description)}</p>`);
     },
 
-    loginForm(request, reply, r, appName, message, status = 200) {
+    loginForm(request, reply, r, appName, message, status = 200, providers = []) {
       const query = new URLSearchParams(REQUEST_FIELDS.flatMap((k) => (fieldOf(r, k) ? [[k, fieldOf(r, k)!] as [string, string]] : []))).toString();
+      const social = providers.length
+        ? `<div class="payd-social">${providers.map((p) => `<p><a class="payd-social-button" href="/oauth/federation/${escapeHtml(encodeURIComponent(p.id))}/start?${escapeHtml(query)}">Continue with ${escapeHtml(p.name)}</a></p>`).join('')}<p class="muted">or with your email and password:</p></div>`
+        : '';
       return sendPage(reply, status, `Sign in to ${appName}`, `
 <div class="card-box">
 ${alert(message)}
+${social}
 <form method="post" action="/oauth/authorize/login" class="payd-form">
 <input type="hidden" name="csrf" value="${csrfToken(request, reply)}">${hidden(r)}
 <div class="payd-field"><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required autofocus></div>
@@ -149,7 +154,7 @@ ${alert(message)}
 
     consentHow(body, session) {
       const how = body.how;
-      const known = how === 'password' || how === 'signup' || how === 'sso';
+      const known = how === 'password' || how === 'signup' || how === 'sso' || how === 'social';
       return known && body.how_mac && safeEqual(howMac(how, session), body.how_mac) ? how : 'sso';
     },
 

@@ -43,6 +43,8 @@ export const OPERATION_IDS: Record<string, string> = {
   'POST /admin/v1/entities/{id}/api-keys': 'adminCreateApiKey',
   'GET /admin/v1/entities/{id}/api-keys': 'adminListApiKeys',
   'DELETE /admin/v1/entities/{id}/api-keys/{key_id}': 'adminRevokeApiKey',
+  'POST /admin/v1/identity/providers': 'adminCreateUpstreamProvider',
+  'GET /admin/v1/identity/providers': 'adminListUpstreamProviders',
   'POST /admin/v1/entities/{id}/members': 'adminInviteDashboardMember',
   'GET /admin/v1/entities/{id}/members': 'adminListDashboardMembers',
   'PATCH /admin/v1/entities/{id}/members/{user_id}': 'adminUpdateDashboardMember',
