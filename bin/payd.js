@@ -20,7 +20,7 @@ function newestSource(dir) {
 }
 
 function compiledIsCurrent() {
-  const main = new URL('dist/main.js', root);
+  const main = new URL('dist/server/payd.js', root);
   if (!existsSync(main)) return false;
   const src = new URL('src/', root);
   // An installed package has no src/: dist/ is all there is.
@@ -32,7 +32,10 @@ if (first === '--version' || first === '-v' || first === 'version') {
   const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8'));
   console.log(pkg.version);
 } else if (process.env.PAYD_FROM_SOURCES !== '1' && compiledIsCurrent()) {
-  await import('../dist/main.js');
+  // Node 22.1 and later keep the compiled code of the modules between starts (in the
+  // system's temporary directory); Node 20 has no such cache and starts without it.
+  (await import('node:module')).enableCompileCache?.();
+  await import('../dist/server/payd.js');
 } else {
   let register;
   try {

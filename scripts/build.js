@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // npm run build (and npm's prepare, so that `npm ci` in a clone leaves a runnable payd):
 //   1. tsc -p tsconfig.build.json: src/ to dist/ as JavaScript;
-//   2. the browser widget bundled once by esbuild into dist/checkout/widget.bundle.js;
-//   3. the embedded database's template (initdb and every migration, dumped) into
+//   2. the server bundled by esbuild into dist/server/ (scripts/bundle-server.js), which
+//      `payd start` runs;
+//   3. the browser widget bundled once by esbuild into dist/checkout/widget.bundle.js;
+//   4. the embedded database's template (initdb and every migration, dumped) into
 //      dist/pglite-template.tar.gz, from which a new embedded database starts.
 // Needs the devDependencies (typescript, esbuild). Without them (npm ci --omit=dev in a
 // clone) it says so and leaves dist/ as it is: install from the published package, which
@@ -37,8 +39,12 @@ if (compiled.status !== 0) {
 }
 step('compiled src/ to dist/');
 
+const { bundleServer } = await import(pathToFileURL(path.join(root, 'scripts/bundle-server.js')).href);
+await bundleServer('dist/server');
+step('bundled the server into dist/server/');
+
 const { bundleWidget, PREBUILT_WIDGET } = await import(pathToFileURL(path.join(root, 'dist/checkout/widget-bundle.js')).href);
-mkdirSync(path.dirname(fileURLToPath(PREBUILT_WIDGET)), { recursive: true });
+mkdirSync(path.dirname(PREBUILT_WIDGET), { recursive: true });
 writeFileSync(PREBUILT_WIDGET, await bundleWidget(path.join(root, 'src/checkout/widget/widget.ts')));
 step('bundled the widget');
 

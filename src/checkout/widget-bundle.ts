@@ -4,18 +4,18 @@
 // esbuild (a devDependency) on first use instead.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { packagePath, RUNNING_BUILT } from '../platform/paths.ts';
 
 export interface Bundle {
   code: string;
   etag: string;
 }
 
-/** Next to the compiled module: dist/checkout/widget.bundle.js. */
-export const PREBUILT_WIDGET = new URL('./widget.bundle.js', import.meta.url);
+/** Written by npm run build; read when payd runs built (from the sources, the widget is bundled on first use). */
+export const PREBUILT_WIDGET = packagePath('dist', 'checkout', 'widget.bundle.js');
 
 /** Bundles the widget with esbuild (npm run build, or the first request when run from the sources). */
-export async function bundleWidget(entry = fileURLToPath(new URL('./widget/widget.ts', import.meta.url))): Promise<string> {
+export async function bundleWidget(entry = packagePath('src', 'checkout', 'widget', 'widget.ts')): Promise<string> {
   const { build } = await import('esbuild');
   const out = await build({
     entryPoints: [entry],
@@ -33,10 +33,12 @@ let bundle: Promise<Bundle> | undefined;
 
 export function widgetBundle(): Promise<Bundle> {
   bundle ??= (async () => {
-    const code = await readFile(PREBUILT_WIDGET, 'utf8').catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return bundleWidget();
-      throw err;
-    });
+    const code = RUNNING_BUILT
+      ? await readFile(PREBUILT_WIDGET, 'utf8').catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return bundleWidget();
+        throw err;
+      })
+      : await bundleWidget();
     return { code, etag: `"${createHash('sha256').update(code).digest('base64url').slice(0, 22)}"` };
   })();
   bundle.catch(() => {

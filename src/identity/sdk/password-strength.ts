@@ -9,8 +9,14 @@ export const PASSWORD_LENGTH = { min: 12, max: 256 } as const;
 
 let estimator: Promise<Estimate> | undefined;
 
+const cjsExports = <T extends object>(m: T): T => ((m as { default?: T }).default ?? m);
+
 function load(): Promise<Estimate> {
-  estimator ??= Promise.all([import('@zxcvbn-ts/core'), import('@zxcvbn-ts/language-common')]).then(([core, common]) => {
+  estimator ??= Promise.all([import('@zxcvbn-ts/core'), import('@zxcvbn-ts/language-common')]).then(([coreModule, commonModule]) => {
+    // Both are CommonJS: Node's import() offers their exports by name, the server bundle
+    // (esbuild, a chunk loaded on use) only as the default export.
+    const core = cjsExports(coreModule);
+    const common = cjsExports(commonModule);
     const factory = new core.ZxcvbnFactory({
       dictionary: { ...common.dictionary },
       graphs: common.adjacencyGraphs,

@@ -4,10 +4,10 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../paths.ts';
 import type { Db } from './db.ts';
 
-export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../migrations');
+export const MIGRATIONS_DIR = packagePath('migrations');
 const LOCK_KEY = 0x7061_7964; // "payd"
 
 /** The database schema is not the one this payd expects: the operator must act (exit code 2). */

@@ -11,13 +11,13 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../paths.ts';
 import { gunzipSync } from 'node:zlib';
 import { loadMigrations, migrate, type Migration } from './migrator.ts';
 import { createPgliteDb } from './pglite.ts';
 
 /** From src/platform/db or dist/platform/db alike: the package's dist/. */
-export const TEMPLATE_FILE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dist/pglite-template.tar.gz');
+export const TEMPLATE_FILE = packagePath('dist', 'pglite-template.tar.gz');
 
 interface TemplateInfo {
   pglite: string;

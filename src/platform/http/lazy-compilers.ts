@@ -9,15 +9,16 @@
 // A schema that cannot compile would now fail its first request rather than the start;
 // compileAllSchemas() compiles every pending one (test/platform/startup-build.test.ts
 // calls it on the whole app, so such a schema still fails CI).
-import { createRequire } from 'node:module';
+import AjvCompiler from '@fastify/ajv-compiler';
+import SerializerCompiler from '@fastify/fast-json-stringify-compiler';
 
 type Fn = ((...args: unknown[]) => unknown) & { errors?: unknown; schemaEnv?: unknown };
 type Compile = (routeSchema: unknown) => Fn;
 type Factory = (externalSchemas: unknown, options: unknown) => Compile;
 
-const fromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'));
-const ValidatorSelector = fromFastify('@fastify/ajv-compiler') as () => Factory;
-const SerializerSelector = fromFastify('@fastify/fast-json-stringify-compiler') as () => Factory;
+// Direct dependencies at fastify's own version ranges (npm installs one copy for both).
+const ValidatorSelector = AjvCompiler as unknown as () => Factory;
+const SerializerSelector = SerializerCompiler as unknown as () => Factory;
 
 const pending = new Set<() => unknown>();
 

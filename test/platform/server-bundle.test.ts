@@ -1,0 +1,136 @@
+// Issue 17: `payd start` runs the server bundled by esbuild (npm run build writes it to
+// dist/server/; scripts/bundle-server.js). The tests elsewhere run the TypeScript
+// sources, so this one bundles the sources the same way, into a directory of its own
+// under dist/, and uses the result as an operator would: migrate, start, then the parts
+// that load files or packages at run time (the widget, Swagger UI, PGlite's WASM,
+// argon2 for a password, the zxcvbn dictionaries), a token and a payment with its capture.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+// @ts-expect-error a plain JavaScript build script, without types
+import { bundleServer, SERVER_EXTERNALS } from '../../scripts/bundle-server.js';
+import { ADMIN_TOKEN } from '../helpers/app.ts';
+import { freePort, SERVER_MASTER_KEY } from '../helpers/server.ts';
+import { type Place, place } from './startup-helpers.ts';
+
+const outdir = path.resolve('dist', `.test-server-${process.pid}`);
+const entry = path.join(outdir, 'payd.js');
+
+function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [entry, ...args], {
+      env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', LOG_LEVEL: 'warn', PAYD_DEMO: '0', PAYD_MASTER_KEY: SERVER_MASTER_KEY, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    child.once('exit', (code) => setImmediate(() => resolve({ code, stdout, stderr })));
+  });
+}
+
+describe('the bundled server (dist/server/payd.js, what payd start runs)', { timeout: 240_000 }, () => {
+  let db: Place;
+  let child: ChildProcess | undefined;
+  let base = '';
+  let stdout = '';
+  let stderr = '';
+  let exited: Promise<number | null>;
+
+  before(async () => {
+    await bundleServer(outdir);
+    db = await place();
+  });
+
+  after(async () => {
+    if (child && child.exitCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    await db.close();
+    rmSync(outdir, { recursive: true, force: true });
+  });
+
+  it('is a few files that leave the packages reading their own files outside', () => {
+    const files = readdirSync(outdir);
+    assert.ok(files.includes('payd.js'));
+    assert.ok(files.length < 60, `${files.length} files`);
+    assert.deepEqual(SERVER_EXTERNALS.filter((p: string) => !existsSync(path.join('node_modules', p))).filter((p: string) => p !== 'pg-native'), [], 'externals are installed');
+  });
+
+  it('answers --help, and migrates the database', async () => {
+    const help = await run(['--help'], {});
+    assert.equal(help.code, 0, help.stderr);
+    assert.match(help.stdout, /^payd \d+\.\d+\.\d+/);
+    const migrated = await run(['migrate'], db.env);
+    assert.equal(migrated.code, 0, migrated.stderr);
+  });
+
+  it('starts with the demo merchant and serves what loads files at run time', async () => {
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    child = spawn(process.execPath, [entry, 'start'], {
+      env: {
+        PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), PAYD_BASE_URL: base, LOG_LEVEL: 'info', PAYD_DEMO: '1',
+        PAYD_MASTER_KEY: SERVER_MASTER_KEY, PAYD_ADMIN_TOKEN: ADMIN_TOKEN, ...db.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    exited = new Promise((resolve) => child!.once('exit', (code) => resolve(code)));
+    child.stdout!.on('data', (d: Buffer) => { stdout += d.toString(); });
+    child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
+    const deadline = Date.now() + 180_000;
+    while (!/API key:\s+payd_sk_\S+/.test(stdout)) {
+      assert.equal(child.exitCode, null, `exited early: ${stderr}`);
+      assert.ok(Date.now() < deadline, `not ready in 180 s: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.match(stdout, /"msg":"started"/, 'the start-up phases are logged');
+    assert.match(stdout, /"startupMs":\{"loaded":\d+,"database":\d+,"app":\d+,"listening":\d+,"ready":\d+\}/);
+
+    const widget = await fetch(`${base}/checkout/widget.js`);
+    assert.equal(widget.status, 200);
+    assert.match(widget.headers.get('content-type') ?? '', /javascript/);
+    assert.ok((await widget.text()).length > 1000);
+
+    const docs = await fetch(`${base}/docs/`);
+    assert.equal(docs.status, 200, 'Swagger UI (from node_modules) serves its page');
+    assert.match(await docs.text(), /swagger/i);
+    const openapi = await fetch(`${base}/openapi.json`);
+    assert.equal(openapi.status, 200);
+    assert.equal(((await openapi.json()) as { openapi: string }).openapi, '3.1.0');
+
+    // The password strength meter loads its dictionaries on first use.
+    const strength = await fetch(`${base}/identity/v1/password/strength`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: 'correct horse battery staple' }),
+    });
+    assert.equal(strength.status, 200, await strength.clone().text());
+    assert.ok(((await strength.json()) as { score: number }).score >= 3);
+  });
+
+  it('takes a token, a payment and its capture', async () => {
+    const apiKey = /API key:\s+(payd_sk_\S+)/.exec(stdout)![1]!;
+    const token = await fetch(`${base}/oauth/token`, {
+      method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials',
+    });
+    assert.equal(token.status, 200);
+    const auth = { authorization: `Bearer ${((await token.json()) as { access_token: string }).access_token}`, 'content-type': 'application/json' };
+    const card = { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2030', cvv: '123' };
+    const created = await fetch(`${base}/v2/payments`, {
+      method: 'POST', headers: auth,
+      body: JSON.stringify({ amount: 2500, currency: 'EUR', capture_mode: 'MANUAL', split: [{ partner: 'card-sim', method: 'CARD', amount: 2500, instrument: card }] }),
+    });
+    assert.equal(created.status, 200, await created.clone().text());
+    const payment = (await created.json()) as { id: string };
+    const captured = await fetch(`${base}/v2/payments/${payment.id}/captures`, { method: 'POST', headers: auth, body: JSON.stringify({ amount: 2500 }) });
+    assert.equal(captured.status, 200, await captured.clone().text());
+  });
+
+  it('stops on SIGTERM with exit code 0', async () => {
+    child!.kill('SIGTERM');
+    assert.equal(await exited, 0, stderr);
+  });
+});
