@@ -25,6 +25,10 @@ import { type Membership, type Role, can, membersRepo } from './members.ts';
 import type { PaymentLinksService } from '../links/links.service.ts';
 import type { EntitiesService } from '../admin/entities.service.ts';
 import { linkAndKeyRoutes } from './links-keys.routes.ts';
+import { webhookPageRoutes } from './webhooks.routes.ts';
+import { teamPageRoutes } from './members-page.routes.ts';
+import type { Mailer } from '../identity/sdk/mail.ts';
+import type { WebhooksService } from '../webhooks/webhooks.service.ts';
 import { ASSETS, DASHBOARD_CSS, DASHBOARD_JS, barChart, money, page, parseAmount, plain, roleLabel, when } from './views.ts';
 
 export const DASHBOARD_CLIENT_ID = 'payd-dashboard';
@@ -44,6 +48,10 @@ export interface DashboardDeps {
   links: PaymentLinksService;
   entities: EntitiesService;
   onApiKeyRevoked: (keyId: string) => void;
+  webhooks: WebhooksService;
+  /** Invitation mails (the identity provider's outbox, SMTP when set) and the links in them. */
+  mailer: Mailer;
+  baseUrl: string;
   /** Origin where the identity provider's /oauth/authorize is served. */
   idpOrigin: string;
   key: Buffer;
@@ -128,6 +136,8 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
   };
 
   await linkAndKeyRoutes(app, { db: deps.db, links: deps.links, entities: deps.entities, onApiKeyRevoked: deps.onApiKeyRevoked, member, csrfOk });
+  await webhookPageRoutes(app, { db: deps.db, webhooks: deps.webhooks, member, csrfOk });
+  await teamPageRoutes(app, { db: deps.db, entities: deps.entities, identity: deps.identity, mailer: deps.mailer, baseUrl: deps.baseUrl, member, csrfOk });
 
   // ---- sign-in and out ----
 
@@ -316,13 +326,20 @@ ${pager}`);
   const detail = async (reply: FastifyReply, m: Signed & { entity: Membership }, p: PaymentViewT, notice?: string, error?: string, status = 200) => {
     const base = `/dashboard/${m.entity.entity_id}/payments/${p.id}`;
     const actions = await membersRepo.actionsOf(deps.db, m.entity.entity_id, p.id);
+    const events = await deps.webhooks.eventsOf(m.entity.entity_id, p.id);
+    const admin = can(m.entity.role, 'admin');
     const ops = [...p.captures.map((o) => ({ ...o, kind: 'Capture' })), ...p.refunds.map((o) => ({ ...o, kind: 'Refund' })), ...p.voids.map((o) => ({ ...o, kind: 'Void' }))];
     const iso = (d: string | Date) => new Date(d).toISOString();
     const timeline = [
       { at: iso(p.created_at), text: `Created: ${money(p.amount, p.currency)}, authorization ${p.authorization.status}` },
       ...ops.map((o) => ({ at: iso(o.created_at), text: `${o.kind} of ${money(o.amount, p.currency)}: ${o.status}` })),
       ...actions.map((a) => ({ at: a.created_at.toISOString(), text: `${a.action} of ${a.amount === null ? '' : money(a.amount, p.currency)} asked by ${a.user_email} (dashboard)` })),
-    ].sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
+      ...events.map((ev) => ({
+        at: iso(ev.created_at),
+        text: `Webhook ${ev.type}: ${ev.status === 'NO_DESTINATION' ? 'not sent (no endpoint)' : ev.status.toLowerCase()}${ev.deliveries.length > 1 ? ` (${ev.deliveries.length} deliveries)` : ''}`,
+        href: admin ? `/dashboard/${m.entity.entity_id}/webhooks/${ev.id}` : undefined,
+      })),
+    ].sort((a, b) => Date.parse(a.at) - Date.parse(b.at)) as Array<{ at: string; text: string; href?: string | undefined }>;
     const txs = [...p.authorization.partner_transactions, ...ops.flatMap((o) => o.partner_transactions)];
     const form = (action: keyof typeof ACTIONS, withAmount: boolean) => {
       const a = ACTIONS[action]!;
@@ -357,7 +374,7 @@ ${notice ? `<p class="notice" role="status">${e(notice)}</p>` : ''}${error ? `<d
 <div class="table-wrap" role="region" tabindex="0" aria-label="Partner transactions (scrolls sideways on small screens)"><table aria-label="Partner transactions"><thead><tr><th scope="col">Partner</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col">Reference</th><th scope="col">Code</th></tr></thead>
 <tbody>${txs.map((t) => `<tr><td>${e(t.partner)}</td><td>${e(t.status)}</td><td class="num">${e(money(t.amount, p.currency))}</td><td><code>${e(t.partner_reference ?? '—')}</code></td><td>${e(t.status_code ?? '')}</td></tr>`).join('')}</tbody></table></div>
 <h2>Timeline</h2>
-<ol class="timeline">${timeline.map((t) => `<li><time datetime="${e(t.at)}">${e(when(t.at))}</time>: ${e(t.text)}</li>`).join('')}</ol>
+<ol class="timeline">${timeline.map((t) => `<li><time datetime="${e(t.at)}">${e(when(t.at))}</time>: ${t.href ? `<a href="${e(t.href)}">${e(t.text)}</a>` : e(t.text)}</li>`).join('')}</ol>
 ${forms ? `<h2>Actions</h2><div class="actions">${forms}</div>` : m.entity.role === 'viewer' ? '<p>Your role is read only.</p>' : ''}`);
   };
 

@@ -50,7 +50,7 @@ export async function linkAndKeyRoutes(app: FastifyInstance, deps: ExtraDeps) {
     const rowsHtml = links.map((l) => `<tr>
 <td>${e(when(l.created_at))}</td><td>${e((l.order as { reference?: string } | undefined)?.reference ?? '—')}</td><td class="num">${e(money(l.amount, l.currency))}</td><td class="status">${e(l.status)}</td><td>${e(when(l.expires_at))}</td>
 <td><input aria-label="Customer URL of the link for ${e(money(l.amount, l.currency))}" readonly value="${e(l.links.customer_url.href)}" id="url-${e(l.id)}"> <button type="button" class="secondary" data-copy="url-${e(l.id)}">Copy</button></td>
-<td>${l.payment_id ? `<a href="/dashboard/${e(m.entity.entity_id)}/payments/${e(l.payment_id)}">Payment</a>` : ''}${act && l.status === 'CREATED' ? `<form method="post" action="${base}/${e(l.id)}/cancel" data-once><input type="hidden" name="csrf" value="${e(m.csrf)}"><button type="submit" class="secondary">Cancel</button></form>` : ''}</td></tr>`).join('');
+<td><a href="${base}/${e(l.id)}" aria-label="Details of the link for ${e(money(l.amount, l.currency))}">Details</a> ${l.payment_id ? `<a href="/dashboard/${e(m.entity.entity_id)}/payments/${e(l.payment_id)}">Payment</a>` : ''}${act && l.status === 'CREATED' ? `<form method="post" action="${base}/${e(l.id)}/cancel" data-once><input type="hidden" name="csrf" value="${e(m.csrf)}"><button type="submit" class="secondary">Cancel</button></form>` : ''}</td></tr>`).join('');
     const v = (k: string, d = '') => e(values[k] ?? d);
     const create = act ? `<h2>New payment link</h2>
 <form method="post" action="${base}" class="filters" data-once>
@@ -109,6 +109,38 @@ ${create}
       entity_id: m.entity.entity_id, user_id: m.userId, user_email: m.email, action: 'Create payment link', payment_id: (created as { id: string }).id, idempotency_key: key, amount,
     });
     return reply.redirect(`/dashboard/${m.entity.entity_id}/links?created=1`, 303);
+  });
+
+  // A link's page: what it asks for, and its attempts (each a payment made through one of
+  // its checkout sessions: declined ones too), newest first.
+  app.get('/dashboard/:entity/links/:id', { schema: { hide: true, params: withId } }, async (request, reply) => {
+    const m = await deps.member(request, reply);
+    if (!m) return reply;
+    const id = (request.params as { id: string }).id;
+    let l;
+    try {
+      l = await deps.links.get(m.entity.entity_id, id);
+    } catch (err) {
+      if (err instanceof Problem && err.status === 404) return page(reply, 404, { title: 'Not found', email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity }, '<p>There is no such link here.</p>');
+      throw err;
+    }
+    const { rows } = await deps.db.query<{ id: string; created_at: Date; amount: number; currency: string; authorization_status: string }>(
+      `SELECT p.id, p.created_at, p.amount, p.currency, p.authorization_status
+         FROM client_sessions s JOIN payments p ON p.client_session_id = s.id
+        WHERE s.payment_link_id = $1 AND s.entity_id = $2 AND p.entity_id = $2
+        ORDER BY p.created_at DESC, p.id DESC LIMIT 50`, [id, m.entity.entity_id]);
+    const link = l as unknown as { id: string; status: string; amount: number; currency: string; expires_at: string; created_at: string; order?: { reference?: string }; links: { customer_url: { href: string } } };
+    const payments = `/dashboard/${m.entity.entity_id}/payments`;
+    const attempts = rows.map((r) => `<tr><td>${e(when(r.created_at))}</td><td><a href="${payments}/${e(r.id)}">${e(r.id.slice(0, 8))}</a></td><td class="num">${e(money(Number(r.amount), r.currency))}</td><td class="status">${e(r.authorization_status)}</td></tr>`).join('');
+    return page(reply, 200, layout(m, `Payment link ${link.order?.reference ?? link.id.slice(0, 8)}`, 'links'), `
+<p><a href="/dashboard/${e(m.entity.entity_id)}/links">All links</a></p>
+<dl class="facts"><dt>Link</dt><dd><code>${e(link.id)}</code></dd><dt>Amount</dt><dd>${e(money(link.amount, link.currency))}</dd><dt>Status</dt><dd class="status">${e(link.status)}</dd>
+<dt>Created</dt><dd>${e(when(link.created_at))}</dd><dt>Expires</dt><dd>${e(when(link.expires_at))}</dd><dt>Order</dt><dd>${e(link.order?.reference ?? '—')}</dd></dl>
+<label for="link-url">Customer URL</label><input id="link-url" readonly value="${e(link.links.customer_url.href)}"> <button type="button" class="secondary" data-copy="link-url">Copy</button>
+<h2>Attempts</h2>
+<div class="table-wrap" role="region" tabindex="0" aria-label="Attempts (scrolls sideways on small screens)"><table aria-label="Attempts">
+<thead><tr><th scope="col">When</th><th scope="col">Payment</th><th scope="col" class="num">Amount</th><th scope="col">Authorization</th></tr></thead>
+<tbody>${attempts || '<tr><td colspan="4">No attempt yet.</td></tr>'}</tbody></table></div>`);
   });
 
   app.post('/dashboard/:entity/links/:id/cancel', { schema: { hide: true, params: withId, body: form } }, async (request, reply) => {

@@ -52,6 +52,10 @@ export async function inviteMember(deps: MembersDeps, entityId: string, email: s
       + `${deps.baseUrl}/identity/v1/password/reset?token=${token}\n`);
     invited = true;
   }
+  // Already a member: a role change, which must leave the entity an admin.
+  if (!invited && (await membersRepo.change(deps.db, entityId, user.id, role)) === 'last_admin') {
+    throw problems.conflict('An entity keeps at least one admin: make another member admin first.');
+  }
   await membersRepo.upsert(deps.db, entityId, user.id, role, invitedBy);
   return { user_id: user.id, invited };
 }
@@ -65,12 +69,10 @@ export async function membersRoutes(root: FastifyInstance, deps: MembersDeps) {
     if (!m) throw problems.notFound('This user is not a member of the entity.');
     return { ...m, created_at: m.created_at.toISOString() };
   };
-  /** Refuses to leave the entity without an admin. */
-  const keepAnAdmin = async (entityId: string, userId: string, nextRole: Role | undefined) => {
-    const role = await membersRepo.roleOf(deps.db, entityId, userId);
-    if (role === 'admin' && nextRole !== 'admin' && (await membersRepo.admins(deps.db, entityId)) <= 1) {
-      throw problems.conflict('An entity keeps at least one admin: make another member admin first.');
-    }
+  const change = async (entityId: string, userId: string, role: Role | undefined) => {
+    const outcome = await membersRepo.change(deps.db, entityId, userId, role);
+    if (outcome === 'not_member') throw problems.notFound('This user is not a member of the entity.');
+    if (outcome === 'last_admin') throw problems.conflict('An entity keeps at least one admin: make another member admin first.');
   };
 
   app.post('/admin/v1/entities/:id/members', {
@@ -83,7 +85,6 @@ export async function membersRoutes(root: FastifyInstance, deps: MembersDeps) {
       response: { 201: Type.Intersect([Member, Type.Object({ invited: Type.Boolean({ description: 'An invitation mail was sent (the address had no account)' }) })]), ...problemResponses(400, 401, 404, 409) },
     },
   }, async (request, reply) => {
-    await keepAnAdmin(request.params.id, (await idpRepo.userByEmail(deps.db, request.body.email))?.id ?? '00000000-0000-0000-0000-000000000000', request.body.role);
     const r = await inviteMember(deps, request.params.id, request.body.email, request.body.role, 'operator');
     return reply.code(201).send({ ...(await view(request.params.id, r.user_id)), invited: r.invited });
   });
@@ -104,9 +105,7 @@ export async function membersRoutes(root: FastifyInstance, deps: MembersDeps) {
       response: { 200: Member, ...problemResponses(400, 401, 404, 409) },
     },
   }, async (request) => {
-    await view(request.params.id, request.params.user_id);
-    await keepAnAdmin(request.params.id, request.params.user_id, request.body.role);
-    await membersRepo.upsert(deps.db, request.params.id, request.params.user_id, request.body.role, null);
+    await change(request.params.id, request.params.user_id, request.body.role);
     return view(request.params.id, request.params.user_id);
   });
 
@@ -114,9 +113,7 @@ export async function membersRoutes(root: FastifyInstance, deps: MembersDeps) {
     config: { auth },
     schema: { tags, security, summary: 'Remove a member from the entity\'s dashboard', params: MemberParams, response: { 204: Type.Null({ description: 'Removed' }), ...problemResponses(400, 401, 404, 409) } },
   }, async (request, reply) => {
-    await view(request.params.id, request.params.user_id);
-    await keepAnAdmin(request.params.id, request.params.user_id, undefined);
-    await membersRepo.remove(deps.db, request.params.id, request.params.user_id);
+    await change(request.params.id, request.params.user_id, undefined);
     return reply.code(204).send(null);
   });
 }

@@ -3,7 +3,7 @@
 // viewer: read only. Every dashboard request is authorised here, on the server, by role
 // and entity (an entity's pages are a 404 to anyone who is not its member).
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from '../platform/db/index.ts';
+import type { Db, Queryable } from '../platform/db/index.ts';
 
 export const ROLES = ['admin', 'operator', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
@@ -45,6 +45,24 @@ export const membersRepo = {
   async admins(q: Queryable, entityId: string): Promise<number> {
     const { rows } = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM dashboard_members WHERE entity_id = $1 AND role = 'admin'`, [entityId]);
     return rows[0]!.n;
+  },
+
+  /**
+   * Changes a member's role, or removes them (role undefined), unless that would leave the
+   * entity without an admin. The entity's member rows are locked for the check and the
+   * write, so two admins demoting each other at once cannot both succeed.
+   */
+  async change(db: Db, entityId: string, userId: string, role: Role | undefined): Promise<'done' | 'not_member' | 'last_admin'> {
+    return db.transaction(async (tx) => {
+      const { rows } = await tx.query<{ user_id: string; role: Role }>(
+        'SELECT user_id::text, role FROM dashboard_members WHERE entity_id = $1 ORDER BY user_id FOR UPDATE', [entityId]);
+      const current = rows.find((r) => r.user_id === userId);
+      if (!current) return 'not_member';
+      if (current.role === 'admin' && role !== 'admin' && rows.filter((r) => r.role === 'admin').length <= 1) return 'last_admin';
+      if (role === undefined) await tx.query('DELETE FROM dashboard_members WHERE entity_id = $1 AND user_id = $2', [entityId, userId]);
+      else await tx.query('UPDATE dashboard_members SET role = $3 WHERE entity_id = $1 AND user_id = $2', [entityId, userId, role]);
+      return 'done';
+    });
   },
 
   /** Records a dashboard action once per form key; false when that form was already recorded. */

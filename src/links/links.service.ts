@@ -204,6 +204,7 @@ export class PaymentLinksService {
     await enqueueEvent(tx, {
       entityId: link.entity_id,
       type,
+      subjectId: link.id,
       data: { ...JSON.parse(JSON.stringify(this.view(link))), ...extra },
       url: link.webhook?.url ?? null,
       headers: link.webhook?.headers ?? null,

@@ -78,7 +78,7 @@ export async function paymentEvents(q: Queryable, p: EventPayment, view: Payment
   if (events.length === 0) return [];
   const webhook = await linkWebhook(q, p);
   return events.map((e) => ({
-    entityId: p.entity_id, type: e.type,
+    entityId: p.entity_id, type: e.type, subjectId: view.id,
     data: paymentEventJson(paymentEventData(view, e.operationId)),
     url: webhook?.url ?? null, headers: webhook?.headers ?? null, headersEnc: webhook?.headers_enc ?? null,
   }));

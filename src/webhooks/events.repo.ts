@@ -93,6 +93,15 @@ export const eventsRepo = {
     return rows;
   },
 
+  /** The events about one object (a payment, a link), oldest first (migration 0029's index). */
+  async ofSubject(q: Queryable, entityId: string, subjectId: string, limit: number): Promise<EventRow[]> {
+    const { rows } = await q.query<EventRow>(
+      `${EVENT_SELECT} WHERE e.entity_id = $1 AND e.subject_id = $2 ORDER BY e.created_at, e.id LIMIT $3`,
+      [entityId, subjectId, limit],
+    );
+    return rows;
+  },
+
   async get(q: Queryable, entityId: string, eventId: string): Promise<EventRow | undefined> {
     const { rows } = await q.query<EventRow>(`${EVENT_SELECT} WHERE e.id = $1 AND e.entity_id = $2`, [eventId, entityId]);
     return rows[0];

@@ -55,6 +55,8 @@ export interface NewEvent {
   headersEnc?: string | null | undefined;
   /** The event id (default: a new UUID). */
   id?: string;
+  /** The id of the object the event is about (a payment, a payment link), for its page's delivery log. */
+  subjectId?: string | null | undefined;
 }
 
 export interface EnqueuedEvent {
@@ -90,8 +92,8 @@ export function eventCtes(event: NewEvent, first: number, gate: string): { sql: 
   return {
     id,
     sql: `ev AS (
-       INSERT INTO webhook_events (id, entity_id, type, data, url, headers, headers_enc, created_at)
-       SELECT ${n(0)}::uuid, ${n(1)}::uuid, ${n(2)}::text, ${n(3)}::json, ${n(4)}::text, ${n(5)}::jsonb, ${n(7)}::text, clock_timestamp()
+       INSERT INTO webhook_events (id, entity_id, type, data, url, headers, headers_enc, subject_id, created_at)
+       SELECT ${n(0)}::uuid, ${n(1)}::uuid, ${n(2)}::text, ${n(3)}::json, ${n(4)}::text, ${n(5)}::jsonb, ${n(7)}::text, ${n(8)}::uuid, clock_timestamp()
          FROM ${gate} LIMIT 1
        RETURNING id, entity_id, url, created_at
      ), evd AS (
@@ -101,7 +103,7 @@ export function eventCtes(event: NewEvent, first: number, gate: string): { sql: 
         WHERE ev.url IS NOT NULL OR EXISTS (SELECT 1 FROM webhook_endpoints ep WHERE ep.entity_id = ev.entity_id)
        RETURNING id
      )`,
-    params: [id, event.entityId, event.type, typeof event.data === 'string' ? event.data : JSON.stringify(event.data), url, JSON.stringify(storedHeaders), randomUUID(), headersEnc],
+    params: [id, event.entityId, event.type, typeof event.data === 'string' ? event.data : JSON.stringify(event.data), url, JSON.stringify(storedHeaders), randomUUID(), headersEnc, event.subjectId ?? null],
   };
 }
 

@@ -113,5 +113,5 @@ export async function webhooksOperatorRoutes(root: FastifyInstance, { service }:
       params: EventParams,
       response: { 202: WebhookDelivery, ...problemResponses(400, 401, 404, 409) },
     },
-  }, async (request, reply) => reply.code(202).send(await service.replay(request.params.id, request.params.event_id)));
+  }, async (request, reply) => reply.code(202).send((await service.replay(request.params.id, request.params.event_id))!));
 }

@@ -1,7 +1,7 @@
 // Operator rules of webhooks: default endpoints, signing secrets, the delivery log and
 // replays. No HTTP, no SQL here.
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../platform/db/index.ts';
+import type { Db, Queryable } from '../platform/db/index.ts';
 import { problems } from '../platform/http/problem.ts';
 import { endpointsRepo, type EndpointRow } from './endpoints.repo.ts';
 import { type AttemptRow, type DeliveryRow, type EventFilter, type EventRow, eventsRepo } from './events.repo.ts';
@@ -133,6 +133,13 @@ export class WebhooksService {
     return { data, next_cursor: rows.length > limit ? page[page.length - 1]!.id : null };
   }
 
+  /** The events about one payment or link (at most 100), with their deliveries: its page's delivery log. */
+  async eventsOf(entityId: string, subjectId: string): Promise<EventView[]> {
+    const rows = await eventsRepo.ofSubject(this.db, entityId, subjectId, 100);
+    const deliveries = await eventsRepo.deliveriesOf(this.db, rows.map((e) => e.id));
+    return rows.map((e) => eventView(e, deliveries.filter((d) => d.event_id === e.id).map((d) => deliveryView(d))));
+  }
+
   async getEvent(entityId: string, eventId: string): Promise<EventView & { data: unknown }> {
     entityId = await this.requireEntity(entityId);
     const event = await eventsRepo.get(this.db, entityId, eventId);
@@ -143,17 +150,24 @@ export class WebhooksService {
     return { ...eventView(event, views), data: event.data };
   }
 
-  /** A new delivery of the same event (same id and payload), due now. */
-  async replay(entityId: string, eventId: string): Promise<DeliveryView> {
+  /**
+   * A new delivery of the same event (same id and payload), due now. With `once`, the
+   * replay is written in one transaction with what `once` records (a dashboard form's key)
+   * and only when that record is new: undefined then means the form was already sent.
+   */
+  async replay(entityId: string, eventId: string, once?: (q: Queryable) => Promise<boolean>): Promise<DeliveryView | undefined> {
     entityId = await this.requireEntity(entityId);
     if (!(await eventsRepo.get(this.db, entityId, eventId))) {
       throw problems.notFound(`Event ${eventId} does not exist for entity ${entityId}.`);
     }
-    const id = await eventsRepo.insertReplay(this.db, entityId, eventId, randomUUID());
-    const delivery = id === undefined ? undefined : await eventsRepo.delivery(this.db, id);
-    if (!delivery) {
-      throw problems.conflict('The event has no destination: it has no URL of its own and the entity has no webhook endpoint. Set one with PUT /admin/v1/entities/{id}/webhook-endpoint first.');
-    }
-    return deliveryView(delivery);
+    return this.db.transaction(async (tx) => {
+      if (once && !(await once(tx))) return undefined;
+      const id = await eventsRepo.insertReplay(tx, entityId, eventId, randomUUID());
+      const delivery = id === undefined ? undefined : await eventsRepo.delivery(tx, id);
+      if (!delivery) {
+        throw problems.conflict('The event has no destination: it has no URL of its own and the entity has no webhook endpoint. Set one with PUT /admin/v1/entities/{id}/webhook-endpoint first.');
+      }
+      return deliveryView(delivery);
+    });
   }
 }

@@ -4,13 +4,11 @@
 // post moves nothing), CSRF, the payment list's filters, and the demo's first admin.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LightMyRequestResponse } from 'fastify';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
-import { PASSWORD, createUser, hiddenFields, signIn } from '../identity/idp-helpers.ts';
+import { createUser, hiddenFields, signIn } from '../identity/idp-helpers.ts';
+import { cookieValue, dashboardClient } from './helpers.ts';
 import { bootstrapDemo } from '../../src/admin/demo.ts';
 
-const cookieValue = (res: LightMyRequestResponse, name: string) =>
-  ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith(`${name}=`))?.split(';')[0];
 
 describe('merchant dashboard', () => {
   let t: TestApp;
@@ -35,23 +33,7 @@ describe('merchant dashboard', () => {
     await t?.close();
   });
 
-  /** Signs in through the provider, as a browser does; returns the dashboard cookie. */
-  async function signInAs(email: string, path = '/dashboard'): Promise<string> {
-    const start = await t.app.inject({ url: path });
-    assert.equal(start.statusCode, 303);
-    const login = cookieValue(start, 'payd_dashboard_login')!;
-    const authorize = new URL(String(start.headers.location));
-    const posted = await signIn(t.app, `${authorize.pathname}${authorize.search}`, { email, password: PASSWORD });
-    assert.equal(posted.statusCode, 303, posted.body);
-    const back = new URL(String(posted.headers.location));
-    const cb = await t.app.inject({ url: `${back.pathname}${back.search}`, headers: { cookie: login } });
-    assert.equal(cb.statusCode, 303, cb.body);
-    assert.equal(cb.headers.location, path);
-    return cookieValue(cb, 'payd_dashboard')!;
-  }
-  const get = (cookie: string, url: string) => t.app.inject({ url, headers: { cookie } });
-  const post = (cookie: string, url: string, form: Record<string, string>) =>
-    t.app.inject({ method: 'POST', url, headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(form).toString() });
+  const { signInAs, get, post } = dashboardClient(() => t);
   const pay = async (m: Merchant, reference: string, amount = 10000) => {
     const res = await t.app.inject({
       method: 'POST', url: '/v2/payments', headers: m.auth,

@@ -1,7 +1,9 @@
 // The merchant dashboard in headless Chromium (issue 21): an operator signs in through
 // payd's identity provider, finds a payment by its order reference, captures part of it,
 // refunds, double-submits a refund that moves money once; a viewer cannot refund; a
-// member of entity A cannot open entity B's payment by URL; no serious accessibility
+// member of entity A cannot open entity B's payment by URL; an admin revokes an API key,
+// sets the webhook endpoint and replays an event; a link made in the dashboard is paid by a
+// shopper in a second browser context and its page shows the attempt; no serious accessibility
 // violation (axe-core) on each page, at 375 px and at desktop width; screenshots of each
 // page under test-results/e2e.
 import { after, before, describe, it } from 'node:test';
@@ -11,6 +13,7 @@ import { createRequire } from 'node:module';
 import { type Browser, type Page, chromium } from 'playwright-core';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/server.ts';
+import { FAST, type Receiver, startReceiver, waitFor } from '../webhooks/helpers.ts';
 
 const SHOTS = 'test-results/e2e';
 const PASSWORD = 'correct horse battery staple';
@@ -24,14 +27,17 @@ describe('merchant dashboard in Chromium', () => {
   let b: Merchant;
   let paymentA: string;
   let paymentB: string;
+  let rx: Receiver;
   const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
     const port = await freePort();
     base = `http://localhost:${port}`;
-    t = await createTestApp({ baseUrl: base });
+    t = await createTestApp({ ...FAST, baseUrl: base });
     await t.app.listen({ port, host: '127.0.0.1' });
+    rx = await startReceiver();
+    t.app.webhooks.dispatcher.start((err) => console.error(err));
     a = await t.createMerchant('Shop A');
     b = await t.createMerchant('Shop B');
     for (const [email, entity, role] of [['olga@example.com', a, 'operator'], ['vic@example.com', a, 'viewer'], ['bea@example.com', b, 'admin'], ['ada@example.com', a, 'admin']] as const) {
@@ -57,6 +63,7 @@ describe('merchant dashboard in Chromium', () => {
   after(async () => {
     await browser?.close();
     await t?.close();
+    await rx?.close();
   });
 
   const audit = async (page: Page, name: string) => {
@@ -157,6 +164,76 @@ describe('merchant dashboard in Chromium', () => {
       await audit(page, `developers ${viewport.width}`);
       assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `no sideways scroll at ${viewport.width}`);
       await page.screenshot({ path: `${SHOTS}/dashboard-developers-${viewport.width}.png`, fullPage: true });
+      await page.context().close();
+    }
+  });
+
+  it('an admin revokes a key, makes a link that a shopper pays in another browser, sets the webhook endpoint and replays the link\'s event', async () => {
+    for (const viewport of VIEWPORTS) {
+      const page = await signedIn('ada@example.com', viewport);
+      const entity = a.entityId;
+      await page.goto(`${base}/dashboard/${entity}/developers`);
+      await page.getByRole('button', { name: 'Create an API key' }).click();
+      const key = await page.getByRole('textbox', { name: 'API key' }).inputValue();
+      const prefix = key.slice(0, 'payd_sk_'.length + 4);
+      const row = page.getByRole('row').filter({ hasText: prefix });
+      await row.getByRole('button', { name: 'Revoke' }).click();
+      await page.getByText('The key is revoked').waitFor();
+      const token = await fetch(`${base}/oauth/token`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials' });
+      assert.equal(token.status, 401, 'a revoked key gets no token');
+
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByLabel('Endpoint URL (https)').fill(`${rx.url}/hooks`);
+      await page.getByRole('button', { name: /endpoint/ }).first().click();
+      await page.getByRole('status').filter({ hasText: /endpoint is saved/ }).waitFor();
+      await audit(page, `webhooks ${viewport.width}`);
+      await page.screenshot({ path: `${SHOTS}/dashboard-webhooks-${viewport.width}.png`, fullPage: true });
+
+      const reference = `SHOPPER-${viewport.width}`;
+      await page.getByRole('link', { name: 'Payment links' }).click();
+      await page.getByLabel('Amount').fill('42.00');
+      await page.getByLabel('Order reference').fill(reference);
+      await page.getByRole('button', { name: 'Create the link' }).click();
+      await page.getByText('The link is created').waitFor();
+      const customerUrl = await page.getByRole('row').filter({ hasText: reference }).getByRole('textbox').inputValue();
+
+      // The shopper: another browser context, no dashboard cookie.
+      const shopper = await (await browser.newContext({ viewport: VIEWPORTS[0] })).newPage();
+      await shopper.goto(customerUrl);
+      const payWith = async (number: string) => {
+        await shopper.getByLabel('Card number', { exact: true }).fill(number);
+        await shopper.getByLabel('Expiry date (MM/YY)').fill('12/31');
+        await shopper.getByLabel('Security code (CVV)').fill('123');
+        await shopper.getByLabel('Name on card').fill('Sam Shopper');
+        await shopper.getByRole('button', { name: /^Pay/ }).click();
+      };
+      await payWith('4000 0000 0000 0002');
+      await shopper.getByRole('alert').filter({ hasText: 'Your payment was declined' }).waitFor();
+      await payWith('4242 4242 4242 4242');
+      const linkId = new URL(customerUrl).pathname.split('/').pop()!;
+      await waitFor(async () => (await t.testDb.db.query(`SELECT 1 FROM payment_links WHERE id = $1 AND status = 'PAID'`, [linkId])).rows.length === 1, 20_000, 'the link to be paid');
+      await shopper.screenshot({ path: `${SHOTS}/dashboard-link-shopper-${viewport.width}.png`, fullPage: true });
+      await shopper.context().close();
+
+      await page.goto(`${base}/dashboard/${entity}/links/${linkId}`);
+      await page.getByRole('cell', { name: 'AUTHORIZED' }).waitFor();
+      await page.getByRole('cell', { name: 'REFUSED' }).waitFor();
+      await page.getByText('PAID').first().waitFor();
+      await audit(page, `link ${viewport.width}`);
+      await page.screenshot({ path: `${SHOTS}/dashboard-link-${viewport.width}.png`, fullPage: true });
+
+      // The link's paid event, replayed from its page.
+      const event = (await t.testDb.db.query<{ id: string }>(`SELECT id FROM webhook_events WHERE subject_id = $1 AND type = 'payment_link.paid'`, [linkId])).rows[0]!;
+      await waitFor(() => rx.requests.some((r) => JSON.parse(r.body).id === event.id), 20_000, 'the event to arrive');
+      await page.goto(`${base}/dashboard/${entity}/webhooks/${event.id}`);
+      await page.getByRole('button', { name: 'Replay this event' }).click();
+      await page.getByText('Replayed: a new delivery is on its way.').waitFor();
+      await waitFor(() => rx.requests.filter((r) => JSON.parse(r.body).id === event.id).length === 2, 20_000, 'the replay to arrive');
+      await page.reload();
+      await page.getByRole('heading', { name: /^Replay of / }).waitFor();
+      await audit(page, `webhook event ${viewport.width}`);
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `no sideways scroll at ${viewport.width}`);
+      await page.screenshot({ path: `${SHOTS}/dashboard-webhook-event-${viewport.width}.png`, fullPage: true });
       await page.context().close();
     }
   });

@@ -1,0 +1,96 @@
+// The dashboard's Team page (issue 21): an admin invites (a new address gets an account
+// and a mail), changes roles and removes members; the entity keeps an admin even when two
+// admins demote each other at once; operators and other entities get nothing.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
+import { createUser, hiddenFields } from '../identity/idp-helpers.ts';
+import { dashboardClient } from './helpers.ts';
+
+describe('dashboard: team', () => {
+  let t: TestApp;
+  let a: Merchant;
+  let b: Merchant;
+  const { signInAs, get, post } = dashboardClient(() => t);
+
+  before(async () => {
+    t = await createTestApp({ baseUrl: 'http://localhost:8080' });
+    a = await t.createMerchant('Team shop A');
+    b = await t.createMerchant('Team shop B');
+    for (const email of ['ada@team.example', 'ann@team.example', 'olga@team.example', 'bea@team.example']) await createUser(t, email);
+    for (const [entity, email, role] of [[a, 'ada@team.example', 'admin'], [a, 'ann@team.example', 'admin'], [a, 'olga@team.example', 'operator'], [b, 'bea@team.example', 'admin']] as const) {
+      const res = await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${entity.entityId}/members`, headers: t.adminHeaders, payload: { email, role } });
+      assert.equal(res.statusCode, 201, res.body);
+    }
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  const members = async (entityId: string) => Object.fromEntries((await t.testDb.db.query<{ email: string; role: string }>(
+    'SELECT u.email, m.role FROM dashboard_members m JOIN idp_users u ON u.id = m.user_id WHERE m.entity_id = $1', [entityId])).rows.map((r) => [r.email, r.role]));
+  const userId = async (email: string) => (await t.testDb.db.query<{ id: string }>('SELECT id::text FROM idp_users WHERE email = $1', [email])).rows[0]!.id;
+
+  it('an admin invites a new address (an account and a mail) and an existing user, changes a role and removes a member', async () => {
+    const ada = await signInAs('ada@team.example');
+    const team = await get(ada, `/dashboard/${a.entityId}/team`);
+    assert.equal(team.statusCode, 200, team.body);
+    assert.match(team.body, /ada@team\.example \(you\)/);
+    const csrf = hiddenFields(team.body).get('csrf')!;
+    const invited = await post(ada, `/dashboard/${a.entityId}/team`, { csrf, email: 'new.clerk@team.example', role: 'viewer' });
+    assert.equal(invited.statusCode, 303, invited.body);
+    assert.match(String(invited.headers.location), /invited=1/);
+    const mail = (await t.testDb.db.query<{ subject: string; body: string }>(`SELECT subject, body FROM idp_mail_outbox WHERE to_address = 'new.clerk@team.example'`)).rows[0]!;
+    assert.equal(mail.subject, 'You are invited to Team shop A on payd');
+    assert.match(mail.body, /password\/reset\?token=/);
+    const added = await post(ada, `/dashboard/${a.entityId}/team`, { csrf, email: 'bea@team.example', role: 'operator' });
+    assert.match(String(added.headers.location), /added=1/, 'an existing account is added at once');
+    assert.equal((await post(ada, `/dashboard/${a.entityId}/team`, { csrf, email: 'not an email', role: 'viewer' })).statusCode, 400);
+    assert.equal((await post(ada, `/dashboard/${a.entityId}/team`, { csrf, email: 'x@team.example', role: 'owner' })).statusCode, 400);
+
+    const olga = await userId('olga@team.example');
+    assert.equal((await post(ada, `/dashboard/${a.entityId}/team/${olga}/role`, { csrf, role: 'viewer' })).statusCode, 303);
+    const clerk = await userId('new.clerk@team.example');
+    assert.equal((await post(ada, `/dashboard/${a.entityId}/team/${clerk}/remove`, { csrf })).statusCode, 303);
+    assert.deepEqual(await members(a.entityId), {
+      'ada@team.example': 'admin', 'ann@team.example': 'admin', 'olga@team.example': 'viewer', 'bea@team.example': 'operator',
+    });
+    assert.deepEqual(await members(b.entityId), { 'bea@team.example': 'admin' }, 'B is untouched');
+    const actions = (await t.testDb.db.query<{ action: string }>('SELECT action FROM dashboard_actions WHERE entity_id = $1 ORDER BY created_at', [a.entityId])).rows.map((r) => r.action);
+    assert.deepEqual(actions, ['Invite new.clerk@team.example as viewer', 'Invite bea@team.example as operator', "Change a member's role to viewer", 'Remove a member']);
+  });
+
+  it('two admins demoting each other at once: one succeeds, the entity keeps an admin', async () => {
+    const [ada, ann] = [await signInAs('ada@team.example'), await signInAs('ann@team.example')];
+    const csrfOf = async (cookie: string) => hiddenFields((await get(cookie, `/dashboard/${a.entityId}/team`)).body).get('csrf')!;
+    const [adaId, annId] = [await userId('ada@team.example'), await userId('ann@team.example')];
+    const results = await Promise.all([
+      post(ada, `/dashboard/${a.entityId}/team/${annId}/role`, { csrf: await csrfOf(ada), role: 'viewer' }),
+      post(ann, `/dashboard/${a.entityId}/team/${adaId}/role`, { csrf: await csrfOf(ann), role: 'viewer' }),
+    ]);
+    const codes = results.map((r) => r.statusCode).sort();
+    // The second one either finds the last admin (409) or, already demoted, no longer
+    // has the right to change roles (403).
+    assert.equal(codes[0], 303, JSON.stringify(codes));
+    assert.ok([403, 409].includes(codes[1]!), JSON.stringify(codes));
+    const roles = await members(a.entityId);
+    assert.equal(Object.values(roles).filter((r) => r === 'admin').length, 1, JSON.stringify(roles));
+    // The last admin can neither leave nor step down.
+    const admin = Object.entries(roles).find(([, r]) => r === 'admin')![0];
+    const cookie = admin === 'ada@team.example' ? ada : ann;
+    const last = await post(cookie, `/dashboard/${a.entityId}/team/${await userId(admin)}/remove`, { csrf: await csrfOf(cookie) });
+    assert.equal(last.statusCode, 409);
+    assert.match(last.body, /keeps at least one admin/);
+  });
+
+  it('operators get 403 and no Team link; another entity\'s admin gets 404 and changes nothing', async () => {
+    const bea = await signInAs('bea@team.example'); // operator of A now, admin of B
+    assert.equal((await get(bea, `/dashboard/${a.entityId}/team`)).statusCode, 403);
+    assert.doesNotMatch((await get(bea, `/dashboard/${a.entityId}`)).body, />Team</);
+    const csrf = hiddenFields((await get(bea, `/dashboard/${b.entityId}/team`)).body).get('csrf')!;
+    const olga = await userId('olga@team.example');
+    assert.equal((await post(bea, `/dashboard/${b.entityId}/team/${olga}/remove`, { csrf })).statusCode, 404, "A's member is not B's");
+    assert.equal((await post(bea, `/dashboard/${a.entityId}/team/${olga}/remove`, { csrf })).statusCode, 403);
+    assert.equal((await members(a.entityId))['olga@team.example'], 'viewer');
+  });
+});
