@@ -274,6 +274,13 @@ describe('requests without a key', () => {
 });
 
 describe('a replay arriving while the first call is in flight', () => {
+  /** Waits (polling, bounded) until the query finds a row. */
+  const untilRow = async (t: TestApp, sql: string, params: unknown[]) => {
+    for (const deadline = Date.now() + 15_000; (await t.testDb.db.query(sql, params)).rows.length === 0;) {
+      assert.ok(Date.now() < deadline, `no row for ${sql}`);
+      await sleep(5);
+    }
+  };
   it('is held until the first capture completes, then answered 409 naming it', async () => {
     const t = await createTestApp({ simLatencyMs: 700 });
     try {
@@ -286,7 +293,9 @@ describe('a replay arriving while the first call is in flight', () => {
         firstDoneAt = Date.now();
         return r;
       });
-      await sleep(100);
+      // The replay is sent once the first call holds its key (its operation is written,
+      // before the slow partner call), whatever the machine's speed.
+      await untilRow(t, 'SELECT 1 FROM payment_operations WHERE payment_id = $1 AND idempotency_key = $2', [p.id, 'slow-capture']);
       const replay = c.op(p.id, 'captures', { amount: 1000 }, 'slow-capture').then((r) => ({ r, at: Date.now() }));
       const [firstRes, { r: replayRes, at: replayDoneAt }] = await Promise.all([first, replay]);
       assert.equal(firstRes.statusCode, 200, firstRes.body);
@@ -316,7 +325,7 @@ describe('a replay arriving while the first call is in flight', () => {
         firstDoneAt = Date.now();
         return r;
       });
-      await sleep(100);
+      await untilRow(t, 'SELECT 1 FROM payments WHERE entity_id = $1 AND idempotency_key = $2', [m.entityId, 'slow-order']);
       const replay = c.pay(paymentBody(4000), 'slow-order').then((r) => ({ r, at: Date.now() }));
       const [firstRes, { r: replayRes, at: replayDoneAt }] = await Promise.all([first, replay]);
       assert.equal(firstRes.statusCode, 200, firstRes.body);
