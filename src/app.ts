@@ -287,7 +287,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(async (scope) => dashboardRoutes(scope, {
       db, identity: identity.service, payments, operations, origin: new URL(config.baseUrl).origin, idpOrigin: config.consoleOrigin,
       links, entities, onApiKeyRevoked: (id) => revokedKeys.add(id), webhooks: webhooks.service,
-      mailer: identity.mailer, baseUrl: config.baseUrl,
+      mailer: identity.mailer, baseUrl: config.baseUrl, eligibilityRules,
       key: Buffer.from(hkdfSync('sha256', deps.masterKey, Buffer.alloc(0), 'payd dashboard session v1', 32)),
     }));
   }

@@ -27,6 +27,8 @@ import type { EntitiesService } from '../admin/entities.service.ts';
 import { linkAndKeyRoutes } from './links-keys.routes.ts';
 import { webhookPageRoutes } from './webhooks.routes.ts';
 import { teamPageRoutes } from './members-page.routes.ts';
+import { eligibilityPageRoutes } from './eligibility.routes.ts';
+import type { EligibilityRulesService } from '../eligibility/rules.service.ts';
 import type { Mailer } from '../identity/sdk/mail.ts';
 import type { WebhooksService } from '../webhooks/webhooks.service.ts';
 import { ASSETS, DASHBOARD_CSS, DASHBOARD_JS, barChart, money, page, parseAmount, plain, roleLabel, when } from './views.ts';
@@ -52,6 +54,7 @@ export interface DashboardDeps {
   /** Invitation mails (the identity provider's outbox, SMTP when set) and the links in them. */
   mailer: Mailer;
   baseUrl: string;
+  eligibilityRules: EligibilityRulesService;
   /** Origin where the identity provider's /oauth/authorize is served. */
   idpOrigin: string;
   key: Buffer;
@@ -137,6 +140,7 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
 
   await linkAndKeyRoutes(app, { db: deps.db, links: deps.links, entities: deps.entities, onApiKeyRevoked: deps.onApiKeyRevoked, member, csrfOk });
   await webhookPageRoutes(app, { db: deps.db, webhooks: deps.webhooks, member, csrfOk });
+  await eligibilityPageRoutes(app, { db: deps.db, rules: deps.eligibilityRules, member, csrfOk });
   await teamPageRoutes(app, { db: deps.db, entities: deps.entities, identity: deps.identity, mailer: deps.mailer, baseUrl: deps.baseUrl, member, csrfOk });
 
   // ---- sign-in and out ----

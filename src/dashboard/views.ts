@@ -31,7 +31,7 @@ export interface Layout {
   csrf: string;
   entity?: Membership | undefined;
   memberships: Membership[];
-  current?: 'home' | 'payments' | 'links' | 'developers' | 'webhooks' | 'team' | undefined;
+  current?: 'home' | 'payments' | 'links' | 'developers' | 'webhooks' | 'team' | 'eligibility' | undefined;
 }
 
 export function page(reply: FastifyReply, status: number, l: Layout, body: string): FastifyReply {
@@ -60,7 +60,7 @@ export function page(reply: FastifyReply, status: number, l: Layout, body: strin
 ${switcher}
 <form method="post" action="/dashboard/logout" class="signout"><input type="hidden" name="csrf" value="${e(l.csrf)}"><span class="who">${e(l.email)}${l.entity ? ` · ${e(l.entity.role)}` : ''}</span> <button type="submit" class="link">Sign out</button></form>
 </header>
-${l.entity ? `<nav aria-label="Dashboard"><ul>${link(base, 'Home', 'home')}${link(`${base}/payments`, 'Payments', 'payments')}${link(`${base}/links`, 'Payment links', 'links')}${l.entity.role === 'admin' ? link(`${base}/developers`, 'Developers', 'developers') + link(`${base}/webhooks`, 'Webhooks', 'webhooks') + link(`${base}/team`, 'Team', 'team') : ''}</ul></nav>` : ''}
+${l.entity ? `<nav aria-label="Dashboard"><ul>${link(base, 'Home', 'home')}${link(`${base}/payments`, 'Payments', 'payments')}${link(`${base}/links`, 'Payment links', 'links')}${l.entity.role === 'admin' ? link(`${base}/developers`, 'Developers', 'developers') + link(`${base}/webhooks`, 'Webhooks', 'webhooks') + link(`${base}/eligibility`, 'Eligibility', 'eligibility') + link(`${base}/team`, 'Team', 'team') : ''}</ul></nav>` : ''}
 <main id="main">
 <h1>${e(l.title)}</h1>
 ${body}
@@ -141,6 +141,7 @@ dl.facts dt{font-weight:600}dl.facts dd{margin:0;overflow-wrap:anywhere}
 pre.payload{background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:1rem;overflow-x:auto;max-width:100%;margin:0}
 td pre{margin:0;white-space:pre-wrap;overflow-wrap:anywhere;max-width:40ch}
 .hint{color:#4a5260;font-size:.9rem}
+textarea.code{display:block;width:100%;box-sizing:border-box;font-family:ui-monospace,monospace;font-size:.9rem}
 main{min-width:0}code{overflow-wrap:anywhere}
 .chart{background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:1rem;margin:1rem 0}
 .chart svg{width:100%;height:8rem}.chart rect{fill:#0b57d0}.chart line{stroke:#8a9099}

@@ -32,15 +32,21 @@ export const rulesRepo = {
     return rows[0]?.rules ?? [];
   },
 
-  /** Replaces the rule set in one statement; undefined when the entity does not exist. */
-  async put(q: Queryable, entityId: string, rules: Rule[]): Promise<RuleSetRow | undefined> {
+  /**
+   * Replaces the rule set in one statement; undefined when the entity does not exist, or
+   * when `expectedVersion` is given and the stored set is not that version (someone else
+   * replaced it meanwhile: nothing written).
+   */
+  async put(q: Queryable, entityId: string, rules: Rule[], expectedVersion?: number): Promise<RuleSetRow | undefined> {
     const { rows } = await q.query<RuleSetRow>(
       `INSERT INTO eligibility_rules (entity_id, rules)
-       SELECT id, $2::jsonb FROM entities WHERE id = $1
+       SELECT id, $2::jsonb FROM entities
+        WHERE id = $1 AND ($3::int IS NULL OR $3::int = 0 OR EXISTS (SELECT 1 FROM eligibility_rules WHERE entity_id = $1))
        ON CONFLICT (entity_id) DO UPDATE
           SET rules = EXCLUDED.rules, version = eligibility_rules.version + 1, updated_at = now()
+        WHERE $3::int IS NULL OR eligibility_rules.version = $3::int
        RETURNING entity_id, rules, version, updated_at`,
-      [entityId, JSON.stringify(rules)],
+      [entityId, JSON.stringify(rules), expectedVersion ?? null],
     );
     return rows[0];
   },

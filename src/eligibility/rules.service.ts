@@ -20,12 +20,17 @@ export class EligibilityRulesService {
     return set;
   }
 
-  /** Validates the whole set first: a refused set changes nothing. */
-  async put(entityId: string, rules: Rule[]): Promise<RuleSetRow> {
+  /**
+   * Validates the whole set first: a refused set changes nothing. With `expectedVersion`
+   * (the dashboard's form), a set replaced by someone else since is refused with 409.
+   */
+  async put(entityId: string, rules: Rule[], expectedVersion?: number): Promise<RuleSetRow> {
     validateRules(rules, this.partners);
-    const set = await rulesRepo.put(this.db, entityId, rules);
-    if (!set) throw problems.notFound(`Entity ${entityId} does not exist.`);
-    return set;
+    const set = await rulesRepo.put(this.db, entityId, rules, expectedVersion);
+    if (set) return set;
+    const current = await rulesRepo.get(this.db, entityId);
+    if (!current) throw problems.notFound(`Entity ${entityId} does not exist.`);
+    throw problems.conflict(`The rules were changed by someone else meanwhile (now version ${current.version}, this form was made from version ${expectedVersion}): reload them and apply your change again.`);
   }
 
   /** The rules the engine applies for an entity ([] when it has none). */

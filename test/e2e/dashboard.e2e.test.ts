@@ -3,7 +3,8 @@
 // refunds, double-submits a refund that moves money once; a viewer cannot refund; a
 // member of entity A cannot open entity B's payment by URL; an admin revokes an API key,
 // sets the webhook endpoint and replays an event; a link made in the dashboard is paid by a
-// shopper in a second browser context and its page shows the attempt; no serious accessibility
+// shopper in a second browser context and its page shows the attempt; eligibility rules
+// saved and a teammate invited; no serious accessibility
 // violation (axe-core) on each page, at 375 px and at desktop width; screenshots of each
 // page under test-results/e2e.
 import { after, before, describe, it } from 'node:test';
@@ -234,6 +235,20 @@ describe('merchant dashboard in Chromium', () => {
       await audit(page, `webhook event ${viewport.width}`);
       assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `no sideways scroll at ${viewport.width}`);
       await page.screenshot({ path: `${SHOTS}/dashboard-webhook-event-${viewport.width}.png`, fullPage: true });
+
+      await page.getByRole('link', { name: 'Eligibility' }).click();
+      await page.getByLabel(/^Rules \(JSON/).fill(JSON.stringify([{ partner: 'bnpl-sim', billing_countries: { allow: ['FR'] } }]));
+      await page.getByRole('button', { name: 'Save the rules' }).click();
+      await page.getByRole('cell', { name: 'billing country in FR' }).waitFor();
+      await audit(page, `eligibility ${viewport.width}`);
+      await page.screenshot({ path: `${SHOTS}/dashboard-eligibility-${viewport.width}.png`, fullPage: true });
+      await page.getByRole('link', { name: 'Team' }).click();
+      await page.getByLabel('Email').fill(`clerk-${viewport.width}@example.com`);
+      await page.getByRole('button', { name: 'Invite' }).click();
+      await page.getByRole('cell', { name: `clerk-${viewport.width}@example.com`, exact: true }).waitFor();
+      await audit(page, `team ${viewport.width}`);
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `no sideways scroll at ${viewport.width}`);
+      await page.screenshot({ path: `${SHOTS}/dashboard-team-${viewport.width}.png`, fullPage: true });
       await page.context().close();
     }
   });
