@@ -60,6 +60,7 @@ export async function linkAndKeyRoutes(app: FastifyInstance, deps: ExtraDeps) {
 <div><label for="link-order">Order reference</label><input id="link-order" name="order_reference" maxlength="255" value="${v('order_reference')}"></div>
 <div><label for="link-days">Expires in (days)</label><input id="link-days" name="days" inputmode="numeric" value="${v('days', '7')}"></div>
 <div><label for="link-return">Return URL (optional)</label><input id="link-return" name="return_url" type="url" value="${v('return_url')}"></div>
+<div><label for="link-webhook">Webhook URL (optional: this link's events go there instead of the endpoint)</label><input id="link-webhook" name="webhook_url" type="url" value="${v('webhook_url')}"></div>
 <div><button type="submit">Create the link</button></div>
 </form>` : '';
     return page(reply, status, layout(m, 'Payment links', 'links'), `
@@ -94,12 +95,15 @@ ${create}
     if (!Number.isInteger(days) || days < 1 || days > 90) return again('Expires in: 1 to 90 days.');
     const ret = (b.return_url ?? '').trim();
     if (ret && (!URL.canParse(ret) || !/^https?:\/\//.test(ret))) return again('Return URL: an http(s) address, or nothing.');
+    const hook = (b.webhook_url ?? '').trim();
+    if (hook && (!URL.canParse(hook) || !/^https?:\/\//.test(hook))) return again('Webhook URL: an http(s) address, or nothing.');
     const ref = (b.order_reference ?? '').trim();
     let created;
     try {
       created = await deps.links.create(m.entity.entity_id, {
         amount, currency: b.currency as 'EUR', expires_at: new Date(Date.now() + days * 86_400_000).toISOString(),
         ...(ref ? { order: { reference: ref.slice(0, 255) } } : {}), ...(ret ? { shopper_redirection_url: ret } : {}),
+        ...(hook ? { webhook: { url: hook } } : {}),
       } as never);
     } catch (err) {
       if (err instanceof Problem && err.status < 500) return again(err.detail ?? err.title);

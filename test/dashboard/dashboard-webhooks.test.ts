@@ -183,4 +183,21 @@ describe('dashboard: webhooks and link attempts', () => {
     const bea = await signInAs('bea@hooks.example');
     assert.equal((await get(bea, `/dashboard/${b.entityId}/links/${link.id}`)).statusCode, 404);
   });
+
+  it("a link made in the dashboard with its own webhook URL: its events go there; a bad URL is refused with the reason", async () => {
+    const olga = await signInAs('olga@hooks.example');
+    const page = await get(olga, `/dashboard/${a.entityId}/links`);
+    const form = formOf(page.body, /\/links/);
+    const bad = await post(olga, `/dashboard/${a.entityId}/links`, { ...form, amount: '12.00', currency: 'EUR', days: '7', order_reference: 'LINK-HOOK', webhook_url: 'mailto:x@y.z' });
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.body, /Webhook URL: an http\(s\) address/);
+    const created = await post(olga, `/dashboard/${a.entityId}/links`, { ...form, amount: '12.00', currency: 'EUR', days: '7', order_reference: 'LINK-HOOK', webhook_url: `${rx.url}/link-hook` });
+    assert.equal(created.statusCode, 303, created.body);
+    const link = (await t.testDb.db.query<{ id: string; url: string }>(`SELECT id, webhook->>'url' AS url FROM payment_links WHERE entity_id = $1 AND "order"->>'reference' = 'LINK-HOOK'`, [a.entityId])).rows;
+    assert.equal(link.length, 1);
+    assert.equal(link[0]!.url, `${rx.url}/link-hook`);
+    const cancel = formOf((await get(olga, `/dashboard/${a.entityId}/links`)).body, new RegExp(`/links/${link[0]!.id}/cancel`));
+    assert.equal((await post(olga, `/dashboard/${a.entityId}/links/${link[0]!.id}/cancel`, cancel)).statusCode, 303);
+    await waitFor(() => rx.requests.some((r) => r.path === '/link-hook' && JSON.parse(r.body).type === 'payment_link.cancelled'), 20_000, 'the link\'s own webhook');
+  });
 });
