@@ -66,11 +66,17 @@ main:has(.table-scroll) { max-width: 72rem; }
 nav { overflow-wrap: anywhere; }
 ${WIDGET_CSS}`;
 
+const cspWith = (formOrigins: string[] | 'any') =>
+  formOrigins === 'any' ? PAGE_CSP.replace("form-action 'self'; ", '')
+    : formOrigins.length ? PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${[...new Set(formOrigins)].join(' ')}`)
+      : PAGE_CSP;
+
 /**
  * formOrigins: origins a form of the page may end on after redirects (CSP form-action
- * covers the redirects of a form submission), e.g. an OAuth client's redirect URI.
+ * covers the redirects of a form submission), e.g. an OAuth client's redirect URI; 'any'
+ * leaves form-action out, for a page whose form ends on redirects payd cannot list.
  */
-export function sendPage(reply: FastifyReply, status: number, title: string, body: string, scripts: string[] = [], refreshTo?: string, formOrigins: string[] = [], lang = 'en'): FastifyReply {
+export function sendPage(reply: FastifyReply, status: number, title: string, body: string, scripts: string[] = [], refreshTo?: string, formOrigins: string[] | 'any' = [], lang = 'en'): FastifyReply {
   const html = `<!doctype html>
 <html lang="${escapeHtml(lang)}">
 <head>
@@ -92,7 +98,7 @@ ${scripts.join('\n')}
   return reply
     .code(status)
     .header('content-type', 'text/html; charset=utf-8')
-    .header('content-security-policy', formOrigins.length ? PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${[...new Set(formOrigins)].join(' ')}`) : PAGE_CSP)
+    .header('content-security-policy', cspWith(formOrigins))
     .header('cache-control', 'no-store')
     .header('referrer-policy', 'no-referrer')
     .header('x-frame-options', 'DENY')

@@ -74,8 +74,15 @@ export function loginPages(baseUrl: string, csrfKey: Buffer): LoginPages {
   const howMac = (how: string, session: string) => createHmac('sha256', csrfKey).update(`consent-how:${how}:${session}`).digest('base64url');
   const words = (scopes: string[]) => scopes.map((s) => `<li>${escapeHtml(SCOPE_WORDS[s] ?? s)}</li>`).join('');
   const alert = (message?: string) => (message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : '');
-  // The form's own origin, plus the redirect URI's: CSP form-action also governs the redirect that follows the post.
-  const origins = (r: AuthRequest) => [new URL(r.redirect_uri).origin];
+  // No CSP form-action on the pages whose form ends at the client: browsers (Chromium)
+  // apply the form page's form-action to every redirect that follows the post, so a list
+  // of this page's origin and the redirect URI's let the browser reach the client's
+  // callback but not wherever the callback redirects next (another origin of the client,
+  // or, with social login, the relying party of the payd that asked this one): the
+  // sign-in stopped on the upstream's form. Keycloak and Google leave form-action out of
+  // their sign-in pages too. The pages render only escaped text and run no inline script
+  // (script-src 'self'), which is what stops an injected form in the first place.
+  const endsAtClient = 'any' as const;
 
   return {
     errorPage(reply, err) {
@@ -105,7 +112,7 @@ ${social}
 <button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>
 </form>
 <p><a href="/oauth/authorize/signup?${escapeHtml(query)}">Create an account</a></p>
-</div>`, [], undefined, origins(r));
+</div>`, [], undefined, endsAtClient);
     },
 
     signupForm(request, reply, r, appName, message, status = 200) {
@@ -119,7 +126,7 @@ ${alert(message)}
 <div class="payd-field"><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required></div>
 <div class="payd-field"><label for="password">Password (12 characters or more)</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="12" required></div>
 <button type="submit" class="payd-pay">Create account</button>
-</form></div>`, [], undefined, origins(r));
+</form></div>`, [], undefined, endsAtClient);
     },
 
     logoutConfirm(request, reply, fields) {
@@ -149,7 +156,7 @@ ${alert(message)}
 <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
 </form>
 <p class="muted">You can withdraw this at any time on <a href="/oauth/account/applications">your applications</a> page.</p>
-</div>`, [], undefined, origins(r));
+</div>`, [], undefined, endsAtClient);
     },
 
     consentHow(body, session) {
