@@ -1,5 +1,6 @@
 // The one place that reads process.env: every setting is parsed, validated and typed here.
 import { type PartnerSpec, PartnersConfigError, parsePartners } from './partners/partners-config.ts';
+import { splitHosts } from './platform/db/hosts.ts';
 import path from 'node:path';
 
 export type Role = 'all' | 'api' | 'identity' | 'worker';
@@ -128,16 +129,19 @@ function url(env: Env, name: string, fallback: string): string {
 function parseDatabaseUrl(env: Env): string | undefined {
   const raw = env.DATABASE_URL || undefined;
   if (raw === undefined) return undefined;
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new ConfigError('DATABASE_URL must be a postgres://user:password@host:port/database URL, got something that is not a URL');
+  // Several hosts (postgres://user:password@db1:5432,db2:5432/payd): each must be a URL.
+  for (const one of splitHosts(raw)) {
+    let u: URL;
+    try {
+      u = new URL(one);
+    } catch {
+      throw new ConfigError('DATABASE_URL must be a postgres://user:password@host:port/database URL (hosts separated by commas), got something that is not a URL');
+    }
+    if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') {
+      throw new ConfigError(`DATABASE_URL must be a postgres:// or postgresql:// URL, got a ${u.protocol}// URL`);
+    }
+    if (!u.hostname && !u.searchParams.get('host')) throw new ConfigError('DATABASE_URL names no host (postgres://user:password@host:port/database)');
   }
-  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') {
-    throw new ConfigError(`DATABASE_URL must be a postgres:// or postgresql:// URL, got a ${u.protocol}// URL`);
-  }
-  if (!u.hostname && !u.searchParams.get('host')) throw new ConfigError('DATABASE_URL names no host (postgres://user:password@host:port/database)');
   return raw;
 }
 

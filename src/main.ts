@@ -14,6 +14,7 @@ import type pino from 'pino';
 import { type Config, ConfigError, loadConfig, type Role } from './config.ts';
 import type { Db } from './platform/db/index.ts';
 import { checkSchema, migrate, SchemaError } from './platform/db/migrator.ts';
+import { splitHosts } from './platform/db/hosts.ts';
 import { type MasterKeySource, readMasterKey, saveMasterKey } from './platform/crypto/master-key.ts';
 import { armFaultPoint } from './platform/fault-points.ts';
 import { packagePath } from './platform/paths.ts';
@@ -64,8 +65,9 @@ function listenError(err: NodeJS.ErrnoException, config: Config): Error {
 function databaseError(err: unknown, config: Config): Error {
   const e = err as { code?: string; message?: string };
   if (!config.databaseUrl) return err as Error;
-  const u = new URL(config.databaseUrl);
-  const where = `${u.hostname || u.searchParams.get('host')}${u.port ? `:${u.port}` : ''}${u.pathname}`;
+  const hosts = splitHosts(config.databaseUrl).map((one) => new URL(one));
+  const u = hosts[0]!;
+  const where = `${hosts.map((h) => `${h.hostname || h.searchParams.get('host')}${h.port ? `:${h.port}` : ''}`).join(',')}${u.pathname}`;
   const reason = e.code === '28P01' || e.code === '28000' ? 'authentication failed'
     : e.code === '3D000' ? 'the database does not exist'
       : e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN' ? `host ${u.hostname} not found`

@@ -36,6 +36,8 @@ const SQLSTATES = new Set([
   '53300', // too_many_connections
   '53100', // disk_full: nothing can be written until the operator frees space
   '53200', // out_of_memory
+  '25006', // read_only_sql_transaction: a write reached a standby (a failover under way)
+  'PAYD_READ_ONLY_HOST', // hosts.ts: a new connection found its host read-only
 ]);
 // node-postgres and pg-pool report these without a code.
 const MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Query read timeout|Client was closed and is not queryable)/;

@@ -1,7 +1,8 @@
 // PostgreSQL adapter on node-postgres with a pool.
 import pg from 'pg';
 import { type Db, type Queryable, type QueryResult, INT8_OID, parseInt8 } from './db.ts';
-import { DatabaseUnavailableError, toDbError } from './errors.ts';
+import { DatabaseUnavailableError, isConnectionFailure, toDbError } from './errors.ts';
+import { PrimaryChoice, ReadOnlyHostError, describeHost, splitHosts } from './hosts.ts';
 
 // Statements with parameters run as named prepared statements: PostgreSQL parses and
 // plans each SQL text once per connection instead of on every call (node-postgres sends
@@ -61,9 +62,51 @@ function wrap(client: pg.PoolClient | pg.Pool, onFailure?: (err: unknown) => voi
   };
 }
 
+/**
+ * The Client class of the pool and the listeners. With one host, node-postgres's own.
+ * With several (hosts.ts), a client connects to the current choice, checks that it takes
+ * writes, and reports a refusal or a read-only host so that the next client tries the next
+ * host. pg-pool calls connect with a callback; others await it.
+ */
+function clientClass(choice: PrimaryChoice): typeof pg.Client {
+  if (!choice.multi) return pg.Client;
+  class PrimaryClient extends pg.Client {
+    private readonly target: string;
+    constructor(config?: pg.ClientConfig) {
+      const target = choice.current();
+      super({ ...config, connectionString: target });
+      this.target = target;
+    }
+    // One override for both of pg.Client's connect signatures (hence the cast below).
+    // @ts-expect-error: the callback form returns nothing
+    override connect(callback?: (err: Error | null) => void): Promise<void> | undefined {
+      const done = (async () => {
+        try {
+          await super.connect();
+          const res = await super.query('SHOW transaction_read_only');
+          if ((res.rows[0] as { transaction_read_only?: string } | undefined)?.transaction_read_only !== 'off') {
+            throw new ReadOnlyHostError(describeHost(this.target));
+          }
+        } catch (err) {
+          if (err instanceof ReadOnlyHostError || isConnectionFailure(err)) choice.failed(this.target);
+          await this.end().catch(() => {});
+          throw err;
+        }
+      })();
+      if (!callback) return done;
+      done.then(() => callback(null), (err: Error) => callback(err));
+      return undefined;
+    }
+  }
+  return PrimaryClient as unknown as typeof pg.Client;
+}
+
 export function createPgDb(connectionString: string, poolSize: number): Db {
+  const choice = new PrimaryChoice(splitHosts(connectionString));
+  const Client = clientClass(choice);
   const pool = new pg.Pool({
-    connectionString,
+    connectionString: choice.current(),
+    Client,
     max: poolSize,
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
@@ -89,7 +132,25 @@ export function createPgDb(connectionString: string, poolSize: number): Db {
       if (!clientErrors.has(client)) clientErrors.set(client, err ?? new Error('connection error'));
     });
   });
-  const root = wrap(pool);
+  /**
+   * A client of the pool. With several hosts, a refused or read-only host moves the choice
+   * on (PrimaryClient), and the next host is tried at once, each host at most once: a
+   * start-up or a request after a failover finds the primary instead of failing first.
+   */
+  async function checkout(): Promise<pg.PoolClient> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await pool.connect();
+      } catch (err) {
+        if (!choice.multi || attempt >= choice.urls.length || !isConnectionFailure(err)) throw toDbError(err);
+      }
+    }
+  }
+  // Statements outside a transaction: one client each, as pool.query does.
+  const root: Queryable = {
+    query: (sql, params) => withClient((_client, conn) => conn.query(sql, params)),
+    exec: (sql) => withClient((_client, conn) => conn.exec(sql)),
+  };
 
   /**
    * Runs fn on a checked-out client, discarded (not returned to the pool) after a
@@ -97,12 +158,7 @@ export function createPgDb(connectionString: string, poolSize: number): Db {
    * backend emits one between two statements).
    */
   async function withClient<T>(fn: (client: pg.PoolClient, conn: Queryable, broken: () => boolean) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (err) {
-      throw toDbError(err);
-    }
+    const client = await checkout();
     let failure: unknown = clientErrors.get(client);
     const onFailure = (err: unknown) => {
       failure ??= err ?? new Error('connection error');
@@ -153,16 +209,29 @@ export function createPgDb(connectionString: string, poolSize: number): Db {
       let stopped = false;
       let timer: NodeJS.Timeout | undefined;
       let failures = 0;
+      // With several hosts, each is tried once before the attempt counts as failed.
       const attempt = async (): Promise<void> => {
-        const c = new pg.Client({ connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true, application_name: 'payd' });
+        for (let i = 1; ; i++) {
+          const last = !choice.multi || i >= choice.urls.length;
+          try {
+            return await attemptOne(last);
+          } catch (err) {
+            if (last || !isConnectionFailure(err) || stopped) throw err;
+          }
+        }
+      };
+      // last: a failure to connect schedules the next attempt (else the caller tries the next host).
+      const attemptOne = async (last: boolean): Promise<void> => {
+        const c = new Client({ connectionString: choice.current(), connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true, application_name: 'payd' });
         let settled = false;
+        let listening = false;
         const lost = () => {
           if (settled) return;
           settled = true;
           c.removeAllListeners('notification');
           c.end().catch(() => {});
           if (client === c) client = undefined;
-          if (stopped) return;
+          if (stopped || (!listening && !last)) return;
           onLost();
           schedule();
         };
@@ -174,6 +243,7 @@ export function createPgDb(connectionString: string, poolSize: number): Db {
         try {
           await c.connect();
           await c.query(`LISTEN ${channel}`);
+          listening = true;
         } catch (err) {
           lost();
           throw toDbError(err);
