@@ -4,6 +4,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import formbody from '@fastify/formbody';
 import type { Config } from './config.ts';
 import type { Db } from './platform/db/index.ts';
+import { createPgDb } from './platform/db/pg.ts';
+import { primaryReads, type ReadRouter, replicaReads } from './platform/db/reads.ts';
 import { KeyStore } from './platform/crypto/keystore.ts';
 import { authPlugin } from './platform/http/auth.ts';
 import { clientErrorHandler, errorHandlerPlugin, frameworkErrors } from './platform/http/error-handler.ts';
@@ -13,7 +15,7 @@ import { lazySchemaController } from './platform/http/lazy-compilers.ts';
 import { openapiPlugin } from './platform/http/openapi.ts';
 import { ProblemSchema } from './platform/http/schemas.ts';
 import { loggerOptions } from './platform/observability/logger.ts';
-import { createMetrics, metricsPlugin, operationsBacklogGauges, webhookBacklogGauges } from './platform/observability/metrics.ts';
+import { createMetrics, metricsPlugin, operationsBacklogGauges, readMetrics, webhookBacklogGauges } from './platform/observability/metrics.ts';
 import { deliveriesRepo } from './webhooks/deliveries.repo.ts';
 import { requestContext } from './platform/observability/request-context.ts';
 import { PartnerTelemetry } from './payments/partner-telemetry.ts';
@@ -167,6 +169,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     identity: identity.service,
   };
 
+  // Reads that allow staleness go to the replica when one is set and fresh enough (platform/db/reads.ts).
+  const reads: ReadRouter = config.databaseReadUrl && db.kind === 'pg'
+    ? replicaReads(db, createPgDb(config.databaseReadUrl, config.dbPoolSize), {
+      defaultMaxLagMs: config.readMaxLagMs, log: { warn: (obj, msg) => app.log.warn(obj, msg) },
+      counter: readMetrics(metrics.registry, () => reads.lagMs()),
+    })
+    : primaryReads(db);
+
   const app = Fastify({
     logger: deps.logger === false ? false : loggerOptions(config.logLevel),
     bodyLimit: config.bodyLimitBytes,
@@ -230,6 +240,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await entities.stopRevocationFeed();
     await recovery.stop(drainMs);
     await identity.stop();
+    await reads.close();
   });
 
   await app.register(errorHandlerPlugin);
@@ -272,7 +283,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(signingJwksRoutes, { redirection });
     await app.register(clientSessionsRoutes, { sessions: clientSessions });
     await app.register(eligibilityRoutes, { engine: eligibility, rules: eligibilityRules });
-    await app.register(paymentsRoutes, { payments, operations });
+    await app.register(paymentsRoutes, { payments, operations, reads });
     await app.register(paymentLinksRoutes, { links });
     await app.register(customerPageRoutes, { links, sessions: clientSessions, merchantName: (id) => checkout.merchantName(id) });
     await app.register(checkoutRoutes, { checkout });
@@ -281,11 +292,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     await app.register(partnerWebhookRoutes, { partners, payments });
     await app.register(webhooksRoutes, { webhooks });
-    await app.register(merchantEventsRoutes, { db });
-    await app.register(listRoutes, { db, payments, sessions: clientSessions, links });
+    await app.register(merchantEventsRoutes, { reads });
+    await app.register(listRoutes, { reads, payments, sessions: clientSessions, links });
     await app.register(membersRoutes, { db, entities, identity: identity.service, mailer: identity.mailer, baseUrl: config.baseUrl });
     await app.register(async (scope) => dashboardRoutes(scope, {
-      db, identity: identity.service, payments, operations, origin: new URL(config.baseUrl).origin, idpOrigin: config.consoleOrigin,
+      db, reads, identity: identity.service, payments, operations, origin: new URL(config.baseUrl).origin, idpOrigin: config.consoleOrigin,
       links, entities, onApiKeyRevoked: (id) => revokedKeys.add(id), webhooks: webhooks.service,
       mailer: identity.mailer, baseUrl: config.baseUrl, eligibilityRules,
       key: Buffer.from(hkdfSync('sha256', deps.masterKey, Buffer.alloc(0), 'payd dashboard session v1', 32)),

@@ -12,6 +12,10 @@ export interface Config {
   baseUrl: string;
   /** PostgreSQL connection string; when absent payd runs on embedded PGlite. */
   databaseUrl: string | undefined;
+  /** A streaming replica (one host) for reads that allow staleness; with DATABASE_URL only. */
+  databaseReadUrl: string | undefined;
+  /** The staleness (ms) lists, events and the dashboard accept from the replica when the request names none. */
+  readMaxLagMs: number;
   dbPoolSize: number;
   /** Where the embedded database and the development master key live. */
   dataDir: string;
@@ -145,6 +149,26 @@ function parseDatabaseUrl(env: Env): string | undefined {
   return raw;
 }
 
+function parseReadUrl(env: Env, databaseUrl: string | undefined): string | undefined {
+  const raw = env.DATABASE_READ_URL || undefined;
+  if (raw === undefined) return undefined;
+  if (databaseUrl === undefined) throw new ConfigError('DATABASE_READ_URL needs DATABASE_URL: the embedded database has no replica');
+  if (splitHosts(raw).length > 1) {
+    throw new ConfigError('DATABASE_READ_URL takes one host (a standby, or a load balancer such as HAProxy with Patroni\'s /replica check in front of several)');
+  }
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError('DATABASE_READ_URL must be a postgres://user:password@host:port/database URL, got something that is not a URL');
+  }
+  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') {
+    throw new ConfigError(`DATABASE_READ_URL must be a postgres:// or postgresql:// URL, got a ${u.protocol}// URL`);
+  }
+  if (!u.hostname && !u.searchParams.get('host')) throw new ConfigError('DATABASE_READ_URL names no host (postgres://user:password@host:port/database)');
+  return raw;
+}
+
 function masterKey(env: Env): string | undefined {
   const raw = env.PAYD_MASTER_KEY || undefined;
   if (raw === undefined) return undefined;
@@ -193,6 +217,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     host: env.HOST || '0.0.0.0',
     baseUrl: url(env, 'PAYD_BASE_URL', `http://localhost:${port}`),
     databaseUrl,
+    databaseReadUrl: parseReadUrl(env, databaseUrl),
+    readMaxLagMs: int(env, 'PAYD_READ_MAX_LAG_MS', 1000, 0, 3_600_000),
     dbPoolSize: int(env, 'PAYD_DB_POOL_SIZE', 20, 1, 500),
     dataDir: path.resolve(env.PAYD_DATA_DIR || '.payd'),
     adminToken,

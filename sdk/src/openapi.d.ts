@@ -5063,7 +5063,10 @@ export interface operations {
                 /** @description Status: one or more of CREATED, SUBMITTED, ABORTED_BY_MERCHANT, EXPIRED, comma-separated */
                 status?: string;
             };
-            header?: never;
+            header?: {
+                /** @description How stale the list may be: max-age=<seconds>, or no-cache for the primary. With a read replica (DATABASE_READ_URL) a list is read from it when it is provably no staler than that, by default PAYD_READ_MAX_LAG_MS (1 s); else, and always without a replica, from the primary */
+                "cache-control"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6064,7 +6067,10 @@ export interface operations {
                 /** @description Amount at most this (minor units) */
                 amount_lte?: string;
             };
-            header?: never;
+            header?: {
+                /** @description How stale the list may be: max-age=<seconds>, or no-cache for the primary. With a read replica (DATABASE_READ_URL) a list is read from it when it is provably no staler than that, by default PAYD_READ_MAX_LAG_MS (1 s); else, and always without a replica, from the primary */
+                "cache-control"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6264,7 +6270,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description With max-age=<seconds>, stored data is served and partners are not asked (any number of seconds: the stored data is the payment at its current version) */
+                /** @description With max-age=<seconds>, stored data is served and partners are not asked. The data is at most that many seconds old: with a read replica (DATABASE_READ_URL) it comes from the replica when the replica is provably no staler, else from the primary (the payment at its current version); max-age=0 always reads the primary */
                 "cache-control"?: string;
             };
             path: {
@@ -6350,7 +6356,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description With max-age=<seconds>, stored data is served and partners are not asked (any number of seconds: the stored data is the payment at its current version) */
+                /** @description With max-age=<seconds>, stored data is served and partners are not asked. The data is at most that many seconds old: with a read replica (DATABASE_READ_URL) it comes from the replica when the replica is provably no staler, else from the primary (the payment at its current version); max-age=0 always reads the primary */
                 "cache-control"?: string;
             };
             path: {
@@ -6818,7 +6824,10 @@ export interface operations {
                 /** @description Status: one or more of CREATED, PAID, CANCELLED, EXPIRED, comma-separated */
                 status?: string;
             };
-            header?: never;
+            header?: {
+                /** @description How stale the list may be: max-age=<seconds>, or no-cache for the primary. With a read replica (DATABASE_READ_URL) a list is read from it when it is provably no staler than that, by default PAYD_READ_MAX_LAG_MS (1 s); else, and always without a replica, from the primary */
+                "cache-control"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8340,7 +8349,10 @@ export interface operations {
                 /** @description Only events created before this time */
                 created_lt?: string;
             };
-            header?: never;
+            header?: {
+                /** @description How stale the list may be: max-age=<seconds>, or no-cache for the primary. With a read replica (DATABASE_READ_URL) a list is read from it when it is provably no staler than that, by default PAYD_READ_MAX_LAG_MS (1 s); else, and always without a replica, from the primary */
+                "cache-control"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8421,7 +8433,10 @@ export interface operations {
     getEvent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description How stale the list may be: max-age=<seconds>, or no-cache for the primary. With a read replica (DATABASE_READ_URL) a list is read from it when it is provably no staler than that, by default PAYD_READ_MAX_LAG_MS (1 s); else, and always without a replica, from the primary */
+                "cache-control"?: string;
+            };
             path: {
                 id: string;
             };

@@ -13,6 +13,7 @@ import { Type } from 'typebox';
 import { safeEqual } from '../platform/crypto/secrets.ts';
 import { decodeJwt } from '../platform/crypto/compact-jws.ts';
 import type { Db } from '../platform/db/index.ts';
+import type { ReadRouter } from '../platform/db/reads.ts';
 import { Problem } from '../platform/http/problem.ts';
 import { escapeHtml as e } from '../checkout/pages.ts';
 import { idpRepo } from '../identity/idp/idp.repo.ts';
@@ -36,12 +37,16 @@ import { ASSETS, DASHBOARD_CSS, DASHBOARD_JS, barChart, money, page, parseAmount
 export const DASHBOARD_CLIENT_ID = 'payd-dashboard';
 const COOKIE = 'payd_dashboard';
 const LOGIN_COOKIE = 'payd_dashboard_login';
+/** Set by a post of the dashboard: its pages read the primary while it lasts (a user sees their own change). */
+const FRESH_COOKIE = 'payd_dashboard_fresh';
 const TTL_SECONDS = 8 * 3600;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const STATUSES = ['AUTHORIZED', 'PENDING', 'REFUSED', 'ERROR', 'CANCELLED'] as const;
 
 export interface DashboardDeps {
   db: Db;
+  /** Where the pages' lists and figures are read (a replica when fresh enough); sign-ins, memberships and actions read db. */
+  reads: ReadRouter;
   identity: IdentityService;
   payments: PaymentsService;
   operations: OperationsService;
@@ -86,6 +91,22 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
   await idpRepo.ensureConsoleApp(deps.db, DASHBOARD_CLIENT_ID, callback, deps.origin, 'payd dashboard');
   const secure = deps.origin.startsWith('https://') ? '; Secure' : '';
   const mac = (s: string) => createHmac('sha256', deps.key).update(s).digest('base64url');
+
+  // Pages read their lists and figures from the read replica when it is no staler than
+  // PAYD_READ_MAX_LAG_MS, except in answer to a post and for a while after one: whoever
+  // just changed something sees it (the replica holds every commit older than the allowed
+  // lag, so the cookie needs to outlive that lag only).
+  const staleOk = (request: FastifyRequest) =>
+    request.method === 'GET' && readCookie(request, FRESH_COOKIE) === undefined ? deps.reads.defaultMaxLagMs : 0;
+  if (deps.reads.enabled) {
+    const freshSeconds = Math.ceil(deps.reads.defaultMaxLagMs / 1000) + 1;
+    app.addHook('onSend', async (request, reply, payload) => {
+      if (request.method === 'POST' && reply.statusCode < 400) {
+        reply.header('set-cookie', `${FRESH_COOKIE}=1; Max-Age=${freshSeconds}; HttpOnly; SameSite=Lax; Path=/dashboard${secure}`);
+      }
+      return payload;
+    });
+  }
 
   app.get(`${ASSETS}/dashboard.css`, { schema: { hide: true } }, async (_r, reply) =>
     reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(DASHBOARD_CSS));
@@ -138,7 +159,7 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     return typeof given === 'string' && safeEqual(given, s.csrf);
   };
 
-  await linkAndKeyRoutes(app, { db: deps.db, links: deps.links, entities: deps.entities, onApiKeyRevoked: deps.onApiKeyRevoked, member, csrfOk });
+  await linkAndKeyRoutes(app, { db: deps.db, reads: deps.reads, staleOk, links: deps.links, entities: deps.entities, onApiKeyRevoked: deps.onApiKeyRevoked, member, csrfOk });
   await webhookPageRoutes(app, { db: deps.db, webhooks: deps.webhooks, member, csrfOk });
   await eligibilityPageRoutes(app, { db: deps.db, rules: deps.eligibilityRules, member, csrfOk });
   await teamPageRoutes(app, { db: deps.db, entities: deps.entities, identity: deps.identity, mailer: deps.mailer, baseUrl: deps.baseUrl, member, csrfOk });
@@ -206,13 +227,13 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
   app.get('/dashboard/:entity', { schema: { hide: true, params: EntityParams } }, async (request, reply) => {
     const m = await member(request, reply);
     if (!m) return reply;
-    const { rows } = await deps.db.query<{ day: string; currency: string; authorized: number; volume: string; refused: number }>(
+    const rows = (await deps.reads.read(staleOk(request), async (db) => (await db.query<{ day: string; currency: string; authorized: number; volume: string; refused: number }>(
       `SELECT to_char(date_trunc('day', created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, currency,
               count(*) FILTER (WHERE authorization_status = 'AUTHORIZED')::int AS authorized,
               coalesce(sum(amount) FILTER (WHERE authorization_status = 'AUTHORIZED'), 0)::text AS volume,
               count(*) FILTER (WHERE authorization_status IN ('REFUSED', 'ERROR'))::int AS refused
          FROM payments WHERE entity_id = $1 AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' - interval '13 days'
-        GROUP BY 1, 2`, [m.entity.entity_id]);
+        GROUP BY 1, 2`, [m.entity.entity_id])).rows))!;
     const today = new Date().toISOString().slice(0, 10);
     const currency = rows.find((r) => r.day === today)?.currency ?? rows[0]?.currency ?? 'EUR';
     const days = Array.from({ length: 14 }, (_, i) => new Date(Date.now() - (13 - i) * 86_400_000).toISOString().slice(0, 10));
@@ -278,7 +299,7 @@ ${barChart(series, `Volume authorised per day, last 14 days (${currency})`)}
         problems.push('To must be after From.');
       }
       if (req) {
-        const texts = await deps.payments.listStoredJson(m.entity.entity_id, req, paymentListFilter(filter));
+        const texts = await deps.reads.read(staleOk(request), (db) => deps.payments.listStoredJson(m.entity.entity_id, req!, paymentListFilter(filter), db));
         const pageRows = texts ? pageOf(texts, req) : { items: [], has_more: false, next_cursor: null };
         const items = pageRows.items.map((i) => JSON.parse(i.text) as PaymentViewT);
         const base = `/dashboard/${m.entity.entity_id}/payments`;

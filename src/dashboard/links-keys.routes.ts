@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../platform/db/index.ts';
+import type { ReadRouter } from '../platform/db/reads.ts';
 import { Problem } from '../platform/http/problem.ts';
 import { escapeHtml as e } from '../checkout/pages.ts';
 import type { EntitiesService } from '../admin/entities.service.ts';
@@ -24,6 +25,9 @@ export interface Member { userId: string; email: string; csrf: string; membershi
 
 export interface ExtraDeps {
   db: Db;
+  reads: ReadRouter;
+  /** The staleness a page may show (dashboard.routes.ts). */
+  staleOk: (request: FastifyRequest) => number;
   links: PaymentLinksService;
   entities: EntitiesService;
   onApiKeyRevoked: (keyId: string) => void;
@@ -43,7 +47,7 @@ export async function linkAndKeyRoutes(app: FastifyInstance, deps: ExtraDeps) {
 
   const linksPage = async (reply: FastifyReply, m: Member, status = 200, message?: { notice?: string; error?: string }, values: Record<string, string> = {}) => {
     const req = pageRequest({ limit: '50' });
-    const rows = (await listsRepo.paymentLinks(deps.db, m.entity.entity_id, req, { where: [], params: [] }, LINK_COLUMNS)) ?? [];
+    const rows = (await deps.reads.read(deps.staleOk(reply.request), (db) => listsRepo.paymentLinks(db, m.entity.entity_id, req, { where: [], params: [] }, LINK_COLUMNS))) ?? [];
     const links = rows.slice(0, 50).map((r) => deps.links.view(r));
     const act = can(m.entity.role, 'operator');
     const base = `/dashboard/${m.entity.entity_id}/links`;
@@ -128,11 +132,11 @@ ${create}
       if (err instanceof Problem && err.status === 404) return page(reply, 404, { title: 'Not found', email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity }, '<p>There is no such link here.</p>');
       throw err;
     }
-    const { rows } = await deps.db.query<{ id: string; created_at: Date; amount: number; currency: string; authorization_status: string }>(
+    const rows = (await deps.reads.read(deps.staleOk(request), async (db) => (await db.query<{ id: string; created_at: Date; amount: number; currency: string; authorization_status: string }>(
       `SELECT p.id, p.created_at, p.amount, p.currency, p.authorization_status
          FROM client_sessions s JOIN payments p ON p.client_session_id = s.id
         WHERE s.payment_link_id = $1 AND s.entity_id = $2 AND p.entity_id = $2
-        ORDER BY p.created_at DESC, p.id DESC LIMIT 50`, [id, m.entity.entity_id]);
+        ORDER BY p.created_at DESC, p.id DESC LIMIT 50`, [id, m.entity.entity_id])).rows))!;
     const link = l as unknown as { id: string; status: string; amount: number; currency: string; expires_at: string; created_at: string; order?: { reference?: string }; links: { customer_url: { href: string } } };
     const payments = `/dashboard/${m.entity.entity_id}/payments`;
     const attempts = rows.map((r) => `<tr><td>${e(when(r.created_at))}</td><td><a href="${payments}/${e(r.id)}">${e(r.id.slice(0, 8))}</a></td><td class="num">${e(money(Number(r.amount), r.currency))}</td><td class="status">${e(r.authorization_status)}</td></tr>`).join('');

@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { type Static, Type, type TSchema } from 'typebox';
 import { entityOf } from '../platform/http/auth.ts';
-import type { Db } from '../platform/db/index.ts';
+import { allowedLagMs, type ReadRouter } from '../platform/db/reads.ts';
 import { problems } from '../platform/http/problem.ts';
 import { problemResponses, StringEnum, Uuid } from '../platform/http/schemas.ts';
 import { AUTHORIZATION_STATUSES, CURRENCIES } from './common.schemas.ts';
@@ -67,6 +67,13 @@ const ListOf = (item: TSchema, name: string) => Type.Object({
   has_more: Type.Boolean({ description: 'More objects follow in the direction of travel' }),
   next_cursor: Type.Union([Uuid(), Type.Null()], { description: 'starting_after for the next page; null when there is none (and on pages read with ending_before: go on with ending_before = data[0].id while has_more)' }),
 }, { title: name });
+
+/** Lists and events may be a little stale; the header bounds how much (platform/db/reads.ts). */
+export const StaleReadHeaders = Type.Object({
+  'cache-control': Type.Optional(Type.String({ maxLength: 200, description: 'How stale the list may be: max-age=<seconds>, or no-cache for the primary. ' +
+    'With a read replica (DATABASE_READ_URL) a list is read from it when it is provably no staler than that, by default PAYD_READ_MAX_LAG_MS (1 s); ' +
+    'else, and always without a replica, from the primary' })),
+});
 
 interface PageQueryT { limit?: string; starting_after?: string; ending_before?: string; created_gte?: string; created_lt?: string }
 
@@ -129,9 +136,10 @@ export function paymentListFilter(q: PaymentListQueryT): Filter {
   return f;
 }
 
-export async function listRoutes(root: FastifyInstance, deps: { db: Db; payments: PaymentsService; sessions: ClientSessionsService; links: PaymentLinksService }) {
+export async function listRoutes(root: FastifyInstance, deps: { reads: ReadRouter; payments: PaymentsService; sessions: ClientSessionsService; links: PaymentLinksService }) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const entity = (request: FastifyRequest) => entityOf(request);
+  const lag = (request: FastifyRequest) => allowedLagMs(request.headers['cache-control'], deps.reads.defaultMaxLagMs);
 
   app.get('/v2/payments', {
     config: { auth: bearer },
@@ -140,13 +148,14 @@ export async function listRoutes(root: FastifyInstance, deps: { db: Db; payments
       description: 'Newest first, cursor pagination. Each item is the Payment as stored (as GET /v2/payments/{id} with ' +
         'Cache-Control max-age: partners are not asked). Filters combine with AND; a comma list of statuses means any of them.',
       querystring: PaymentListQuery,
+      headers: StaleReadHeaders,
       response: { 200: ListOf(Type.Ref('Payment'), 'PaymentList'), ...problemResponses(400, 401, 403) },
     },
   }, async (request, reply) => {
     const q = request.query;
     const req = pageRequest(q);
     const f = paymentListFilter(q);
-    const texts = await deps.payments.listStoredJson(entity(request), req, f);
+    const texts = await deps.reads.read(lag(request), (db) => deps.payments.listStoredJson(entity(request), req, f, db));
     if (!texts) unknownCursor(q);
     const page = pageOf(texts, req);
     // The payments' JSON texts as stored, not serialized a second time.
@@ -160,6 +169,7 @@ export async function listRoutes(root: FastifyInstance, deps: { db: Db; payments
       tags: ['Client sessions'], security, summary: "List the entity's client sessions",
       description: 'Newest first, cursor pagination; each item as GET /v2/client-sessions/{id} shows it.',
       querystring: SessionListQuery,
+      headers: StaleReadHeaders,
       response: { 200: ListOf(Type.Ref('ClientSession'), 'ClientSessionList'), ...problemResponses(400, 401, 403) },
     },
   }, async (request) => {
@@ -167,7 +177,7 @@ export async function listRoutes(root: FastifyInstance, deps: { db: Db; payments
     const req = pageRequest(q);
     const f: Filter = { where: [], params: [] };
     if (q.status) statusFilter(f, q.status.split(','), 'CREATED');
-    const rows = await listsRepo.clientSessions(deps.db, entity(request), req, f, SESSION_COLUMNS);
+    const rows = await deps.reads.read(lag(request), (db) => listsRepo.clientSessions(db, entity(request), req, f, SESSION_COLUMNS));
     if (!rows) unknownCursor(q);
     const page = pageOf(rows, req);
     return { object: 'list' as const, data: page.items.map((r) => deps.sessions.view(r, r.payment_status ?? undefined)), has_more: page.has_more, next_cursor: page.next_cursor };
@@ -179,6 +189,7 @@ export async function listRoutes(root: FastifyInstance, deps: { db: Db; payments
       tags: ['Payment links'], security, summary: "List the entity's payment links",
       description: 'Newest first, cursor pagination; each item as GET /v2/payment-links/{id} shows it.',
       querystring: LinkListQuery,
+      headers: StaleReadHeaders,
       response: { 200: ListOf(Type.Ref('PaymentLink'), 'PaymentLinkList'), ...problemResponses(400, 401, 403) },
     },
   }, async (request) => {
@@ -186,7 +197,7 @@ export async function listRoutes(root: FastifyInstance, deps: { db: Db; payments
     const req = pageRequest(q);
     const f: Filter = { where: [], params: [] };
     if (q.status) statusFilter(f, q.status.split(','), 'CREATED');
-    const rows = await listsRepo.paymentLinks(deps.db, entity(request), req, f, LINK_COLUMNS);
+    const rows = await deps.reads.read(lag(request), (db) => listsRepo.paymentLinks(db, entity(request), req, f, LINK_COLUMNS));
     if (!rows) unknownCursor(q);
     const page = pageOf(rows, req);
     return { object: 'list' as const, data: page.items.map((r) => deps.links.view(r)), has_more: page.has_more, next_cursor: page.next_cursor };

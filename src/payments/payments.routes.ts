@@ -12,6 +12,8 @@ import type { PaymentsService } from './payments.service.ts';
 import type { OperationsService } from './operations.service.ts';
 import type { OperationKind } from './payments.repo.ts';
 import { paymentJson } from './payment-json.ts';
+import type { PaymentViewT } from './payments.service.ts';
+import { allowedLagMs, type ReadRouter } from '../platform/db/reads.ts';
 
 const bearer = { schemes: ['bearer' as const], scope: 'payment-api' };
 const tags = ['Payments'];
@@ -25,7 +27,9 @@ export const IdempotencyHeaders = Type.Object({
 });
 
 const CacheHeaders = Type.Object({
-  'cache-control': Type.Optional(Type.String({ maxLength: 200, description: 'With max-age=<seconds>, stored data is served and partners are not asked (any number of seconds: the stored data is the payment at its current version)' })),
+  'cache-control': Type.Optional(Type.String({ maxLength: 200, description: 'With max-age=<seconds>, stored data is served and partners are not asked. ' +
+    'The data is at most that many seconds old: with a read replica (DATABASE_READ_URL) it comes from the replica when the replica is provably no staler, ' +
+    'else from the primary (the payment at its current version); max-age=0 always reads the primary' })),
 });
 
 export function hasMaxAge(cacheControl: string | undefined): boolean {
@@ -46,7 +50,7 @@ function replayKey(error: Error & { validationContext?: string }, key: unknown):
   return error.validationContext === 'body' && typeof key === 'string' && IDEMPOTENCY_KEY.test(key) ? key : undefined;
 }
 
-export async function paymentsRoutes(root: FastifyInstance, { payments, operations }: { payments: PaymentsService; operations: OperationsService }) {
+export async function paymentsRoutes(root: FastifyInstance, { payments, operations, reads }: { payments: PaymentsService; operations: OperationsService; reads: ReadRouter }) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const path = (url: string) => url.split('?')[0]!;
 
@@ -89,8 +93,12 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
     },
   }, async (request, reply) => {
     if (!hasMaxAge(request.headers['cache-control'])) return sendPayment(reply, await payments.get(entityOf(request), request.params.id));
-    // Stored data: the JSON text as last served for this version of the payment.
-    return sendPayment(reply, await payments.getStoredJson(entityOf(request), request.params.id));
+    // Stored data: the JSON text as last served for this version of the payment, from the
+    // read replica when it is no staler than max-age (docs/operations.md, Read replicas).
+    const entity = entityOf(request);
+    const text = await reads.read(allowedLagMs(request.headers['cache-control'], 0), (q) => payments.findStoredJson(entity, request.params.id, q));
+    if (text === undefined) throw problems.notFoundNoBody();
+    return sendPayment(reply, text);
   });
 
   const operation = (kind: OperationKind, suffix: string, body: typeof CaptureBody | typeof RefundBody | typeof VoidBody, summary: string) =>
@@ -140,13 +148,19 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
     },
   }, async (request) => {
     const entity = entityOf(request);
-    const view = hasMaxAge(request.headers['cache-control'])
-      ? await payments.getStored(entity, request.params.id)
-      : await payments.get(entity, request.params.id);
-    for (const [kind, list] of [['CAPTURE', view.captures], ['REFUND', view.refunds], ['VOID', view.voids]] as const) {
-      const found = list.find((o) => o.id === request.params.operation_id);
-      if (found) return { kind, payment_id: view.id, ...found };
-    }
+    const operationOf = (view: PaymentViewT | undefined) => {
+      for (const [kind, list] of [['CAPTURE', view?.captures ?? []], ['REFUND', view?.refunds ?? []], ['VOID', view?.voids ?? []]] as const) {
+        const found = list.find((o) => o.id === request.params.operation_id);
+        if (found) return { kind, payment_id: view!.id, ...found };
+      }
+      return undefined;
+    };
+    // With max-age: as stored, from the replica when fresh enough; an operation not there
+    // yet is looked for on the primary (reads.read).
+    const found = hasMaxAge(request.headers['cache-control'])
+      ? await reads.read(allowedLagMs(request.headers['cache-control'], 0), async (q) => operationOf(await payments.findStored(entity, request.params.id, q)))
+      : operationOf(await payments.get(entity, request.params.id));
+    if (found) return found;
     throw problems.notFoundNoBody();
   });
 

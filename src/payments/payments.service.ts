@@ -76,6 +76,12 @@ export class PaymentsService {
     return paymentView(found.payment, found.txs, found.ops, this.config.baseUrl);
   }
 
+  /** The payment as stored, read on q (a replica, for reads that allow staleness), or undefined. */
+  async findStored(entityId: string, id: string, q: Queryable): Promise<PaymentViewT | undefined> {
+    const found = await paymentsRepo.getWithLedger(q, entityId, id);
+    return found && paymentView(found.payment, found.txs, found.ops, this.config.baseUrl);
+  }
+
   /** The payment with its ledger and operations, or a bodiless 404. */
   private async withLedger(entityId: string, id: string) {
     const found = await paymentsRepo.getWithLedger(this.db, entityId, id);
@@ -89,13 +95,24 @@ export class PaymentsService {
    * payment at rest, stored for the next read.
    */
   async getStoredJson(entityId: string, id: string): Promise<string> {
+    const text = await this.findStoredJson(entityId, id, this.db);
+    if (text === undefined) throw problems.notFoundNoBody();
+    return text;
+  }
+
+  /**
+   * getStoredJson read on q, or undefined when q has no such payment. A view built from
+   * a replica (q is not the primary) is not stored: the primary builds its own.
+   */
+  async findStoredJson(entityId: string, id: string, q: Queryable): Promise<string | undefined> {
     const format = `${VIEW_FORMAT}|${this.config.baseUrl}`;
-    const stored = await paymentsRepo.storedView(this.db, entityId, id, format);
-    if (!stored) throw problems.notFoundNoBody();
+    const stored = await paymentsRepo.storedView(q, entityId, id, format);
+    if (!stored) return undefined;
     if (stored.view !== null) return stored.view;
-    const found = await this.withLedger(entityId, id);
+    const found = await paymentsRepo.getWithLedger(q, entityId, id);
+    if (!found) return undefined;
     const text = paymentJson(paymentView(found.payment, found.txs, found.ops, this.config.baseUrl));
-    if (!found.payment.processing && !found.txs.some((t) => t.status === 'PENDING')) {
+    if (q === this.db && !found.payment.processing && !found.txs.some((t) => t.status === 'PENDING')) {
       await paymentsRepo.saveView(this.db, id, found.payment.version, format, text);
     }
     return text;
@@ -106,10 +123,13 @@ export class PaymentsService {
    * GET /v2/payments/{id} sends with max-age; limit + 1 of them (has_more), or undefined
    * when the cursor is not one of the entity's payments.
    */
-  async listStoredJson(entityId: string, req: PageRequest, filter: Filter): Promise<Array<{ id: string; text: string }> | undefined> {
-    const rows = await listsRepo.payments(this.db, entityId, req, filter, `${VIEW_FORMAT}|${this.config.baseUrl}`);
+  async listStoredJson(entityId: string, req: PageRequest, filter: Filter, q: Queryable = this.db): Promise<Array<{ id: string; text: string }> | undefined> {
+    const rows = await listsRepo.payments(q, entityId, req, filter, `${VIEW_FORMAT}|${this.config.baseUrl}`);
     if (!rows) return undefined;
-    return Promise.all(rows.map(async (r) => ({ id: r.id, text: r.view ?? await this.getStoredJson(entityId, r.id) })));
+    // (A payment listed is there when its view is read on the same database: payments are never deleted.)
+    return Promise.all(rows.map(async (r) => ({
+      id: r.id, text: r.view ?? await this.findStoredJson(entityId, r.id, q) ?? await this.getStoredJson(entityId, r.id),
+    })));
   }
 
   /** The payment row by id alone, for browser paths that carry no merchant credential. */

@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { entityOf } from '../platform/http/auth.ts';
-import type { Db } from '../platform/db/index.ts';
+import { allowedLagMs, type ReadRouter } from '../platform/db/reads.ts';
+import { StaleReadHeaders } from '../payments/lists.routes.ts';
 import { problems } from '../platform/http/problem.ts';
 import { IdParams, NoBody, problemResponses, StringEnum, Uuid } from '../platform/http/schemas.ts';
 import { EVENT_TYPES } from './catalogue.ts';
@@ -41,7 +42,7 @@ function eventJson(e: MerchantEventRow) {
   return { id: e.id, type: e.type, created_at: e.created_at.toISOString(), entity_id: e.entity_id, data: e.data };
 }
 
-export async function merchantEventsRoutes(root: FastifyInstance, { db }: { db: Db }) {
+export async function merchantEventsRoutes(root: FastifyInstance, { reads }: { reads: ReadRouter }) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
 
   app.get('/v2/events', {
@@ -54,18 +55,19 @@ export async function merchantEventsRoutes(root: FastifyInstance, { db }: { db: 
         'a client catching up should start a little before the last event it has seen (created_gte a minute earlier) ' +
         'and skip the ids it already has, as it does for webhooks (delivery is at least once).',
       querystring: EventListQuery,
+      headers: StaleReadHeaders,
       response: { 200: EventList, ...problemResponses(400, 401, 403) },
     },
   }, async (request) => {
     const q = request.query;
     if (q.starting_after && q.ending_before) throw problems.invalidField('ending_before', 'give starting_after or ending_before, not both', 'query');
     const limit = Number(q.limit ?? 20);
-    const rows = await eventsRepo.page(db, entityOf(request), {
+    const rows = await reads.read(allowedLagMs(request.headers['cache-control'], reads.defaultMaxLagMs), (db) => eventsRepo.page(db, entityOf(request), {
       limit, order: q.order ?? 'desc', type: q.type,
       createdGte: q.created_gte ? new Date(q.created_gte) : undefined,
       createdLt: q.created_lt ? new Date(q.created_lt) : undefined,
       after: q.starting_after, before: q.ending_before,
-    });
+    }));
     if (!rows) {
       const name = q.starting_after ? 'starting_after' : 'ending_before';
       throw problems.invalidField(name, 'is not an event of this entity', 'query');
@@ -85,10 +87,11 @@ export async function merchantEventsRoutes(root: FastifyInstance, { db }: { db: 
       tags, security, summary: 'Get an event',
       description: 'The event exactly as its webhook body.',
       params: IdParams,
+      headers: StaleReadHeaders,
       response: { 200: Type.Ref('Event'), 404: NoBody('No such event for this entity (no body)'), ...problemResponses(400, 401, 403) },
     },
   }, async (request) => {
-    const e = await eventsRepo.one(db, entityOf(request), request.params.id);
+    const e = await reads.read(allowedLagMs(request.headers['cache-control'], reads.defaultMaxLagMs), (db) => eventsRepo.one(db, entityOf(request), request.params.id));
     if (!e) throw problems.notFoundNoBody();
     return eventJson(e);
   });

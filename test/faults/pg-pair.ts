@@ -28,6 +28,8 @@ export interface PgPair {
   standby: PgNode;
   /** Promotes the standby to primary and waits until it takes writes. */
   promote(): void;
+  /** Stops the standby, the primary first made asynchronous (else its commits would wait for the standby forever). */
+  stopStandby(): void;
   /** Stops whatever still runs and removes the directories. */
   close(): void;
 }
@@ -89,6 +91,11 @@ export async function startPgPair(): Promise<PgPair> {
       run('psql', ['-h', '127.0.0.1', '-p', String(standby.port), '-U', 'postgres', '-c', "ALTER SYSTEM SET synchronous_standby_names = ''"]);
       run('pg_ctl', ['-D', standby.dir, '-w', '-t', '60', 'promote']);
       run('psql', ['-h', '127.0.0.1', '-p', String(standby.port), '-U', 'postgres', '-c', 'SELECT pg_reload_conf()']);
+    },
+    stopStandby() {
+      run('psql', ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-c', "ALTER SYSTEM SET synchronous_standby_names = ''"]);
+      run('psql', ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-c', 'SELECT pg_reload_conf()']);
+      stopNode(standby);
     },
     close() {
       stopNode(standby);

@@ -91,3 +91,26 @@ export const metricsPlugin = fp<{ metrics: Metrics }>(async function metricsPlug
     return metrics.registry.metrics();
   });
 });
+
+/**
+ * Reads that allow staleness (platform/db/reads.ts): where each was served and why, and
+ * the replica's staleness bound at each scrape (absent while no replica is usable).
+ */
+export function readMetrics(registry: Registry, lagMs: () => Promise<number | undefined>) {
+  const reads = new Counter({
+    name: 'payd_db_reads_total',
+    help: 'Reads that allow staleness, by where they were served (replica, primary) and why',
+    labelNames: ['source', 'reason'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'payd_db_replica_lag_seconds',
+    help: 'Upper bound of the read replica\'s staleness (DATABASE_READ_URL); NaN while it is not usable',
+    registers: [registry],
+    async collect() {
+      const lag = await lagMs().catch(() => undefined);
+      this.set(lag === undefined ? Number.NaN : lag / 1000);
+    },
+  });
+  return reads;
+}
