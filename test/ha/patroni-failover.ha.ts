@@ -147,7 +147,8 @@ postgresql:
   }, 90_000);
 
   const url = `postgres://postgres@127.0.0.1:${nodes[0]!.pg},127.0.0.1:${nodes[1]!.pg}/postgres`;
-  const env = { DATABASE_URL: url, PAYD_SIM_INLINE: 'false', PAYD_RECOVERY_INTERVAL_MS: '500', PAYD_PARTNER_TIMEOUT_MS: '2000', PAYD_RECOVERY_GRACE_SECONDS: '3' };
+  // The standby also takes the reads that allow staleness (docs/operations.md, Read replicas).
+  const env = { DATABASE_URL: url, DATABASE_READ_URL: `postgres://postgres@127.0.0.1:${nodes[1]!.pg}/postgres`, PAYD_SIM_INLINE: 'false', PAYD_RECOVERY_INTERVAL_MS: '500', PAYD_PARTNER_TIMEOUT_MS: '2000', PAYD_RECOVERY_GRACE_SECONDS: '3' };
   servers.push(await startServer(env));
   servers.push(await startServer({ ...env, PAYD_BASE_URL: servers[0]!.base }));
   const m = await onboard(servers[0]!.base);
@@ -214,7 +215,25 @@ postgresql:
       void w;
     }
   };
+  // Readers beside the writers: a payment with max-age=10 and the list, on both processes.
+  const reads = { answers: new Map<string, number>(), okDuringOutage: 0 };
+  const reader = async (r: number) => {
+    for (let n = 0; !stop; n++) {
+      const known = okWrites[okWrites.length - 1];
+      const base = servers[(r + n) % 2]!.base;
+      const res = n % 2 === 0 && known
+        ? await call(base, 'GET', `/v2/payments/${known.payment}`, { ...m.auth, 'cache-control': 'max-age=10' }).catch(() => undefined)
+        : await call(base, 'GET', '/v2/payments?limit=5', m.auth).catch(() => undefined);
+      const label = String(res?.status ?? 0);
+      reads.answers.set(label, (reads.answers.get(label) ?? 0) + 1);
+      assert.ok(res && (res.status === 200 || res.status === 503), `a read answered ${label}: ${JSON.stringify(res?.body)}`);
+      if (res.status === 200 && killedAt && !resumedAt) reads.okDuringOutage++;
+      await sleep(50);
+    }
+  };
   const started = Date.now();
+  const readers = Promise.all([reader(0), reader(1)]);
+  readers.catch(() => {});
   const progress = setInterval(() => {
     log(`${((Date.now() - started) / 1000).toFixed(0)} s: ${okWrites.length} writes, answers ${JSON.stringify(Object.fromEntries(statuses))}`);
   }, 2000);
@@ -235,6 +254,9 @@ postgresql:
   await sleep(Math.max(0, started + SECONDS * 1000 - Date.now()));
   stop = true;
   await load;
+  await readers;
+  const replicaReads = async (base: string) => Number(/^payd_db_reads_total\{source="replica",reason="fresh"\} (\d+)/m.exec(await (await fetch(`${base}/metrics`)).text())?.[1] ?? 0);
+  const fromReplica = (await replicaReads(servers[0]!.base)) + (await replicaReads(servers[1]!.base));
   clearInterval(progress);
 
   const resumeMs = resumedAt ? resumedAt - killedAt : Infinity;
@@ -264,6 +286,7 @@ postgresql:
       writes_2xx: okWrites.length, answers: Object.fromEntries(statuses),
       first_503_after_ms: firstRefusalAt - killedAt, promoted_after_ms: promotedAt - killedAt,
       writes_resumed_after_ms: resumeMs, resumed_after_promotion_ms: resumedAt - promotedAt,
+      reads: Object.fromEntries(reads.answers), reads_served_by_the_replica: fromReplica, reads_200_while_writes_were_down: reads.okDuringOutage,
     };
     log(JSON.stringify(summary, null, 2));
     assert.ok(resumeMs <= 15_000, `writes resumed ${resumeMs} ms after the kill (limit 15 s)`);

@@ -28,9 +28,12 @@ function scripted(answer: (sql: string) => unknown[] | Error): Db & { queries: s
   } as Db & { queries: string[] };
 }
 
-function setup(state: () => ReplicaState | Error, opts: { defaultMaxLagMs?: number } = {}) {
+function setup(state: () => ReplicaState | Error, opts: { defaultMaxLagMs?: number; primaryDown?: () => boolean } = {}) {
   let clock = 1_000_000;
-  const primary = scripted((sql) => (sql.includes('pg_current_wal_lsn') ? [{ lsn: '0/3000000' }] : [{ from: 'primary' }]));
+  const primary = scripted((sql) => {
+    if (opts.primaryDown?.()) return new DatabaseUnavailableError('connection refused');
+    return sql.includes('pg_current_wal_lsn') ? [{ lsn: '0/3000000' }] : [{ from: 'primary' }];
+  });
   const replica = scripted((sql) => {
     if (sql.includes('pg_is_in_recovery')) return state() instanceof Error ? state() as Error : [state()];
     return [{ from: 'replica' }];
@@ -93,6 +96,22 @@ describe('reads that allow staleness: the replica only when provably fresh enoug
     assert.equal(await s.from(60_000), 'primary', 'no new probe before RETRY_MS');
     s.advance(1);
     assert.equal(await s.from(60_000), 'replica', 'back');
+  });
+
+  it('while the primary does not answer, the replica serves the reads that allow the age of its last replayed commit', async () => {
+    let down = false;
+    let caughtUp: boolean | null = true;
+    const s = setup(() => ({ standby: true, caught_up: caughtUp, age_ms: 300 }), { primaryDown: () => down });
+    assert.equal(await s.from(1000), 'replica');
+    down = true;
+    caughtUp = null; // (the position is unknown: NULL compares to nothing)
+    s.advance(PROBE_MS);
+    await s.reads.lagMs();
+    await new Promise((r) => setImmediate(r));
+    assert.equal(await s.from(5000), 'replica', 'the primary is down; 300 ms since the last replayed commit');
+    s.advance(6000);
+    await new Promise((r) => setImmediate(r));
+    await assert.rejects(s.from(5000), DatabaseUnavailableError, 'staler than allowed: the primary, which is down');
   });
 
   it('not found on the replica (written after its horizon): asked again on the primary', async () => {

@@ -11,7 +11,8 @@
 // everything committed before t0; one that did not holds at least everything committed
 // before its last replayed commit. Staleness at the time of a read is then at most
 // now - anchor, with the anchor the later of the two. The replay timestamp alone would
-// call an idle but current replica stale, hence the position. Probes run at most every
+// call an idle but current replica stale, hence the position; while the primary does not
+// answer, the replay timestamp alone (reads that allow that much go on during an outage). Probes run at most every
 // PROBE_MS, one at a time, and only while reads ask for the replica.
 import type { Db, Queryable } from './db.ts';
 import { isConnectionFailure } from './errors.ts';
@@ -74,13 +75,16 @@ export function replicaReads(primary: Db, replica: Db, opts: { defaultMaxLagMs: 
   async function probe(): Promise<void> {
     const t0 = now();
     try {
-      const { rows: [p] } = await primary.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
+      // The primary's position; while the primary is down, the replica's last replayed
+      // commit alone bounds its staleness (and it may serve reads that allow that much).
+      const lsn = await primary.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')
+        .then((res) => res.rows[0]!.lsn, () => null);
       const t1 = now();
       const { rows: [r] } = await replica.query<{ standby: boolean; caught_up: boolean | null; age_ms: number | null }>(
         `SELECT pg_is_in_recovery() AS standby,
                 pg_last_wal_replay_lsn() >= $1::pg_lsn AS caught_up,
                 (EXTRACT(EPOCH FROM (now() - pg_last_xact_replay_timestamp())) * 1000)::float8 AS age_ms`,
-        [p!.lsn],
+        [lsn],
       );
       if (!r!.standby) {
         // Promoted, or not a replica at all: it may not follow the primary payd writes to.
