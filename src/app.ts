@@ -29,7 +29,7 @@ import { tokenRoutes } from './identity/oauth/token.routes.ts';
 import { identityCors } from './identity/oauth/cors.ts';
 import { REDIRECTION_KEYS, RedirectionTokens } from './checkout/redirection-token.ts';
 import { Jwk, signingJwksRoutes } from './checkout/signing-jwks.routes.ts';
-import { Problem, problems } from './platform/http/problem.ts';
+import { problems } from './platform/http/problem.ts';
 import type { PartnerRegistry } from './partners/port.ts';
 import { configuredPartners } from './partners/registry.ts';
 import { partnerWebhookRoutes } from './partners/webhooks.routes.ts';
@@ -39,8 +39,9 @@ import { eligibilityRoutes } from './eligibility/eligibility.routes.ts';
 import { COMMON_SCHEMAS } from './payments/common.schemas.ts';
 import { PAYMENT_SCHEMAS, PaymentEventData } from './payments/payments.schemas.ts';
 import { ClientSession } from './payments/client-sessions.schemas.ts';
-import { PaymentsService } from './payments/payments.service.ts';
-import { OperationsService } from './payments/operations.service.ts';
+import type { PaymentsService } from './payments/payments.service.ts';
+import { AfterAuthorization } from './payments/after-authorization.ts';
+import type { OperationsService } from './payments/operations.service.ts';
 import { ClientSessionsService, widgetKey } from './payments/client-sessions.service.ts';
 import { paymentsRoutes } from './payments/payments.routes.ts';
 import { clientSessionsRoutes } from './payments/client-sessions.routes.ts';
@@ -134,34 +135,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     holdAttempts: config.idempotencyHoldAttempts,
     holdIntervalMs: config.idempotencyHoldIntervalMs,
   };
-  const payments = new PaymentsService(db, partners, paymentsConfig);
-  const operations = new OperationsService(db, partners, payments, paymentsConfig);
-  payments.autoCapture = async (entityId, paymentId, amount) => {
-    // One automatic capture per payment, whoever notices the authorization first.
-    await operations.run('CAPTURE', entityId, paymentId, { amount }, {
-      idempotencyKey: `auto-capture:${paymentId}`, instance: `/v2/payments/${paymentId}/captures`, triggeredBy: 'SYSTEM',
-    }).catch((err: unknown) => {
-      if (err instanceof Problem && (err.status === 409 || err.status === 400)) return;
-      throw err;
-    });
-  };
+  // Payments, operations and what follows an authorization (payments/after-authorization.ts).
+  const afterAuthorization = new AfterAuthorization(db, partners, paymentsConfig);
+  const { payments, operations } = afterAuthorization;
   const clientSessions = new ClientSessionsService(db, eligibility, { baseUrl: config.baseUrl, widgetKey: widgetKey(deps.masterKey), maxAttempts: config.sessionMaxAttempts });
   const recovery = new Recovery(db, payments, config.recoveryGraceSeconds);
   const links = new PaymentLinksService(db, clientSessions, { baseUrl: config.baseUrl, allowPrivateWebhookTargets: config.webhookAllowPrivateTargets,
     sealWebhookHeaders: (entityId, headers) => sealHeaders(deps.masterKey, entityId, headers),
+    reverseDuplicatePayment: (entityId, paymentId) => afterAuthorization.reverseDuplicate(entityId, paymentId),
   });
-  links.reversePayment = async (entityId, paymentId) => {
-    // A second authorized payment of a link already paid: give it back, once.
-    const p = await payments.getStored(entityId, paymentId);
-    const kind = p.amounts.available_to_void > 0 ? 'VOID' : p.amounts.available_to_refund > 0 ? 'REFUND' : undefined;
-    if (!kind) return;
-    await operations.run(kind, entityId, paymentId, { reason: 'The payment link was already paid by another payment' }, {
-      idempotencyKey: `link-duplicate:${paymentId}`, instance: `/v2/payments/${paymentId}/${kind === 'VOID' ? 'voids' : 'refunds'}`, triggeredBy: 'SYSTEM',
-    }).catch((err: unknown) => {
-      if (err instanceof Problem && (err.status === 409 || err.status === 400)) return;
-      throw err;
-    });
-  };
   const checkout = new CheckoutService(db, clientSessions, payments, links, redirection, partners, { baseUrl: config.baseUrl });
   const identity = await createIdentityProvider({ config, db, keys, masterKey: deps.masterKey });
   const services: Services = {

@@ -88,7 +88,7 @@ export class CheckoutService {
     const s = await this.session(data);
     const before = await this.sessions.payability(s);
     if (!before.can_pay) {
-      throw problems.unprocessable('client-session-status', 'This checkout takes no further payment', closedReason(s, before.last_attempt_status));
+      throw problems.refused('client-session-status', 'This checkout takes no further payment', closedReason(s, before.last_attempt_status));
     }
     const offered = this.offered(s);
     body.split.forEach((part, i) => {

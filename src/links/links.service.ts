@@ -30,6 +30,8 @@ export class PaymentLinksService {
       allowPrivateWebhookTargets?: boolean;
       /** Seals a webhook's extra header values for the entity (src/webhooks/header-seal.ts). */
       sealWebhookHeaders: (entityId: string, headers: WebhookHeader[] | undefined) => string | null;
+      /** Gives back a payment authorized for a link that another payment paid meanwhile (payments/after-authorization.ts). */
+      reverseDuplicatePayment?: (entityId: string, paymentId: string) => Promise<void>;
     },
   ) {}
 
@@ -117,7 +119,7 @@ export class PaymentLinksService {
       if (!l) throw problems.notFound('No such payment link for this entity.');
       const status = PaymentLinksService.effectiveStatus(l);
       if (status === 'CANCELLED') return l;
-      const refuse = (why: string) => problems.unprocessable('payment-link-status', 'Status incompatible with cancellation', why);
+      const refuse = (why: string) => problems.refused('payment-link-status', 'Status incompatible with cancellation', why);
       if (status === 'PAID') throw refuse('The payment link is PAID; void or refund its payment instead.');
       if (status === 'EXPIRED') throw refuse('The payment link has expired.');
       if (attemptRunning(l)) throw problems.conflict('A payment of this link is in progress (3-D Secure); try again in a few minutes.');
@@ -148,7 +150,7 @@ export class PaymentLinksService {
     if (!link) throw problems.notFound('No such payment link.');
     const status = PaymentLinksService.effectiveStatus(link);
     if (status !== 'CREATED') {
-      throw problems.unprocessable('payment-link-status', 'Payment link not payable', `The payment link is ${status} and accepts no payment.`);
+      throw problems.refused('payment-link-status', 'Payment link not payable', `The payment link is ${status} and accepts no payment.`);
     }
     if (attemptRunning(link) && link.attempt_session_id !== session.id) {
       throw problems.conflict('Another payment of this link is in progress.');
@@ -164,12 +166,6 @@ export class PaymentLinksService {
       if (link?.status === 'CREATED' && link.attempt_session_id === sessionId && !session?.payment_id) await linksRepo.setAttempt(tx, linkId, null);
     });
   }
-
-  /**
-   * Gives back (void, or refund once captured) a payment authorized for a link that was
-   * paid meanwhile by another attempt (set by app.ts: it uses the operations service).
-   */
-  reversePayment: ((entityId: string, paymentId: string) => Promise<void>) | undefined;
 
   /**
    * After an attempt's authorization is known. The first authorized payment makes the
@@ -197,7 +193,7 @@ export class PaymentLinksService {
       }
       return undefined;
     });
-    if (duplicate && this.reversePayment) await this.reversePayment(duplicate.entity_id, paymentId);
+    if (duplicate && this.config.reverseDuplicatePayment) await this.config.reverseDuplicatePayment(duplicate.entity_id, paymentId);
   }
 
   private async event(tx: Queryable, link: PaymentLinkRow, type: string, extra: Record<string, unknown> = {}): Promise<void> {

@@ -170,8 +170,4 @@ export class PartnerRegistry {
   all(): PartnerConnector[] {
     return [...this.connectors.values()];
   }
-
-  supports(partner: string, method: string): boolean {
-    return this.connectors.get(partner)?.methods.includes(method) ?? false;
-  }
 }

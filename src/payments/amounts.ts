@@ -31,12 +31,6 @@ export interface Reserved {
   refund: number;
 }
 
-export const NO_RESERVATION: Reserved = { capture: 0, void: 0, refund: 0 };
-
-export function assertMinorUnits(value: number, name: string): void {
-  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
-}
-
 export function deriveAmounts(t: Totals): Amounts {
   const uncaptured = Math.max(0, t.total_authorized - t.total_captured - t.total_voided);
   return {

@@ -209,7 +209,7 @@ export class ClientSessionsService {
       const status = ClientSessionsService.effectiveStatus(s);
       if (status === 'ABORTED_BY_MERCHANT') return s;
       const refusal = ClientSessionsService.abortRefusal(status, await this.paymentStatus(tx, s));
-      if (refusal) throw problems.unprocessable('client-session-status', 'Status incompatible with abort', refusal);
+      if (refusal) throw problems.refused('client-session-status', 'Status incompatible with abort', refusal);
       return clientSessionsRepo.setStatus(tx, id, 'ABORTED_BY_MERCHANT');
     });
     return this.view(row);

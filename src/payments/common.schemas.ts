@@ -21,6 +21,21 @@ export const CAPTURE_MODES = ['MANUAL', 'AUTOMATIC'] as const;
 export const AUTHORIZATION_STATUSES = ['AUTHORIZED', 'REFUSED', 'ERROR', 'PENDING'] as const;
 export const OPERATION_STATUSES = ['SUCCESS', 'FAILURE', 'PENDING', 'CONFLICT'] as const;
 export const TRIGGERS = ['MERCHANT', 'SYSTEM'] as const;
+/** A ledger row's status: an authorization's (AUTHORIZED, REFUSED, ERROR) or a capture's, refund's or void's (SUCCESS, FAILURE); PENDING until the partner says. */
+export const TX_STATUSES = ['AUTHORIZED', 'REFUSED', 'ERROR', 'PENDING', 'SUCCESS', 'FAILURE'] as const;
+
+// The closed unions of the payment's states, used by the row types, the views and the
+// schemas (StringEnum of the same lists: enums in the OpenAPI document).
+export type CaptureModeValue = typeof CAPTURE_MODES[number];
+export type AuthorizationStatus = typeof AUTHORIZATION_STATUSES[number];
+export type OperationStatus = typeof OPERATION_STATUSES[number];
+export type TxStatus = typeof TX_STATUSES[number];
+export type Trigger = typeof TRIGGERS[number];
+
+/** For exhaustive switches: a value the union says cannot exist. */
+export function unreachable(value: never): never {
+  throw new Error(`unexpected state: ${String(value)}`);
+}
 
 // Descriptive data (order, addresses, shipments, item lines, sellers, customer) is the
 // merchant's to describe: fields the spec names keep their types, "values seen" are

@@ -83,12 +83,12 @@ export class OperationsService {
   private plan(kind: OperationKind, p: PaymentRow, slices: Slice[], body: OperationBody): { amount: number; allocations: Array<{ id: string; amount: number }> } {
     const field = FIELD[kind];
     if (p.authorization_status !== 'AUTHORIZED') {
-      throw problems.unprocessable('payment-not-authorized', 'Payment not authorized',
+      throw problems.refused('payment-not-authorized', 'Payment not authorized',
         `The payment is ${p.authorization_status}; only an AUTHORIZED payment can be ${kind === 'CAPTURE' ? 'captured' : kind === 'REFUND' ? 'refunded' : 'voided'}.`);
     }
     const limit = this.config.maxOperationsPerPayment;
     if (p.operation_count >= limit) {
-      throw problems.unprocessable('operation-limit-reached', 'Operation limit reached',
+      throw problems.refused('operation-limit-reached', 'Operation limit reached',
         `The payment already has ${p.operation_count} operations (captures, refunds and voids together); a payment takes at most ${limit}.`,
         { max_operations: limit });
     }
@@ -96,7 +96,7 @@ export class OperationsService {
     const available = availableFor(field, amounts, reservedOfPayment(p));
     const amount = body.amount ?? available;
     if (amount <= 0 || amount > available) {
-      throw problems.unprocessable('amount-not-available', 'Amount not available',
+      throw problems.refused('amount-not-available', 'Amount not available',
         `${amount} cannot be ${field === 'capture' ? 'captured' : field === 'refund' ? 'refunded' : 'voided'}: ${available} is available` +
         (available !== amounts[`available_to_${field}`] ? ' (other operations are in progress)' : '') + '.',
         { available_amount: available });

@@ -2,7 +2,8 @@
 // throws or times out has an unknown outcome, so the transaction stays PENDING until
 // a sync with the same partner key settles it.
 import type { PartnerResult } from '../partners/port.ts';
-import type { TxKind, TxUpdate } from './payments.repo.ts';
+import type { PartnerTxRow, TxKind, TxUpdate } from './payments.repo.ts';
+import { type AuthorizationStatus, type OperationStatus, type TxStatus, unreachable } from './common.schemas.ts';
 import type { CallEnd, CallLabel } from './partner-telemetry.ts';
 
 const TIMED_OUT = Symbol('timed out');
@@ -43,10 +44,16 @@ export async function callPartner(call: () => Promise<PartnerResult>, timeoutMs:
 }
 
 /** Ledger status of a transaction of this kind for the partner's outcome. */
-export function txStatus(kind: TxKind, result: PartnerResult | undefined): string {
-  if (!result || result.outcome === 'PENDING') return 'PENDING';
-  if (kind === 'AUTHORIZATION') return result.outcome === 'SUCCESS' ? 'AUTHORIZED' : result.outcome;
-  return result.outcome === 'SUCCESS' ? 'SUCCESS' : 'FAILURE';
+export function txStatus(kind: TxKind, result: PartnerResult | undefined): TxStatus {
+  if (!result) return 'PENDING';
+  const outcome = result.outcome;
+  switch (outcome) {
+    case 'PENDING': return 'PENDING';
+    case 'SUCCESS': return kind === 'AUTHORIZATION' ? 'AUTHORIZED' : 'SUCCESS';
+    case 'REFUSED':
+    case 'ERROR': return kind === 'AUTHORIZATION' ? outcome : 'FAILURE';
+    default: return unreachable(outcome);
+  }
 }
 
 export function txUpdate(kind: TxKind, result: PartnerResult | undefined): TxUpdate | undefined {
@@ -64,9 +71,22 @@ export function txUpdate(kind: TxKind, result: PartnerResult | undefined): TxUpd
 }
 
 /** The status of an operation from the statuses of its partner transactions. */
-export function operationStatus(statuses: string[]): string {
+export function operationStatus(statuses: TxStatus[]): OperationStatus {
   if (statuses.some((s) => s === 'PENDING')) return 'PENDING';
   if (statuses.every((s) => s === 'SUCCESS')) return 'SUCCESS';
   if (statuses.every((s) => s === 'FAILURE')) return 'FAILURE';
   return 'CONFLICT';
+}
+
+/**
+ * A payment's authorization status from its authorization rows: PENDING while one is
+ * (or while the payment is still being processed), AUTHORIZED when the rows authorized
+ * the whole amount, else REFUSED when a partner refused, ERROR otherwise. PARTIAL is
+ * what the caller makes of a part authorized (a reversal), not a status.
+ */
+export function authorizationStatus(auths: Array<Pick<PartnerTxRow, 'status' | 'amount'>>, amount: number, stillRunning = false): AuthorizationStatus {
+  if (stillRunning || auths.some((t) => t.status === 'PENDING')) return 'PENDING';
+  const authorized = auths.reduce((s, t) => s + (t.status === 'AUTHORIZED' ? t.amount : 0), 0);
+  if (authorized === amount) return 'AUTHORIZED';
+  return auths.some((t) => t.status === 'REFUSED') ? 'REFUSED' : 'ERROR';
 }

@@ -8,25 +8,34 @@
 // its size does not depend on how many operations the payment had before.
 import type { Queryable } from '../platform/db/index.ts';
 import { enqueueEvent, type NewEvent } from '../webhooks/outbox.ts';
-import type { OperationRow, PaymentRow } from './payments.repo.ts';
+import type { OperationKind, OperationRow, PaymentRow } from './payments.repo.ts';
+import { type AuthorizationStatus, unreachable } from './common.schemas.ts';
 import { paymentEventJson } from './payment-json.ts';
 import type { PaymentEventDataT } from './payments.schemas.ts';
 import type { PaymentViewT } from './payments.service.ts';
 
-const AUTHORIZATION_EVENTS: Record<string, string> = { AUTHORIZED: 'payment.authorized', REFUSED: 'payment.refused', ERROR: 'payment.failed' };
-const DONE: Record<string, string> = { CAPTURE: 'captured', REFUND: 'refunded', VOID: 'voided' };
+const DONE: Record<OperationKind, string> = { CAPTURE: 'captured', REFUND: 'refunded', VOID: 'voided' };
 
 /** payment.captured, payment.capture_failed, payment.capture_conflict, ... for a settled operation. */
 export function operationEventType(o: Pick<OperationRow, 'kind' | 'status'>): string | undefined {
   const kind = o.kind.toLowerCase();
-  if (o.status === 'SUCCESS') return `payment.${DONE[o.kind]}`;
-  if (o.status === 'FAILURE') return `payment.${kind}_failed`;
-  if (o.status === 'CONFLICT') return `payment.${kind}_conflict`;
-  return undefined;
+  switch (o.status) {
+    case 'SUCCESS': return `payment.${DONE[o.kind]}`;
+    case 'FAILURE': return `payment.${kind}_failed`;
+    case 'CONFLICT': return `payment.${kind}_conflict`;
+    case 'PENDING': return undefined;
+    default: return unreachable(o.status);
+  }
 }
 
-export function authorizationEventType(status: string): string | undefined {
-  return AUTHORIZATION_EVENTS[status];
+export function authorizationEventType(status: AuthorizationStatus): string | undefined {
+  switch (status) {
+    case 'AUTHORIZED': return 'payment.authorized';
+    case 'REFUSED': return 'payment.refused';
+    case 'ERROR': return 'payment.failed';
+    case 'PENDING': return undefined;
+    default: return unreachable(status);
+  }
 }
 
 type EventPayment = Pick<PaymentRow, 'entity_id' | 'client_session_id'>;

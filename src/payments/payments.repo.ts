@@ -1,6 +1,7 @@
 // SQL for payments, their operations and the partner-transaction ledger.
 import type { Queryable } from '../platform/db/index.ts';
 import { eventCtes, type NewEvent } from '../webhooks/outbox.ts';
+import type { AuthorizationStatus, CaptureModeValue, OperationStatus, Trigger, TxStatus } from './common.schemas.ts';
 
 /**
  * Sums of the payment's ledger and its operation count, kept on the payment row by the
@@ -26,7 +27,7 @@ export interface PaymentRow extends PaymentTotals {
   version: number;
   amount: number;
   currency: string;
-  capture_mode: string;
+  capture_mode: CaptureModeValue;
   allow_future_usage: boolean;
   client_session_id: string | null;
   order_reference: string | null;
@@ -34,7 +35,7 @@ export interface PaymentRow extends PaymentTotals {
   customer: Record<string, unknown> | null;
   browser: Record<string, unknown> | null;
   split: Array<{ partner: string; method: string; amount: number }>;
-  authorization_status: string;
+  authorization_status: AuthorizationStatus;
   processing: boolean;
   idempotency_key: string | null;
   created_at: Date;
@@ -56,7 +57,7 @@ export interface PartnerTxRow {
   partner: string;
   method: string;
   amount: number;
-  status: string;
+  status: TxStatus;
   partner_key: string;
   partner_reference: string | null;
   partner_status: string | null;
@@ -77,8 +78,8 @@ export interface OperationRow {
   payment_id: string;
   kind: OperationKind;
   amount: number;
-  status: string;
-  triggered_by: string;
+  status: OperationStatus;
+  triggered_by: Trigger;
   merchant_reference: string | null;
   reason: string | null;
   idempotency_key: string | null;
@@ -101,7 +102,7 @@ export type NewPartnerTx = Pick<PartnerTxRow, 'id' | 'payment_id' | 'operation_i
 export type NewOperation = Pick<OperationRow, 'id' | 'payment_id' | 'kind' | 'amount' | 'status' | 'triggered_by' | 'merchant_reference' | 'reason' | 'idempotency_key'>;
 
 export interface TxUpdate {
-  status: string;
+  status: TxStatus;
   partner_reference?: string | undefined;
   partner_status?: string | undefined;
   partner_status_description?: string | undefined;
@@ -454,7 +455,7 @@ export const paymentsRepo = {
    * and the transaction was still PENDING. undefined: not applied to the payment (the
    * transaction is settled all the same); the caller then recomputes under the row lock.
    */
-  async settleTxAndConclude(q: Queryable, txId: string, u: TxUpdate, paymentId: string, expectedVersion: number, status: string):
+  async settleTxAndConclude(q: Queryable, txId: string, u: TxUpdate, paymentId: string, expectedVersion: number, status: AuthorizationStatus):
   Promise<{ version: number; updated_at: Date; tx_updated_at: Date } | undefined> {
     const { rows } = await q.query<{ version: number; updated_at: Date; tx_updated_at: Date }>(
       `WITH t AS (${SETTLE_TX} RETURNING updated_at)
@@ -554,7 +555,7 @@ export const paymentsRepo = {
     return rows;
   },
 
-  async setOperationStatus(q: Queryable, id: string, status: string): Promise<Date> {
+  async setOperationStatus(q: Queryable, id: string, status: OperationStatus): Promise<Date> {
     const { rows } = await q.query<{ updated_at: Date }>(`UPDATE payment_operations SET status = $2, updated_at = now() WHERE id = $1 RETURNING updated_at`, [id, status]);
     return rows[0]!.updated_at;
   },

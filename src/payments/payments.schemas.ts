@@ -2,7 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { StringEnum, Timestamp, Uuid } from '../platform/http/schemas.ts';
 import type { Browser, Customer, Order, ThreeDsOptions } from './common.schemas.ts';
-import { AUTHORIZATION_STATUSES, CAPTURE_MODES, CURRENCIES, OPERATION_STATUSES, TRIGGERS, Amount, CaptureMode, Currency, Link, Links, NonNegativeAmount } from './common.schemas.ts';
+import { AUTHORIZATION_STATUSES, CAPTURE_MODES, CURRENCIES, OPERATION_STATUSES, TRIGGERS, TX_STATUSES, Amount, CaptureMode, Currency, Link, Links, NonNegativeAmount } from './common.schemas.ts';
 
 const Opt = Type.Optional;
 
@@ -117,7 +117,7 @@ export const PartnerTransaction = Type.Object(
     id: Uuid(),
     created_at: Timestamp(),
     updated_at: Timestamp(),
-    status: StringEnum(['AUTHORIZED', 'REFUSED', 'ERROR', 'PENDING', 'SUCCESS', 'FAILURE'], 'Authorization: AUTHORIZED, REFUSED, ERROR, PENDING. Operations: SUCCESS, FAILURE, PENDING'),
+    status: StringEnum(TX_STATUSES, 'Authorization: AUTHORIZED, REFUSED, ERROR, PENDING. Operations: SUCCESS, FAILURE, PENDING'),
     amount: Type.Integer(),
     partner: Type.String(),
     method: Type.String(),
@@ -210,7 +210,6 @@ export const Payment = Type.Object(
   },
   { $id: 'Payment' },
 );
-export type PaymentView = Static<typeof Payment>;
 
 export const PAYMENT_SCHEMAS = [Card, PartnerTransaction, Operation, PaymentOperation, Payment];
 

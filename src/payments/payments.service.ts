@@ -13,7 +13,7 @@ import { ClientSessionsService } from './client-sessions.service.ts';
 import { holdWhileInFlight } from './idempotency.ts';
 import { answerInline } from '../partners/inline.ts';
 import { NotSettled, type PartnerTelemetry } from './partner-telemetry.ts';
-import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
+import { authorizationStatus, callPartner, operationStatus, txUpdate } from './partner-calls.ts';
 import type { CreatePaymentBody } from './payments.schemas.ts';
 import { type NewPartnerTx, type NewPayment, type OperationRow, type PartnerTxRow, type PaymentBase, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
 import { VIEW_FORMAT, childrenByOperation, paymentView } from './payment-view.ts';
@@ -51,24 +51,21 @@ const DEFAULT_REVERSAL = (paymentId: string): ReversalOptions =>
 /** Slack added to the partner timeout before a call is surely over (the timer starts just after the row is written). */
 const DEADLINE_MARGIN_MS = 250;
 
-/** Capture callback, so that AUTOMATIC capture reuses the operations service. */
-export type AutoCapture = (entityId: string, paymentId: string, amount: number) => Promise<void>;
+/** What follows an authorization, given by the orchestrator (payments/after-authorization.ts). */
+export interface AuthorizationSteps {
+  /** An AUTOMATIC payment is AUTHORIZED: capture this amount (once, whoever calls first). */
+  authorized(entityId: string, paymentId: string, capture: number): Promise<void>;
+}
 
 export class PaymentsService {
-  autoCapture: AutoCapture | undefined;
-
   constructor(
     private readonly db: Db,
     private readonly partners: PartnerRegistry,
     private readonly config: PaymentsConfig,
+    private readonly steps?: AuthorizationSteps,
   ) {}
 
   // ---- reading ----
-
-  async view(q: Queryable, p: PaymentRow): Promise<PaymentViewT> {
-    const [txs, ops] = await Promise.all([paymentsRepo.txs(q, p.id), paymentsRepo.operations(q, p.id)]);
-    return paymentView(p, txs, ops, this.config.baseUrl);
-  }
 
   /** The payment as stored (no partner call), or a bodiless 404. */
   async getStored(entityId: string, id: string): Promise<PaymentViewT> {
@@ -314,7 +311,7 @@ export class PaymentsService {
     idempotencyKey: string | undefined, instance: string): Promise<PaymentViewT> {
     const now = new Date();
     const txs = rows.map((row, i) => settledTxRow(newTxRow(row, now, now), txUpdate('AUTHORIZATION', results[i])!, now));
-    const status = txs.every((t) => t.status === 'AUTHORIZED') ? 'AUTHORIZED' : txs[0]!.status === 'REFUSED' ? 'REFUSED' : 'ERROR';
+    const status = authorizationStatus(txs, np.amount);
     const p: PaymentBase = Object.assign({ version: 1, created_at: now, updated_at: now }, np, { authorization_status: status, processing: false });
     const view = paymentView(p, txs, [], this.config.baseUrl);
     const type = authorizationEventType(status);
@@ -332,8 +329,8 @@ export class PaymentsService {
       await this.refuseReplay(entityId, idempotencyKey!, instance);
       throw problems.conflict('Idempotency key already used.');
     }
-    if (status === 'AUTHORIZED' && p.capture_mode === 'AUTOMATIC' && this.autoCapture) {
-      await this.autoCapture(entityId, p.id, p.amount);
+    if (status === 'AUTHORIZED' && p.capture_mode === 'AUTOMATIC' && this.steps) {
+      await this.steps.authorized(entityId, p.id, p.amount);
       return this.getStored(entityId, p.id);
     }
     return view;
@@ -348,12 +345,9 @@ export class PaymentsService {
    */
   private async concludeCreation(p: PaymentRow, earlier: PartnerTxRow[], lastRow: PartnerTxRow, update: TxUpdate | undefined): Promise<PaymentViewT | undefined> {
     if (!update || p.capture_mode === 'AUTOMATIC') return undefined;
-    const authorized = earlier.reduce((s, t) => s + (t.status === 'AUTHORIZED' ? t.amount : 0), 0) + (update.status === 'AUTHORIZED' ? lastRow.amount : 0);
-    let status: string;
-    if (update.status === 'PENDING') status = 'PENDING';
-    else if (authorized === p.amount) status = 'AUTHORIZED';
-    else if (authorized > 0) return undefined; // a part to reverse
-    else status = update.status === 'REFUSED' ? 'REFUSED' : 'ERROR';
+    const rows = [...earlier, { status: update.status, amount: lastRow.amount }];
+    const status = authorizationStatus(rows, p.amount);
+    if ((status === 'REFUSED' || status === 'ERROR') && rows.some((t) => t.status === 'AUTHORIZED')) return undefined; // a part to reverse
     const event = authorizationEventType(status);
     return this.db.transaction(async (tx) => {
       const done = await paymentsRepo.settleTxAndConclude(tx, lastRow.id, update, p.id, p.version, status);
@@ -513,13 +507,7 @@ export class PaymentsService {
       if (!p) return undefined;
       const { txs, ops } = await paymentsRepo.ledger(tx, id);
       const auths = txs.filter((t) => t.kind === 'AUTHORIZATION');
-      const authorized = auths.filter((t) => t.status === 'AUTHORIZED').reduce((s, t) => s + t.amount, 0);
-      const pending = auths.some((t) => t.status === 'PENDING');
-      const stillRunning = p.processing && !opts.endProcessing;
-      let status: string;
-      if (pending || stillRunning) status = 'PENDING';
-      else if (authorized === p.amount) status = 'AUTHORIZED';
-      else status = auths.some((t) => t.status === 'REFUSED') ? 'REFUSED' : 'ERROR';
+      const status = authorizationStatus(auths, p.amount, p.processing && !opts.endProcessing);
 
       let changed = status !== p.authorization_status || (opts.endProcessing && p.processing);
       if (status === 'REFUSED' || status === 'ERROR') {
@@ -569,7 +557,7 @@ export class PaymentsService {
       faultPoint('reversal:before-send'); // the failure and its reversal are committed; no partner called yet
       await this.sendReversal(entityId, id, toReverse);
     }
-    if (capture && this.autoCapture) await this.autoCapture(entityId, id, capture);
+    if (capture && this.steps) await this.steps.authorized(entityId, id, capture);
     // After a reversal or an automatic capture the payment changed again: callers re-read it.
     return toReverse.length || capture ? undefined : view;
   }

@@ -121,12 +121,12 @@ describe('partners answering inline', () => {
     const now = new Date();
     const opId = randomUUID();
     const op = {
-      id: opId, payment_id: p.id, kind: 'CAPTURE' as const, amount: 5000, status: 'SUCCESS', triggered_by: 'MERCHANT',
+      id: opId, payment_id: p.id, kind: 'CAPTURE' as const, amount: 5000, status: 'SUCCESS' as const, triggered_by: 'MERCHANT' as const,
       merchant_reference: null, reason: null, idempotency_key: null, created_at: now, updated_at: now,
     };
     const tx = {
       id: randomUUID(), payment_id: p.id, operation_id: opId, parent_id: p.authorization.partner_transactions[0].id, kind: 'CAPTURE' as const,
-      seq: 2, partner: 'card-sim', method: 'CARD', amount: 5000, status: 'SUCCESS', partner_key: `${opId}:1`, partner_reference: null,
+      seq: 2, partner: 'card-sim', method: 'CARD', amount: 5000, status: 'SUCCESS' as const, partner_key: `${opId}:1`, partner_reference: null,
       partner_status: null, partner_status_description: null, status_code: null, card: null, redirection: null, save_token: null,
       token_saved: null, created_at: now, updated_at: now,
     };

@@ -171,7 +171,7 @@ export class Applications {
     const app = await idpRepo.app(this.db, clientId);
     if (!app) throw problems.notFound('No such application.');
     if (app.token_endpoint_auth_method === 'none') {
-      throw problems.unprocessable('public-client', 'Public client', 'A public client (token_endpoint_auth_method none) has no secret to rotate.');
+      throw problems.refused('public-client', 'Public client', 'A public client (token_endpoint_auth_method none) has no secret to rotate.');
     }
     const secret = this.newSecret(clientId);
     const row = await this.db.transaction(async (tx) => {

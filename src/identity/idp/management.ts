@@ -139,7 +139,7 @@ export class ManagementService {
   async loginAs(input: LoginAsInput): Promise<{ redirect_url: string }> {
     const user = await idpRepo.user(this.db, input.userId);
     if (!user) throw problems.notFound('No such user.');
-    if (user.blocked) throw problems.unprocessable('user-blocked', 'User blocked', 'A blocked user cannot be logged in as.');
+    if (user.blocked) throw problems.refused('user-blocked', 'User blocked', 'A blocked user cannot be logged in as.');
     const refuse = (name: string, reason: string) => problems.invalidField(name, reason, 'query');
     const clientId = input.clientId ?? this.loginAsDefaults.clientId;
     const redirectUri = input.redirectUri ?? (input.clientId ? undefined : this.loginAsDefaults.redirectUri);

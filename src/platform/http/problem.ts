@@ -48,6 +48,11 @@ export class Problem extends Error {
 
 const t = (kind: string) => `${PROBLEM_BASE}${kind}`;
 
+/** Whether err is a problem of one of these types (callers branch on a problem's type, not its status). */
+export function isProblem(err: unknown, ...types: string[]): err is Problem {
+  return err instanceof Problem && types.includes(err.type);
+}
+
 export const problems = {
   invalidRequest: (detail: string, invalidParams?: InvalidParam[]) =>
     new Problem({
@@ -60,7 +65,7 @@ export const problems = {
   invalidField: (name: string, reason: string, where: InvalidParam['in'] = 'body') =>
     problems.invalidRequest(`${name}: ${reason}`, [{ name, in: where, reason }]),
   /** A business rule refused the request (amount not available, status incompatible, ...). */
-  unprocessable: (kind: string, title: string, detail: string, extra?: Record<string, unknown>) =>
+  refused: (kind: string, title: string, detail: string, extra?: Record<string, unknown>) =>
     new Problem({ status: 400, type: t(kind), title, detail, ...(extra ? { extra } : {}) }),
   unauthorized: (detail: string, challenge = 'Bearer realm="payd"') =>
     new Problem({
