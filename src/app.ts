@@ -30,6 +30,7 @@ import { identityCors } from './identity/oauth/cors.ts';
 import { REDIRECTION_KEYS, RedirectionTokens } from './checkout/redirection-token.ts';
 import { Jwk, signingJwksRoutes } from './checkout/signing-jwks.routes.ts';
 import { problems } from './platform/http/problem.ts';
+import { type Clock, systemClock } from './platform/clock.ts';
 import type { PartnerRegistry } from './partners/port.ts';
 import { configuredPartners } from './partners/registry.ts';
 import { partnerWebhookRoutes } from './partners/webhooks.routes.ts';
@@ -72,6 +73,8 @@ export interface AppDeps {
   masterKey: Buffer;
   /** false to silence logs (tests); default: pino at config.logLevel. */
   logger?: boolean;
+  /** Client-session expiry and the simulators' delayed outcomes (platform/clock.ts); default the system clock. */
+  clock?: Clock;
 }
 
 export interface Services {
@@ -116,9 +119,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await entities.startRevocationFeed((keyId) => revokedKeys.add(keyId));
   const accessTokens = new AccessTokens(keys, config.baseUrl, config.accessTokenTtlSeconds, revokedKeys);
   const redirection = new RedirectionTokens(keys, config.baseUrl);
+  const clock = deps.clock ?? systemClock;
   // The simulators sign their notifications with a key derived from the master key.
   const notificationSecret = createHmac('sha256', deps.masterKey).update('payd simulator notifications').digest('base64url');
-  const partners = configuredPartners(db, { baseUrl: config.baseUrl, latencyMs: config.simLatencyMs, inline: config.simInline, notificationSecret }, config.partners);
+  const partners = configuredPartners(db, { baseUrl: config.baseUrl, latencyMs: config.simLatencyMs, inline: config.simInline, notificationSecret, clock }, config.partners);
   const eligibilityRules = new EligibilityRulesService(db, partners);
   const eligibility = new EligibilityEngine(partners, eligibilityRules);
   const metrics = createMetrics();
@@ -134,11 +138,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     sessionMaxAttempts: config.sessionMaxAttempts,
     holdAttempts: config.idempotencyHoldAttempts,
     holdIntervalMs: config.idempotencyHoldIntervalMs,
+    clock,
   };
   // Payments, operations and what follows an authorization (payments/after-authorization.ts).
   const afterAuthorization = new AfterAuthorization(db, partners, paymentsConfig);
   const { payments, operations } = afterAuthorization;
-  const clientSessions = new ClientSessionsService(db, eligibility, { baseUrl: config.baseUrl, widgetKey: widgetKey(deps.masterKey), maxAttempts: config.sessionMaxAttempts });
+  const clientSessions = new ClientSessionsService(db, eligibility, { baseUrl: config.baseUrl, widgetKey: widgetKey(deps.masterKey), maxAttempts: config.sessionMaxAttempts, clock });
   const recovery = new Recovery(db, payments, config.recoveryGraceSeconds);
   const links = new PaymentLinksService(db, clientSessions, { baseUrl: config.baseUrl, allowPrivateWebhookTargets: config.webhookAllowPrivateTargets,
     sealWebhookHeaders: (entityId, headers) => sealHeaders(deps.masterKey, entityId, headers),

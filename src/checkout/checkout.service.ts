@@ -55,7 +55,7 @@ export class CheckoutService {
     const payability = await this.sessions.payability(s);
     return {
       client_session_id: s.id,
-      status: Sessions.effectiveStatus(s),
+      status: this.sessions.status(s),
       locale: sessionLocale(s, acceptLanguage),
       merchant: { name: await this.merchantName(s.entity_id) },
       order: orderSummary(s.order),
@@ -88,7 +88,7 @@ export class CheckoutService {
     const s = await this.session(data);
     const before = await this.sessions.payability(s);
     if (!before.can_pay) {
-      throw problems.refused('client-session-status', 'This checkout takes no further payment', closedReason(s, before.last_attempt_status));
+      throw problems.refused('client-session-status', 'This checkout takes no further payment', closedReason(s, before.last_attempt_status, this.sessions.now()));
     }
     const offered = this.offered(s);
     body.split.forEach((part, i) => {
@@ -150,7 +150,7 @@ export class CheckoutService {
       client_session_id: fresh.id,
       payment_id: fresh.payment_id,
       authorization_status: authorizationStatus,
-      client_session_status: Sessions.effectiveStatus(fresh),
+      client_session_status: this.sessions.status(fresh),
     });
     const url = new URL(fresh.shopper_redirection_url);
     url.searchParams.append('service-redirection-data', token);
@@ -223,9 +223,9 @@ export function orderSummary(order: Record<string, unknown> | null): { reference
 }
 
 /** Why a session takes no payment, in the shopper's words. */
-function closedReason(s: ClientSessionRow, lastStatus: string | undefined): string {
-  const status = Sessions.effectiveStatus(s);
-  if (status === 'EXPIRED' || s.expires_at.getTime() <= Date.now()) return 'This payment session has expired. Return to the merchant to start again.';
+function closedReason(s: ClientSessionRow, lastStatus: string | undefined, now: number): string {
+  const status = Sessions.effectiveStatus(s, now);
+  if (status === 'EXPIRED' || s.expires_at.getTime() <= now) return 'This payment session has expired. Return to the merchant to start again.';
   if (status === 'ABORTED_BY_MERCHANT') return 'The merchant cancelled this payment.';
   if (lastStatus === 'AUTHORIZED') return 'This order is already paid.';
   if (lastStatus === 'PENDING') return 'A payment for this order is being completed.';

@@ -3,6 +3,7 @@
 // key of payd's (HMAC), so it can be shown on every read and checked without storage.
 import { createHmac, hkdfSync, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db/index.ts';
+import { type Clock, systemClock } from '../platform/clock.ts';
 import { problems } from '../platform/http/problem.ts';
 import type { EligibilityEngine } from '../eligibility/engine.ts';
 import { type ClientSessionRow, type SessionAttempts, clientSessionsRepo } from './client-sessions.repo.ts';
@@ -17,6 +18,8 @@ export interface ClientSessionsConfig {
   widgetKey: Buffer;
   /** Payment attempts a session takes (PAYD_SESSION_MAX_ATTEMPTS). */
   maxAttempts: number;
+  /** Decides expiry (default the system clock; tests move it). */
+  clock?: Clock;
 }
 
 /** Authorization statuses after which a session may take another attempt (nothing is held). */
@@ -31,7 +34,17 @@ export class ClientSessionsService {
     private readonly db: Db,
     private readonly eligibility: EligibilityEngine,
     private readonly config: ClientSessionsConfig,
-  ) {}
+  ) {
+    this.now = config.clock ?? systemClock;
+  }
+
+  /** The time that decides expiry. */
+  readonly now: Clock;
+
+  /** The session's status now (CREATED past its expiry reads EXPIRED). */
+  status(s: ClientSessionRow): string {
+    return ClientSessionsService.effectiveStatus(s, this.now());
+  }
 
   get maxAttempts(): number {
     return this.config.maxAttempts;
@@ -55,7 +68,7 @@ export class ClientSessionsService {
   }
 
   /** CREATED sessions past their expiry read as EXPIRED. */
-  static effectiveStatus(s: ClientSessionRow, now = Date.now()): string {
+  static effectiveStatus(s: ClientSessionRow, now: number): string {
     return s.status === 'CREATED' && s.expires_at.getTime() <= now ? 'EXPIRED' : s.status;
   }
 
@@ -65,7 +78,7 @@ export class ClientSessionsService {
    * card does not end the checkout), while it has attempts left and has not expired.
    * One attempt at a time: the caller holds the session's row lock.
    */
-  static paymentRefusal(s: ClientSessionRow, attempts: SessionAttempts, maxAttempts: number, now = Date.now()): string | undefined {
+  static paymentRefusal(s: ClientSessionRow, attempts: SessionAttempts, maxAttempts: number, now: number): string | undefined {
     if (s.status === 'ABORTED_BY_MERCHANT') return 'the client session was aborted by the merchant';
     if (s.expires_at.getTime() <= now) return 'the client session has expired';
     if (!s.payment_id) return s.status === 'CREATED' ? undefined : `the client session is ${s.status}`;
@@ -79,7 +92,7 @@ export class ClientSessionsService {
   async payability(s: ClientSessionRow): Promise<{ can_pay: boolean; attempts_left: number; last_attempt_status?: string }> {
     const attempts = await clientSessionsRepo.attempts(this.db, s.id);
     return {
-      can_pay: ClientSessionsService.paymentRefusal(s, attempts, this.config.maxAttempts) === undefined,
+      can_pay: ClientSessionsService.paymentRefusal(s, attempts, this.config.maxAttempts, this.now()) === undefined,
       attempts_left: Math.max(0, this.config.maxAttempts - attempts.count),
       ...(attempts.last_status ? { last_attempt_status: attempts.last_status } : {}),
     };
@@ -102,7 +115,7 @@ export class ClientSessionsService {
 
   /** The session as the API answers it; `paymentStatus` (see abortRefusal) decides the abort link. */
   view(s: ClientSessionRow, paymentStatus?: string) {
-    const status = ClientSessionsService.effectiveStatus(s);
+    const status = this.status(s);
     const self = `${this.config.baseUrl}/v2/client-sessions/${s.id}`;
     return {
       id: s.id,
@@ -147,7 +160,7 @@ export class ClientSessionsService {
     order: Record<string, unknown> | null; customer: Record<string, unknown> | null; shopper_redirection_url: string | null;
     three_ds_authentication_options: Record<string, unknown> | null; expires_at: Date;
   }): Promise<ClientSessionRow> {
-    const expiresAt = new Date(Math.min(link.expires_at.getTime(), Date.now() + DEFAULT_SESSION_TTL_MS));
+    const expiresAt = new Date(Math.min(link.expires_at.getTime(), this.now() + DEFAULT_SESSION_TTL_MS));
     const eligibleSolutions = await this.eligibility.solutions(link.entity_id, {
       amount: link.amount, currency: link.currency, order: (link.order ?? undefined) as never, customer: (link.customer ?? undefined) as never,
     });
@@ -161,7 +174,7 @@ export class ClientSessionsService {
 
   async create(entityId: string, body: CreateClientSessionBody) {
     if (body.entity_id && body.entity_id !== entityId) throw problems.forbidden('entity_id does not match the entity of the credentials.');
-    const now = Date.now();
+    const now = this.now();
     const expiresAt = body.expires_at ? new Date(body.expires_at) : new Date(now + DEFAULT_SESSION_TTL_MS);
     if (expiresAt.getTime() <= now) throw problems.invalidField('expires_at', 'must be in the future');
     if (expiresAt.getTime() > now + MAX_SESSION_TTL_MS) throw problems.invalidField('expires_at', 'must be at most 24 hours from now');
@@ -206,7 +219,7 @@ export class ClientSessionsService {
     const row = await this.db.transaction(async (tx) => {
       const s = await clientSessionsRepo.get(tx, entityId, id, true);
       if (!s) throw problems.notFoundNoBody();
-      const status = ClientSessionsService.effectiveStatus(s);
+      const status = this.status(s);
       if (status === 'ABORTED_BY_MERCHANT') return s;
       const refusal = ClientSessionsService.abortRefusal(status, await this.paymentStatus(tx, s));
       if (refusal) throw problems.refused('client-session-status', 'Status incompatible with abort', refusal);

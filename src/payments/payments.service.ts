@@ -1,6 +1,7 @@
 // Payments: creation (authorization across the split), reading with partner sync,
 // settling pending partner transactions, and the reversal of half-authorized splits.
 // No HTTP and no SQL here: repos hold the SQL, connectors talk to partners.
+import { type Clock, systemClock } from '../platform/clock.ts';
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db/index.ts';
 import { faultPoint } from '../platform/fault-points.ts';
@@ -34,6 +35,8 @@ export interface PaymentsConfig {
   holdIntervalMs: number;
   /** Partner calls counted and their failures logged (partner-telemetry.ts). */
   telemetry?: PartnerTelemetry;
+  /** Decides a client session's expiry (default the system clock; tests move it). */
+  clock?: Clock;
 }
 
 export type PaymentViewT = ReturnType<typeof paymentView>;
@@ -387,7 +390,7 @@ export class PaymentsService {
   private async claimSession(tx: Queryable, entityId: string, body: CreatePaymentBody): Promise<void> {
     const s = await clientSessionsRepo.get(tx, entityId, body.client_session_id!, true);
     if (!s) throw problems.notFoundNoBody();
-    const refusal = ClientSessionsService.paymentRefusal(s, await clientSessionsRepo.attempts(tx, s.id), this.config.sessionMaxAttempts);
+    const refusal = ClientSessionsService.paymentRefusal(s, await clientSessionsRepo.attempts(tx, s.id), this.config.sessionMaxAttempts, (this.config.clock ?? systemClock)());
     if (refusal) throw problems.invalidField('client_session_id', refusal);
     if (s.amount !== body.amount || s.currency !== body.currency) {
       throw problems.invalidField('client_session_id', `the client session is for ${s.amount} ${s.currency}`);

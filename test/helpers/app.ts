@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { buildApp } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { createTestDb, type TestDb } from './db.ts';
+import type { Clock } from '../../src/platform/clock.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const MASTER_KEY = randomBytes(32);
@@ -33,6 +34,8 @@ export interface TestApp {
 export interface TestAppOptions {
   /** Register extra (test-only) routes or hooks before the app is ready. */
   beforeReady?: (app: FastifyInstance) => void | Promise<void>;
+  /** The app's clock (client-session expiry, simulated timeouts): a TestClock to move time without sleeping. */
+  clock?: Clock;
 }
 
 export async function createTestApp(overrides: Partial<Config> = {}, options: TestAppOptions = {}): Promise<TestApp> {
@@ -41,7 +44,7 @@ export async function createTestApp(overrides: Partial<Config> = {}, options: Te
     { PAYD_ADMIN_TOKEN: ADMIN_TOKEN, PAYD_BASE_URL: 'http://payd.test', LOG_LEVEL: 'silent' },
     overrides,
   );
-  const app = await buildApp({ config, db: testDb.db, masterKey: MASTER_KEY, logger: false });
+  const app = await buildApp({ config, db: testDb.db, masterKey: MASTER_KEY, logger: false, ...(options.clock ? { clock: options.clock } : {}) });
   if (options.beforeReady) await options.beforeReady(app);
   await app.ready();
   const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -54,7 +57,7 @@ export async function createTestApp(overrides: Partial<Config> = {}, options: Te
     async restart(more) {
       await t.app.close();
       t.config = loadConfig({ PAYD_ADMIN_TOKEN: ADMIN_TOKEN, PAYD_BASE_URL: 'http://payd.test', LOG_LEVEL: 'silent' }, { ...overrides, ...more });
-      t.app = await buildApp({ config: t.config, db: testDb.db, masterKey: MASTER_KEY, logger: false });
+      t.app = await buildApp({ config: t.config, db: testDb.db, masterKey: MASTER_KEY, logger: false, ...(options.clock ? { clock: options.clock } : {}) });
       if (options.beforeReady) await options.beforeReady(t.app);
       await t.app.ready();
     },

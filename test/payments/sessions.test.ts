@@ -2,8 +2,6 @@
 // expiry, tenant isolation and the widget credential.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import fc from 'fast-check';
-import { allocate, availableFor, deriveAmounts, deriveOverview } from '../../src/payments/amounts.ts';
 import { createTestApp, expectProblem, type Merchant, type TestApp } from '../helpers/app.ts';
 
 const card = (number = '4242424242424242') => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2030' });
@@ -119,47 +117,5 @@ describe('client sessions', () => {
       const p = expectProblem(res, 400);
       assert.ok(p.invalid_params?.some((x) => x.name === field), res.body);
     }
-  });
-});
-
-describe('amounts.ts properties', () => {
-  const totals = fc.record({ a: fc.integer({ min: 0, max: 1e6 }), c: fc.integer({ min: 0, max: 1e6 }), v: fc.integer({ min: 0, max: 1e6 }), r: fc.integer({ min: 0, max: 1e6 }) })
-    .map(({ a, c, v, r }) => {
-      const captured = Math.min(c, a);
-      const voided = Math.min(v, a - captured);
-      return { authorize_pending: 0, total_authorized: a, total_captured: captured, total_voided: voided, total_refunded: Math.min(r, captured) };
-    });
-
-  it('never derives a negative or inconsistent amount', () => {
-    fc.assert(fc.property(totals, (t) => {
-      const a = deriveAmounts(t);
-      assert.equal(a.available_to_capture, t.total_authorized - t.total_captured - t.total_voided);
-      assert.equal(a.available_to_refund, t.total_captured - t.total_refunded);
-      assert.ok(Object.values(a).every((x) => x >= 0));
-      const o = deriveOverview(a);
-      assert.equal(o.captured === 'NOT', t.total_captured === 0);
-      assert.ok(availableFor('capture', a, { capture: 0, void: 0, refund: 0 }) <= a.available_to_capture);
-    }));
-  });
-
-  it('allocates exactly the amount, within each slice, gift cards first on capture and cards first on refund', () => {
-    const slice = fc.record({ method: fc.constantFrom('CARD', 'GIFT_CARD'), authorized: fc.integer({ min: 1, max: 10000 }), captured: fc.integer({ min: 0, max: 10000 }) })
-      .map((s) => ({ ...s, captured: Math.min(s.captured, s.authorized) }));
-    fc.assert(fc.property(fc.array(slice, { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 40000 }), fc.boolean(), (raw, amount, refund) => {
-      const slices = raw.map((s, i) => ({ id: String(i), method: s.method, authorized: s.authorized, captured: s.captured, voided: 0, refunded: 0 }));
-      const room = (s: (typeof slices)[number]) => (refund ? s.captured : s.authorized - s.captured);
-      const total = slices.reduce((x, s) => x + room(s), 0);
-      if (amount > total) {
-        assert.throws(() => allocate(refund ? 'refund' : 'capture', amount, slices));
-        return;
-      }
-      const out = allocate(refund ? 'refund' : 'capture', amount, slices);
-      assert.equal(out.reduce((x, a) => x + a.amount, 0), amount);
-      for (const a of out) assert.ok(a.amount > 0 && a.amount <= room(slices[Number(a.id)]!));
-      const firstKind = refund ? 'CARD' : 'GIFT_CARD';
-      const used = out.map((a) => slices[Number(a.id)]!.method);
-      const preferredRoom = slices.filter((s) => s.method === firstKind).reduce((x, s) => x + room(s), 0);
-      if (used.some((k) => k !== firstKind)) assert.ok(amount > preferredRoom || preferredRoom === 0 || out.filter((a) => slices[Number(a.id)]!.method === firstKind).reduce((x, a) => x + a.amount, 0) === preferredRoom);
-    }));
   });
 });

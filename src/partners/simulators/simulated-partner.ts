@@ -3,6 +3,7 @@
 // like a real acquirer, and can play timeouts whose outcome sync reveals later.
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Db, Queryable } from '../../platform/db/index.ts';
+import { type Clock, systemClock } from '../../platform/clock.ts';
 import {
   type AuthorizeRequest,
   type FollowUpRequest,
@@ -51,6 +52,8 @@ export interface SimOptions {
    * its master key. Absent: every notification is refused as unverified.
    */
   notificationSecret?: string;
+  /** The simulator's time (delayed outcomes, notification signatures); default the system clock. */
+  clock?: Clock;
 }
 
 /** How old a simulator notification's signature may be (Stripe's and Adyen's tolerance). */
@@ -103,7 +106,11 @@ export abstract class SimulatedPartner implements PartnerConnector, InlinePartne
   constructor(
     protected readonly db: Db,
     protected readonly options: SimOptions,
-  ) {}
+  ) {
+    this.now = options.clock ?? systemClock;
+  }
+
+  protected readonly now: Clock;
 
   protected abstract decide(req: AuthorizeRequest, tx: Queryable): Promise<Decision>;
 
@@ -159,7 +166,7 @@ export abstract class SimulatedPartner implements PartnerConnector, InlinePartne
 
   /** A timed-out operation resolves once its time has come (the partner did process it). */
   private async resolved(tx: Queryable, op: SimOperation): Promise<SimOperation> {
-    if (op.status !== 'PROCESSING' || !op.resolve_at || op.resolve_at.getTime() > Date.now()) return op;
+    if (op.status !== 'PROCESSING' || !op.resolve_at || op.resolve_at.getTime() > this.now()) return op;
     const final = String(op.data.final ?? 'ERROR');
     // Two callers may resolve it at once: only the one whose update applies moves balances.
     if (!(await simRepo.resolveProcessing(tx, this.name, op.reference, final))) {
@@ -177,7 +184,7 @@ export abstract class SimulatedPartner implements PartnerConnector, InlinePartne
     return {
       status: 'PROCESSING',
       data: { ...data, final },
-      resolve_at: new Date(Date.now() + (this.options.timeoutResolveMs ?? 1000)),
+      resolve_at: new Date(this.now() + (this.options.timeoutResolveMs ?? 1000)),
     };
   }
 
@@ -279,7 +286,7 @@ export abstract class SimulatedPartner implements PartnerConnector, InlinePartne
   }
 
   /** The Sim-Signature header for a notification body, as the simulator sends it. */
-  signNotification(body: string, at: Date = new Date()): string {
+  signNotification(body: string, at: Date = new Date(this.now())): string {
     if (!this.options.notificationSecret) throw new Error('the simulators have no notification secret');
     const t = Math.floor(at.getTime() / 1000);
     return `t=${t},v1=${createHmac('sha256', this.options.notificationSecret).update(`${t}.${body}`).digest('hex')}`;
@@ -298,7 +305,7 @@ export abstract class SimulatedPartner implements PartnerConnector, InlinePartne
     const m = /^t=(\d{1,12}),v1=([0-9a-f]{64})$/.exec(header);
     if (!m) return 'UNVERIFIED';
     const t = Number(m[1]);
-    if (Math.abs(Date.now() / 1000 - t) > NOTIFICATION_TOLERANCE_S) return 'UNVERIFIED';
+    if (Math.abs(this.now() / 1000 - t) > NOTIFICATION_TOLERANCE_S) return 'UNVERIFIED';
     const expected = createHmac('sha256', secret).update(`${t}.${rawBody}`).digest();
     if (!timingSafeEqual(expected, Buffer.from(m[2]!, 'hex'))) return 'UNVERIFIED';
     let body: unknown;
