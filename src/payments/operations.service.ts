@@ -62,6 +62,12 @@ export class OperationsService {
     if (first) throw problems.idempotencyViolation(instance, first.id);
   }
 
+  /** The 409 for a key used first by another operation on this payment, once that one has ended (or the hold is over). */
+  private async replayed(paymentId: string, key: string, instance: string): Promise<never> {
+    await this.refuseReplay(paymentId, key, instance);
+    throw problems.conflict('Idempotency key already used.');
+  }
+
   /**
    * A key already processed on this payment, before anything else is looked at: the key
    * that created it, or an operation's (held while that one is in flight). Answers 409;
@@ -158,8 +164,7 @@ export class OperationsService {
       this.config.telemetry?.operationEnded(op.kind, op.status);
     } catch (err) {
       if (!isOperationKeyConflict(err)) throw err;
-      await this.refuseReplay(paymentId, opts.idempotencyKey!, opts.instance);
-      throw problems.conflict('Idempotency key already used.');
+      return this.replayed(paymentId, opts.idempotencyKey!, opts.instance);
     }
     return { payment: view, operationId: opId };
   }
@@ -192,10 +197,7 @@ export class OperationsService {
       if (!reserved) return 'replay' as const;
       return { currency: p.currency, children: rows.map((r, i) => ({ id: r.id, key: r.partner_key, amount: r.amount, auth: allocations[i]!.auth })) };
     });
-    if (reservation === 'replay') {
-      await this.refuseReplay(paymentId, opts.idempotencyKey!, opts.instance);
-      throw problems.conflict('Idempotency key already used.');
-    }
+    if (reservation === 'replay') return this.replayed(paymentId, opts.idempotencyKey!, opts.instance);
 
     const step = kind.toLowerCase();
     faultPoint(`${step}:after-reserve`);

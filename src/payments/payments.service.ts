@@ -247,19 +247,8 @@ export class PaymentsService {
 
     // The payment and its first authorization row: one statement, or a transaction that
     // also claims the client session.
-    const created = body.client_session_id
-      ? await this.db.transaction(async (tx) => {
-        await this.claimSession(tx, entityId, body);
-        const row = await paymentsRepo.insertWithTx(tx, newPayment, prepared[0]!.row);
-        if (row) await clientSessionsRepo.setStatus(tx, body.client_session_id!, 'SUBMITTED', id);
-        return row;
-      })
-      : await paymentsRepo.insertWithTx(this.db, newPayment, prepared[0]!.row);
-    if (!created) {
-      // Another request with the same key won the race.
-      await this.refuseReplay(entityId, idempotencyKey!, instance);
-      throw problems.conflict('Idempotency key already used.');
-    }
+    const created = await this.claimingSession(entityId, body, id, (q) => paymentsRepo.insertWithTx(q, newPayment, prepared[0]!.row));
+    if (!created) return this.replayed(entityId, idempotencyKey!, instance); // another request with the same key won the race
 
     // Authorize part by part; the ledger rows as this request leaves them, for the answer.
     const rows: PartnerTxRow[] = [];
@@ -319,19 +308,8 @@ export class PaymentsService {
     const view = paymentView(p, txs, [], this.config.baseUrl);
     const type = authorizationEventType(status);
     const write = async (q: Queryable) => paymentsRepo.insertConcluded(q, p, txs, type ? await paymentEvent(q, p, view, type) : undefined);
-    const written = body.client_session_id
-      ? await this.db.transaction(async (tx) => {
-        await this.claimSession(tx, entityId, body);
-        const ok = await write(tx);
-        if (ok) await clientSessionsRepo.setStatus(tx, body.client_session_id!, 'SUBMITTED', p.id);
-        return ok;
-      })
-      : await write(this.db);
-    if (!written) {
-      // Another request with the same key won the race.
-      await this.refuseReplay(entityId, idempotencyKey!, instance);
-      throw problems.conflict('Idempotency key already used.');
-    }
+    const written = await this.claimingSession(entityId, body, p.id, write);
+    if (!written) return this.replayed(entityId, idempotencyKey!, instance); // another request with the same key won the race
     if (status === 'AUTHORIZED' && p.capture_mode === 'AUTOMATIC' && this.steps) {
       await this.steps.authorized(entityId, p.id, p.amount);
       return this.getStored(entityId, p.id);
@@ -385,6 +363,28 @@ export class PaymentsService {
       throw problems.invalidField('capture_mode', `the client session's capture_mode is ${s.capture_mode}`);
     }
     return s.capture_mode as 'MANUAL' | 'AUTOMATIC';
+  }
+
+  /** The 409 for a key another request used first, once that request has ended (or the hold is over). */
+  private async replayed(entityId: string, key: string, instance: string): Promise<never> {
+    await this.refuseReplay(entityId, key, instance);
+    throw problems.conflict('Idempotency key already used.');
+  }
+
+  /**
+   * Writes the new payment; with a client session, in one transaction that first claims
+   * the session under its row lock (claimSession) and, once the payment is written, marks
+   * it SUBMITTED with this payment. A falsy write (the key was taken) leaves the session as it was.
+   */
+  private async claimingSession<T>(entityId: string, body: CreatePaymentBody, paymentId: string, write: (q: Queryable) => Promise<T>): Promise<T> {
+    if (!body.client_session_id) return write(this.db);
+    const sessionId = body.client_session_id;
+    return this.db.transaction(async (tx) => {
+      await this.claimSession(tx, entityId, body);
+      const written = await write(tx);
+      if (written) await clientSessionsRepo.setStatus(tx, sessionId, 'SUBMITTED', paymentId);
+      return written;
+    });
   }
 
   private async claimSession(tx: Queryable, entityId: string, body: CreatePaymentBody): Promise<void> {
