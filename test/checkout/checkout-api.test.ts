@@ -6,14 +6,16 @@ import assert from 'node:assert/strict';
 import { loggerOptions, redactUrl } from '../../src/platform/observability/logger.ts';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { createTestApp, expectProblem, type Merchant, type TestApp } from '../helpers/app.ts';
+import { TestClock } from '../helpers/clock.ts';
 
 const card = (number: string) => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2031', cvv: '123', holder_name: 'Ada Shopper' });
 
 describe('checkout through the session credential', () => {
+  const clock = new TestClock();
   let t: TestApp;
   let m: Merchant;
   before(async () => {
-    t = await createTestApp();
+    t = await createTestApp({}, { clock: clock.now });
     m = await t.createMerchant('Checkout shop');
   });
   after(() => t.close());
@@ -123,8 +125,9 @@ describe('checkout through the session credential', () => {
     assert.equal(still.status, 'CREATED');
     assert.equal(still.payment_id, undefined);
 
-    const expiring = await newSession({ expires_at: new Date(Date.now() + 1500).toISOString() });
-    await new Promise((r) => setTimeout(r, 1600));
+    const expiring = await newSession({ expires_at: new Date(clock.now() + 60_000).toISOString() });
+    assert.equal((await describeSession(expiring.widget.data)).json().status, 'CREATED', 'not before its time');
+    clock.advance(60_001);
     const late = await submit(expiring.widget.data, [{ partner: 'card-sim', method: 'CARD', amount: 2500, instrument: card('4242424242424242') }]);
     assert.match(String(expectProblem(late, 400).detail), /expired/);
   });

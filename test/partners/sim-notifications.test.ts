@@ -2,17 +2,20 @@
 // POST /partners/card-sim/webhooks naming a call whose answer payd lost settles that
 // PENDING transaction once, through the same route and code as Stripe's webhooks; the
 // signing key is derived from payd's master key (app.ts), and a notification that does not
-// verify is a 400 that changes nothing.
+// verify is a 400 that changes nothing. The simulator's time (when it reveals a lost call's
+// outcome, how old a signature may be) is the app's TestClock, moved instead of slept.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
+import { TestClock } from '../helpers/clock.ts';
 import type { SimulatedPartner } from '../../src/partners/simulators/simulated-partner.ts';
 
 describe('card-sim notifications through POST /partners/card-sim/webhooks', () => {
+  const clock = new TestClock();
   let t: TestApp;
   let m: Merchant;
   before(async () => {
-    t = await createTestApp();
+    t = await createTestApp({}, { clock: clock.now });
     m = await t.createMerchant();
   });
   after(async () => {
@@ -40,11 +43,15 @@ describe('card-sim notifications through POST /partners/card-sim/webhooks', () =
 
     assert.equal((await send(body)).statusCode, 400, 'unsigned');
     assert.equal((await send(body, sim.signNotification(body).replace(/v1=[0-9a-f]+/, `v1=${'a'.repeat(64)}`))).statusCode, 400, 'forged');
-    assert.equal((await send(body, sim.signNotification(body, new Date(Date.now() - 600_000)))).statusCode, 400, 'ten minutes old');
+    assert.equal((await send(body, sim.signNotification(body, new Date(clock.now() - 600_000)))).statusCode, 400, 'ten minutes old');
     assert.equal((await stored()).authorization.status, 'PENDING', 'nothing changed');
 
-    // The simulator's outcome is revealed a second after the lost call.
-    await new Promise((r) => setTimeout(r, 1100));
+    // The simulator's outcome is revealed a second after the lost call: before then a valid
+    // notification settles nothing; once its clock is past that, one does.
+    const early = await send(body, sim.signNotification(body));
+    assert.equal(early.statusCode, 200, early.body);
+    assert.equal((await stored()).authorization.status, 'PENDING', 'not before its time');
+    clock.advance(1_001);
     const first = await send(body, sim.signNotification(body));
     assert.equal(first.statusCode, 200, first.body);
     assert.deepEqual(first.json(), { received: true, applied: 1 });

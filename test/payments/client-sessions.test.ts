@@ -1,15 +1,19 @@
-// Client sessions: creation (every field), reading, the move to SUBMITTED when a payment
-// completes the session, abort rules, expiry, mismatches, tenant isolation and the
-// widget credential.
+// Client sessions: creation (every field, the defaults, eligibility, a HOSTED_PAGE
+// session's hosted page link), the refusal of bad bodies naming the field, reading, the
+// move to SUBMITTED when a payment completes the session, abort rules, expiry (a TestClock
+// moved past expires_at, no sleeping), mismatches, tenant isolation and the widget
+// credential.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, expectProblem, type Merchant, type TestApp } from '../helpers/app.ts';
+import { TestClock } from '../helpers/clock.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const TTL_MS = 30 * 60_000;
 const card = (number = '4242424242424242') => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2031', cvv: '123' });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('client sessions', () => {
+  const clock = new TestClock();
   let t: TestApp;
   let m: Merchant;
   let other: Merchant;
@@ -20,8 +24,8 @@ describe('client sessions', () => {
     return res.json();
   };
   const read = (id: string, who?: Merchant) => t.app.inject({ url: `/v2/client-sessions/${id}`, headers: (who ?? m).auth });
-  const abort = (id: string, who?: Merchant) =>
-    t.app.inject({ method: 'POST', url: `/v2/client-sessions/${id}/abort`, headers: (who ?? m).auth, payload: { status: 'ABORTED_BY_MERCHANT' } });
+  const abort = (id: string, who?: Merchant, status = 'ABORTED_BY_MERCHANT') =>
+    t.app.inject({ method: 'POST', url: `/v2/client-sessions/${id}/abort`, headers: (who ?? m).auth, payload: { status } });
   const payFor = (session: { id: string; amount: number }, number = '4242424242424242', amount = session.amount) =>
     t.app.inject({
       method: 'POST', url: '/v2/payments', headers: m.auth,
@@ -29,14 +33,14 @@ describe('client sessions', () => {
     });
 
   before(async () => {
-    t = await createTestApp();
+    t = await createTestApp({}, { clock: clock.now });
     m = await t.createMerchant('sessions');
     other = await t.createMerchant('sessions-other');
   });
   after(() => t.close());
 
   it('creates a session with every field, a widget, eligible solutions and only a self link', async () => {
-    const expiresAt = new Date(Date.now() + 2 * 3600_000).toISOString();
+    const expiresAt = new Date(clock.now() + 2 * 3600_000).toISOString();
     const order = {
       reference: 'cs-order-1', additional_data: { channel: 'app', basket: 2 }, net_amount: 8000, tax_amount: 2000,
       billing_address: { gender: 'FEMALE', first_name: 'Ada', last_name: 'Lovelace', address_lines: ['1 rue de la Paix'], city: 'Paris', postal_code: '75002', country_code: 'FR', province_code: 'FR-75' },
@@ -61,9 +65,7 @@ describe('client sessions', () => {
     assert.equal(typeof s.widget.data, 'string');
     assert.ok(s.widget.data.length > 20);
     assert.ok(!s.widget.data.includes(m.apiKey));
-    assert.equal(typeof s.widget.js_url, 'string');
-    assert.ok(/^https?:\/\//.test(s.widget.js_url), s.widget.js_url);
-    assert.doesNotThrow(() => new URL(s.widget.js_url));
+    assert.equal(s.widget.js_url, 'http://payd.test/checkout/widget.js');
 
     assert.ok(Array.isArray(s.eligible_solutions));
     for (const e of s.eligible_solutions) {
@@ -80,20 +82,46 @@ describe('client sessions', () => {
     const self = `http://payd.test/v2/client-sessions/${s.id}`;
     assert.deepEqual(s.links, { self: { href: self, method: 'GET' }, abort: { href: `${self}/abort`, method: 'POST' } });
 
-    // Eligibility follows the partners' limits (USD: cards only).
+    // Eligibility follows the partners' limits (USD: cards only; BNPL starts at 50.00).
     const usd = await create({ currency: 'USD' });
     assert.deepEqual(usd.eligible_solutions, [{ partner: 'card-sim', method: 'CARD' }]);
+    const small = await create({ amount: 2500 });
+    assert.ok(small.eligible_solutions.some((x: { partner: string; method: string }) => x.partner === 'card-sim' && x.method === 'CARD'));
+    assert.ok(small.eligible_solutions.every((x: { method: string }) => !x.method.startsWith('INSTALLMENTS')), 'BNPL starts at 50.00');
   });
 
-  it('defaults to MANUAL, EMBEDDED, no future usage, and an expiry about 30 minutes ahead', async () => {
-    const before = Date.now();
+  it('defaults to MANUAL, EMBEDDED, no future usage, and an expiry 30 minutes ahead by the app\'s clock', async () => {
+    const before = clock.now();
     const s = await create();
-    const after = Date.now();
+    const after = clock.now();
     assert.equal(s.capture_mode, 'MANUAL');
     assert.equal(s.integration_mode, 'EMBEDDED');
     assert.equal(s.allow_future_usage, false);
     const exp = Date.parse(s.expires_at);
-    assert.ok(exp >= before + 30 * 60_000 - 2000 && exp <= after + 30 * 60_000 + 2000, s.expires_at);
+    assert.ok(before + TTL_MS <= exp && exp <= after + TTL_MS, `${s.expires_at} not 30 minutes after ${new Date(before).toISOString()}..${new Date(after).toISOString()}`);
+  });
+
+  it('gives a HOSTED_PAGE session its hosted page link, between self and abort', async () => {
+    const s = await create({ integration_mode: 'HOSTED_PAGE' });
+    assert.equal(s.integration_mode, 'HOSTED_PAGE');
+    assert.deepEqual(Object.keys(s.links), ['self', 'hosted_page', 'abort']);
+    assert.equal(s.links.hosted_page.href, `http://payd.test/checkout/pay#session=${s.widget.data}`);
+  });
+
+  it('refuses bad session bodies naming the field', async () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ expires_at: new Date(clock.now() - 1000).toISOString() }, 'expires_at'],
+      [{ expires_at: new Date(clock.now() + 25 * 3600_000).toISOString() }, 'expires_at'],
+      [{ shopper_redirection_url: 'javascript:alert(1)' }, 'shopper_redirection_url'],
+      [{ amount: '2500' }, 'amount'],
+      [{ capture_mode: 'LATER' }, 'capture_mode'],
+      [{ order: { reference: 5 } }, 'order.reference'],
+    ];
+    for (const [extra, field] of cases) {
+      const res = await t.app.inject({ method: 'POST', url: '/v2/client-sessions', headers: m.auth, payload: { amount: 2500, currency: 'EUR', ...extra } });
+      const p = expectProblem(res, 400);
+      assert.ok(p.invalid_params?.some((x) => x.name === field), res.body);
+    }
   });
 
   it('reads a session back with GET', async () => {
@@ -149,7 +177,7 @@ describe('client sessions', () => {
     assert.equal(stored.json().amounts.total_captured, 2700, 'captured automatically');
   });
 
-  it('aborts a CREATED session, and aborting it again changes nothing', async () => {
+  it('aborts a CREATED session, and aborting it again changes nothing; an abort to another status is refused', async () => {
     const s = await create();
     const first = await abort(s.id);
     assert.equal(first.statusCode, 200, first.body);
@@ -164,6 +192,7 @@ describe('client sessions', () => {
     const { rows: rows2 } = await t.testDb.db.query<{ version: number }>('SELECT version FROM client_sessions WHERE id = $1', [s.id]);
     assert.equal(rows2[0]!.version, v);
     assert.equal((await read(s.id)).json().status, 'ABORTED_BY_MERCHANT');
+    expectProblem(await abort(s.id, m, 'CREATED'), 400);
   });
 
   it('refuses to abort a SUBMITTED session whose payment is AUTHORIZED', async () => {
@@ -171,6 +200,7 @@ describe('client sessions', () => {
     const paid = await payFor(s);
     assert.equal(paid.json().authorization.status, 'AUTHORIZED');
     const p = expectProblem(await abort(s.id), 400);
+    assert.equal(p.type, 'urn:eu.service:client-session-status');
     assert.equal(typeof p.detail, 'string');
     assert.equal((await read(s.id)).json().status, 'SUBMITTED');
   });
@@ -192,10 +222,11 @@ describe('client sessions', () => {
     assert.equal(res.json().links.abort, undefined, 'nothing left to abort');
   });
 
-  it('expires: EXPIRED on read, abort 400, payment 400', async () => {
-    const s = await create({ amount: 2500, expires_at: new Date(Date.now() + 1500).toISOString() });
+  it('expires once the clock passes expires_at: EXPIRED on read, abort 400, payment 400', async () => {
+    const s = await create({ amount: 2500, expires_at: new Date(clock.now() + 60_000).toISOString() });
     assert.equal(s.status, 'CREATED');
-    await sleep(1700);
+    assert.equal((await read(s.id)).json().status, 'CREATED', 'not before its time');
+    clock.advance(60_001);
     assert.equal((await read(s.id)).json().status, 'EXPIRED');
     expectProblem(await abort(s.id), 400);
     const p = expectProblem(await payFor(s), 400);
@@ -216,10 +247,12 @@ describe('client sessions', () => {
     assert.equal(after.payment_id, undefined);
   });
 
-  it('refuses a payment whose amount differs from the session', async () => {
+  it('refuses a payment whose amount differs from the session, below or above it', async () => {
     const s = await create({ amount: 2500 });
-    const p = expectProblem(await payFor(s, undefined, 2400), 400);
-    assert.ok(p.invalid_params?.some((x) => x.name === 'client_session_id'), JSON.stringify(p));
+    for (const amount of [2400, 2600]) {
+      const p = expectProblem(await payFor(s, undefined, amount), 400);
+      assert.equal(p.invalid_params?.[0]?.name, 'client_session_id', JSON.stringify(p));
+    }
     const after = (await read(s.id)).json();
     assert.equal(after.status, 'CREATED');
     assert.equal(after.payment_id, undefined);
