@@ -97,7 +97,10 @@ export async function startFaultProxy(target: { host?: string; port: number }, i
    * network delivers what was sent before the FIN), then the connection is dropped.
    */
   function dropAfterFlush(pipe: Pipe, dir: 'up' | 'down'): void {
-    if (pipe.queues[dir].length === 0 || fault === 'blackhole' || pipe.budget < 0) drop(pipe);
+    // A reset under way (resetAfterBytes) ends the connection itself: closing it gracefully
+    // now would send the client a FIN instead of the RST the fault promises.
+    if (pipe.budget < 0) return;
+    if (pipe.queues[dir].length === 0 || fault === 'blackhole') drop(pipe);
     else pipe.closing = dir;
   }
 
