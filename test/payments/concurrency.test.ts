@@ -3,11 +3,6 @@
 // over two connection pools on one database, and in real payd processes.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -15,12 +10,11 @@ import type { Db } from '../../src/platform/db/index.ts';
 import { createPgDb } from '../../src/platform/db/pg.ts';
 import { ADMIN_TOKEN, createTestApp, expectProblem, getToken, MASTER_KEY, type Merchant, type TestApp } from '../helpers/app.ts';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
-import { freePort } from '../helpers/server.ts';
+import { httpClient, onboardMerchant, type PaydProcess, type ProcessDatabase, processDatabase, runningProcesses, startPayd, stopAll } from '../helpers/processes.ts';
 
 const ON_PG = Boolean(process.env.DATABASE_URL);
 const card = { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2030', cvv: '123' };
 const paymentBody = (amount: number) => ({ amount, currency: 'EUR', split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: card }] });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const statuses = (rs: Array<{ statusCode: number }>) => rs.map((r) => r.statusCode).join(',');
 
 /** What the simulated acquirer itself recorded for the authorization of a payment: the partner's view. */
@@ -305,99 +299,28 @@ for (const inline of [true, false]) describe(`${ON_PG ? 'two payd apps over two 
 
 // ---- real processes ----
 
-interface Proc {
-  base: string;
-  child: ChildProcess;
-  output: () => string;
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
-}
-
-const SERVER_KEY = MASTER_KEY.toString('base64');
-const running = new Set<Proc>();
-
-async function startPayd(env: Record<string, string>): Promise<Proc> {
-  const port = env.PORT ? Number(env.PORT) : await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  let out = '';
-  const child = spawn(process.execPath, ['bin/payd.js', 'start'], {
-    cwd: fileURLToPath(new URL('../..', import.meta.url)),
-    env: {
-      PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir(), HOST: '127.0.0.1', PORT: String(port), PAYD_BASE_URL: base,
-      PAYD_ADMIN_TOKEN: ADMIN_TOKEN, PAYD_MASTER_KEY: SERVER_KEY, PAYD_DEMO: '0', LOG_LEVEL: 'warn', ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-4000)));
-  child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-4000)));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const proc: Proc = {
-    base,
-    child,
-    output: () => out,
-    async stop(signal: NodeJS.Signals = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      const code = await exited;
-      clearTimeout(timer);
-      running.delete(proc);
-      return code;
-    },
-  };
-  running.add(proc);
-  const deadline = Date.now() + 45_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`payd exited with ${child.exitCode} before it was ready:\n${out}`);
-    try {
-      if ((await fetch(`${base}/readyz`)).status === 200) return proc;
-    } catch { /* not listening yet */ }
-    if (Date.now() > deadline) {
-      await proc.stop('SIGKILL');
-      throw new Error(`payd was not ready within 45 s:\n${out}`);
-    }
-    await sleep(100);
-  }
-}
-
-async function call(base: string, method: string, url: string, headers: Record<string, string> = {}, body?: unknown) {
-  const res = await fetch(base + url, {
-    method,
-    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    signal: AbortSignal.timeout(20_000),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, any>) : undefined };
-}
+const call = httpClient(20_000);
 
 for (const inline of [true, false]) describe(`${ON_PG ? 'two payd processes on one PostgreSQL database' : 'one payd process on PGlite (serves one process) under concurrent HTTP load'} (partners ${inline ? 'answering inline' : 'keeping records'})`, () => {
+  let place: ProcessDatabase;
   let testDb: TestDb | undefined;
-  let dir: string;
-  let a: Proc;
-  let b: Proc;
+  let a: PaydProcess;
+  let b: PaydProcess;
   let auth: Record<string, string>;
 
   before(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'payd-concurrency-'));
-    if (ON_PG) testDb = await createTestDb();
-    const dbEnv: Record<string, string> = { ...(testDb?.url ? { DATABASE_URL: testDb.url } : { PAYD_DATA_DIR: dir }), PAYD_SIM_INLINE: String(inline) };
-    a = await startPayd(dbEnv);
+    place = await processDatabase('payd-concurrency-');
+    testDb = place.testDb;
+    const dbEnv: Record<string, string> = { ...place.env, PAYD_SIM_INLINE: String(inline) };
+    a = await startPayd(dbEnv, { readyWithinMs: 45_000 });
     // Behind one load balancer every process has the same public URL (the token issuer).
-    b = ON_PG ? await startPayd({ ...dbEnv, PAYD_BASE_URL: a.base }) : a;
-    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
-    const e = await call(a.base, 'POST', '/admin/v1/entities', admin, { name: 'Processes' });
-    assert.equal(e.status, 201, JSON.stringify(e.body));
-    const k = await call(b.base, 'POST', `/admin/v1/entities/${e.body!.id}/api-keys`, admin);
-    assert.equal(k.status, 201, JSON.stringify(k.body));
-    const tok = await fetch(`${b.base}/oauth/token`, {
-      method: 'POST', headers: { 'x-api-key': k.body!.api_key, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials',
-    });
-    assert.equal(tok.status, 200);
-    auth = { authorization: `Bearer ${((await tok.json()) as { access_token: string }).access_token}` };
+    b = ON_PG ? await startPayd({ ...dbEnv, PAYD_BASE_URL: a.base }, { readyWithinMs: 45_000 }) : a;
+    // The entity is created through one process, its key and token through the other.
+    ({ auth } = await onboardMerchant(a.base, { name: 'Processes', keysVia: b.base }));
   });
   after(async () => {
-    for (const p of [...running]) await p.stop();
-    await testDb?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await stopAll('SIGTERM');
+    await place?.close();
   });
 
   it('concurrent captures over HTTP to both never capture more than authorized', async () => {
@@ -444,7 +367,7 @@ for (const inline of [true, false]) describe(`${ON_PG ? 'two payd processes on o
   });
 
   it('the processes stop cleanly', async () => {
-    const procs = [...running];
+    const procs = runningProcesses();
     assert.ok(procs.length >= 1);
     for (const p of procs) assert.equal(await p.stop('SIGTERM'), 0, p.output());
   });

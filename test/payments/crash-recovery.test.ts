@@ -5,89 +5,22 @@
 // capture whose partner answer was lost (timeout test card).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Db, openDb } from '../../src/platform/db/index.ts';
-import { ADMIN_TOKEN, createTestApp, expectProblem, type Merchant, type TestApp } from '../helpers/app.ts';
-import { createTestDb, type TestDb } from '../helpers/db.ts';
-import { freePort, onboard } from '../helpers/server.ts';
+import { createTestApp, expectProblem, type Merchant, type TestApp } from '../helpers/app.ts';
+import type { TestDb } from '../helpers/db.ts';
+import { httpClient, onboardMerchant, poll, type ProcessDatabase, processDatabase, startPayd, stopAll } from '../helpers/processes.ts';
+import { onboard } from '../helpers/server.ts';
 
-const ON_PG = Boolean(process.env.DATABASE_URL);
 const card = (number = '4242424242424242') => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2030', cvv: '123' });
 const paymentBody = (amount: number, number?: string) => ({
   amount, currency: 'EUR', split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: card(number) }],
 });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---- a real payd process ----
 
-interface Proc {
-  base: string;
-  child: ChildProcess;
-  output: () => string;
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
-}
-
-const SERVER_KEY = randomBytes(32).toString('base64');
-const running = new Set<Proc>();
-
-async function startPayd(env: Record<string, string>): Promise<Proc> {
-  const port = env.PORT ? Number(env.PORT) : await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  let out = '';
-  const child = spawn(process.execPath, ['bin/payd.js', 'start'], {
-    cwd: fileURLToPath(new URL('../..', import.meta.url)),
-    env: {
-      PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir(), HOST: '127.0.0.1', PORT: String(port), PAYD_BASE_URL: base,
-      PAYD_ADMIN_TOKEN: ADMIN_TOKEN, PAYD_MASTER_KEY: SERVER_KEY, PAYD_DEMO: '0', LOG_LEVEL: 'warn', ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-4000)));
-  child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-4000)));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const proc: Proc = {
-    base,
-    child,
-    output: () => out,
-    async stop(signal: NodeJS.Signals = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      const code = await exited;
-      clearTimeout(timer);
-      running.delete(proc);
-      return code;
-    },
-  };
-  running.add(proc);
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`payd exited with ${child.exitCode} before it was ready:\n${out}`);
-    try {
-      if ((await fetch(`${base}/readyz`)).status === 200) return proc;
-    } catch { /* not listening yet */ }
-    if (Date.now() > deadline) {
-      await proc.stop('SIGKILL');
-      throw new Error(`payd was not ready within 30 s:\n${out}`);
-    }
-    await sleep(100);
-  }
-}
-
-async function call(base: string, method: string, url: string, headers: Record<string, string> = {}, body?: unknown, timeoutMs = 10_000) {
-  const res = await fetch(base + url, {
-    method,
-    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, any>) : undefined };
-}
+const call = httpClient(10_000);
+/** A payd process of these tests, ready within 30 s. */
+const start = (env: Record<string, string>) => startPayd(env, { readyWithinMs: 30_000 });
 
 /** CAPTURE rows the simulated acquirer holds for an authorization (its own ledger, whatever their status). */
 async function acquirerCaptures(db: Db, authorizationReference: string) {
@@ -99,39 +32,30 @@ async function acquirerCaptures(db: Db, authorizationReference: string) {
 }
 
 describe('a payd process killed in the middle of a capture', () => {
+  let place: ProcessDatabase;
   let testDb: TestDb | undefined;
   let dir: string;
 
   before(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'payd-crash-'));
-    if (ON_PG) testDb = await createTestDb();
+    place = await processDatabase('payd-crash-');
+    ({ testDb, dir } = place);
   });
   after(async () => {
-    for (const p of [...running]) await p.stop('SIGKILL');
-    await testDb?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await stopAll('SIGKILL');
+    await place?.close();
   });
 
   it('replay answers 409 naming the operation; recovery completes the capture exactly once', async () => {
     // On PostgreSQL the test database; on PGlite a data directory that outlives the process.
     // The acquirer keeps records of every call (PAYD_SIM_INLINE=false), as one across the
     // network does: step 4 reads them.
-    const dbEnv: Record<string, string> = { ...(testDb?.url ? { DATABASE_URL: testDb.url } : { PAYD_DATA_DIR: dir }), PAYD_SIM_INLINE: 'false' };
+    const dbEnv: Record<string, string> = { ...place.env, PAYD_SIM_INLINE: 'false' };
 
     // 1. A fast partner: onboard and authorize, then stop cleanly. The port stays the
     //    same across restarts, so the token's issuer (the base URL) does too.
-    let server = await startPayd({ ...dbEnv, PAYD_SIM_LATENCY_MS: '0' });
+    let server = await start({ ...dbEnv, PAYD_SIM_LATENCY_MS: '0' });
     const PORT = new URL(server.base).port;
-    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
-    const e = await call(server.base, 'POST', '/admin/v1/entities', admin, { name: 'Crash test' });
-    assert.equal(e.status, 201, JSON.stringify(e.body));
-    const k = await call(server.base, 'POST', `/admin/v1/entities/${e.body!.id}/api-keys`, admin);
-    assert.equal(k.status, 201, JSON.stringify(k.body));
-    const tok = await fetch(`${server.base}/oauth/token`, {
-      method: 'POST', headers: { 'x-api-key': k.body!.api_key, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials',
-    });
-    assert.equal(tok.status, 200);
-    const auth = { authorization: `Bearer ${((await tok.json()) as { access_token: string }).access_token}` };
+    const { auth } = await onboardMerchant(server.base, { name: 'Crash test', timeoutMs: 10_000 });
     const created = await call(server.base, 'POST', '/v2/payments', auth, paymentBody(10_000));
     assert.equal(created.status, 200, JSON.stringify(created.body));
     assert.equal(created.body!.authorization.status, 'AUTHORIZED');
@@ -140,28 +64,22 @@ describe('a payd process killed in the middle of a capture', () => {
     assert.ok(authRef);
     assert.equal(await server.stop('SIGTERM'), 0, server.output());
 
-    // 2. A slow partner (60 s): the capture is recorded PENDING, then the process dies
-    //    about 500 ms into the partner call, long before the acquirer receives it however
-    //    busy the machine is.
-    server = await startPayd({ ...dbEnv, PORT, PAYD_SIM_LATENCY_MS: '60000', PAYD_PARTNER_TIMEOUT_MS: '90000', PAYD_RECOVERY_GRACE_SECONDS: '120' });
+    // 2. A slow partner (60 s): the capture is recorded PENDING, then the process dies in
+    //    the partner call (it goes there straight from the commit that recorded the
+    //    capture), long before the acquirer receives it however busy the machine is.
+    server = await start({ ...dbEnv, PORT, PAYD_SIM_LATENCY_MS: '60000', PAYD_PARTNER_TIMEOUT_MS: '90000', PAYD_RECOVERY_GRACE_SECONDS: '120' });
     const keyed = { ...auth, 'x-idempotency-key': 'crash-capture-1' };
-    const sentAt = Date.now();
     const lost = call(server.base, 'POST', `/v2/payments/${id}/captures`, keyed, { amount: 4000 }).then(
       (r) => ({ answered: r }),
       (err: Error) => ({ error: err }),
     );
     // Wait until the operation is recorded (stored read: no partner is asked).
-    let opId: string | undefined;
-    while (!opId && Date.now() - sentAt < 30_000) {
-      const stored = await call(server.base, 'GET', `/v2/payments/${id}`, { ...auth, 'cache-control': 'max-age=60' });
-      const c = stored.body!.captures[0];
-      if (c) {
-        assert.equal(c.status, 'PENDING', 'the capture is in the partner call');
-        opId = c.id;
-      } else await sleep(25);
-    }
+    const recorded = await poll(
+      async () => (await call(server.base, 'GET', `/v2/payments/${id}`, { ...auth, 'cache-control': 'max-age=60' })).body!.captures[0],
+      (c) => c !== undefined, { withinMs: 30_000, everyMs: 25 });
+    if (recorded) assert.equal(recorded.status, 'PENDING', 'the capture is in the partner call');
+    const opId: string | undefined = recorded?.id;
     assert.ok(opId, `the capture was recorded within 30 s:\n${server.output()}`);
-    await sleep(Math.max(0, 500 - (Date.now() - sentAt)));
     assert.equal(await server.stop('SIGKILL'), null, 'killed by the signal');
     const outcome = await lost;
     assert.ok('error' in outcome, `the first call lost its response, got ${JSON.stringify((outcome as any).answered)}`);
@@ -169,7 +87,7 @@ describe('a payd process killed in the middle of a capture', () => {
     // 3. Restart with a fast partner and no recovery pass for now (an interval of ten
     //    minutes), so that the replay below meets the capture still PENDING however long
     //    the start-up takes on a busy machine.
-    const restart = (recoveryIntervalMs: string) => startPayd({
+    const restart = (recoveryIntervalMs: string) => start({
       ...dbEnv, PORT, PAYD_SIM_LATENCY_MS: '0', PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_PARTNER_TIMEOUT_MS: '500', PAYD_RECOVERY_INTERVAL_MS: recoveryIntervalMs,
       PAYD_IDEMPOTENCY_HOLD_ATTEMPTS: '2', PAYD_IDEMPOTENCY_HOLD_INTERVAL_MS: '50',
     });
@@ -193,13 +111,9 @@ describe('a payd process killed in the middle of a capture', () => {
     // data only, so that it is the worker, not this read, that does it.
     assert.equal(await server.stop('SIGTERM'), 0, server.output());
     server = await restart('200');
-    let payment: Record<string, any>;
-    const deadline = Date.now() + 15_000;
-    do {
-      payment = (await call(server.base, 'GET', `/v2/payments/${id}`, { ...auth, 'cache-control': 'max-age=60' })).body!;
-      if (payment.captures[0]?.status !== 'PENDING') break;
-      await sleep(200);
-    } while (Date.now() < deadline);
+    const payment = await poll(
+      async () => (await call(server.base, 'GET', `/v2/payments/${id}`, { ...auth, 'cache-control': 'max-age=60' })).body!,
+      (p) => p.captures[0]?.status !== 'PENDING', { withinMs: 15_000, everyMs: 200 });
     assert.equal(payment.captures.length, 1, JSON.stringify(payment.captures));
     assert.equal(payment.captures[0].id, opId);
     assert.equal(payment.captures[0].status, 'SUCCESS', `recovered within 15 s:\n${server.output()}`);
@@ -245,20 +159,24 @@ describe('a payd process killed in the middle of a capture', () => {
 describe('Recovery.runOnce in-process', () => {
   let t: TestApp;
   let m: Merchant;
+  // The simulators' time, standing still until a test moves it: a timed-out capture's
+  // outcome shows then, however long the steps before took.
+  let simNow = Date.now();
+  /** A recovery pass with no grace, repeated until it looks at something (a row is stale only once its last update is in the database's past). */
+  const runUntilLooked = () => poll(() => t.app.services.recovery.runOnce(0), (n) => n >= 1, { everyMs: 10 });
   before(async () => {
-    t = await createTestApp();
+    t = await createTestApp({}, { clock: () => simNow });
     m = await t.createMerchant('Recovery');
   });
   after(() => t.close());
 
   it('settles a PENDING capture (timeout card) to SUCCESS once the partner has it, and only then', async () => {
     // 4000000000000416: authorized; captures time out at the acquirer, whose sync shows
-    // them succeeded about a second later.
+    // them succeeded a second later (by the simulators' clock).
     const created = await t.app.inject({ method: 'POST', url: '/v2/payments', headers: m.auth, payload: paymentBody(5000, '4000000000000416') });
     assert.equal(created.json().authorization.status, 'AUTHORIZED', created.body);
     const id = created.json().id as string;
     const cap = await t.app.inject({ method: 'POST', url: `/v2/payments/${id}/captures`, headers: { ...m.auth, 'x-idempotency-key': 'rec-1' }, payload: { amount: 3000 } });
-    const capturedAt = Date.now();
     assert.equal(cap.statusCode, 200, cap.body);
     const opId = cap.headers['x-created-operation-id'] as string;
     assert.equal(cap.json().captures[0].status, 'PENDING');
@@ -268,16 +186,15 @@ describe('Recovery.runOnce in-process', () => {
     // With the default grace period (60 s) a fresh PENDING transaction is left alone.
     assert.equal(await t.app.services.recovery.runOnce(), 0);
     // With no grace it is looked at, but the acquirer has not finished: still PENDING.
-    await sleep(20);
-    assert.ok((await t.app.services.recovery.runOnce(0)) >= 1);
+    assert.ok((await runUntilLooked()) >= 1);
     let p = await stored();
     assert.equal(p.captures[0]!.status, 'PENDING');
     assert.equal(p.amounts.total_captured, 0);
     // The amount stays reserved meanwhile.
     expectProblem(await t.app.inject({ method: 'POST', url: `/v2/payments/${id}/captures`, headers: m.auth, payload: { amount: 2001 } }), 400);
 
-    await sleep(Math.max(0, 1200 - (Date.now() - capturedAt)));
-    assert.ok((await t.app.services.recovery.runOnce(0)) >= 1);
+    simNow += 1200;
+    assert.ok((await runUntilLooked()) >= 1);
     p = await stored();
     assert.equal(p.captures.length, 1);
     assert.equal(p.captures[0]!.id, opId);
@@ -307,8 +224,7 @@ describe('Recovery.runOnce in-process', () => {
     await t.testDb.db.query(
       `UPDATE partner_transactions SET status = 'PENDING', partner_key = partner_key || ':lost', partner_reference = NULL,
          created_at = now() - interval '1 hour' WHERE payment_id = $1`, [id]); // long past the partner call's deadline
-    await sleep(20);
-    assert.ok((await t.app.services.recovery.runOnce(0)) >= 1);
+    assert.ok((await runUntilLooked()) >= 1);
     const p = await t.app.services.payments.getStored(m.entityId, id);
     assert.equal(p.authorization.status, 'ERROR');
     assert.equal(p.authorization.partner_transactions[0]!.status, 'ERROR');
@@ -318,16 +234,13 @@ describe('Recovery.runOnce in-process', () => {
 });
 
 describe('a payd process killed after a split failed, before its authorized part was released', () => {
-  let testDb: TestDb | undefined;
-  let dir: string;
+  let place: ProcessDatabase;
   before(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'payd-reversal-'));
-    if (ON_PG) testDb = await createTestDb();
+    place = await processDatabase('payd-reversal-');
   });
   after(async () => {
-    for (const p of [...running]) await p.stop('SIGKILL');
-    await testDb?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await stopAll('SIGKILL');
+    await place?.close();
   });
 
   // The payment's failure and the reversal of its gift card are committed together, so a
@@ -335,13 +248,13 @@ describe('a payd process killed after a split failed, before its authorized part
   // the reversal was recorded only after the failure's commit: killed in between, the gift
   // card stayed held for good (the kill storm found it, seed 209605466).
   it('recovery releases the gift card: the void is recorded with the failure', async () => {
-    const dbEnv: Record<string, string> = testDb?.url ? { DATABASE_URL: testDb.url } : { PAYD_DATA_DIR: dir };
-    let server = await startPayd(dbEnv);
+    const dbEnv: Record<string, string> = place.env;
+    let server = await start(dbEnv);
     const PORT = new URL(server.base).port;
     const m = await onboard(server.base);
     assert.equal(await server.stop('SIGTERM'), 0, server.output());
 
-    server = await startPayd({ ...dbEnv, PORT, PAYD_FAULT_KILL_AT: 'reversal:before-send', PAYD_RECOVERY_INTERVAL_MS: '600000' });
+    server = await start({ ...dbEnv, PORT, PAYD_FAULT_KILL_AT: 'reversal:before-send', PAYD_RECOVERY_INTERVAL_MS: '600000' });
     const gift = `60362800${String(Date.now()).slice(-8)}`;
     const lost = await call(server.base, 'POST', '/v2/payments', m.auth, {
       amount: 5000, currency: 'EUR', order: { reference: 'split-crash' },
@@ -353,17 +266,13 @@ describe('a payd process killed after a split failed, before its authorized part
     assert.ok('error' in lost, `killed before answering, got ${JSON.stringify((lost as { answered?: unknown }).answered)}`);
     assert.equal(await server.stop('SIGKILL'), null);
 
-    server = await startPayd({ ...dbEnv, PORT, PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_PARTNER_TIMEOUT_MS: '500', PAYD_RECOVERY_INTERVAL_MS: '200' });
+    server = await start({ ...dbEnv, PORT, PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_PARTNER_TIMEOUT_MS: '500', PAYD_RECOVERY_INTERVAL_MS: '200' });
     const list = await call(server.base, 'GET', '/v2/payments?order_reference=split-crash', m.auth);
     assert.equal(list.status, 200, JSON.stringify(list.body));
     const id = (list.body!.data as { id: string }[])[0]!.id;
-    let payment: Record<string, any>;
-    const deadline = Date.now() + 15_000;
-    do {
-      payment = (await call(server.base, 'GET', `/v2/payments/${id}`, { ...m.auth, 'cache-control': 'max-age=60' })).body!;
-      if (payment.voids?.[0]?.status === 'SUCCESS') break;
-      await sleep(100);
-    } while (Date.now() < deadline);
+    const payment = await poll(
+      async () => (await call(server.base, 'GET', `/v2/payments/${id}`, { ...m.auth, 'cache-control': 'max-age=60' })).body!,
+      (p) => p.voids?.[0]?.status === 'SUCCESS', { withinMs: 15_000, everyMs: 100 });
     assert.equal(payment.authorization.status, 'REFUSED');
     assert.equal(payment.voids.length, 1, JSON.stringify(payment.voids));
     assert.equal(payment.voids[0].status, 'SUCCESS', 'recovery sent the void');

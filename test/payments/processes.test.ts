@@ -2,38 +2,36 @@
 // killed in the middle of a capture loses nothing and doubles nothing.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { createTestDb, type TestDb } from '../helpers/db.ts';
+import type { TestDb } from '../helpers/db.ts';
+import { poll, type ProcessDatabase, processDatabase } from '../helpers/processes.ts';
 import { call, onboard, startServer } from '../helpers/server.ts';
 
 const card = { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2030', cvv: '123' };
 const paymentBody = (amount: number) => ({ amount, currency: 'EUR', split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: card }] });
 
-/** Database settings for spawned servers: the test's PostgreSQL database, or a PGlite data dir. */
-function dbEnv(testDb: TestDb | undefined, dir: string): Record<string, string> {
-  return testDb?.url ? { DATABASE_URL: testDb.url } : { PAYD_DATA_DIR: dir };
-}
+/** Until a capture of the payment is recorded (stored read: no partner is asked), so that a signal finds it in the partner call. */
+const captureRecorded = (base: string, auth: Record<string, string>, paymentId: string) => poll(
+  async () => (await call(base, 'GET', `/v2/payments/${paymentId}`, { ...auth, 'cache-control': 'max-age=60' })).body!.captures[0],
+  (c) => c !== undefined, { withinMs: 30_000, everyMs: 25 });
 
 describe('payd processes', () => {
+  /** Where the spawned servers keep their data: the test's PostgreSQL database, or a PGlite data dir. */
+  let place: ProcessDatabase;
   let testDb: TestDb | undefined;
-  let dir: string;
   before(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'payd-proc-'));
-    if (process.env.DATABASE_URL) testDb = await createTestDb();
+    place = await processDatabase('payd-proc-');
+    testDb = place.testDb;
   });
   after(async () => {
-    await testDb?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await place?.close();
   });
 
   it('two processes on one PostgreSQL never capture more than authorized', async () => {
     // PGlite serves one process only (documented), so there the two "processes" are
     // one server taking the concurrent load from both clients.
-    const a = await startServer(dbEnv(testDb, dir));
+    const a = await startServer(place.env);
     // Behind one load balancer every process has the same public URL (the token issuer).
-    const b = testDb ? await startServer({ ...dbEnv(testDb, dir), PAYD_BASE_URL: a.base }) : a;
+    const b = testDb ? await startServer({ ...place.env, PAYD_BASE_URL: a.base }) : a;
     try {
       const m = await onboard(a.base);
       const p = await call(a.base, 'POST', '/v2/payments', m.auth, paymentBody(10_000));
@@ -54,11 +52,11 @@ describe('payd processes', () => {
   });
 
   it('SIGTERM lets an in-flight capture finish, then exits 0', async () => {
-    const server = await startServer({ ...dbEnv(testDb, dir), PAYD_SIM_LATENCY_MS: '800' });
+    const server = await startServer({ ...place.env, PAYD_SIM_LATENCY_MS: '800' });
     const m = await onboard(server.base);
     const p = await call(server.base, 'POST', '/v2/payments', m.auth, paymentBody(5000));
     const inFlight = call(server.base, 'POST', `/v2/payments/${p.body!.id}/captures`, m.auth, { amount: 5000 });
-    await new Promise((r) => setTimeout(r, 200));
+    await captureRecorded(server.base, m.auth, p.body!.id);
     const exit = server.stop('SIGTERM');
     const res = await inFlight;
     assert.equal(res.status, 200);
@@ -68,7 +66,7 @@ describe('payd processes', () => {
   });
 
   it('a process killed during a capture: the replay answers 409, recovery completes it exactly once', async () => {
-    let server = await startServer(dbEnv(testDb, dir));
+    let server = await startServer(place.env);
     const PORT = new URL(server.base).port;
     const m = await onboard(server.base);
     const p = await call(server.base, 'POST', '/v2/payments', m.auth, paymentBody(10_000));
@@ -76,26 +74,23 @@ describe('payd processes', () => {
     assert.equal(await server.stop(), 0);
 
     // Slow partner: the capture is recorded PENDING, then the process dies mid-call.
-    server = await startServer({ ...dbEnv(testDb, dir), PORT, PAYD_SIM_LATENCY_MS: '3000' });
+    server = await startServer({ ...place.env, PORT, PAYD_SIM_LATENCY_MS: '3000' });
     const key = { ...m.auth, 'x-idempotency-key': 'capture-crash-1' };
     const inFlight = call(server.base, 'POST', `/v2/payments/${p.body!.id}/captures`, key, { amount: 4000 }).catch((e: Error) => e);
-    await new Promise((r) => setTimeout(r, 800));
+    await captureRecorded(server.base, m.auth, p.body!.id);
     await server.stop('SIGKILL');
     const lost = await inFlight;
     assert.ok(lost instanceof Error, `the first call lost its response: ${JSON.stringify(lost)}`);
 
-    server = await startServer({ ...dbEnv(testDb, dir), PORT, PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_PARTNER_TIMEOUT_MS: '500', PAYD_RECOVERY_INTERVAL_MS: '300' });
+    server = await startServer({ ...place.env, PORT, PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_PARTNER_TIMEOUT_MS: '500', PAYD_RECOVERY_INTERVAL_MS: '300' });
     try {
       const replay = await call(server.base, 'POST', `/v2/payments/${p.body!.id}/captures`, key, { amount: 4000 });
       assert.equal(replay.status, 409);
       assert.equal(replay.body!.type, 'urn:eu.service:write-conflict');
       const opId = replay.body!.resource_id as string;
-      let payment: Record<string, any> | undefined;
-      for (let i = 0; i < 100; i++) {
-        payment = (await call(server.base, 'GET', `/v2/payments/${p.body!.id}`, { ...m.auth, 'cache-control': 'max-age=0' })).body;
-        if (payment!.captures[0]?.status === 'SUCCESS') break;
-        await new Promise((r) => setTimeout(r, 200));
-      }
+      const payment = await poll(
+        async () => (await call(server.base, 'GET', `/v2/payments/${p.body!.id}`, { ...m.auth, 'cache-control': 'max-age=0' })).body,
+        (v) => v!.captures[0]?.status === 'SUCCESS', { withinMs: 20_000, everyMs: 200 });
       assert.equal(payment!.captures.length, 1);
       assert.equal(payment!.captures[0].id, opId);
       assert.equal(payment!.captures[0].status, 'SUCCESS');

@@ -14,26 +14,15 @@ import { loadConfig, ConfigError } from '../../src/config.ts';
 import { Recovery } from '../../src/payments/recovery.ts';
 import type { PartnerConnector } from '../../src/partners/port.ts';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
+import { emptyPgDatabase, type PgDatabase, waitFor } from '../helpers/processes.ts';
 import { call, onboard, startServer, type ServerProcess } from '../helpers/server.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const giftNumber = () => `6000${randomBytes(6).readUIntBE(0, 6).toString().padStart(10, '0').slice(0, 10)}42`; // 50000 at first
 const giftId = (number: string) => createHash('sha256').update(`gift-sim:${number}`).digest('hex');
 const gift = (amount: number, number: string) => ({ partner: 'gift-sim', method: 'GIFT_CARD', amount, instrument: { type: 'GIFT_CARD', number, pin: '1234' } });
 const card = (amount: number, number = '4242424242424242') => ({
   partner: 'card-sim', method: 'CARD', amount, instrument: { type: 'CARD', number, expiry_month: '12', expiry_year: '2030', cvv: '123' },
 });
-
-/** Waits for a state (not for the clock): polls until check returns a value, or fails after a bound. */
-async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, boundMs = 20_000): Promise<T> {
-  const deadline = Date.now() + boundMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 /** A second connection holding row locks in an open transaction, as psql would. */
 async function lockRows(url: string, sql: string, params: unknown[]): Promise<{ release(): Promise<void> }> {
@@ -221,24 +210,15 @@ describe('recovery defects (in-process, PostgreSQL)', () => {
 describe('2. an operation whose partner answer was recorded but which was never finalized (real processes, PostgreSQL)', () => {
   let server: ServerProcess | undefined;
   let url: string;
-  let dbName: string;
-  const admin = process.env.DATABASE_URL!;
+  let db: PgDatabase;
   before(async () => {
-    dbName = `payd_rec_${randomBytes(5).toString('hex')}`;
-    const c = new pg.Client({ connectionString: admin });
-    await c.connect();
-    await c.query(`CREATE DATABASE ${dbName}`);
-    await c.end();
-    const u = new URL(admin);
-    u.pathname = `/${dbName}`;
-    url = u.toString();
+    // Empty: the first process migrates it.
+    db = await emptyPgDatabase(process.env.DATABASE_URL!, 'payd_rec_');
+    url = db.url;
   });
   after(async () => {
     await server?.stop('SIGKILL');
-    const c = new pg.Client({ connectionString: admin });
-    await c.connect();
-    await c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await c.end();
+    await db?.drop();
   });
 
   it('is finalized by recovery (status and event) after a kill between recording the answer and finalizing', async () => {
