@@ -257,6 +257,13 @@ export async function runThroughput(): Promise<void> {
         { method: 'POST', headers: stripeH, body: 'amount=1000',
           setupRequest: (req: Record<string, unknown>, ctx: Record<string, unknown>) => ({ ...req, path: `/v1/charges/${ctx.id}/capture` }) },
       ] }).then(pairs) },
+      // The durable floor of the pair: the same-work create, then the same-work capture of it.
+      { name: 'pair (same-work baseline)', unit: 'pairs/s', run: () => load(baseUrl, { requests: [
+        { method: 'POST', path: '/create', headers: json, body: JSON.stringify({ amount: 1000, entity_id: entity.id }),
+          onResponse: (_s: number, body: string, ctx: Record<string, unknown>) => { ctx.id = /"id":"([^"]+)"/.exec(body)?.[1]; } },
+        { method: 'POST', headers: json, body: JSON.stringify({ amount: 1000 }),
+          setupRequest: (req: Record<string, unknown>, ctx: Record<string, unknown>) => ({ ...req, path: `/capture/${ctx.id}` }) },
+      ] }).then(pairs) },
       { name: 'pair (payd)', unit: 'pairs/s', run: () => load(payd.base, paydPair(auth)).then(pairs) },
     ];
     for (const s of scenarios) {
@@ -293,6 +300,8 @@ export async function runThroughput(): Promise<void> {
     if (flows && hello) console.log(`authorization code flow (payd): ${(flows.rps * 2 / hello.rps).toFixed(2)} of hello's req/s per request (a flow is 2 requests)`);
     for (const line of [
       ratio('pair (payd)', 'pair (stripe-stateful-mock)', 0.5),
+      ratio('pair (same-work baseline)', 'pair (stripe-stateful-mock)', 0.5),
+      ratio('pair (payd)', 'pair (same-work baseline)', 0.5),
       ratio('create (payd)', 'create (same-work baseline)', 0.5),
       ratio('capture alone (payd)', 'capture alone (same-work baseline)', 0.5),
       slowLine,

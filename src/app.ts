@@ -42,6 +42,7 @@ import { PAYMENT_SCHEMAS, PaymentEventData } from './payments/payments.schemas.t
 import { ClientSession } from './payments/client-sessions.schemas.ts';
 import type { PaymentsService } from './payments/payments.service.ts';
 import { AfterAuthorization } from './payments/after-authorization.ts';
+import { RecentPayments } from './payments/recent-payments.ts';
 import type { OperationsService } from './payments/operations.service.ts';
 import { ClientSessionsService, widgetKey } from './payments/client-sessions.service.ts';
 import { paymentsRoutes } from './payments/payments.routes.ts';
@@ -75,6 +76,8 @@ export interface AppDeps {
   logger?: boolean;
   /** Client-session expiry and the simulators' delayed outcomes (platform/clock.ts); default the system clock. */
   clock?: Clock;
+  /** The payments this process wrote last (payments/recent-payments.ts); default one of config.recentPayments. Tests look into it. */
+  recent?: RecentPayments;
 }
 
 export interface Services {
@@ -139,6 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     holdAttempts: config.idempotencyHoldAttempts,
     holdIntervalMs: config.idempotencyHoldIntervalMs,
     clock,
+    recent: deps.recent ?? new RecentPayments(config.recentPayments),
   };
   // Payments, operations and what follows an authorization (payments/after-authorization.ts).
   const afterAuthorization = new AfterAuthorization(db, partners, paymentsConfig);

@@ -1,6 +1,7 @@
 // The one place that reads process.env: every setting is parsed, validated and typed here.
 import { type PartnerSpec, PartnersConfigError, parsePartners } from './partners/partners-config.ts';
 import { splitHosts } from './platform/db/hosts.ts';
+import { RECENT_PAYMENTS_DEFAULT } from './payments/recent-payments.ts';
 import path from 'node:path';
 
 export type Role = 'all' | 'api' | 'identity' | 'worker';
@@ -37,6 +38,8 @@ export interface Config {
   maxOperationsPerPayment: number;
   /** Payment attempts one client session takes (a declined card may be retried; card testing is capped). */
   sessionMaxAttempts: number;
+  /** Payments this process remembers as it last wrote them, for the operation that follows (payments/recent-payments.ts; 0: none). */
+  recentPayments: number;
   /** A replay of an in-flight idempotency key is held this many times the interval, then answered 409. */
   idempotencyHoldAttempts: number;
   idempotencyHoldIntervalMs: number;
@@ -232,6 +235,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     partnerTimeoutMs: int(env, 'PAYD_PARTNER_TIMEOUT_MS', 10000, 100, 120000),
     maxOperationsPerPayment: int(env, 'PAYD_MAX_OPERATIONS_PER_PAYMENT', 200, 1, 10000),
     sessionMaxAttempts: int(env, 'PAYD_SESSION_MAX_ATTEMPTS', 5, 1, 50),
+    recentPayments: int(env, 'PAYD_RECENT_PAYMENTS', RECENT_PAYMENTS_DEFAULT, 0, 1000000),
     idempotencyHoldAttempts: int(env, 'PAYD_IDEMPOTENCY_HOLD_ATTEMPTS', 20, 0, 1000),
     idempotencyHoldIntervalMs: int(env, 'PAYD_IDEMPOTENCY_HOLD_INTERVAL_MS', 100, 1, 10000),
     recoveryGraceSeconds: int(env, 'PAYD_RECOVERY_GRACE_SECONDS', 60, 1, 86400),

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../platform/db/index.ts';
 import { faultPoint } from '../platform/fault-points.ts';
-import { problems } from '../platform/http/problem.ts';
+import { Problem, problems } from '../platform/http/problem.ts';
 import type { PartnerRegistry } from '../partners/port.ts';
 import { type Slice, allocate, availableFor, deriveAmounts } from './amounts.ts';
 import { holdWhileInFlight } from './idempotency.ts';
@@ -15,6 +15,7 @@ import { type NewPartnerTx, type OperationKind, type OperationRow, type PartnerT
 import { paymentView, reservedOfPayment, slicesOfPayment, totalsOfPayment } from './payment-view.ts';
 import { operationEventType, paymentEvent } from './payment-events.ts';
 import type { OperationBody } from './payments.schemas.ts';
+import type { Ledger } from './recent-payments.ts';
 import type { PaymentsConfig, PaymentsService, PaymentViewT } from './payments.service.ts';
 
 /** The next free ledger number after these rows. */
@@ -38,6 +39,12 @@ function pendingChildren(kind: OperationKind, paymentId: string, opId: string, s
     partner: a.auth.partner, method: a.auth.method, amount: a.amount, status: 'PENDING', partner_key: `${opId}:${i + 1}`,
     card: a.auth.card, save_token: null,
   }));
+}
+
+export interface OperationOptions {
+  idempotencyKey?: string | undefined;
+  instance: string;
+  triggeredBy?: 'MERCHANT' | 'SYSTEM';
 }
 
 export interface OperationResult {
@@ -121,32 +128,58 @@ export class OperationsService {
   }
 
   /**
-   * The operation in two statements when every partner involved answers inline: read
-   * the payment and its ledger, then write the operation, its ledger rows, its event and
-   * the payment's next version in one statement that applies only if the version read is
-   * still the current one (every reservation moves the version, so the amount check made
-   * on it still holds). undefined: the regular path (a partner to call, a key already
-   * used, or the payment changed meanwhile), which takes the row lock.
+   * The optimistic strategy, when every partner involved answers inline: read the payment
+   * and its ledger (or recall it, when this process wrote it last: recent-payments.ts),
+   * then write the operation, its ledger rows, its event and the payment's next version in
+   * one statement that applies only if the version read is still the current one (every
+   * reservation moves the version, so the amount check made on it still holds).
+   * undefined: the locked strategy (a partner to call, a key already used, or the payment
+   * changed meanwhile).
    */
-  private async runInline(kind: OperationKind, entityId: string, paymentId: string, body: OperationBody,
-    opts: { idempotencyKey?: string | undefined; instance: string; triggeredBy?: 'MERCHANT' | 'SYSTEM' }, opId: string): Promise<OperationResult | undefined> {
+  private async optimistic(kind: OperationKind, entityId: string, paymentId: string, body: OperationBody,
+    opts: OperationOptions, opId: string): Promise<OperationResult | undefined> {
+    const recalled = this.config.recent?.recall(entityId, paymentId);
+    if (recalled) {
+      const done = await this.inlineOn(recalled, true, kind, body, opts, opId);
+      if (done !== 'stale') return done;
+      this.config.recent!.forget(paymentId); // changed since this process wrote it: decided again on what is stored
+    }
     const found = await paymentsRepo.getWithLedger(this.db, entityId, paymentId);
     if (!found) throw problems.notFound(`Payment ${paymentId} does not exist.`);
+    const done = await this.inlineOn(found, false, kind, body, opts, opId);
+    return done === 'stale' ? undefined : done;
+  }
+
+  /**
+   * The optimistic strategy on one reading of the payment. 'stale': the payment moved on since that
+   * reading (the write applied nothing), or, for a recalled reading, the operation was
+   * refused on it (a refusal is only given on what is stored: a capture made elsewhere
+   * since may have made a refund possible).
+   */
+  private async inlineOn(found: Ledger, recalled: boolean, kind: OperationKind, body: OperationBody,
+    opts: OperationOptions, opId: string): Promise<OperationResult | undefined | 'stale'> {
     const { payment: p, txs, ops } = found;
+    const paymentId = p.id;
     // The key that created the payment counts as processed on it (Errors 5).
     if (opts.idempotencyKey && p.idempotency_key === opts.idempotencyKey) throw problems.idempotencyViolation(opts.instance, p.id);
     if (opts.idempotencyKey && ops.some((o) => o.idempotency_key === opts.idempotencyKey)) return undefined;
     // (The whole ledger is read for the answer, a Payment with every operation; the
     // decision takes only the payment row's totals and its authorizations.)
     const auths = txs.filter((t) => t.kind === 'AUTHORIZATION');
-    const { amount, allocations } = await this.planWith(kind, p, auths, () => txs, body);
+    let planned: Awaited<ReturnType<OperationsService['planWith']>>;
+    try {
+      planned = await this.planWith(kind, p, auths, () => txs, body);
+    } catch (err) {
+      if (recalled && err instanceof Problem) return 'stale';
+      throw err;
+    }
+    const { amount, allocations } = planned;
     const pending = pendingChildren(kind, paymentId, opId, nextSeqOf(txs), allocations);
     const startedAt = performance.now();
     const answers = allocations.map((a, i) => answerInline(this.partners.get(a.auth.partner), {
       kind, request: { key: pending[i]!.partner_key, entityId: p.entity_id, authorization_reference: a.auth.partner_reference ?? '', amount: a.amount, currency: p.currency },
     }));
     if (answers.some((r) => !r || r.outcome === 'PENDING')) return undefined;
-    answers.forEach((result, i) => this.config.telemetry?.end(allocations[i]!.auth.partner, kind.toLowerCase(), pending[i]!.partner_key, startedAt, { result: result! }));
 
     const now = new Date();
     const children = pending.map((c, i) => settledTxRow(newTxRow(c, now, now), txUpdate(kind, answers[i])!, now));
@@ -160,25 +193,32 @@ export class OperationsService {
     const type = operationEventType(op);
     try {
       const event = type ? await paymentEvent(this.db, p, view, type, opId) : undefined;
-      if (!(await paymentsRepo.insertOperationConcluded(this.db, paymentId, p.version, now, op, children, event))) return undefined;
-      this.config.telemetry?.operationEnded(op.kind, op.status);
+      const written = await paymentsRepo.insertOperationConcluded(this.db, paymentId, p.version, now, op, children, event);
+      if (!written) return 'stale';
+      this.config.recent?.remember({ payment: written, txs: [...txs, ...children], ops: [...ops, op] });
     } catch (err) {
       if (!isOperationKeyConflict(err)) throw err;
       return this.replayed(paymentId, opts.idempotencyKey!, opts.instance);
     }
+    // (Counted once written: a reading that turned out stale is decided again.)
+    answers.forEach((result, i) => this.config.telemetry?.end(allocations[i]!.auth.partner, kind.toLowerCase(), pending[i]!.partner_key, startedAt, { result: result! }));
+    this.config.telemetry?.operationEnded(op.kind, op.status);
     return { payment: view, operationId: opId };
   }
 
-  async run(
-    kind: OperationKind,
-    entityId: string,
-    paymentId: string,
-    body: OperationBody,
-    opts: { idempotencyKey?: string | undefined; instance: string; triggeredBy?: 'MERCHANT' | 'SYSTEM' },
-  ): Promise<OperationResult> {
+  /**
+   * One operation: validate (the route's schema and plan), reserve, call partners, settle.
+   * Two reservation strategies: optimistic when every partner involved answers inline
+   * (the whole outcome written in one conditional statement), else locked (the row lock,
+   * PENDING rows, the partner calls outside any transaction, then the settlement).
+   */
+  async run(kind: OperationKind, entityId: string, paymentId: string, body: OperationBody, opts: OperationOptions): Promise<OperationResult> {
     const opId = randomUUID();
-    const inline = await this.runInline(kind, entityId, paymentId, body, opts, opId);
-    if (inline) return inline;
+    return (await this.optimistic(kind, entityId, paymentId, body, opts, opId)) ?? this.locked(kind, entityId, paymentId, body, opts, opId);
+  }
+
+  /** The locked strategy: reserve under the row lock, call the partners, settle (finalize). */
+  private async locked(kind: OperationKind, entityId: string, paymentId: string, body: OperationBody, opts: OperationOptions, opId: string): Promise<OperationResult> {
     // A replayed key is found under the row lock below and answered after the lock is
     // released (held while the first call is in flight), before any amount check.
     const reservation = await this.db.transaction(async (tx) => {

@@ -237,10 +237,11 @@ export const paymentsRepo = {
    * A payment whose partners all answered inline, written whole in one statement: the
    * payment as concluded (with the sums of its settled authorizations: only the
    * authorized amount, the one sum an authorization settled at creation adds to), its
-   * ledger rows, and its event. false when the entity already used the idempotency key
-   * (nothing is written).
+   * ledger rows, and its event. Returns the payment row as written (its sums included:
+   * rows inserted settled fire no trigger), or undefined when the entity already used the
+   * idempotency key (nothing is written).
    */
-  async insertConcluded(q: Queryable, p: PaymentBase, txs: PartnerTxRow[], event: NewEvent | undefined): Promise<boolean> {
+  async insertConcluded(q: Queryable, p: PaymentBase, txs: PartnerTxRow[], event: NewEvent | undefined): Promise<PaymentRow | undefined> {
     const sums = settledSums(txs);
     const params: unknown[] = [p.id, p.entity_id, p.version, p.amount, p.currency, p.capture_mode, p.allow_future_usage, p.client_session_id,
       p.order_reference, json(p.order), json(p.customer), json(p.browser), json(p.split), p.authorization_status,
@@ -249,33 +250,33 @@ export const paymentsRepo = {
     params.push(...txParams(txs));
     const e = withEvent(event, params.length + 1, 'p');
     params.push(...e.params);
-    const { rows } = await q.query<{ id: string }>(sqlFor(`insertConcluded|${txs.length}|${e.sql !== ''}`, () =>
+    const { rows } = await q.query<PaymentRow>(sqlFor(`insertConcluded|${txs.length}|${e.sql !== ''}`, () =>
       `WITH p AS (
          INSERT INTO payments (id, entity_id, version, amount, currency, capture_mode, allow_future_usage, client_session_id,
            order_reference, "order", customer, browser, split, authorization_status, processing, idempotency_key, created_at, updated_at,
            total_authorized)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
          ON CONFLICT (entity_id, idempotency_key) DO NOTHING
-         RETURNING id),
+         RETURNING ${PAYMENT_COLS}),
        t AS (INSERT INTO partner_transactions (${TX_INSERT_COLS}) SELECT v.* FROM p, ${txValuesSql(txs.length, first)})${e.sql}
-       SELECT id FROM p`),
+       SELECT * FROM p`),
       params,
     );
-    return rows.length === 1;
+    return rows[0];
   },
 
   /**
    * An operation whose partners all answered inline, in one statement: the payment moves
    * to the next version only if nobody changed it since it was read (optimistic lock on
    * `version`, so the amount checks made on that version still hold), and the operation,
-   * its ledger rows and its event are written only then. Returns false on a version
-   * conflict (nothing written); throws a unique violation (isOperationKeyConflict) when
+   * its ledger rows and its event are written only then. Returns the payment row as
+   * written, or undefined on a version conflict (nothing written); throws a unique violation (isOperationKeyConflict) when
    * the idempotency key was taken meanwhile (nothing written either). The payment's
    * version, operation count and sums move in that one row write (settledSums; the
    * insert triggers count only rows inserted PENDING, migration 0017).
    */
   async insertOperationConcluded(q: Queryable, paymentId: string, expectedVersion: number, updatedAt: Date, o: OperationRow,
-    txs: PartnerTxRow[], event: NewEvent | undefined): Promise<boolean> {
+    txs: PartnerTxRow[], event: NewEvent | undefined): Promise<PaymentRow | undefined> {
     const sums = settledSums(txs);
     const params: unknown[] = [paymentId, expectedVersion, updatedAt,
       o.id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key, o.created_at, o.updated_at,
@@ -284,20 +285,20 @@ export const paymentsRepo = {
     params.push(...txParams(txs));
     const e = withEvent(event, params.length + 1, 'u');
     params.push(...e.params);
-    const { rows } = await q.query<{ id: string }>(sqlFor(`insertOperationConcluded|${txs.length}|${e.sql !== ''}`, () =>
+    const { rows } = await q.query<PaymentRow>(sqlFor(`insertOperationConcluded|${txs.length}|${e.sql !== ''}`, () =>
       `WITH u AS (
          UPDATE payments SET version = version + 1, updated_at = $3, operation_count = operation_count + $14,
            total_authorized = total_authorized + $15, total_captured = total_captured + $16, total_voided = total_voided + $17,
            total_refunded = total_refunded + $18
-          WHERE id = $1 AND version = $2 RETURNING id),
+          WHERE id = $1 AND version = $2 RETURNING ${PAYMENT_COLS}),
        o AS (
          INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, created_at, updated_at)
          SELECT $4, u.id, $5, $6, $7, $8, $9, $10, $11, $12, $13 FROM u RETURNING id),
        t AS (INSERT INTO partner_transactions (${TX_INSERT_COLS}) SELECT v.* FROM o, ${txValuesSql(txs.length, first)})${e.sql}
-       SELECT id FROM u`),
+       SELECT * FROM u`),
       params,
     );
-    return rows.length === 1;
+    return rows[0];
   },
 
   /**

@@ -20,6 +20,7 @@ import { type NewPartnerTx, type NewPayment, type OperationRow, type PartnerTxRo
 import { VIEW_FORMAT, childrenByOperation, paymentView } from './payment-view.ts';
 import { type Filter, listsRepo, type PageRequest } from './lists.repo.ts';
 import { paymentJson } from './payment-json.ts';
+import type { RecentPayments } from './recent-payments.ts';
 import { authorizationEventType, operationEventType, paymentEvent, recordPaymentEvents } from './payment-events.ts';
 
 export interface PaymentsConfig {
@@ -37,6 +38,8 @@ export interface PaymentsConfig {
   telemetry?: PartnerTelemetry;
   /** Decides a client session's expiry (default the system clock; tests move it). */
   clock?: Clock;
+  /** The payments this process wrote last, for the operation that follows (recent-payments.ts). */
+  recent?: RecentPayments;
 }
 
 export type PaymentViewT = ReturnType<typeof paymentView>;
@@ -235,33 +238,43 @@ export class PaymentsService {
       return_url: `${this.config.baseUrl}/checkout/3ds-return/${id}`,
     });
 
-    // Partners that answer inline (pure decisions, nothing held elsewhere): the payment is
-    // written whole, concluded, in one statement.
+    // The reservation strategy: partners that answer inline (pure decisions, nothing held
+    // elsewhere) give the outcome now, and the payment is written whole, concluded, in one
+    // statement; any other partner makes it write ahead.
+    const planned = prepared.map((p) => ({ partner: p.part.partner, row: p.row, request: requestOf(p) }));
     const startedAt = performance.now();
-    const inline = this.inlineAnswers(prepared.map(requestOf), prepared.map((p) => p.part.partner));
-    if (inline) {
-      // Answered in process, counted as partner calls all the same (authorizations by partner and outcome).
-      inline.forEach((result, i) => this.config.telemetry?.end(prepared[i]!.part.partner, 'authorize', prepared[i]!.row.partner_key, startedAt, { result }));
-    }
-    if (inline) return this.createInline(entityId, body, newPayment, prepared.map((p) => p.row), inline, idempotencyKey, instance);
+    const inline = this.inlineAnswers(planned.map((p) => p.request), planned.map((p) => p.partner));
+    if (!inline) return this.writeAhead(entityId, body, newPayment, planned, idempotencyKey, instance);
+    // Answered in process, counted as partner calls all the same (authorizations by partner and outcome).
+    inline.forEach((result, i) => this.config.telemetry?.end(planned[i]!.partner, 'authorize', planned[i]!.row.partner_key, startedAt, { result }));
+    return this.createInline(entityId, body, newPayment, planned.map((p) => p.row), inline, idempotencyKey, instance);
+  }
 
+  /**
+   * The write-ahead strategy: the payment and its first authorization row are written
+   * (PENDING) before any partner is called, then each part is authorized in turn, outside
+   * any transaction, its answer recorded, and the payment concluded.
+   */
+  private async writeAhead(entityId: string, body: CreatePaymentBody, newPayment: NewPayment,
+    parts: Array<{ partner: string; row: NewPartnerTx; request: AuthorizeRequest }>, idempotencyKey: string | undefined, instance: string): Promise<PaymentViewT> {
+    const id = newPayment.id;
     // The payment and its first authorization row: one statement, or a transaction that
     // also claims the client session.
-    const created = await this.claimingSession(entityId, body, id, (q) => paymentsRepo.insertWithTx(q, newPayment, prepared[0]!.row));
+    const created = await this.claimingSession(entityId, body, id, (q) => paymentsRepo.insertWithTx(q, newPayment, parts[0]!.row));
     if (!created) return this.replayed(entityId, idempotencyKey!, instance); // another request with the same key won the race
 
     // Authorize part by part; the ledger rows as this request leaves them, for the answer.
     const rows: PartnerTxRow[] = [];
     let last: { row: PartnerTxRow; update: TxUpdate | undefined } | undefined;
-    for (const [i, { part, instrument, card, row }] of prepared.entries()) {
+    for (const [i, { partner, row, request }] of parts.entries()) {
       const stored = i === 0 ? created.tx : await paymentsRepo.insertTx(this.db, row);
       faultPoint('authorize:after-reserve');
-      const connector = this.partners.get(part.partner)!;
-      const result = await callPartner(() => connector.authorize(requestOf({ part, instrument, card, row })), this.config.partnerTimeoutMs,
-        (r) => void this.answeredLate(entityId, id, stored, r), { telemetry: this.config.telemetry, partner: part.partner, call: 'authorize', key: row.partner_key });
+      const connector = this.partners.get(partner)!;
+      const result = await callPartner(() => connector.authorize(request), this.config.partnerTimeoutMs,
+        (r) => void this.answeredLate(entityId, id, stored, r), { telemetry: this.config.telemetry, partner, call: 'authorize', key: row.partner_key });
       faultPoint('authorize:after-partner');
       const update = txUpdate('AUTHORIZATION', result);
-      const final = update?.status !== 'AUTHORIZED' || i === prepared.length - 1;
+      const final = update?.status !== 'AUTHORIZED' || i === parts.length - 1;
       if (final) {
         last = { row: stored, update };
         break;
@@ -310,6 +323,7 @@ export class PaymentsService {
     const write = async (q: Queryable) => paymentsRepo.insertConcluded(q, p, txs, type ? await paymentEvent(q, p, view, type) : undefined);
     const written = await this.claimingSession(entityId, body, p.id, write);
     if (!written) return this.replayed(entityId, idempotencyKey!, instance); // another request with the same key won the race
+    this.config.recent?.remember({ payment: written, txs, ops: [] }); // (committed: claimingSession's transaction has ended)
     if (status === 'AUTHORIZED' && p.capture_mode === 'AUTOMATIC' && this.steps) {
       await this.steps.authorized(entityId, p.id, p.amount);
       return this.getStored(entityId, p.id);

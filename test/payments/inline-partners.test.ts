@@ -131,7 +131,7 @@ describe('partners answering inline', () => {
       token_saved: null, created_at: now, updated_at: now,
     };
     const written = await paymentsRepo.insertOperationConcluded(t.testDb.db, p.id, p.version + 1, now, op, [tx], { entityId: m.entityId, type: 'payment.captured', data: {} });
-    assert.equal(written, false);
+    assert.equal(written, undefined);
     const after = await stored(p.id);
     assert.deepEqual(after, p, 'the payment is unchanged');
     const n = (await t.testDb.db.query<{ n: number }>('SELECT (SELECT count(*) FROM payment_operations WHERE id = $1) + (SELECT count(*) FROM partner_transactions WHERE operation_id = $1) AS n', [opId])).rows[0]!.n;

@@ -9,7 +9,10 @@
 // - a payment takes at most PAYD_MAX_OPERATIONS_PER_PAYMENT operations; the next one is a
 //   400 problem, and nothing is written or sent to a partner.
 // Captures made: PAYD_MANY_OPERATIONS (default 200) with partners answering inline, a
-// quarter of that (at least 20) with partners called (the locked path).
+// quarter of that (at least 20) with partners called (the locked path). Inline, twice: on
+// a payment this process remembers as it wrote it (payments/recent-payments.ts: no read
+// at all, the answer is built from memory), and remembering nothing (PAYD_RECENT_PAYMENTS
+// 0: every capture reads the payment, as one on a payment another process wrote).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Db, Queryable } from '../../src/platform/db/index.ts';
@@ -42,13 +45,13 @@ function spy(db: Db): { stats: Stat[]; on: boolean } {
 /** The answer's read: the payment's whole ledger with its operations (getWithLedger, ledger). */
 const isLedgerRead = (sql: string) => /json_agg\(o ORDER BY/.test(sql);
 
-for (const [inline, N] of [[true, MANY], [false, Math.max(20, Math.round(MANY / 4))]] as const) {
-  describe(`operations per payment, partners ${inline ? 'answering inline' : 'called'}`, () => {
+for (const [inline, N, remembered] of [[true, MANY, true], [true, MANY, false], [false, Math.max(20, Math.round(MANY / 4)), true]] as const) {
+  describe(`operations per payment, partners ${inline ? 'answering inline' : 'called'}${inline && !remembered ? ', nothing remembered' : ''}`, () => {
     let t: TestApp;
     let m: Merchant;
     let watch: ReturnType<typeof spy>;
     before(async () => {
-      t = await createTestApp({ simInline: inline, maxOperationsPerPayment: N });
+      t = await createTestApp({ simInline: inline, maxOperationsPerPayment: N, ...(remembered ? {} : { recentPayments: 0 }) });
       m = await t.createMerchant('Many operations');
       watch = spy(t.testDb.db);
     });
@@ -95,7 +98,12 @@ for (const [inline, N] of [[true, MANY], [false, Math.max(20, Math.round(MANY / 
       assert.ok(Math.abs(late.readOther - early.readOther) <= 64, `bytes read besides the answer's ledger ${figures}`);
       // That ledger read grows only with the answer (a Payment lists its operations; the
       // operation limit bounds it).
-      assert.equal(per.filter((x) => x.readLedger === 0).length, 0, 'one ledger read per capture, for the answer');
+      if (inline && remembered) {
+        assert.equal(per.filter((x) => x.readLedger !== 0).length, 0, 'no ledger read: the answer is built from what this process wrote');
+        assert.equal(late.statements, 1, `one statement per capture ${figures}`);
+      } else {
+        assert.equal(per.filter((x) => x.readLedger === 0).length, 0, 'one ledger read per capture, for the answer');
+      }
       assert.ok(late.readLedger - early.readLedger <= 3 * (late.answer - early.answer), `ledger read vs answer ${figures}`);
 
       // The running totals the decisions use are the sums of the ledger.

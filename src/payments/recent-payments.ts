@@ -1,0 +1,61 @@
+// The payments this process wrote last, each as its own statement left it, so that the
+// operation that commonly follows at once (a shop capturing a payment it just created)
+// skips the read of the payment and its ledger: one statement instead of two.
+//
+// Never trusted alone. Only the optimistic (inline) path reads it, and its write applies
+// only at the version remembered (payments.repo insertOperationConcluded: WHERE version =
+// $2). Every change that matters to the amount check moves the version (reservations,
+// settlements of what was reserved, the conclusion of an authorization), and a payment
+// is remembered only when nothing in it is PENDING, so a remembered version is the
+// database's version with the same rows. A payment changed elsewhere (another process,
+// the locked path, a partner's notification) costs one statement that writes nothing;
+// the operation then reads afresh. Only committed states are remembered.
+import type { OperationRow, PartnerTxRow, PaymentRow } from './payments.repo.ts';
+
+export interface Ledger {
+  payment: PaymentRow;
+  /** (Frozen once remembered: callers copy, never change them.) */
+  txs: PartnerTxRow[];
+  ops: OperationRow[];
+}
+
+/** The default number of payments remembered (PAYD_RECENT_PAYMENTS); about 5 KB each (10 MB by default). */
+export const RECENT_PAYMENTS_DEFAULT = 2048;
+
+export class RecentPayments {
+  private readonly entries = new Map<string, Ledger>();
+
+  /** capacity 0 remembers nothing (every operation reads the payment). */
+  constructor(private readonly capacity: number = RECENT_PAYMENTS_DEFAULT) {}
+
+  /** The payment as this process last wrote it, if it is the entity's and still remembered. */
+  recall(entityId: string, id: string): Ledger | undefined {
+    const e = this.entries.get(id);
+    return e && e.payment.entity_id === entityId ? e : undefined;
+  }
+
+  /**
+   * Remembers a state just committed with nothing PENDING in it (the rows are frozen:
+   * the views built from them must not change them). The oldest is forgotten first.
+   */
+  remember(l: Ledger): void {
+    if (this.capacity <= 0) return;
+    if (l.txs.some((t) => t.status === 'PENDING') || l.ops.some((o) => o.status === 'PENDING') || l.payment.processing) return;
+    const id = l.payment.id;
+    this.entries.delete(id);
+    this.entries.set(id, {
+      payment: Object.freeze(l.payment),
+      txs: Object.freeze(l.txs.map((t) => Object.freeze(t))) as PartnerTxRow[],
+      ops: Object.freeze(l.ops.map((o) => Object.freeze(o))) as OperationRow[],
+    });
+    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  forget(id: string): void {
+    this.entries.delete(id);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}

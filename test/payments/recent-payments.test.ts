@@ -1,0 +1,136 @@
+// The payments a process wrote last (payments/recent-payments.ts): the capture that
+// follows a creation at once is one statement, decided on the payment as this process
+// wrote it; a payment changed elsewhere meanwhile (here, a second app on the same
+// database, as a second payd process) is decided again on what is stored, so nothing is
+// taken twice and nothing is refused that the stored payment allows.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.ts';
+import type { Db } from '../../src/platform/db/index.ts';
+import { paymentsRepo } from '../../src/payments/payments.repo.ts';
+import { RecentPayments } from '../../src/payments/recent-payments.ts';
+import { createTestApp, MASTER_KEY, type Merchant, type TestApp } from '../helpers/app.ts';
+
+const card = { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2031', cvv: '123' };
+const body = (amount: number) => ({ amount, currency: 'EUR', split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: card }] });
+
+/** The database, counting the statements sent outside transactions. */
+function counting(db: Db): { db: Db; count: () => number } {
+  let n = 0;
+  const proxy = new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'query') return (...args: Parameters<Db['query']>) => { n += 1; return target.query(...args); };
+      const v = Reflect.get(target, prop) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+  return { db: proxy, count: () => n };
+}
+
+describe('recently written payments', () => {
+  let t: TestApp;
+  let m: Merchant;
+  let other: Merchant;
+  let a: FastifyInstance; // remembers (counted)
+  let b: FastifyInstance; // a second process on the same database
+  let small: FastifyInstance; // remembers two payments
+  let statements: () => number;
+  const recent = new RecentPayments();
+
+  before(async () => {
+    t = await createTestApp();
+    m = await t.createMerchant('Recent');
+    other = await t.createMerchant('Other');
+    const c = counting(t.testDb.db);
+    statements = c.count;
+    a = await buildApp({ config: t.config, db: c.db, masterKey: MASTER_KEY, logger: false, recent });
+    b = await buildApp({ config: t.config, db: t.testDb.db, masterKey: MASTER_KEY, logger: false });
+    small = await buildApp({ config: { ...t.config, recentPayments: 2 }, db: c.db, masterKey: MASTER_KEY, logger: false });
+    await Promise.all([a.ready(), b.ready(), small.ready()]);
+  });
+  after(async () => {
+    await Promise.all([a.close(), b.close(), small.close()]);
+    await t.close();
+  });
+
+  const create = async (app: FastifyInstance, amount: number) => {
+    const res = await app.inject({ method: 'POST', url: '/v2/payments', headers: m.auth, payload: body(amount) });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json().id as string;
+  };
+  const op = (app: FastifyInstance, id: string, kind: string, payload: object, who = m) =>
+    app.inject({ method: 'POST', url: `/v2/payments/${id}/${kind}`, headers: who.auth, payload });
+  const stored = async (id: string) => (await t.app.inject({ url: `/v2/payments/${id}`, headers: { ...m.auth, 'cache-control': 'max-age=0' } })).json();
+  /** Statements `run` sends (the app's own background work is idle between requests). */
+  const counted = async <T>(run: () => Promise<T>): Promise<{ result: T; n: number }> => {
+    const before = statements();
+    const result = await run();
+    return { result, n: statements() - before };
+  };
+
+  it('a capture right after the creation is one statement, and answers what the database then holds', async () => {
+    const id = await create(a, 1000);
+    const { result: res, n } = await counted(() => op(a, id, 'captures', { amount: 400 }));
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(n, 1, 'one statement: the conditional write, no read');
+    assert.deepEqual(res.json(), await stored(id));
+    // The next operation too, from what the capture left.
+    const { result: refund, n: n2 } = await counted(() => op(a, id, 'refunds', { amount: 100 }));
+    assert.equal(refund.statusCode, 200, refund.body);
+    assert.equal(n2, 1);
+    assert.deepEqual(refund.json(), await stored(id));
+    // What the process remembers is the database's row and ledger, field for field.
+    const remembered = recent.recall(m.entityId, id)!;
+    const db = (await paymentsRepo.getWithLedger(t.testDb.db, m.entityId, id))!;
+    assert.deepEqual({ ...remembered.payment }, db.payment);
+    assert.deepEqual(remembered.txs.map((x) => ({ ...x })), db.txs);
+    assert.deepEqual(remembered.ops.map((x) => ({ ...x })), db.ops);
+  });
+
+  it('a payment captured by another process meanwhile: the amount is decided on what is stored, never taken twice', async () => {
+    const id = await create(a, 1000);
+    assert.equal((await op(b, id, 'captures', { amount: 600 })).statusCode, 200);
+    const refused = await op(a, id, 'captures', { amount: 500 });
+    assert.equal(refused.statusCode, 400, refused.body);
+    assert.equal(refused.json().available_amount, 400);
+    const { result: rest, n } = await counted(() => op(a, id, 'captures', { amount: 400 }));
+    assert.equal(rest.statusCode, 200, rest.body);
+    assert.equal(n, 2, 'the refusal forgot the stale payment: read, then write');
+    const p = await stored(id);
+    assert.equal(p.amounts.total_captured, 1000);
+    assert.deepEqual(rest.json(), p);
+  });
+
+  it('a refusal on the remembered payment is decided again on the stored one (a capture elsewhere made a refund possible)', async () => {
+    const id = await create(a, 1000);
+    assert.equal((await op(b, id, 'captures', { amount: 1000 })).statusCode, 200);
+    const res = await op(a, id, 'refunds', { amount: 300 });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal((await stored(id)).amounts.total_refunded, 300);
+  });
+
+  it('a conditional write that finds the payment moved on reads it afresh once', async () => {
+    const id = await create(a, 1000);
+    assert.equal((await op(b, id, 'voids', {})).statusCode, 200); // voided elsewhere: nothing left to capture
+    const { result: res, n } = await counted(() => op(a, id, 'captures', { amount: 100 }));
+    assert.equal(res.statusCode, 400, res.body);
+    assert.equal(res.json().type.endsWith('payment-not-authorized') || res.json().type.endsWith('amount-not-available'), true, res.body);
+    assert.equal(n, 2, 'the remembered state was refused and read again: one read (no write applied, none sent)');
+  });
+
+  it("another merchant gets a 404 for a payment the process remembers", async () => {
+    const id = await create(a, 1000);
+    const res = await op(a, id, 'captures', { amount: 100 }, other);
+    assert.equal(res.statusCode, 404, res.body);
+    assert.equal((await stored(id)).amounts.total_captured, 0);
+  });
+
+  it('remembers a bounded number: the oldest is forgotten first', async () => {
+    const first = await create(small, 1000);
+    await create(small, 1000);
+    const third = await create(small, 1000);
+    assert.equal((await counted(() => op(small, first, 'captures', { amount: 1 }))).n, 2, 'forgotten: read, then write');
+    assert.equal((await counted(() => op(small, third, 'captures', { amount: 1 }))).n, 1);
+  });
+});
