@@ -116,7 +116,7 @@ describe('recently written payments', () => {
     const { result: res, n } = await counted(() => op(a, id, 'captures', { amount: 100 }));
     assert.equal(res.statusCode, 400, res.body);
     assert.equal(res.json().type.endsWith('payment-not-authorized') || res.json().type.endsWith('amount-not-available'), true, res.body);
-    assert.equal(n, 2, 'the remembered state was refused and read again: one read (no write applied, none sent)');
+    assert.equal(n, 2, 'the conditional write applied nothing, then one fresh read, and the refusal');
   });
 
   it("another merchant gets a 404 for a payment the process remembers", async () => {
