@@ -57,6 +57,13 @@ const DEFAULT_REVERSAL = (paymentId: string): ReversalOptions =>
 /** Slack added to the partner timeout before a call is surely over (the timer starts just after the row is written). */
 const DEADLINE_MARGIN_MS = 250;
 
+/** One part of a payment being created: its ledger row (PENDING until its partner answers) and its partner call. */
+interface PlannedPart {
+  partner: string;
+  row: NewPartnerTx;
+  request: AuthorizeRequest;
+}
+
 /** What follows an authorization, given by the orchestrator (payments/after-authorization.ts). */
 export interface AuthorizationSteps {
   /** An AUTOMATIC payment is AUTHORIZED: capture this amount (once, whoever calls first). */
@@ -201,7 +208,7 @@ export class PaymentsService {
     // unless the part says otherwise (save_token: false).
     const saveToken = (part: (typeof parts)[number]) =>
       part.save_token ?? (body.allow_future_usage && part.method === 'CARD' ? true : undefined);
-    const prepared = parts.map((part, i) => {
+    const planned = parts.map((part, i): PlannedPart => {
       const instrument: Instrument = part.instrument ? (part.instrument as CardInstrument | GiftCardInstrument) : { type: 'NONE' };
       const card = instrument.type === 'CARD' ? cardDetails(this.config.fingerprintKey, entityId, instrument) : undefined;
       const row: NewPartnerTx = {
@@ -209,7 +216,16 @@ export class PaymentsService {
         partner: part.partner, method: part.method, amount: part.amount, status: 'PENDING', partner_key: `${id}:${i + 1}`,
         card: (card as Record<string, unknown> | undefined) ?? null, save_token: saveToken(part) ?? null,
       };
-      return { part, instrument, card, row };
+      const request: AuthorizeRequest = {
+        key: row.partner_key, entityId, method: part.method, amount: part.amount, currency: body.currency, instrument,
+        ...(card ? { card } : {}),
+        save_token: saveToken(part) ?? false,
+        customer: body.customer as Record<string, unknown> | undefined,
+        browser: body.browser as Record<string, unknown> | undefined,
+        three_ds: body.three_ds_authentication_options,
+        return_url: `${this.config.baseUrl}/checkout/3ds-return/${id}`,
+      };
+      return { partner: part.partner, row, request };
     });
     const newPayment: NewPayment = {
       id,
@@ -228,22 +244,11 @@ export class PaymentsService {
       processing: true,
       idempotency_key: idempotencyKey ?? null,
     };
-    const requestOf = (p: (typeof prepared)[number]): AuthorizeRequest => ({
-      key: p.row.partner_key, entityId, method: p.part.method, amount: p.part.amount, currency: body.currency, instrument: p.instrument,
-      ...(p.card ? { card: p.card } : {}),
-      save_token: saveToken(p.part) ?? false,
-      customer: body.customer as Record<string, unknown> | undefined,
-      browser: body.browser as Record<string, unknown> | undefined,
-      three_ds: body.three_ds_authentication_options,
-      return_url: `${this.config.baseUrl}/checkout/3ds-return/${id}`,
-    });
-
     // The reservation strategy: partners that answer inline (pure decisions, nothing held
     // elsewhere) give the outcome now, and the payment is written whole, concluded, in one
     // statement; any other partner makes it write ahead.
-    const planned = prepared.map((p) => ({ partner: p.part.partner, row: p.row, request: requestOf(p) }));
     const startedAt = performance.now();
-    const inline = this.inlineAnswers(planned.map((p) => p.request), planned.map((p) => p.partner));
+    const inline = this.inlineAnswers(planned);
     if (!inline) return this.writeAhead(entityId, body, newPayment, planned, idempotencyKey, instance);
     // Answered in process, counted as partner calls all the same (authorizations by partner and outcome).
     inline.forEach((result, i) => this.config.telemetry?.end(planned[i]!.partner, 'authorize', planned[i]!.row.partner_key, startedAt, { result }));
@@ -256,7 +261,7 @@ export class PaymentsService {
    * any transaction, its answer recorded, and the payment concluded.
    */
   private async writeAhead(entityId: string, body: CreatePaymentBody, newPayment: NewPayment,
-    parts: Array<{ partner: string; row: NewPartnerTx; request: AuthorizeRequest }>, idempotencyKey: string | undefined, instance: string): Promise<PaymentViewT> {
+    parts: PlannedPart[], idempotencyKey: string | undefined, instance: string): Promise<PaymentViewT> {
     const id = newPayment.id;
     // The payment and its first authorization row: one statement, or a transaction that
     // also claims the client session.
@@ -301,10 +306,10 @@ export class PaymentsService {
    * outcome, and the outcome needs nothing else (all authorized, or a single part
    * refused). undefined: the regular path (write-ahead record, calls, conclusion).
    */
-  private inlineAnswers(requests: AuthorizeRequest[], partners: string[]): PartnerResult[] | undefined {
+  private inlineAnswers(parts: PlannedPart[]): PartnerResult[] | undefined {
     const results: PartnerResult[] = [];
-    for (const [i, request] of requests.entries()) {
-      const r = answerInline(this.partners.get(partners[i]!), { kind: 'AUTHORIZATION', request });
+    for (const { partner, request } of parts) {
+      const r = answerInline(this.partners.get(partner), { kind: 'AUTHORIZATION', request });
       if (!r || r.outcome === 'PENDING') return undefined;
       results.push(r);
     }

@@ -4,10 +4,10 @@
 //
 // Never trusted alone. Only the optimistic (inline) path reads it, and its write applies
 // only at the version remembered (payments.repo insertOperationConcluded: WHERE version =
-// $2). Every change that matters to the amount check moves the version (reservations,
-// settlements of what was reserved, the conclusion of an authorization), and a payment
-// is remembered only when nothing in it is PENDING, so a remembered version is the
-// database's version with the same rows. A payment changed elsewhere (another process,
+// $2). A payment is remembered only when nothing in it is PENDING, so nothing can settle
+// without a new version: any later change starts with one that moves the version (an
+// operation's reservation or conditional write, a reversal's touch). A remembered version
+// is therefore the database's version with the same rows. A payment changed elsewhere (another process,
 // the locked path, a partner's notification) costs one statement that writes nothing;
 // the operation then reads afresh. Only committed states are remembered.
 import type { OperationRow, PartnerTxRow, PaymentRow } from './payments.repo.ts';
@@ -53,9 +53,5 @@ export class RecentPayments {
 
   forget(id: string): void {
     this.entries.delete(id);
-  }
-
-  get size(): number {
-    return this.entries.size;
   }
 }
