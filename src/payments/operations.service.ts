@@ -11,7 +11,7 @@ import { type Slice, allocate, availableFor, deriveAmounts } from './amounts.ts'
 import { holdWhileInFlight } from './idempotency.ts';
 import { answerInline } from '../partners/inline.ts';
 import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
-import { type NewPartnerTx, type OperationKind, type OperationRow, type PartnerTxRow, type PaymentRow, isOperationKeyConflict, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
+import { type NewPartnerTx, type OperationKind, type OperationRow, type PartnerTxRow, type PaymentRow, type TxUpdate, isOperationKeyConflict, newTxRow, paymentsRepo, restingTotals, settledTxRow } from './payments.repo.ts';
 import { paymentView, reservedOfPayment, slicesOfPayment, totalsOfPayment } from './payment-view.ts';
 import { operationEventType, paymentEvent } from './payment-events.ts';
 import type { OperationBody } from './payments.schemas.ts';
@@ -128,25 +128,25 @@ export class OperationsService {
   }
 
   /**
-   * The optimistic strategy, when every partner involved answers inline: read the payment
-   * and its ledger (or recall it, when this process wrote it last: recent-payments.ts),
-   * then write the operation, its ledger rows, its event and the payment's next version in
-   * one statement that applies only if the version read is still the current one (every
-   * reservation moves the version, so the amount check made on it still holds).
-   * undefined: the locked strategy (a partner to call, a key already used, or the payment
-   * changed meanwhile).
+   * The optimistic strategy: read the payment and its ledger (or recall it, when this
+   * process wrote it last: recent-payments.ts), decide on that reading, and write only if
+   * the version read is still the current one (every reservation moves the version, so
+   * the amount check made on it still holds). When every partner involved answers
+   * inline, the whole outcome is that one write; otherwise the write is the reservation,
+   * then the partners are called and the operation concluded (optimisticReservation).
+   * undefined: the locked strategy (a key already used, or the payment changed meanwhile).
    */
   private async optimistic(kind: OperationKind, entityId: string, paymentId: string, body: OperationBody,
     opts: OperationOptions, opId: string): Promise<OperationResult | undefined> {
     const recalled = this.config.recent?.recall(entityId, paymentId);
     if (recalled) {
-      const done = await this.inlineOn(recalled, true, kind, body, opts, opId);
+      const done = await this.optimisticOn(recalled, true, kind, body, opts, opId);
       if (done !== 'stale') return done;
       this.config.recent!.forget(paymentId); // changed since this process wrote it: decided again on what is stored
     }
     const found = await paymentsRepo.getWithLedger(this.db, entityId, paymentId);
     if (!found) throw problems.notFound(`Payment ${paymentId} does not exist.`);
-    const done = await this.inlineOn(found, false, kind, body, opts, opId);
+    const done = await this.optimisticOn(found, false, kind, body, opts, opId);
     return done === 'stale' ? undefined : done;
   }
 
@@ -156,7 +156,7 @@ export class OperationsService {
    * refused on it (a refusal is only given on what is stored: a capture made elsewhere
    * since may have made a refund possible).
    */
-  private async inlineOn(found: Ledger, recalled: boolean, kind: OperationKind, body: OperationBody,
+  private async optimisticOn(found: Ledger, recalled: boolean, kind: OperationKind, body: OperationBody,
     opts: OperationOptions, opId: string): Promise<OperationResult | undefined | 'stale'> {
     const { payment: p, txs, ops } = found;
     const paymentId = p.id;
@@ -179,15 +179,18 @@ export class OperationsService {
     const answers = allocations.map((a, i) => answerInline(this.partners.get(a.auth.partner), {
       kind, request: { key: pending[i]!.partner_key, entityId: p.entity_id, authorization_reference: a.auth.partner_reference ?? '', amount: a.amount, currency: p.currency },
     }));
-    if (answers.some((r) => !r || r.outcome === 'PENDING')) return undefined;
-
     const now = new Date();
-    const children = pending.map((c, i) => settledTxRow(newTxRow(c, now, now), txUpdate(kind, answers[i])!, now));
     const op: OperationRow = {
-      id: opId, payment_id: paymentId, kind, amount, status: operationStatus(children.map((c) => c.status)),
+      id: opId, payment_id: paymentId, kind, amount, status: 'PENDING',
       triggered_by: opts.triggeredBy ?? 'MERCHANT', merchant_reference: body.merchant_reference ?? null, reason: body.reason ?? null,
       idempotency_key: opts.idempotencyKey ?? null, created_at: now, updated_at: now,
     };
+    if (answers.some((r) => !r || r.outcome === 'PENDING')) {
+      return this.optimisticReservation(found, op, pending.map((c) => newTxRow(c, now, now)), allocations.map((a) => a.auth));
+    }
+
+    const children = pending.map((c, i) => settledTxRow(newTxRow(c, now, now), txUpdate(kind, answers[i])!, now));
+    op.status = operationStatus(children.map((c) => c.status));
     const next = { ...p, version: p.version + 1, updated_at: now };
     const view = paymentView(next, [...txs, ...children], [...ops, op], this.config.baseUrl);
     const type = operationEventType(op);
@@ -204,6 +207,51 @@ export class OperationsService {
     answers.forEach((result, i) => this.config.telemetry?.end(allocations[i]!.auth.partner, kind.toLowerCase(), pending[i]!.partner_key, startedAt, { result: result! }));
     this.config.telemetry?.operationEnded(op.kind, op.status);
     return { payment: view, operationId: opId };
+  }
+
+  /**
+   * The optimistic reservation, for partners to call: the operation and its PENDING rows
+   * written in one statement only if the payment is still at the version read; then the
+   * partner calls, outside any transaction; then, for an operation with one partner
+   * transaction, its settlement, the operation's status, the payment's next version and
+   * the event in one statement, provided nobody changed the payment meanwhile. Anything
+   * else (several transactions, an answer still PENDING, a payment changed meanwhile)
+   * ends as the locked strategy does: each answer recorded, then finalize.
+   */
+  private async optimisticReservation(found: Ledger, op: OperationRow, rows: PartnerTxRow[], auths: PartnerTxRow[]): Promise<OperationResult | 'stale'> {
+    const { payment: p, txs, ops } = found;
+    if (!(await paymentsRepo.reserveOperationAt(this.db, p.version, op, rows))) return 'stale';
+    this.config.recent?.forget(p.id);
+    const reserved = { version: p.version + 1, txs, ops, op, row: rows[0]! };
+    const children = rows.map((r, i) => ({ id: r.id, key: r.partner_key, amount: r.amount, auth: auths[i]! }));
+    return this.callAndSettle(op.kind, op.id, p, children, rows.length === 1 ? reserved : undefined);
+  }
+
+  /**
+   * The one-statement end of an operation reserved optimistically with one partner
+   * transaction (concludeOperation); undefined when it did not apply (the transaction
+   * was settled elsewhere first, or the payment changed since the reservation).
+   */
+  private async conclude(p: PaymentRow, r: { version: number; txs: PartnerTxRow[]; ops: OperationRow[]; op: OperationRow; row: PartnerTxRow },
+    update: TxUpdate): Promise<PaymentViewT | undefined> {
+    if (update.status === 'PENDING') return undefined;
+    const at = new Date();
+    const child = settledTxRow(r.row, update, at);
+    const op = { ...r.op, status: operationStatus([child.status]), updated_at: at };
+    const txs = [...r.txs, child];
+    const ops = [...r.ops, op];
+    const next = { ...p, version: r.version + 1, updated_at: at };
+    const view = paymentView(next, txs, ops, this.config.baseUrl);
+    const type = operationEventType(op);
+    const event = type ? await paymentEvent(this.db, p, view, type, op.id) : undefined;
+    const done = await paymentsRepo.concludeOperation(this.db, {
+      txId: child.id, update, paymentId: p.id, expectedVersion: r.version, operationId: op.id, status: op.status, at, event,
+    });
+    if (!done.concluded) return undefined;
+    // (Nothing PENDING was in the reading it was reserved on, or it is not remembered.)
+    this.config.recent?.remember({ payment: { ...next, ...restingTotals(txs, ops) }, txs, ops });
+    this.config.telemetry?.operationEnded(op.kind, op.status);
+    return view;
   }
 
   /**
@@ -235,25 +283,44 @@ export class OperationsService {
         merchant_reference: body.merchant_reference ?? null, reason: body.reason ?? null, idempotency_key: opts.idempotencyKey ?? null,
       }, rows);
       if (!reserved) return 'replay' as const;
-      return { currency: p.currency, children: rows.map((r, i) => ({ id: r.id, key: r.partner_key, amount: r.amount, auth: allocations[i]!.auth })) };
+      return { payment: p, children: rows.map((r, i) => ({ id: r.id, key: r.partner_key, amount: r.amount, auth: allocations[i]!.auth })) };
     });
     if (reservation === 'replay') return this.replayed(paymentId, opts.idempotencyKey!, opts.instance);
+    return this.callAndSettle(kind, opId, reservation.payment, reservation.children, undefined);
+  }
 
+  /**
+   * Calls the partner of each reserved transaction in turn, outside any transaction, and
+   * records its answer; then finalizes the payment under its row lock. With `oneStatement`
+   * (an optimistic reservation of one transaction), the answer, the operation's status and
+   * the event are written together instead, when nothing changed the payment meanwhile.
+   */
+  private async callAndSettle(kind: OperationKind, opId: string, p: PaymentRow, children: Array<{ id: string; key: string; amount: number; auth: PartnerTxRow }>,
+    oneStatement: Parameters<OperationsService['conclude']>[1] | undefined): Promise<OperationResult> {
     const step = kind.toLowerCase();
+    const entityId = p.entity_id;
     faultPoint(`${step}:after-reserve`);
-    for (const c of reservation.children) {
+    for (const c of children) {
       const connector = this.partners.get(c.auth.partner)!;
-      const req = { key: c.key, entityId, authorization_reference: c.auth.partner_reference ?? '', amount: c.amount, currency: reservation.currency };
+      const req = { key: c.key, entityId, authorization_reference: c.auth.partner_reference ?? '', amount: c.amount, currency: p.currency };
       const call = kind === 'CAPTURE' ? () => connector.capture(req) : kind === 'REFUND' ? () => connector.refund(req) : () => connector.void(req);
       const update = txUpdate(kind, await callPartner(call, this.config.partnerTimeoutMs,
-        (r) => void this.payments.answeredLate(entityId, paymentId, { id: c.id, kind }, r),
+        (r) => void this.payments.answeredLate(entityId, p.id, { id: c.id, kind }, r),
         { telemetry: this.config.telemetry, partner: c.auth.partner, call: step, key: c.key }));
       faultPoint(`${step}:after-partner`);
+      if (update && oneStatement) {
+        const view = await this.conclude(p, oneStatement, update);
+        if (view) {
+          faultPoint(`${step}:after-finalize`);
+          return { payment: view, operationId: opId };
+        }
+      }
+      // (After a conclusion that did not apply, a no-op when it settled the transaction.)
       if (update) await paymentsRepo.settleTx(this.db, c.id, update);
     }
     faultPoint(`${step}:after-record`);
-    const view = await this.payments.finalize(entityId, paymentId, { endProcessing: false, recover: false });
+    const view = await this.payments.finalize(entityId, p.id, { endProcessing: false, recover: false });
     faultPoint(`${step}:after-finalize`);
-    return { payment: view ?? (await this.payments.getStored(entityId, paymentId)), operationId: opId };
+    return { payment: view ?? (await this.payments.getStored(entityId, p.id)), operationId: opId };
   }
 }

@@ -116,12 +116,13 @@ const SETTLE_TX = `UPDATE partner_transactions SET status = $2, partner_referenc
     partner_status = coalesce($4, partner_status), partner_status_description = coalesce($5, partner_status_description),
     status_code = coalesce($6, status_code), card = coalesce($7::jsonb, card),
     redirection = CASE WHEN $8::boolean THEN $9::jsonb ELSE redirection END,
-    token_saved = coalesce($10, token_saved), updated_at = now()
+    token_saved = coalesce($10, token_saved), updated_at = coalesce($11::timestamptz, now())
   WHERE id = $1 AND status = 'PENDING'`;
 
-const settleParams = (id: string, u: TxUpdate) => [id, u.status, u.partner_reference ?? null, u.partner_status ?? null,
+/** SETTLE_TX's parameters; `at`, the time of the change (default the database's now()). */
+const settleParams = (id: string, u: TxUpdate, at: Date | null = null) => [id, u.status, u.partner_reference ?? null, u.partner_status ?? null,
   u.partner_status_description ?? null, u.status_code ?? null, json(u.card), u.redirection !== undefined, json(u.redirection),
-  u.token_saved ?? null];
+  u.token_saved ?? null, at];
 
 // (Rows are built field by field: on Node 20, a spread followed by properties the source
 // lacks, as in { ...t, created_at }, took 3-14 µs per object against 0.02 µs; measured.)
@@ -224,6 +225,16 @@ Pick<PaymentTotals, 'total_authorized' | 'total_captured' | 'total_voided' | 'to
     }
   }
   return s;
+}
+
+/**
+ * The sums on the row of a payment whose ledger has nothing PENDING, by the rules of
+ * payd_ledger_totals (settledSums; nothing reserved, no authorization pending) and one
+ * operation counted per operation: for a state built without reading the row back
+ * (recent-payments.ts), after the statements that settled it.
+ */
+export function restingTotals(txs: PartnerTxRow[], ops: OperationRow[]): PaymentTotals {
+  return { operation_count: ops.length, authorize_pending: 0, reserved_capture: 0, reserved_void: 0, reserved_refund: 0, ...settledSums(txs) };
 }
 
 /** Unique violation of payment_operations (payment_id, idempotency_key): another request took the key. */
@@ -451,21 +462,70 @@ export const paymentsRepo = {
   },
 
   /**
-   * Settles the last partner transaction of a payment creation and records the outcome
-   * on the payment in one statement, provided nobody changed the payment since (version)
-   * and the transaction was still PENDING. undefined: not applied to the payment (the
+   * Settles the last partner transaction of a payment creation, records the outcome on
+   * the payment and writes its event, in one statement, provided nobody changed the
+   * payment since (version) and the transaction was still PENDING; `at` is the time of
+   * the change on both rows. false: not applied to the payment and no event (the
    * transaction is settled all the same); the caller then recomputes under the row lock.
    */
-  async settleTxAndConclude(q: Queryable, txId: string, u: TxUpdate, paymentId: string, expectedVersion: number, status: AuthorizationStatus):
-  Promise<{ version: number; updated_at: Date; tx_updated_at: Date } | undefined> {
-    const { rows } = await q.query<{ version: number; updated_at: Date; tx_updated_at: Date }>(
-      `WITH t AS (${SETTLE_TX} RETURNING updated_at)
-       UPDATE payments SET authorization_status = $11, processing = false, version = version + 1, updated_at = now()
-        WHERE id = $12 AND version = $13 AND EXISTS (SELECT 1 FROM t)
-       RETURNING version, updated_at, (SELECT updated_at FROM t) AS tx_updated_at`,
-      [...settleParams(txId, u), status, paymentId, expectedVersion],
-    );
-    return rows[0];
+  async settleTxAndConclude(q: Queryable, txId: string, u: TxUpdate, paymentId: string, expectedVersion: number, status: AuthorizationStatus,
+    at: Date, event: NewEvent | undefined): Promise<boolean> {
+    const params: unknown[] = [...settleParams(txId, u, at), status, paymentId, expectedVersion];
+    const e = withEvent(event, params.length + 1, 'u');
+    params.push(...e.params);
+    const { rows } = await q.query(sqlFor(`settleTxAndConclude|${e.sql !== ''}`, () =>
+      `WITH t AS (${SETTLE_TX} RETURNING id),
+       u AS (UPDATE payments SET authorization_status = $12, processing = false, version = version + 1, updated_at = $11
+              WHERE id = $13 AND version = $14 AND EXISTS (SELECT 1 FROM t) RETURNING id)${e.sql}
+       SELECT id FROM u`), params);
+    return rows.length === 1;
+  },
+
+  /**
+   * The reservation of an operation on the optimistic path, in one statement: the
+   * payment's next version, the operation (PENDING) and its PENDING ledger rows, written
+   * only if the payment is still at `expectedVersion` (the amount check was made on it)
+   * and the key is free. Rows carry their own timestamps (the answer is built from them).
+   * The insert triggers count the PENDING rows into the payment's sums (migration 0015).
+   */
+  async reserveOperationAt(q: Queryable, expectedVersion: number, o: OperationRow, txs: PartnerTxRow[]): Promise<boolean> {
+    const params: unknown[] = [o.payment_id, expectedVersion, o.updated_at,
+      o.id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key, o.created_at];
+    const first = params.length + 1;
+    params.push(...txParams(txs));
+    const { rows } = await q.query(sqlFor(`reserveOperationAt|${txs.length}`, () =>
+      `WITH u AS (UPDATE payments SET version = version + 1, updated_at = $3 WHERE id = $1 AND version = $2 RETURNING id),
+       o AS (
+         INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, created_at, updated_at)
+         SELECT $4, u.id, $5, $6, $7, $8, $9, $10, $11, $12, $3 FROM u
+         ON CONFLICT (payment_id, idempotency_key) DO NOTHING
+         RETURNING id),
+       t AS (INSERT INTO partner_transactions (${TX_INSERT_COLS}) SELECT v.* FROM o, ${txValuesSql(txs.length, first)})
+       SELECT id FROM o`), params);
+    return rows.length === 1;
+  },
+
+  /**
+   * The end of an operation with one partner transaction, in one statement: the
+   * transaction settled (if still PENDING), the payment's next version and the
+   * operation's final status with its event (if the payment is still at
+   * `expectedVersion`, the version its reservation left). `at` is the time of the change
+   * on every row. settled: the transaction took this answer; concluded: the operation
+   * and the payment did too (else the caller finalizes under the row lock).
+   */
+  async concludeOperation(q: Queryable, c: { txId: string; update: TxUpdate; paymentId: string; expectedVersion: number;
+    operationId: string; status: OperationStatus; at: Date; event: NewEvent | undefined }): Promise<{ settled: boolean; concluded: boolean }> {
+    const params: unknown[] = [...settleParams(c.txId, c.update, c.at), c.paymentId, c.expectedVersion, c.operationId, c.status];
+    const e = withEvent(c.event, params.length + 1, 'o');
+    params.push(...e.params);
+    const { rows } = await q.query<{ settled: number; concluded: number }>(sqlFor(`concludeOperation|${e.sql !== ''}`, () =>
+      `WITH s AS (${SETTLE_TX} RETURNING id),
+       u AS (UPDATE payments SET version = version + 1, updated_at = $11
+              WHERE id = $12 AND version = $13 AND EXISTS (SELECT 1 FROM s) RETURNING id),
+       o AS (UPDATE payment_operations SET status = $15, updated_at = $11
+              WHERE id = $14 AND status = 'PENDING' AND EXISTS (SELECT 1 FROM u) RETURNING id)${e.sql}
+       SELECT (SELECT count(*) FROM s)::int AS settled, (SELECT count(*) FROM o)::int AS concluded`), params);
+    return { settled: rows[0]!.settled === 1, concluded: rows[0]!.concluded === 1 };
   },
 
   /** A partner's transaction by the key payd sent it (partner notifications), with its payment's entity. */

@@ -16,7 +16,7 @@ import { answerInline } from '../partners/inline.ts';
 import { NotSettled, type PartnerTelemetry } from './partner-telemetry.ts';
 import { authorizationStatus, callPartner, operationStatus, txUpdate } from './partner-calls.ts';
 import type { CreatePaymentBody } from './payments.schemas.ts';
-import { type NewPartnerTx, type NewPayment, type OperationRow, type PartnerTxRow, type PaymentBase, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
+import { type NewPartnerTx, type NewPayment, type OperationRow, type PartnerTxRow, type PaymentBase, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, restingTotals, settledTxRow } from './payments.repo.ts';
 import { VIEW_FORMAT, childrenByOperation, paymentView } from './payment-view.ts';
 import { type Filter, listsRepo, type PageRequest } from './lists.repo.ts';
 import { paymentJson } from './payment-json.ts';
@@ -348,15 +348,16 @@ export class PaymentsService {
     const rows = [...earlier, { status: update.status, amount: lastRow.amount }];
     const status = authorizationStatus(rows, p.amount);
     if ((status === 'REFUSED' || status === 'ERROR') && rows.some((t) => t.status === 'AUTHORIZED')) return undefined; // a part to reverse
-    const event = authorizationEventType(status);
-    return this.db.transaction(async (tx) => {
-      const done = await paymentsRepo.settleTxAndConclude(tx, lastRow.id, update, p.id, p.version, status);
-      if (!done) return undefined;
-      const txs = [...earlier, settledTxRow(lastRow, update, done.tx_updated_at)];
-      const view = paymentView({ ...p, authorization_status: status, processing: false, version: done.version, updated_at: done.updated_at }, txs, [], this.config.baseUrl);
-      if (event) await recordPaymentEvents(tx, p, view, [{ type: event }]);
-      return view;
-    });
+    const type = authorizationEventType(status);
+    const at = new Date();
+    const txs = [...earlier, settledTxRow(lastRow, update, at)];
+    const next = { ...p, authorization_status: status, processing: false, version: p.version + 1, updated_at: at };
+    const view = paymentView(next, txs, [], this.config.baseUrl);
+    const event = type ? await paymentEvent(this.db, p, view, type) : undefined;
+    if (!(await paymentsRepo.settleTxAndConclude(this.db, lastRow.id, update, p.id, p.version, status, at, event))) return undefined;
+    // The next operation on it (commonly its capture) skips the read: recent-payments.ts.
+    this.config.recent?.remember({ payment: { ...next, ...restingTotals(txs, []) }, txs, ops: [] });
+    return view;
   }
 
   /** A key already used by this entity: hold while the first request runs, then 409. */

@@ -1,15 +1,17 @@
-// The payments this process wrote last, each as its own statement left it, so that the
+// The payments this process wrote last, each as its own statements left it, so that the
 // operation that commonly follows at once (a shop capturing a payment it just created)
-// skips the read of the payment and its ledger: one statement instead of two.
+// skips the read of the payment and its ledger.
 //
-// Never trusted alone. Only the optimistic (inline) path reads it, and its write applies
-// only at the version remembered (payments.repo insertOperationConcluded: WHERE version =
-// $2). A payment is remembered only when nothing in it is PENDING, so nothing can settle
-// without a new version: any later change starts with one that moves the version (an
-// operation's reservation or conditional write, a reversal's touch). A remembered version
-// is therefore the database's version with the same rows. A payment changed elsewhere (another process,
-// the locked path, a partner's notification) costs one statement that writes nothing;
-// the operation then reads afresh. Only committed states are remembered.
+// Never trusted alone. Only the optimistic strategy reads it, and its writes apply only
+// at the version remembered (payments.repo insertOperationConcluded, reserveOperationAt:
+// WHERE version = $2). A payment is remembered only when nothing in it is PENDING, so
+// nothing can settle without a new version: any later change starts with one that moves
+// the version (an operation's reservation or conditional write, a reversal's touch). A
+// remembered version is therefore the database's version with the same rows. A payment
+// changed elsewhere (another process, the locked path, a partner's notification) costs
+// one statement that writes nothing; the operation then reads afresh. Only committed
+// states are remembered: the row a statement returned, or, after statements that settled
+// the last PENDING rows, the row with the sums of its ledger (payments.repo restingTotals).
 import type { OperationRow, PartnerTxRow, PaymentRow } from './payments.repo.ts';
 
 export interface Ledger {

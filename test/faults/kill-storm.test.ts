@@ -180,10 +180,11 @@ describe(`kill storm (seed ${SEED}, ${KILLS} kills)`, () => {
     if (carried.length) await replay(victim, carried.splice(0), true);
     const actions: Action[] = named === 'reversal:before-send' ? ['authorize'] : named && !named.startsWith('recovery:') ? [named.split(':')[0] as Action]
       : named ? [pick<Action>(['authorize', 'capture', 'refund', 'void'])] : [0, 1, 2].map(() => pick<Action>(['authorize', 'capture', 'refund', 'void']));
-    // Steps that only some writes pass: authorize:after-record (a part recorded before the
-    // next part's call: splits), reversal:before-send (a split whose card is declined) and
+    // Steps that only some writes pass: <kind>:after-record (a part recorded before the
+    // next part's call, or an operation's answers recorded before finalize: splits; an
+    // operation with one partner transaction records and concludes in one statement), reversal:before-send (a split whose card is declined) and
     // recovery:* (work for recovery: a capture that times out).
-    const only: Instrument | undefined = named === 'authorize:after-record' ? 'split'
+    const only: Instrument | undefined = named?.endsWith(':after-record') ? 'split'
       : named === 'reversal:before-send' ? 'split-declined'
         : named?.startsWith('recovery:') ? 'slow-capture' : undefined;
     if (only === 'slow-capture') actions.splice(0, actions.length, 'capture');

@@ -229,17 +229,20 @@ describe('2. an operation whose partner answer was recorded but which was never 
     server = await startServer({ DATABASE_URL: url, PAYD_FAULT_KILL_AT: 'capture:after-record', PAYD_SIM_INLINE: 'false', PAYD_PARTNER_TIMEOUT_MS: '20000', PAYD_RECOVERY_GRACE_SECONDS: '60' });
     const PORT = new URL(server.base).port;
     const m = await onboard(server.base);
-    const created = await call(server.base, 'POST', '/v2/payments', m.auth, { amount: 5000, currency: 'EUR', split: [card(5000)] });
+    // A split: the capture draws on both parts, two partner transactions, so it takes the
+    // general end (each answer recorded, then finalize). An operation with one partner
+    // transaction records its answer and concludes in one statement: no step between.
+    const created = await call(server.base, 'POST', '/v2/payments', m.auth, { amount: 5000, currency: 'EUR', split: [gift(2500, giftNumber()), card(2500)] });
     assert.equal(created.body!.authorization.status, 'AUTHORIZED', JSON.stringify(created.body));
     const id = created.body!.id as string;
     const q = new pg.Client({ connectionString: url });
     await q.connect();
     try {
-      const lost = await call(server.base, 'POST', `/v2/payments/${id}/captures`, { ...m.auth, 'x-idempotency-key': 'cap-1' }, { amount: 2000 }).catch((e: Error) => e);
+      const lost = await call(server.base, 'POST', `/v2/payments/${id}/captures`, { ...m.auth, 'x-idempotency-key': 'cap-1' }, { amount: 5000 }).catch((e: Error) => e);
       assert.ok(lost instanceof Error, 'the response was lost');
       assert.equal(await server.stop('SIGKILL'), null, 'the process died at the fault point');
       const settled = await q.query(`SELECT 1 FROM partner_transactions WHERE payment_id = $1 AND kind = 'CAPTURE' AND status = 'SUCCESS'`, [id]);
-      assert.equal(settled.rows.length, 1, 'the partner answer was recorded');
+      assert.equal(settled.rows.length, 2, 'the partner answers were recorded');
       const { rows } = await q.query<{ status: string; id: string }>(`SELECT id, status FROM payment_operations WHERE payment_id = $1`, [id]);
       assert.deepEqual(rows.map((r) => r.status), ['PENDING'], 'the crash left the operation PENDING with its child settled');
       const opId = rows[0]!.id;
@@ -250,10 +253,10 @@ describe('2. an operation whose partner answer was recorded but which was never 
         const v = (await call(server!.base, 'GET', `/v2/payments/${id}`, stored)).body!;
         return v.captures[0]?.status === 'SUCCESS' && v;
       });
-      assert.equal(p.amounts.total_captured, 2000);
+      assert.equal(p.amounts.total_captured, 5000);
       const ev = await q.query(`SELECT 1 FROM webhook_events WHERE type = 'payment.captured' AND data::text LIKE $1`, [`%${opId}%`]);
       assert.equal(ev.rows.length, 1, 'its event was written');
-      const replay = await call(server.base, 'POST', `/v2/payments/${id}/captures`, { ...m.auth, 'x-idempotency-key': 'cap-1' }, { amount: 2000 });
+      const replay = await call(server.base, 'POST', `/v2/payments/${id}/captures`, { ...m.auth, 'x-idempotency-key': 'cap-1' }, { amount: 5000 });
       assert.equal(replay.status, 409);
       assert.equal(replay.body!.resource_id, opId);
     } finally {

@@ -36,10 +36,6 @@ export const simRepo = {
     );
     return rows[0];
   },
-  /** Inserts unless the key exists; returns the stored row either way (first writer wins). */
-  async insert(q: Queryable, op: SimOperation): Promise<SimOperation> {
-    return (await simRepo.insertNew(q, op)) ?? (await simRepo.byKey(q, op.partner, op.key))!;
-  },
   async setStatus(q: Queryable, partner: string, reference: string, status: string, data?: Record<string, unknown>): Promise<void> {
     await q.query(
       `UPDATE sim_partner_operations SET status = $3, resolve_at = NULL, data = data || $4::jsonb WHERE partner = $1 AND reference = $2`,

@@ -237,16 +237,18 @@ export abstract class SimulatedPartner implements PartnerConnector, InlinePartne
     if (this.options.latencyMs) await sleep(this.options.latencyMs);
     let timedOut = false;
     const result = await this.db.transaction(async (tx) => {
-      const existing = await simRepo.byKey(tx, this.name, req.key);
-      if (existing) return this.result(await this.resolved(tx, existing));
+      // (A key already used is found by the insert below, which then answers what the
+      // first call recorded (recorded()): no read of the key first.)
       // An authorization answered inline has no record here, and neither have the
       // operations on it that were answered inline: only its own amount bounds a call
       // (payd's ledger guards the running totals), as in answerInline.
       const inlineParent = parseInlineReference(this.name, req.authorization_reference);
       const parent = inlineParent ?? await simRepo.byReference(tx, this.name, req.authorization_reference, true);
       const base = { partner: this.name, key: req.key, kind, reference: randomUUID(), parent_ref: req.authorization_reference, amount: req.amount, resolve_at: null };
-      const refuse = (code: string, description: string) =>
-        simRepo.insert(tx, { ...base, status: 'REFUSED', data: { code, description } }).then((op) => this.result(op));
+      // The first call with this key decides; a later one answers what it recorded.
+      const recorded = async () => this.resolved(tx, (await simRepo.byKey(tx, this.name, req.key))!);
+      const refuse = async (code: string, description: string) =>
+        this.result((await simRepo.insertNew(tx, { ...base, status: 'REFUSED', data: { code, description } })) ?? await recorded());
       if (!parent || parent.status !== 'AUTHORIZED') return refuse('NO_AUTHORIZATION', 'No authorization with this reference');
       const totals = inlineParent ? {} : await simRepo.childTotals(tx, this.name, parent.reference);
       const uncaptured = parent.amount - (totals.CAPTURE ?? 0) - (totals.VOID ?? 0);
@@ -254,13 +256,13 @@ export abstract class SimulatedPartner implements PartnerConnector, InlinePartne
       const answer = followUpAnswer(kind, req.amount, room, (parent.data.flags ?? {}) as Record<string, boolean>);
       if (answer.timeout) {
         const op = await simRepo.insertNew(tx, { ...base, ...this.pendingTimeout(answer.status, answer.data) });
-        if (!op) return this.result(await this.resolved(tx, (await simRepo.byKey(tx, this.name, req.key))!));
+        if (!op) return this.result(await recorded());
         timedOut = true;
         return this.result(op);
       }
       // Only the call that wins the key moves a balance (see authorize).
       const op = await simRepo.insertNew(tx, { ...base, status: answer.status, data: answer.data });
-      if (!op) return this.result(await this.resolved(tx, (await simRepo.byKey(tx, this.name, req.key))!));
+      if (!op) return this.result(await recorded());
       if (answer.status === 'SUCCEEDED') await this.onSettled(tx, op, parent);
       return this.result(op);
     });
