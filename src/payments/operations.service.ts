@@ -11,7 +11,7 @@ import { type Slice, allocate, availableFor, deriveAmounts } from './amounts.ts'
 import { holdWhileInFlight } from './idempotency.ts';
 import { answerInline } from '../partners/inline.ts';
 import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
-import { type NewPartnerTx, type OperationKind, type OperationRow, type PartnerTxRow, type PaymentRow, type TxUpdate, isOperationKeyConflict, newTxRow, paymentsRepo, restingTotals, settledTxRow } from './payments.repo.ts';
+import { type NewOperation, type NewPartnerTx, type OperationKind, type OperationRow, type PartnerTxRow, type PaymentRow, type TxUpdate, isOperationKeyConflict, newTxRow, paymentsRepo, restingTotals, settledTxRow } from './payments.repo.ts';
 import { paymentView, reservedOfPayment, slicesOfPayment, totalsOfPayment } from './payment-view.ts';
 import { operationEventType, paymentEvent } from './payment-events.ts';
 import type { OperationBody } from './payments.schemas.ts';
@@ -23,6 +23,11 @@ function nextSeqOf(txs: PartnerTxRow[]): number {
   let max = 0;
   for (const t of txs) if (t.seq > max) max = t.seq;
   return max + 1;
+}
+
+/** Nothing in the payment's ledger or operations is PENDING. */
+function atRest(l: Ledger): boolean {
+  return !l.txs.some((t) => t.status === 'PENDING') && !l.ops.some((o) => o.status === 'PENDING');
 }
 
 const FIELD: Record<OperationKind, 'capture' | 'refund' | 'void'> = { CAPTURE: 'capture', REFUND: 'refund', VOID: 'void' };
@@ -179,16 +184,18 @@ export class OperationsService {
     const answers = allocations.map((a, i) => answerInline(this.partners.get(a.auth.partner), {
       kind, request: { key: pending[i]!.partner_key, entityId: p.entity_id, authorization_reference: a.auth.partner_reference ?? '', amount: a.amount, currency: p.currency },
     }));
-    const now = new Date();
-    const op: OperationRow = {
+    const newOp: NewOperation = {
       id: opId, payment_id: paymentId, kind, amount, status: 'PENDING',
       triggered_by: opts.triggeredBy ?? 'MERCHANT', merchant_reference: body.merchant_reference ?? null, reason: body.reason ?? null,
-      idempotency_key: opts.idempotencyKey ?? null, created_at: now, updated_at: now,
+      idempotency_key: opts.idempotencyKey ?? null,
     };
-    if (answers.some((r) => !r || r.outcome === 'PENDING')) {
-      return this.optimisticReservation(found, op, pending.map((c) => newTxRow(c, now, now)), allocations.map((a) => a.auth));
-    }
+    if (answers.some((r) => !r || r.outcome === 'PENDING')) return this.optimisticReservation(found, newOp, pending, allocations.map((a) => a.auth));
+    // The answer is built from this reading: it must hold nothing PENDING, which could
+    // settle meanwhile without a new version (another operation's answer). Else locked.
+    if (!atRest(found)) return undefined;
 
+    const now = new Date();
+    const op: OperationRow = { ...newOp, created_at: now, updated_at: now };
     const children = pending.map((c, i) => settledTxRow(newTxRow(c, now, now), txUpdate(kind, answers[i])!, now));
     op.status = operationStatus(children.map((c) => c.status));
     const next = { ...p, version: p.version + 1, updated_at: now };
@@ -218,13 +225,18 @@ export class OperationsService {
    * else (several transactions, an answer still PENDING, a payment changed meanwhile)
    * ends as the locked strategy does: each answer recorded, then finalize.
    */
-  private async optimisticReservation(found: Ledger, op: OperationRow, rows: PartnerTxRow[], auths: PartnerTxRow[]): Promise<OperationResult | 'stale'> {
+  private async optimisticReservation(found: Ledger, newOp: NewOperation, pending: NewPartnerTx[], auths: PartnerTxRow[]): Promise<OperationResult | 'stale'> {
     const { payment: p, txs, ops } = found;
-    if (!(await paymentsRepo.reserveOperationAt(this.db, p.version, op, rows))) return 'stale';
+    const at = await paymentsRepo.reserveOperationAt(this.db, p.version, newOp, pending);
+    if (!at) return 'stale';
     this.config.recent?.forget(p.id);
-    const reserved = { version: p.version + 1, txs, ops, op, row: rows[0]! };
+    const rows = pending.map((c) => newTxRow(c, at, at));
+    const op: OperationRow = { ...newOp, created_at: at, updated_at: at };
+    // The one-statement end builds its answer from this reading: only when nothing in it
+    // was PENDING (a row of another operation could settle meanwhile without a new version).
+    const oneStatement = rows.length === 1 && atRest(found) ? { version: p.version + 1, txs, ops, op, row: rows[0]! } : undefined;
     const children = rows.map((r, i) => ({ id: r.id, key: r.partner_key, amount: r.amount, auth: auths[i]! }));
-    return this.callAndSettle(op.kind, op.id, p, children, rows.length === 1 ? reserved : undefined);
+    return this.callAndSettle(op.kind, op.id, p, children, oneStatement);
   }
 
   /**

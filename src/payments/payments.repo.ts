@@ -181,6 +181,24 @@ function txValuesSql(count: number, first: number): string {
   return `(VALUES ${tuples.join(', ')}) AS v(${TX_INSERT_COLS})`;
 }
 
+const NEW_TX_COLS = 'id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key, card, save_token';
+const NEW_TX_CASTS = ['uuid', 'uuid', 'uuid', 'uuid', 'text', 'integer', 'text', 'text', 'bigint', 'text', 'text', 'jsonb', 'boolean'];
+
+/** The parameters of new ledger rows (their timestamps the database's), in newTxValuesSql's order. */
+function newTxParams(rows: NewPartnerTx[]): unknown[] {
+  const params: unknown[] = [];
+  for (const t of rows) {
+    params.push(t.id, t.payment_id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key, json(t.card), t.save_token);
+  }
+  return params;
+}
+
+/** `count` new ledger rows as a typed VALUES list (parameters from `first`), for INSERT ... SELECT. */
+function newTxValuesSql(count: number, first: number): string {
+  const tuples = Array.from({ length: count }, (_, i) => `(${NEW_TX_CASTS.map((c, j) => `$${first + i * NEW_TX_CASTS.length + j}::${c}`).join(', ')})`);
+  return `(VALUES ${tuples.join(', ')}) AS v(${NEW_TX_COLS})`;
+}
+
 /** `WITH` list entries for an optional event gated on `gate`, and their parameters. */
 function withEvent(event: NewEvent | undefined, first: number, gate: string): { sql: string; params: unknown[] } {
   if (!event) return { sql: '', params: [] };
@@ -485,24 +503,28 @@ export const paymentsRepo = {
    * The reservation of an operation on the optimistic path, in one statement: the
    * payment's next version, the operation (PENDING) and its PENDING ledger rows, written
    * only if the payment is still at `expectedVersion` (the amount check was made on it)
-   * and the key is free. Rows carry their own timestamps (the answer is built from them).
-   * The insert triggers count the PENDING rows into the payment's sums (migration 0015).
+   * and no operation of the payment has the key. Returns the time of the reservation
+   * (the database's, as on the locked path: recovery's grace period is counted from it),
+   * or undefined when nothing was written. The insert triggers count the PENDING rows
+   * into the payment's sums (migration 0015).
    */
-  async reserveOperationAt(q: Queryable, expectedVersion: number, o: OperationRow, txs: PartnerTxRow[]): Promise<boolean> {
-    const params: unknown[] = [o.payment_id, expectedVersion, o.updated_at,
-      o.id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key, o.created_at];
-    const first = params.length + 1;
-    params.push(...txParams(txs));
-    const { rows } = await q.query(sqlFor(`reserveOperationAt|${txs.length}`, () =>
-      `WITH u AS (UPDATE payments SET version = version + 1, updated_at = $3 WHERE id = $1 AND version = $2 RETURNING id),
+  async reserveOperationAt(q: Queryable, expectedVersion: number, o: NewOperation, rows: NewPartnerTx[]): Promise<Date | undefined> {
+    const params: unknown[] = [o.payment_id, expectedVersion, o.id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key,
+      ...newTxParams(rows)];
+    const { rows: out } = await q.query<{ created_at: Date }>(sqlFor(`reserveOperationAt|${rows.length}`, () =>
+      `WITH u AS (
+         UPDATE payments SET version = version + 1, updated_at = now()
+          WHERE id = $1 AND version = $2
+            AND ($10::text IS NULL OR NOT EXISTS (SELECT 1 FROM payment_operations WHERE payment_id = $1 AND idempotency_key = $10))
+          RETURNING id),
        o AS (
-         INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, created_at, updated_at)
-         SELECT $4, u.id, $5, $6, $7, $8, $9, $10, $11, $12, $3 FROM u
+         INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key)
+         SELECT $3, u.id, $4, $5, $6, $7, $8, $9, $10 FROM u
          ON CONFLICT (payment_id, idempotency_key) DO NOTHING
-         RETURNING id),
-       t AS (INSERT INTO partner_transactions (${TX_INSERT_COLS}) SELECT v.* FROM o, ${txValuesSql(txs.length, first)})
-       SELECT id FROM o`), params);
-    return rows.length === 1;
+         RETURNING created_at),
+       t AS (INSERT INTO partner_transactions (${NEW_TX_COLS}) SELECT v.* FROM o, ${newTxValuesSql(rows.length, 11)})
+       SELECT created_at FROM o`), params);
+    return out[0]?.created_at;
   },
 
   /**
@@ -569,23 +591,17 @@ export const paymentsRepo = {
    * The insert triggers count the PENDING rows into the payment's sums (migration 0015).
    */
   async reserveOperation(q: Queryable, o: NewOperation, rows: NewPartnerTx[]): Promise<boolean> {
-    const params: unknown[] = [o.id, o.payment_id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key];
-    for (const t of rows) {
-      params.push(t.id, t.payment_id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key, json(t.card), t.save_token);
-    }
-    const { rows: out } = await q.query<{ id: string }>(sqlFor(`reserveOperation|${rows.length}`, () => {
-      const casts = ['uuid', 'uuid', 'uuid', 'uuid', 'text', 'integer', 'text', 'text', 'bigint', 'text', 'text', 'jsonb', 'boolean'];
-      const tuples = rows.map((_, i) => `(${casts.map((c, j) => `$${10 + i * casts.length + j}::${c}`).join(', ')})`);
-      const cols = 'id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key, card, save_token';
-      return `WITH o AS (
-           INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-           ON CONFLICT (payment_id, idempotency_key) DO NOTHING
-           RETURNING id),
-         t AS (INSERT INTO partner_transactions (${cols}) SELECT v.* FROM o, (VALUES ${tuples.join(', ')}) AS v(${cols})),
-         u AS (UPDATE payments SET version = version + 1, updated_at = now() WHERE id = $2 AND EXISTS (SELECT 1 FROM o))
-         SELECT id FROM o`;
-    }), params);
+    const params: unknown[] = [o.id, o.payment_id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key,
+      ...newTxParams(rows)];
+    const { rows: out } = await q.query<{ id: string }>(sqlFor(`reserveOperation|${rows.length}`, () =>
+      `WITH o AS (
+         INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         ON CONFLICT (payment_id, idempotency_key) DO NOTHING
+         RETURNING id),
+       t AS (INSERT INTO partner_transactions (${NEW_TX_COLS}) SELECT v.* FROM o, ${newTxValuesSql(rows.length, 10)}),
+       u AS (UPDATE payments SET version = version + 1, updated_at = now() WHERE id = $2 AND EXISTS (SELECT 1 FROM o))
+       SELECT id FROM o`), params);
     return out.length === 1;
   },
 

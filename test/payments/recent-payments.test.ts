@@ -146,3 +146,72 @@ for (const inline of [true, false]) describe(`recently written payments, partner
     assert.equal((await counted(() => op(small, third, 'captures', { amount: 1 }))).n, W);
   });
 });
+
+// The one-statement end of an operation (operations.service.ts, conclude) builds its answer
+// from the reading its reservation was decided on. A row of another operation PENDING in
+// that reading can settle meanwhile without a new version (that operation's process
+// records its partner's answer, then finalizes), so such a reading ends under the row
+// lock instead, and the answer is what is stored.
+describe('an operation decided on a reading with another operation in flight answers what is stored', () => {
+  let t: TestApp;
+  let m: Merchant;
+  let app: FastifyInstance;
+  const hook = { armed: false, sawTransaction: false, run: undefined as undefined | (() => Promise<void>) };
+
+  before(async () => {
+    t = await createTestApp({ simInline: false });
+    m = await t.createMerchant('In flight');
+    // The app's database: once armed, `run` goes just before the first statement that
+    // follows a transaction (the partner's, here the simulator's record of the void).
+    const db = new Proxy(t.testDb.db, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop) as unknown;
+        if (typeof v !== 'function') return v;
+        const fn = (v as (...a: unknown[]) => Promise<unknown>).bind(target);
+        if (prop !== 'query' && prop !== 'transaction') return fn;
+        return async (...args: unknown[]) => {
+          if (hook.armed && hook.sawTransaction && hook.run) {
+            const run = hook.run;
+            hook.run = undefined;
+            await run();
+          }
+          if (hook.armed && prop === 'transaction') hook.sawTransaction = true;
+          return fn(...args);
+        };
+      },
+    });
+    app = await buildApp({ config: t.config, db, masterKey: MASTER_KEY, logger: false });
+    await app.ready();
+  });
+  after(async () => {
+    await app.close();
+    await t.close();
+  });
+
+  it('a void while a capture awaits its partner, whose answer is recorded during the void', async () => {
+    // Captures of this card time out: the capture stays PENDING until its answer comes.
+    const slowCard = { ...card, number: '4000000000000416' };
+    const created = await app.inject({ method: 'POST', url: '/v2/payments', headers: m.auth,
+      payload: { amount: 1000, currency: 'EUR', split: [{ partner: 'card-sim', method: 'CARD', amount: 1000, instrument: slowCard }] } });
+    assert.equal(created.statusCode, 200, created.body);
+    const id = created.json().id as string;
+    const capture = await app.inject({ method: 'POST', url: `/v2/payments/${id}/captures`, headers: m.auth, payload: { amount: 600 } });
+    assert.equal(capture.statusCode, 200, capture.body);
+    assert.equal(capture.json().captures[0].status, 'PENDING', capture.body);
+    const pendingRow = (await paymentsRepo.getWithLedger(t.testDb.db, m.entityId, id))!.txs.find((x) => x.kind === 'CAPTURE')!;
+
+    // The capture's answer is recorded while the void's partner call is in flight, as the
+    // capture's process records a late answer (the ledger row; no new version).
+    hook.run = async () => {
+      assert.ok(await paymentsRepo.settleTx(t.testDb.db, pendingRow.id, { status: 'SUCCESS', partner_status: 'SUCCEEDED' }));
+    };
+    hook.armed = true;
+    const voided = await app.inject({ method: 'POST', url: `/v2/payments/${id}/voids`, headers: m.auth, payload: {} });
+    hook.armed = false;
+    assert.equal(hook.run, undefined, 'the capture was recorded during the void');
+    assert.equal(voided.statusCode, 200, voided.body);
+    const stored = (await app.inject({ url: `/v2/payments/${id}`, headers: { ...m.auth, 'cache-control': 'max-age=0' } })).json();
+    assert.equal(stored.captures[0].status, 'SUCCESS');
+    assert.deepEqual(voided.json(), stored);
+  });
+});
