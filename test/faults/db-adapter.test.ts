@@ -4,6 +4,7 @@
 // backoff, where it once doubled its attempts on every failure).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import pg from 'pg';
 import { DatabaseUnavailableError, isConnectionFailure, toDbError } from '../../src/platform/db/errors.ts';
 import { backoffMs, createPgDb } from '../../src/platform/db/pg.ts';
@@ -126,6 +127,84 @@ describe('pg adapter through the fault proxy', () => {
       assert.equal(rows[0]!.n, 1, 'one LISTEN connection');
     } finally {
       await stop();
+    }
+  });
+});
+
+/**
+ * A fake PostgreSQL server that accepts any login and answers the first statement of each
+ * connection (payd's check that a host takes writes: transaction_read_only is off) with,
+ * in the same TCP write, a FATAL error: a backend terminated just as it answered. The
+ * FATAL then arrives in the network read that completes the statement, before pg-pool
+ * listens on the new client.
+ */
+async function fatalAfterFirstAnswer(): Promise<{ port: number; close: () => Promise<void> }> {
+  const msg = (type: string, body: Buffer) => {
+    const head = Buffer.alloc(5);
+    head.write(type, 0, 'latin1');
+    head.writeInt32BE(body.length + 4, 1);
+    return Buffer.concat([head, body]);
+  };
+  const cstr = (s: string) => Buffer.from(`${s}\0`, 'latin1');
+  const int16 = (n: number) => { const b = Buffer.alloc(2); b.writeInt16BE(n); return b; };
+  const int32 = (n: number) => { const b = Buffer.alloc(4); b.writeInt32BE(n); return b; };
+  const ready = msg('Z', Buffer.from('I'));
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+    let buf = Buffer.alloc(0);
+    let started = false;
+    socket.on('data', (data) => {
+      buf = Buffer.concat([buf, data]);
+      if (!started) {
+        if (buf.length < 4 || buf.length < buf.readInt32BE(0)) return;
+        buf = buf.subarray(buf.readInt32BE(0));
+        started = true;
+        socket.write(Buffer.concat([msg('R', int32(0)), ready])); // AuthenticationOk, ReadyForQuery
+      }
+      if (buf.length < 5 || buf.length < 1 + buf.readInt32BE(1)) return;
+      buf = buf.subarray(1 + buf.readInt32BE(1)); // the query, whatever it is
+      const column = Buffer.concat([cstr('transaction_read_only'), int32(0), int16(0), int32(25), int16(-1), int32(-1), int16(0)]);
+      const fatal = msg('E', Buffer.concat([cstr('SFATAL'), cstr('VFATAL'), cstr('C57P01'), cstr('Mterminating connection due to administrator command'), Buffer.from([0])]));
+      socket.write(Buffer.concat([
+        msg('T', Buffer.concat([int16(1), column])),
+        msg('D', Buffer.concat([int16(1), int32(3), Buffer.from('off')])),
+        msg('C', cstr('SHOW')),
+        ready,
+        fatal,
+      ]));
+      socket.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    port,
+    close: () => new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+describe('pg adapter: an error nobody awaits', () => {
+  it('a FATAL that arrives with the answer to a new connection\'s check does not kill the process; the caller gets unavailable', async () => {
+    const fake = await fatalAfterFirstAnswer();
+    // Two hosts: payd checks each new connection (SHOW transaction_read_only) before use.
+    const db = createPgDb(`postgres://payd@127.0.0.1:${fake.port},127.0.0.1:${fake.port}/fake`, 2);
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    try {
+      await assert.rejects(db.query('SELECT 1'), DatabaseUnavailableError);
+      await sleep(50);
+      assert.deepEqual(uncaught, [], 'no error escaped to the process');
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await db.close().catch(() => {});
+      await fake.close();
     }
   });
 });

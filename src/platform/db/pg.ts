@@ -68,9 +68,22 @@ function wrap(client: pg.PoolClient | pg.Pool, onFailure?: (err: unknown) => voi
  * writes, and reports a refusal or a read-only host so that the next client tries the next
  * host. pg-pool calls connect with a callback; others await it.
  */
-function clientClass(choice: PrimaryChoice): typeof pg.Client {
-  if (!choice.multi) return pg.Client;
-  class PrimaryClient extends pg.Client {
+function clientClass(choice: PrimaryChoice, heard: (client: pg.Client, err: unknown) => void): typeof pg.Client {
+  /**
+   * Every client has an error listener for its whole life, from its construction: pg-pool
+   * listens only while a client is idle, and a terminated backend's error can arrive when
+   * nobody else listens (in the same network read that completed a statement: the
+   * check of a new connection below, or the previous holder's last statement). Unheard,
+   * it would kill the process.
+   */
+  class HeardClient extends pg.Client {
+    constructor(config?: string | pg.ClientConfig) {
+      super(config);
+      this.on('error', (err) => heard(this, err));
+    }
+  }
+  if (!choice.multi) return HeardClient;
+  class PrimaryClient extends HeardClient {
     private readonly target: string;
     constructor(config?: pg.ClientConfig) {
       const target = choice.current();
@@ -103,7 +116,11 @@ function clientClass(choice: PrimaryChoice): typeof pg.Client {
 
 export function createPgDb(connectionString: string, poolSize: number): Db {
   const choice = new PrimaryChoice(splitHosts(connectionString));
-  const Client = clientClass(choice);
+  // The first error of each client is kept (clientClass): its holder then discards it.
+  const clientErrors = new WeakMap<pg.Client, unknown>();
+  const Client = clientClass(choice, (client, err) => {
+    if (!clientErrors.has(client)) clientErrors.set(client, err ?? new Error('connection error'));
+  });
   const pool = new pg.Pool({
     connectionString: choice.current(),
     Client,
@@ -121,17 +138,6 @@ export function createPgDb(connectionString: string, poolSize: number): Db {
   // An idle client that errors (server restart) must not crash the process; the pool
   // discards it.
   pool.on('error', () => {});
-  // Every client has an error listener for its whole life, not only while idle or while
-  // checked out: pg-pool removes its idle listener when it hands a client over, and a
-  // terminated backend's error can arrive before the new holder listens (the same
-  // network read that completed the previous holder's statement). Unheard, it would
-  // kill the process. The first error is kept: the holder then discards the client.
-  const clientErrors = new WeakMap<pg.Client, unknown>();
-  pool.on('connect', (client) => {
-    client.on('error', (err) => {
-      if (!clientErrors.has(client)) clientErrors.set(client, err ?? new Error('connection error'));
-    });
-  });
   /**
    * A client of the pool. With several hosts, a refused or read-only host moves the choice
    * on (PrimaryClient), and the next host is tried at once, each host at most once: a
