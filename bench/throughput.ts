@@ -7,8 +7,9 @@
 //     instead, with the same client doing the pair flow on its Charges API.
 // Flows: create only; the pair (create a MANUAL card payment, then capture its full
 // amount, a fresh payment each time); capture alone (one cent of one of many payments,
-// round-robin). Then a slow partner (PAYD_SIM_INLINE=false, PAYD_SIM_LATENCY_MS=200) with
-// BENCH_SLOW_CONNECTIONS (400) concurrent pair flows, on a second `payd start`.
+// round-robin). Then the pair with partners called (PAYD_SIM_INLINE=false), first without
+// latency, then with a slow partner (PAYD_SIM_LATENCY_MS=200) and BENCH_SLOW_CONNECTIONS
+// (400) concurrent pair flows, each on its own `payd start`.
 // While each scenario runs, pg_stat_activity is sampled every 100 ms (payd's connections):
 // active, idle in transaction, and what they wait on.
 //
@@ -282,15 +283,28 @@ export async function runThroughput(): Promise<void> {
 
     let slowLine = '';
     if (process.env.BENCH_SLOW !== '0' && want('slow')) {
-      // The same database, a second payd whose partners answer after 200 ms, outside the
+      // The no-latency figure of the same configuration: partners called (not answered
+      // inline) and answering at once, with the usual connections.
+      const called = await startPayd(dbUrl, { PAYD_SIM_INLINE: 'false' });
+      children.push(called.stop);
+      const t1 = (await call(called.base, 'POST', '/oauth/token', form, 'grant_type=client_credentials')).access_token as string;
+      const calledRun = await sampled(admin, dbName, () => load(called.base, paydPair({ authorization: `Bearer ${t1}`, 'content-type': 'application/json' }), connections).then(pairs));
+      print('pair (payd), partners called, no latency', calledRun.result, 'pairs/s', `\n${' '.repeat(46)}${calledRun.activity}`);
+      await called.stop();
+      // The same database, a payd whose partners answer after 200 ms, outside the
       // inline path: every request writes ahead, calls the partner, then settles.
       const slow = await startPayd(dbUrl, { PAYD_SIM_INLINE: 'false', PAYD_SIM_LATENCY_MS: '200' });
       children.push(slow.stop);
       const t2 = (await call(slow.base, 'POST', '/oauth/token', form, 'grant_type=client_credentials')).access_token as string;
       const { result, activity } = await sampled(admin, dbName, () => load(slow.base, paydPair({ authorization: `Bearer ${t2}`, 'content-type': 'application/json' }), slowConnections).then(pairs));
-      const allowed = Math.min(slowConnections / 0.4, results.get('pair (payd)')?.rps ?? Infinity);
+      // The issue's target: 0.8 of what the flows allow at 2 x 200 ms or of the no-latency
+      // figure of the same configuration, whichever is lower. Also printed: the ratio to
+      // the inline pair (partners answering in process), a stricter reference.
+      const allowed = Math.min(slowConnections / 0.4, calledRun.result.rps);
+      const inlinePair = results.get('pair (payd)')?.rps;
       print(`pair (payd), partner latency 200 ms, ${slowConnections} flows`, result, 'pairs/s', `\n${' '.repeat(46)}${activity}`);
-      slowLine = `slow partner: ${(result.rps / allowed).toFixed(2)} of ${allowed.toFixed(0)} pairs/s allowed (target 0.8${result.rps / allowed < 0.8 ? ', NOT MET' : ', met'}), ${result.bad} non-2xx/errors (target 0); peak RSS ${slow.peakRss().toFixed(0)} MB`;
+      slowLine = `slow partner: ${(result.rps / allowed).toFixed(2)} of ${allowed.toFixed(0)} pairs/s allowed (target 0.8${result.rps / allowed < 0.8 ? ', NOT MET' : ', met'})` +
+        `${inlinePair ? `, ${(result.rps / inlinePair).toFixed(2)} of the inline pair's ${inlinePair.toFixed(0)}` : ''}, ${result.bad} non-2xx/errors (target 0); peak RSS ${slow.peakRss().toFixed(0)} MB`;
       await slow.stop();
     }
 

@@ -125,6 +125,21 @@ function contract(name: string, setup: () => Promise<Subject>) {
       assert.equal(rest.outcome, s.singleCapture ? 'REFUSED' : 'SUCCESS', JSON.stringify(rest));
     });
 
+    it('concurrent captures of one authorization never take more than it holds; concurrent retries of one key are one capture', async () => {
+      const a = await s.connector.authorize(s.request('approved', 5000)!);
+      const capture = (key: string) => s.connector.capture({ key, entityId: ENTITY, authorization_reference: a.partner_reference!, amount: 2000, currency: 'EUR' });
+      const answers = await Promise.all(Array.from({ length: 6 }, () => capture(randomUUID())));
+      const won = answers.filter((r) => r.outcome === 'SUCCESS').length;
+      assert.ok(answers.every(final), JSON.stringify(answers));
+      assert.equal(won, s.singleCapture ? 1 : 2, JSON.stringify(answers));
+      const b = await s.connector.authorize(s.request('approved', 5000)!);
+      const same = { key: randomUUID(), entityId: ENTITY, authorization_reference: b.partner_reference!, amount: 2000, currency: 'EUR' };
+      const retries = await Promise.all(Array.from({ length: 4 }, () => s.connector.capture(same)));
+      assert.ok(retries.every((r) => r.outcome === 'SUCCESS' && r.partner_reference === retries[0]!.partner_reference), JSON.stringify(retries));
+      const rest = await s.connector.capture({ key: randomUUID(), entityId: ENTITY, authorization_reference: b.partner_reference!, amount: 3000, currency: 'EUR' });
+      assert.equal(rest.outcome, s.singleCapture ? 'REFUSED' : 'SUCCESS', `only one 2000 was captured: ${JSON.stringify(rest)}`);
+    });
+
     it('voids an uncaptured authorization; a capture after the void is refused', async () => {
       const a = await s.connector.authorize(s.request('approved', 3000)!);
       const v = await s.connector.void({ key: randomUUID(), entityId: ENTITY, authorization_reference: a.partner_reference!, amount: 3000, currency: 'EUR' });

@@ -102,7 +102,7 @@ for (const [inline, N, remembered] of [[true, MANY, true], [true, MANY, false], 
         assert.equal(per.filter((x) => x.readLedger !== 0).length, 0, 'no ledger read: the answer is built from what this process wrote');
         // Inline: the capture is one statement. Called: the reservation, then the
         // settlement with the conclusion, around the simulator's own statements.
-        const own = watch.stats.filter((x) => !/sim_partner_operations|^(BEGIN|COMMIT)/.test(x.sql)).map((x) => x.sql.slice(0, 40));
+        const own = watch.stats.filter((x) => !/sim_partner_operations|sim_follow_up|^(BEGIN|COMMIT)/.test(x.sql)).map((x) => x.sql.slice(0, 40));
         assert.equal(own.length, inline ? 1 : 2, `payd's statements per capture ${figures} ${JSON.stringify(own)}`);
       } else {
         assert.equal(per.filter((x) => x.readLedger === 0).length, 0, 'one ledger read per capture, for the answer');

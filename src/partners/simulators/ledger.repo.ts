@@ -36,6 +36,19 @@ export const simRepo = {
     );
     return rows[0];
   },
+  /**
+   * A stateless partner's capture, refund or void, recorded in one call (migration 0030):
+   * `op` is the answer the authorization's flags give; it becomes a refusal when the
+   * amount is more than the room left under the authorization's lock. Returns what is
+   * recorded for the key: `op` as stored, or the first call's (another reference).
+   */
+  async followUp(q: Queryable, op: SimOperation): Promise<SimOperation> {
+    const { rows } = await q.query<SimOperation>(
+      `SELECT ${COLS} FROM sim_follow_up($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [op.partner, op.key, op.kind, op.reference, op.parent_ref, op.amount, op.status, JSON.stringify(op.data), op.resolve_at],
+    );
+    return rows[0]!;
+  },
   async setStatus(q: Queryable, partner: string, reference: string, status: string, data?: Record<string, unknown>): Promise<void> {
     await q.query(
       `UPDATE sim_partner_operations SET status = $3, resolve_at = NULL, data = data || $4::jsonb WHERE partner = $1 AND reference = $2`,
