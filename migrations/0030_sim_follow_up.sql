@@ -32,7 +32,12 @@ BEGIN
     FROM sim_partner_operations
    WHERE partner = p_partner AND parent_ref = p_parent_ref AND status IN ('SUCCEEDED', 'PENDING');
   room := CASE WHEN p_kind = 'REFUND' THEN captured - refunded ELSE parent_amount - captured - voided END;
-  IF p_amount > room THEN
+  IF parent_amount IS NULL THEN
+    -- (The caller read the authorization: only a reference never recorded gets here.)
+    p_status := 'REFUSED';
+    p_data := jsonb_build_object('code', 'NO_AUTHORIZATION', 'description', 'No authorization with this reference');
+    p_resolve_at := NULL;
+  ELSIF p_amount > room THEN
     p_status := 'REFUSED';
     p_data := jsonb_build_object('code', 'AMOUNT_NOT_AVAILABLE', 'description', format('Only %s is available to %s', room, lower(p_kind)));
     p_resolve_at := NULL;
