@@ -117,9 +117,16 @@ export async function listen(argv: string[], env: NodeJS.ProcessEnv, out: (line:
       cursor = page.has_more ? page.next_cursor : null;
     } while (cursor && !stop.aborted);
     if (seen.size > 50_000) seen.clear(); // bounded; the one-minute look-back is far shorter
+    // One abort listener per wait, removed when the wait ends either way (a listener left
+    // on `stop` by each poll added up for as long as listen ran).
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, pollMs);
-      stop.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+      const done = () => {
+        clearTimeout(timer);
+        stop.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, pollMs);
+      stop.addEventListener('abort', done, { once: true });
     });
   }
 }

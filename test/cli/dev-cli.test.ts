@@ -4,6 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { getEventListeners } from 'node:events';
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +15,7 @@ import { ADMIN_TOKEN } from '../helpers/app.ts';
 import { startServer, type ServerProcess } from '../helpers/server.ts';
 import { createPgTestDb } from '../faults/db-fixture.ts';
 import { verifyWebhookSignature } from '../../src/webhooks/signature.ts';
-import { TRIGGERS } from '../../src/cli/dev.ts';
+import { TRIGGERS, listen } from '../../src/cli/dev.ts';
 
 const run = promisify(execFile);
 const payd = (args: string[], env: Record<string, string>) =>
@@ -95,6 +96,19 @@ describe('payd listen and payd trigger', () => {
       await payd(['trigger', type], env);
       assert.equal((await events(type)).length, before + 1, type);
     }
+  });
+
+  it('listen keeps one abort listener however long it polls', async () => {
+    const stop = new AbortController();
+    const lines: string[] = [];
+    const target = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks`;
+    const running = listen(['--forward-to', target, '--secret', 'whsec_cli_test', '--poll-ms', '100'], env, (l) => lines.push(l), stop.signal);
+    // Six polls or more (each waits 100 ms).
+    for (let i = 0; i < 100 && !lines.some((l) => l.startsWith('Ready!')); i++) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 700));
+    assert.ok(getEventListeners(stop.signal, 'abort').length <= 1, `${getEventListeners(stop.signal, 'abort').length} abort listeners after some polls`);
+    stop.abort();
+    await running;
   });
 
   it('refuses an unknown event, a missing key and a missing --forward-to with one line and exit code 2', async () => {
