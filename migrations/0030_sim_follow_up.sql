@@ -8,7 +8,9 @@
 -- answer into a refusal when the amount is more than the room left, and inserts it unless
 -- the key was used. Each statement of a VOLATILE plpgsql function takes a new snapshot
 -- under READ COMMITTED, so the sums see every child committed while this call waited for
--- the lock. The same rules as simulated-partner.ts's followUpAnswer (room first).
+-- the lock. The same rules as simulated-partner.ts's followUpAnswer (room first). What
+-- was taken counts the children that succeeded and those whose answer timed out but
+-- which the partner processed (PROCESSING, to settle as SUCCEEDED), as in childTotals.
 --
 -- Returns the operation recorded for the key: this call's (its reference is the one
 -- given) or the first call's.
@@ -30,7 +32,8 @@ BEGIN
          coalesce(sum(amount) FILTER (WHERE kind = 'VOID'), 0)
     INTO captured, refunded, voided
     FROM sim_partner_operations
-   WHERE partner = p_partner AND parent_ref = p_parent_ref AND status IN ('SUCCEEDED', 'PENDING');
+   WHERE partner = p_partner AND parent_ref = p_parent_ref
+     AND (status = 'SUCCEEDED' OR (status = 'PROCESSING' AND data ->> 'final' = 'SUCCEEDED'));
   room := CASE WHEN p_kind = 'REFUND' THEN captured - refunded ELSE parent_amount - captured - voided END;
   IF parent_amount IS NULL THEN
     -- (The caller read the authorization: only a reference never recorded gets here.)

@@ -291,3 +291,23 @@ contract('stripe (stripe-stateful-mock over HTTP)', async () => {
       .authorize(authorizeRequest('4242424242424242')),
   };
 });
+
+// Simulator fidelity, beyond the contract: a call whose answer timed out was processed all
+// the same (the partner settles it later), so it counts against the authorization at once.
+describe('card-sim: a capture whose answer timed out counts against its authorization', () => {
+  it('a void of the whole amount after it is refused; once settled, the capture stands', async () => {
+    const clock = { at: Date.now() };
+    const sim = new CardAcquirerSimulator(db.db, { baseUrl: 'http://payd.test', inline: false, timeoutResolveMs: 1000, clock: () => clock.at });
+    // Captures by this card time out (the partner answers later, SUCCEEDED).
+    const a = await sim.authorize(authorizeRequest('4000000000000416', 1000));
+    assert.equal(a.outcome, 'SUCCESS', JSON.stringify(a));
+    const capture = { key: randomUUID(), entityId: ENTITY, authorization_reference: a.partner_reference!, amount: 1000, currency: 'EUR' };
+    await assert.rejects(sim.capture(capture), /did not answer/);
+    const v = await sim.void({ key: randomUUID(), entityId: ENTITY, authorization_reference: a.partner_reference!, amount: 1000, currency: 'EUR' });
+    assert.equal(v.outcome, 'REFUSED', `the capture in flight took the amount: ${JSON.stringify(v)}`);
+    clock.at += 1001;
+    const settled = await sim.sync({ key: capture.key, entityId: ENTITY, kind: 'CAPTURE' });
+    assert.ok(settled !== 'NOT_FOUND' && settled.outcome === 'SUCCESS', JSON.stringify(settled));
+  });
+});
+

@@ -66,11 +66,16 @@ export const simRepo = {
     );
     return rowCount === 1;
   },
-  /** Sum of successful children of an authorization, by kind. */
+  /**
+   * Sum of the children taken from an authorization, by kind: those that succeeded and
+   * those whose answer timed out but which the partner processed (PROCESSING, to settle
+   * as SUCCEEDED).
+   */
   async childTotals(q: Queryable, partner: string, parentRef: string): Promise<Record<string, number>> {
     const { rows } = await q.query<{ kind: string; total: number }>(
       `SELECT kind, coalesce(sum(amount), 0)::bigint AS total FROM sim_partner_operations
-        WHERE partner = $1 AND parent_ref = $2 AND status IN ('SUCCEEDED', 'PENDING') GROUP BY kind`,
+        WHERE partner = $1 AND parent_ref = $2
+          AND (status = 'SUCCEEDED' OR (status = 'PROCESSING' AND data ->> 'final' = 'SUCCEEDED')) GROUP BY kind`,
       [partner, parentRef],
     );
     return Object.fromEntries(rows.map((r) => [r.kind, Number(r.total)]));
