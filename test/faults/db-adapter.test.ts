@@ -132,13 +132,13 @@ describe('pg adapter through the fault proxy', () => {
 });
 
 /**
- * A fake PostgreSQL server that accepts any login and answers the first statement of each
- * connection (payd's check that a host takes writes: transaction_read_only is off) with,
- * in the same TCP write, a FATAL error: a backend terminated just as it answered. The
- * FATAL then arrives in the network read that completes the statement, before pg-pool
- * listens on the new client.
+ * A fake PostgreSQL server that accepts any login and answers every simple query with one
+ * row (transaction_read_only = off: payd's check that a host takes writes). Its first
+ * `broken` connections send, in the same TCP write as their first answer, a FATAL error: a
+ * backend terminated just as it answered. The FATAL then arrives in the network read that
+ * completes the statement, before pg-pool listens on the new client.
  */
-async function fatalAfterFirstAnswer(): Promise<{ port: number; close: () => Promise<void> }> {
+async function fatalAfterFirstAnswer(broken = Number.POSITIVE_INFINITY): Promise<{ port: number; close: () => Promise<void> }> {
   const msg = (type: string, body: Buffer) => {
     const head = Buffer.alloc(5);
     head.write(type, 0, 'latin1');
@@ -149,8 +149,18 @@ async function fatalAfterFirstAnswer(): Promise<{ port: number; close: () => Pro
   const int16 = (n: number) => { const b = Buffer.alloc(2); b.writeInt16BE(n); return b; };
   const int32 = (n: number) => { const b = Buffer.alloc(4); b.writeInt32BE(n); return b; };
   const ready = msg('Z', Buffer.from('I'));
+  const column = Buffer.concat([cstr('transaction_read_only'), int32(0), int16(0), int32(25), int16(-1), int32(-1), int16(0)]);
+  const answer = Buffer.concat([
+    msg('T', Buffer.concat([int16(1), column])),
+    msg('D', Buffer.concat([int16(1), int32(3), Buffer.from('off')])),
+    msg('C', cstr('SELECT 1')),
+    ready,
+  ]);
+  const fatal = msg('E', Buffer.concat([cstr('SFATAL'), cstr('VFATAL'), cstr('C57P01'), cstr('Mterminating connection due to administrator command'), Buffer.from([0])]));
   const sockets = new Set<net.Socket>();
+  let connections = 0;
   const server = net.createServer((socket) => {
+    const dies = connections++ < broken;
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => {});
@@ -164,18 +174,18 @@ async function fatalAfterFirstAnswer(): Promise<{ port: number; close: () => Pro
         started = true;
         socket.write(Buffer.concat([msg('R', int32(0)), ready])); // AuthenticationOk, ReadyForQuery
       }
-      if (buf.length < 5 || buf.length < 1 + buf.readInt32BE(1)) return;
-      buf = buf.subarray(1 + buf.readInt32BE(1)); // the query, whatever it is
-      const column = Buffer.concat([cstr('transaction_read_only'), int32(0), int16(0), int32(25), int16(-1), int32(-1), int16(0)]);
-      const fatal = msg('E', Buffer.concat([cstr('SFATAL'), cstr('VFATAL'), cstr('C57P01'), cstr('Mterminating connection due to administrator command'), Buffer.from([0])]));
-      socket.write(Buffer.concat([
-        msg('T', Buffer.concat([int16(1), column])),
-        msg('D', Buffer.concat([int16(1), int32(3), Buffer.from('off')])),
-        msg('C', cstr('SHOW')),
-        ready,
-        fatal,
-      ]));
-      socket.end();
+      while (buf.length >= 5 && buf.length >= 1 + buf.readInt32BE(1)) {
+        const type = buf.toString('latin1', 0, 1);
+        buf = buf.subarray(1 + buf.readInt32BE(1));
+        if (type !== 'Q') continue; // (Terminate)
+        if (!dies) {
+          socket.write(answer);
+          continue;
+        }
+        socket.write(Buffer.concat([answer, fatal]));
+        socket.end();
+        return;
+      }
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -203,6 +213,18 @@ describe('pg adapter: an error nobody awaits', () => {
       assert.deepEqual(uncaught, [], 'no error escaped to the process');
     } finally {
       process.off('uncaughtException', onUncaught);
+      await db.close().catch(() => {});
+      await fake.close();
+    }
+  });
+
+  it('a client that heard such an error before it was handed over is discarded, and the statement goes to another', async () => {
+    const fake = await fatalAfterFirstAnswer(1);
+    const db = createPgDb(`postgres://payd@127.0.0.1:${fake.port},127.0.0.1:${fake.port}/fake`, 2);
+    try {
+      const { rows } = await db.query<{ transaction_read_only: string }>('SELECT 1');
+      assert.deepEqual(rows, [{ transaction_read_only: 'off' }], 'answered by the second connection');
+    } finally {
       await db.close().catch(() => {});
       await fake.close();
     }

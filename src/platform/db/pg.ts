@@ -164,7 +164,15 @@ export function createPgDb(connectionString: string, poolSize: number): Db {
    * backend emits one between two statements).
    */
   async function withClient<T>(fn: (client: pg.PoolClient, conn: Queryable, broken: () => boolean) => Promise<T>): Promise<T> {
-    const client = await checkout();
+    let client = await checkout();
+    // A client that heard an error before it was handed over (its backend terminated
+    // while it was idle or being checked) has sent nothing for this caller: it is
+    // discarded and another taken, at most as many times as the pool holds clients.
+    for (let discarded = 0; clientErrors.has(client) && discarded < poolSize; discarded++) {
+      const err = clientErrors.get(client);
+      client.release(err instanceof Error ? err : true);
+      client = await checkout();
+    }
     let failure: unknown = clientErrors.get(client);
     const onFailure = (err: unknown) => {
       failure ??= err ?? new Error('connection error');
