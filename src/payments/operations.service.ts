@@ -15,7 +15,7 @@ import { type NewOperation, type NewPartnerTx, type OperationKind, type Operatio
 import { paymentView, reservedOfPayment, slicesOfPayment, totalsOfPayment } from './payment-view.ts';
 import { operationEventType, paymentEvent } from './payment-events.ts';
 import type { OperationBody } from './payments.schemas.ts';
-import type { Ledger } from './recent-payments.ts';
+import { type Ledger, nothingPending } from './recent-payments.ts';
 import type { PaymentsConfig, PaymentsService, PaymentViewT } from './payments.service.ts';
 
 /** The next free ledger number after these rows. */
@@ -23,11 +23,6 @@ function nextSeqOf(txs: PartnerTxRow[]): number {
   let max = 0;
   for (const t of txs) if (t.seq > max) max = t.seq;
   return max + 1;
-}
-
-/** Nothing in the payment's ledger or operations is PENDING. */
-function atRest(l: Ledger): boolean {
-  return !l.txs.some((t) => t.status === 'PENDING') && !l.ops.some((o) => o.status === 'PENDING');
 }
 
 const FIELD: Record<OperationKind, 'capture' | 'refund' | 'void'> = { CAPTURE: 'capture', REFUND: 'refund', VOID: 'void' };
@@ -192,7 +187,7 @@ export class OperationsService {
     if (answers.some((r) => !r || r.outcome === 'PENDING')) return this.optimisticReservation(found, newOp, pending, allocations.map((a) => a.auth));
     // The answer is built from this reading: it must hold nothing PENDING, which could
     // settle meanwhile without a new version (another operation's answer). Else locked.
-    if (!atRest(found)) return undefined;
+    if (!nothingPending(found)) return undefined;
 
     const now = new Date();
     const op: OperationRow = { ...newOp, created_at: now, updated_at: now };
@@ -234,7 +229,7 @@ export class OperationsService {
     const op: OperationRow = { ...newOp, created_at: at, updated_at: at };
     // The one-statement end builds its answer from this reading: only when nothing in it
     // was PENDING (a row of another operation could settle meanwhile without a new version).
-    const oneStatement = rows.length === 1 && atRest(found) ? { version: p.version + 1, txs, ops, op, row: rows[0]! } : undefined;
+    const oneStatement = rows.length === 1 && nothingPending(found) ? { version: p.version + 1, txs, ops, op, row: rows[0]! } : undefined;
     const children = rows.map((r, i) => ({ id: r.id, key: r.partner_key, amount: r.amount, auth: auths[i]! }));
     return this.callAndSettle(op.kind, op.id, p, children, oneStatement);
   }

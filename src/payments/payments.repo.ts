@@ -175,10 +175,15 @@ function txParams(txs: PartnerTxRow[]): unknown[] {
   return params;
 }
 
-/** `count` complete ledger rows as a typed VALUES list (parameters from `first`), for INSERT ... SELECT. */
+/** `count` rows of `cols` as a typed VALUES list (parameters from `first`), for INSERT ... SELECT. */
+function valuesSql(cols: string, casts: readonly string[], count: number, first: number): string {
+  const tuples = Array.from({ length: count }, (_, i) => `(${casts.map((c, j) => `$${first + i * casts.length + j}::${c}`).join(', ')})`);
+  return `(VALUES ${tuples.join(', ')}) AS v(${cols})`;
+}
+
+/** `count` complete ledger rows (txParams), for INSERT ... SELECT. */
 function txValuesSql(count: number, first: number): string {
-  const tuples = Array.from({ length: count }, (_, i) => `(${TX_CASTS.map((c, j) => `$${first + i * TX_CASTS.length + j}::${c}`).join(', ')})`);
-  return `(VALUES ${tuples.join(', ')}) AS v(${TX_INSERT_COLS})`;
+  return valuesSql(TX_INSERT_COLS, TX_CASTS, count, first);
 }
 
 const NEW_TX_COLS = 'id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key, card, save_token';
@@ -193,10 +198,9 @@ function newTxParams(rows: NewPartnerTx[]): unknown[] {
   return params;
 }
 
-/** `count` new ledger rows as a typed VALUES list (parameters from `first`), for INSERT ... SELECT. */
+/** `count` new ledger rows (newTxParams; their timestamps the database's), for INSERT ... SELECT. */
 function newTxValuesSql(count: number, first: number): string {
-  const tuples = Array.from({ length: count }, (_, i) => `(${NEW_TX_CASTS.map((c, j) => `$${first + i * NEW_TX_CASTS.length + j}::${c}`).join(', ')})`);
-  return `(VALUES ${tuples.join(', ')}) AS v(${NEW_TX_COLS})`;
+  return valuesSql(NEW_TX_COLS, NEW_TX_CASTS, count, first);
 }
 
 /** `WITH` list entries for an optional event gated on `gate`, and their parameters. */

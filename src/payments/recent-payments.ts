@@ -21,6 +21,11 @@ export interface Ledger {
   ops: OperationRow[];
 }
 
+/** Nothing in the payment's ledger or operations is PENDING: nothing can settle without a new version. */
+export function nothingPending(l: Ledger): boolean {
+  return !l.txs.some((t) => t.status === 'PENDING') && !l.ops.some((o) => o.status === 'PENDING');
+}
+
 /** The default number of payments remembered (PAYD_RECENT_PAYMENTS); about 5 KB each (10 MB by default). */
 export const RECENT_PAYMENTS_DEFAULT = 2048;
 
@@ -42,7 +47,7 @@ export class RecentPayments {
    */
   remember(l: Ledger): void {
     if (this.capacity <= 0) return;
-    if (l.txs.some((t) => t.status === 'PENDING') || l.ops.some((o) => o.status === 'PENDING') || l.payment.processing) return;
+    if (!nothingPending(l) || l.payment.processing) return;
     const id = l.payment.id;
     this.entries.delete(id);
     this.entries.set(id, {

@@ -91,6 +91,9 @@ function followUpAnswer(kind: 'CAPTURE' | 'REFUND' | 'VOID', amount: number, roo
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The refusal of a call on an authorization the partner does not hold (as sim_follow_up, migration 0030). */
+const NO_AUTHORIZATION = { code: 'NO_AUTHORIZATION', description: 'No authorization with this reference' };
+
 const OUTCOME: Record<string, PartnerOutcome> = {
   AUTHORIZED: 'SUCCESS',
   SUCCEEDED: 'SUCCESS',
@@ -233,38 +236,44 @@ export abstract class SimulatedPartner implements PartnerConnector, InlinePartne
     };
   }
 
+  /** A capture, refund or void as first received, before its answer is decided. */
+  private followUpBase(kind: 'CAPTURE' | 'REFUND' | 'VOID', req: FollowUpRequest) {
+    return { partner: this.name, key: req.key, kind, reference: randomUUID(), parent_ref: req.authorization_reference, amount: req.amount, resolve_at: null };
+  }
+
+  /** The operation recorded for an answer: PROCESSING, to settle later, when it times out. */
+  private decided(base: ReturnType<SimulatedPartner['followUpBase']>, answer: ReturnType<typeof followUpAnswer>): SimOperation {
+    return answer.timeout ? { ...base, ...this.pendingTimeout(answer.status, answer.data) } : { ...base, status: answer.status, data: answer.data };
+  }
+
+  /**
+   * A follow-up of a partner that moves balances (the gift card), in one transaction
+   * under the authorization's lock. Partners that read no state (the only ones that answer
+   * inline, so the only ones with inline authorizations) take statelessFollowUp.
+   */
   private async followUp(kind: 'CAPTURE' | 'REFUND' | 'VOID', req: FollowUpRequest): Promise<PartnerResult> {
     if (this.options.latencyMs) await sleep(this.options.latencyMs);
     if (this.stateless) return this.statelessFollowUp(kind, req);
     let timedOut = false;
     const result = await this.db.transaction(async (tx) => {
       // (A key already used is found by the insert below, which then answers what the
-      // first call recorded (recorded()): no read of the key first.)
-      // An authorization answered inline has no record here, and neither have the
-      // operations on it that were answered inline: only its own amount bounds a call
-      // (payd's ledger guards the running totals), as in answerInline.
-      const inlineParent = parseInlineReference(this.name, req.authorization_reference);
-      const parent = inlineParent ?? await simRepo.byReference(tx, this.name, req.authorization_reference, true);
-      const base = { partner: this.name, key: req.key, kind, reference: randomUUID(), parent_ref: req.authorization_reference, amount: req.amount, resolve_at: null };
+      // first call recorded: no read of the key first.)
+      const parent = await simRepo.byReference(tx, this.name, req.authorization_reference, true);
+      const base = this.followUpBase(kind, req);
       // The first call with this key decides; a later one answers what it recorded.
-      const recorded = async () => this.resolved(tx, (await simRepo.byKey(tx, this.name, req.key))!);
-      const refuse = async (code: string, description: string) =>
-        this.result((await simRepo.insertNew(tx, { ...base, status: 'REFUSED', data: { code, description } })) ?? await recorded());
-      if (!parent || parent.status !== 'AUTHORIZED') return refuse('NO_AUTHORIZATION', 'No authorization with this reference');
-      const totals = inlineParent ? {} : await simRepo.childTotals(tx, this.name, parent.reference);
-      const uncaptured = parent.amount - (totals.CAPTURE ?? 0) - (totals.VOID ?? 0);
-      const room = inlineParent ? parent.amount : kind === 'REFUND' ? (totals.CAPTURE ?? 0) - (totals.REFUND ?? 0) : uncaptured;
-      const answer = followUpAnswer(kind, req.amount, room, (parent.data.flags ?? {}) as Record<string, boolean>);
-      if (answer.timeout) {
-        const op = await simRepo.insertNew(tx, { ...base, ...this.pendingTimeout(answer.status, answer.data) });
-        if (!op) return this.result(await recorded());
-        timedOut = true;
-        return this.result(op);
+      const recorded = async () => this.result(await this.resolved(tx, (await simRepo.byKey(tx, this.name, req.key))!));
+      if (!parent || parent.status !== 'AUTHORIZED') {
+        const refused = await simRepo.insertNew(tx, { ...base, status: 'REFUSED', data: NO_AUTHORIZATION });
+        return refused ? this.result(refused) : recorded();
       }
+      const totals = await simRepo.childTotals(tx, this.name, parent.reference);
+      const room = kind === 'REFUND' ? (totals.CAPTURE ?? 0) - (totals.REFUND ?? 0) : parent.amount - (totals.CAPTURE ?? 0) - (totals.VOID ?? 0);
+      const answer = followUpAnswer(kind, req.amount, room, (parent.data.flags ?? {}) as Record<string, boolean>);
       // Only the call that wins the key moves a balance (see authorize).
-      const op = await simRepo.insertNew(tx, { ...base, status: answer.status, data: answer.data });
-      if (!op) return this.result(await recorded());
-      if (answer.status === 'SUCCEEDED') await this.onSettled(tx, op, parent);
+      const op = await simRepo.insertNew(tx, this.decided(base, answer));
+      if (!op) return recorded();
+      if (op.status === 'PROCESSING') timedOut = true;
+      else if (op.status === 'SUCCEEDED') await this.onSettled(tx, op, parent);
       return this.result(op);
     });
     if (timedOut) throw new PartnerTimeout(`${this.name} did not answer the ${kind.toLowerCase()} in time`);
@@ -280,7 +289,7 @@ export abstract class SimulatedPartner implements PartnerConnector, InlinePartne
    * (payd's ledger guards the running totals), and the answer is one insert.
    */
   private async statelessFollowUp(kind: 'CAPTURE' | 'REFUND' | 'VOID', req: FollowUpRequest): Promise<PartnerResult> {
-    const base = { partner: this.name, key: req.key, kind, reference: randomUUID(), parent_ref: req.authorization_reference, amount: req.amount, resolve_at: null };
+    const base = this.followUpBase(kind, req);
     // The first call with a key decides; a later one answers what it recorded.
     const insertOrRecorded = async (op: SimOperation) =>
       (await simRepo.insertNew(this.db, op)) ?? (await simRepo.byKey(this.db, this.name, op.key))!;
@@ -288,12 +297,11 @@ export abstract class SimulatedPartner implements PartnerConnector, InlinePartne
     const parent = inlineParent ?? await simRepo.byReference(this.db, this.name, req.authorization_reference);
     let op: SimOperation;
     if (!parent || parent.status !== 'AUTHORIZED') {
-      op = await insertOrRecorded({ ...base, status: 'REFUSED', data: { code: 'NO_AUTHORIZATION', description: 'No authorization with this reference' } });
+      op = await insertOrRecorded({ ...base, status: 'REFUSED', data: NO_AUTHORIZATION });
     } else {
       // The room of a recorded authorization is checked under its lock, by simRepo.followUp.
       const room = inlineParent ? parent.amount : Number.POSITIVE_INFINITY;
-      const answer = followUpAnswer(kind, req.amount, room, (parent.data.flags ?? {}) as Record<string, boolean>);
-      const decided = answer.timeout ? { ...base, ...this.pendingTimeout(answer.status, answer.data) } : { ...base, status: answer.status, data: answer.data };
+      const decided = this.decided(base, followUpAnswer(kind, req.amount, room, (parent.data.flags ?? {}) as Record<string, boolean>));
       op = inlineParent ? await insertOrRecorded(decided) : await simRepo.followUp(this.db, decided);
     }
     if (op.reference !== base.reference) return this.result(await this.resolved(this.db, op));

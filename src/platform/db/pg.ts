@@ -64,9 +64,10 @@ function wrap(client: pg.PoolClient | pg.Pool, onFailure?: (err: unknown) => voi
 
 /**
  * The Client class of the pool and the listeners. With one host, node-postgres's own
- * with an error listener (HeardClient). With several (hosts.ts), a client connects to the current choice, checks that it takes
- * writes, and reports a refusal or a read-only host so that the next client tries the next
- * host. pg-pool calls connect with a callback; others await it.
+ * with an error listener (HeardClient). With several (hosts.ts), a client connects to the
+ * current choice, checks that it takes writes, and reports a refusal or a read-only host
+ * so that the next client tries the next host. pg-pool calls connect with a callback;
+ * others await it.
  */
 function clientClass(choice: PrimaryChoice, heard: (client: pg.Client, err: unknown) => void): typeof pg.Client {
   /**
