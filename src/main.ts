@@ -17,6 +17,7 @@ import { checkSchema, migrate, SchemaError } from './platform/db/migrator.ts';
 import { splitHosts } from './platform/db/hosts.ts';
 import { type MasterKeySource, readMasterKey, saveMasterKey } from './platform/crypto/master-key.ts';
 import { armFaultPoint } from './platform/fault-points.ts';
+import { tuneHeapGrowing } from './platform/heap.ts';
 import { packagePath } from './platform/paths.ts';
 
 const VERSION = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
@@ -125,6 +126,7 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
     );
   }
   armFaultPoint(config.faultKillAt);
+  tuneHeapGrowing(); // a full GC at 1.5 times the live heap, not up to 4 (platform/heap.ts)
   // Where a start's time goes, logged once it listens (times since the process started).
   const phases: Record<string, number> = { loaded: Math.round(performance.now()) };
   // The server's modules load while the database opens (PGlite compiles its WASM off the
