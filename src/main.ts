@@ -126,7 +126,6 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
     );
   }
   armFaultPoint(config.faultKillAt);
-  tuneHeapGrowing(); // a full GC at 1.5 times the live heap, not up to 4 (platform/heap.ts)
   // Where a start's time goes, logged once it listens (times since the process started).
   const phases: Record<string, number> = { loaded: Math.round(performance.now()) };
   // The server's modules load while the database opens (PGlite compiles its WASM off the
@@ -150,6 +149,10 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
     await db.close().catch(() => {});
     throw listenError(err as NodeJS.ErrnoException, config);
   }
+  // Once listening, so that the start (the embedded database unpacked, the modules
+  // compiled) collects as it did: a full GC at 1.5 times the live heap under load, not
+  // up to 4 (platform/heap.ts).
+  tuneHeapGrowing();
   if (config.role === 'all' || config.role === 'worker') {
     app.services.recovery.start(config.recoveryIntervalMs, (err) => log.error({ err }, 'recovery pass failed'));
     app.webhooks.dispatcher.start((err) => log.error({ err }, 'webhook dispatch failed'));
