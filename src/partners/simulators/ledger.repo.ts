@@ -37,7 +37,8 @@ export const simRepo = {
     return rows[0];
   },
   /**
-   * A stateless partner's capture, refund or void, recorded in one call (migration 0030):
+   * A capture, refund or void of a recorded authorization, in one call (migration 0030;
+   * every simulator, though that migration's header names the stateless ones only):
    * `op` is the answer the authorization's flags give; it becomes a refusal when the
    * amount is more than the room left under the authorization's lock. Returns what is
    * recorded for the key: `op` as stored, or the first call's (another reference).
@@ -65,20 +66,6 @@ export const simRepo = {
       [partner, reference, status],
     );
     return rowCount === 1;
-  },
-  /**
-   * Sum of the children taken from an authorization, by kind: those that succeeded and
-   * those whose answer timed out but which the partner processed (PROCESSING, to settle
-   * as SUCCEEDED).
-   */
-  async childTotals(q: Queryable, partner: string, parentRef: string): Promise<Record<string, number>> {
-    const { rows } = await q.query<{ kind: string; total: number }>(
-      `SELECT kind, coalesce(sum(amount), 0)::bigint AS total FROM sim_partner_operations
-        WHERE partner = $1 AND parent_ref = $2
-          AND (status = 'SUCCEEDED' OR (status = 'PROCESSING' AND data ->> 'final' = 'SUCCEEDED')) GROUP BY kind`,
-      [partner, parentRef],
-    );
-    return Object.fromEntries(rows.map((r) => [r.kind, Number(r.total)]));
   },
   async giftBalance(q: Queryable, fingerprint: string, initial: number, currency: string): Promise<number> {
     await q.query(

@@ -246,67 +246,70 @@ export abstract class SimulatedPartner implements PartnerConnector, InlinePartne
     return answer.timeout ? { ...base, ...this.pendingTimeout(answer.status, answer.data) } : { ...base, status: answer.status, data: answer.data };
   }
 
+  /** The operation inserted, or, when its key was used, what the first call with it recorded. */
+  private async insertOrRecorded(q: Queryable, op: SimOperation): Promise<SimOperation> {
+    return (await simRepo.insertNew(q, op)) ?? (await simRepo.byKey(q, this.name, op.key))!;
+  }
+
   /**
-   * A follow-up of a partner that moves balances (the gift card), in one transaction
-   * under the authorization's lock. Partners that read no state (the only ones that answer
-   * inline, so the only ones with inline authorizations) take statelessFollowUp.
+   * A capture, refund or void. The first call with a key decides; a later one answers
+   * what the first recorded (settled, if its time has come). The room left on a recorded
+   * authorization is checked under its lock by sim_follow_up (simRepo.followUp,
+   * migration 0030), for every simulator: the one place of that rule.
    */
   private async followUp(kind: 'CAPTURE' | 'REFUND' | 'VOID', req: FollowUpRequest): Promise<PartnerResult> {
     if (this.options.latencyMs) await sleep(this.options.latencyMs);
-    if (this.stateless) return this.statelessFollowUp(kind, req);
-    let timedOut = false;
-    const result = await this.db.transaction(async (tx) => {
-      // (A key already used is found by the insert below, which then answers what the
-      // first call recorded: no read of the key first.)
-      const parent = await simRepo.byReference(tx, this.name, req.authorization_reference, true);
-      const base = this.followUpBase(kind, req);
-      // The first call with this key decides; a later one answers what it recorded.
-      const recorded = async () => this.result(await this.resolved(tx, (await simRepo.byKey(tx, this.name, req.key))!));
-      if (!parent || parent.status !== 'AUTHORIZED') {
-        const refused = await simRepo.insertNew(tx, { ...base, status: 'REFUSED', data: NO_AUTHORIZATION });
-        return refused ? this.result(refused) : recorded();
-      }
-      const totals = await simRepo.childTotals(tx, this.name, parent.reference);
-      const room = kind === 'REFUND' ? (totals.CAPTURE ?? 0) - (totals.REFUND ?? 0) : parent.amount - (totals.CAPTURE ?? 0) - (totals.VOID ?? 0);
-      const answer = followUpAnswer(kind, req.amount, room, (parent.data.flags ?? {}) as Record<string, boolean>);
+    const base = this.followUpBase(kind, req);
+    const op = this.stateless
+      ? await this.statelessFollowUp(kind, req, base)
+      : await this.db.transaction((tx) => this.balanceFollowUp(tx, kind, req, base));
+    if (op.reference === base.reference && op.status === 'PROCESSING') {
+      throw new PartnerTimeout(`${this.name} did not answer the ${kind.toLowerCase()} in time`);
+    }
+    return this.result(op);
+  }
+
+  /**
+   * A follow-up of a partner that moves balances (the gift card), in one transaction
+   * under the authorization's lock, so that the balance moves with the record. Partners
+   * that read no state (the only ones that answer inline, so the only ones with inline
+   * authorizations) take statelessFollowUp.
+   */
+  private async balanceFollowUp(tx: Queryable, kind: 'CAPTURE' | 'REFUND' | 'VOID', req: FollowUpRequest,
+    base: ReturnType<SimulatedPartner['followUpBase']>): Promise<SimOperation> {
+    const parent = await simRepo.byReference(tx, this.name, req.authorization_reference, true);
+    let op: SimOperation;
+    if (!parent || parent.status !== 'AUTHORIZED') {
+      op = await this.insertOrRecorded(tx, { ...base, status: 'REFUSED', data: NO_AUTHORIZATION });
+    } else {
+      op = await simRepo.followUp(tx, this.decided(base, followUpAnswer(kind, req.amount, Number.POSITIVE_INFINITY, (parent.data.flags ?? {}) as Record<string, boolean>)));
       // Only the call that wins the key moves a balance (see authorize).
-      const op = await simRepo.insertNew(tx, this.decided(base, answer));
-      if (!op) return recorded();
-      if (op.status === 'PROCESSING') timedOut = true;
-      else if (op.status === 'SUCCEEDED') await this.onSettled(tx, op, parent);
-      return this.result(op);
-    });
-    if (timedOut) throw new PartnerTimeout(`${this.name} did not answer the ${kind.toLowerCase()} in time`);
-    return result;
+      if (op.reference === base.reference && op.status === 'SUCCEEDED') await this.onSettled(tx, op, parent);
+    }
+    return op.reference === base.reference ? op : this.resolved(tx, op);
   }
 
   /**
    * A follow-up of a partner that moves no balance (stateless): the authorization read
    * unlocked (once AUTHORIZED, its amount and flags do not change), then one call that
-   * checks the room left under the authorization's lock and records the answer
-   * (simRepo.followUp, migration 0030): two round trips instead of a transaction of five.
-   * An authorization answered inline has no record here: its own amount bounds the call
-   * (payd's ledger guards the running totals), and the answer is one insert.
+   * checks the room left under the authorization's lock and records the answer: two round
+   * trips instead of a transaction of five. An authorization answered inline has no
+   * record here: its own amount bounds the call (payd's ledger guards the running
+   * totals), and the answer is one insert.
    */
-  private async statelessFollowUp(kind: 'CAPTURE' | 'REFUND' | 'VOID', req: FollowUpRequest): Promise<PartnerResult> {
-    const base = this.followUpBase(kind, req);
-    // The first call with a key decides; a later one answers what it recorded.
-    const insertOrRecorded = async (op: SimOperation) =>
-      (await simRepo.insertNew(this.db, op)) ?? (await simRepo.byKey(this.db, this.name, op.key))!;
+  private async statelessFollowUp(kind: 'CAPTURE' | 'REFUND' | 'VOID', req: FollowUpRequest,
+    base: ReturnType<SimulatedPartner['followUpBase']>): Promise<SimOperation> {
     const inlineParent = parseInlineReference(this.name, req.authorization_reference);
     const parent = inlineParent ?? await simRepo.byReference(this.db, this.name, req.authorization_reference);
     let op: SimOperation;
     if (!parent || parent.status !== 'AUTHORIZED') {
-      op = await insertOrRecorded({ ...base, status: 'REFUSED', data: NO_AUTHORIZATION });
+      op = await this.insertOrRecorded(this.db, { ...base, status: 'REFUSED', data: NO_AUTHORIZATION });
     } else {
-      // The room of a recorded authorization is checked under its lock, by simRepo.followUp.
       const room = inlineParent ? parent.amount : Number.POSITIVE_INFINITY;
       const decided = this.decided(base, followUpAnswer(kind, req.amount, room, (parent.data.flags ?? {}) as Record<string, boolean>));
-      op = inlineParent ? await insertOrRecorded(decided) : await simRepo.followUp(this.db, decided);
+      op = inlineParent ? await this.insertOrRecorded(this.db, decided) : await simRepo.followUp(this.db, decided);
     }
-    if (op.reference !== base.reference) return this.result(await this.resolved(this.db, op));
-    if (op.status === 'PROCESSING') throw new PartnerTimeout(`${this.name} did not answer the ${kind.toLowerCase()} in time`);
-    return this.result(op);
+    return op.reference === base.reference ? op : this.resolved(this.db, op);
   }
 
   capture(req: FollowUpRequest) {
