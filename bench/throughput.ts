@@ -155,7 +155,8 @@ function load(url: string, opts: Record<string, unknown>, conns = connections): 
 
 function print(name: string, row: Row, unit = 'req/s', extra = '') {
   results.set(name, row);
-  const cpu = row.cpuUs === undefined ? '' : `  CPU ${row.cpuUs.toFixed(0).padStart(5)} µs/${unit.split('/')[0]!.replace(/s$/, '').replace('req', 'request')}`;
+  const per = ({ 'req/s': 'request', 'pairs/s': 'pair', 'flows/s': 'flow' } as Record<string, string>)[unit] ?? unit;
+  const cpu = row.cpuUs === undefined ? '' : `  CPU ${row.cpuUs.toFixed(0).padStart(5)} µs/${per}`;
   console.log(`${name.padEnd(44)} ${row.rps.toFixed(0).padStart(6)} ${unit}  p50 ${String(row.p50).padStart(4)} ms  p99 ${String(row.p99).padStart(4)} ms  non-2xx/errors ${row.bad}${cpu}${row.detail ?? ''}${extra}`);
 }
 
@@ -306,29 +307,32 @@ export async function runThroughput(): Promise<void> {
 
     let slowLine = '';
     if (process.env.BENCH_SLOW !== '0' && want('slow')) {
+      /** The pair flow on a payd of its own, started with `env`, stopped after; printed as `name`. */
+      const pairOn = async (name: string, env: Record<string, string>, conns: number) => {
+        const own = await startPayd(dbUrl, env);
+        children.push(own.stop);
+        const t = (await call(own.base, 'POST', '/oauth/token', form, 'grant_type=client_credentials')).access_token as string;
+        const { result, activity } = await sampled(admin, dbName, () =>
+          withCpu(own.child.pid, () => load(own.base, paydPair({ authorization: `Bearer ${t}`, 'content-type': 'application/json' }), conns).then(pairs)));
+        print(name, result, 'pairs/s', `\n${' '.repeat(46)}${activity}`);
+        const peakRss = own.peakRss();
+        await own.stop();
+        return { result, peakRss };
+      };
       // The no-latency figure of the same configuration: partners called (not answered
       // inline) and answering at once, with the usual connections.
-      const called = await startPayd(dbUrl, { PAYD_SIM_INLINE: 'false' });
-      children.push(called.stop);
-      const t1 = (await call(called.base, 'POST', '/oauth/token', form, 'grant_type=client_credentials')).access_token as string;
-      const calledRun = await sampled(admin, dbName, () => withCpu(called.child.pid, () => load(called.base, paydPair({ authorization: `Bearer ${t1}`, 'content-type': 'application/json' }), connections).then(pairs)));
-      print('pair (payd), partners called, no latency', calledRun.result, 'pairs/s', `\n${' '.repeat(46)}${calledRun.activity}`);
-      await called.stop();
+      const calledRun = await pairOn('pair (payd), partners called, no latency', { PAYD_SIM_INLINE: 'false' }, connections);
       // The same database, a payd whose partners answer after 200 ms, outside the
       // inline path: every request writes ahead, calls the partner, then settles.
-      const slow = await startPayd(dbUrl, { PAYD_SIM_INLINE: 'false', PAYD_SIM_LATENCY_MS: '200' });
-      children.push(slow.stop);
-      const t2 = (await call(slow.base, 'POST', '/oauth/token', form, 'grant_type=client_credentials')).access_token as string;
-      const { result, activity } = await sampled(admin, dbName, () => withCpu(slow.child.pid, () => load(slow.base, paydPair({ authorization: `Bearer ${t2}`, 'content-type': 'application/json' }), slowConnections).then(pairs)));
+      const { result, peakRss } = await pairOn(`pair (payd), partner latency 200 ms, ${slowConnections} flows`,
+        { PAYD_SIM_INLINE: 'false', PAYD_SIM_LATENCY_MS: '200' }, slowConnections);
       // The issue's target: 0.8 of what the flows allow at 2 x 200 ms or of the no-latency
       // figure of the same configuration, whichever is lower. Also printed: the ratio to
       // the inline pair (partners answering in process), a stricter reference.
       const allowed = Math.min(slowConnections / 0.4, calledRun.result.rps);
       const inlinePair = results.get('pair (payd)')?.rps;
-      print(`pair (payd), partner latency 200 ms, ${slowConnections} flows`, result, 'pairs/s', `\n${' '.repeat(46)}${activity}`);
       slowLine = `slow partner: ${(result.rps / allowed).toFixed(2)} of ${allowed.toFixed(0)} pairs/s allowed (target 0.8${result.rps / allowed < 0.8 ? ', NOT MET' : ', met'})` +
-        `${inlinePair ? `, ${(result.rps / inlinePair).toFixed(2)} of the inline pair's ${inlinePair.toFixed(0)}` : ''}, ${result.bad} non-2xx/errors (target 0); peak RSS ${slow.peakRss().toFixed(0)} MB`;
-      await slow.stop();
+        `${inlinePair ? `, ${(result.rps / inlinePair).toFixed(2)} of the inline pair's ${inlinePair.toFixed(0)}` : ''}, ${result.bad} non-2xx/errors (target 0); peak RSS ${peakRss.toFixed(0)} MB`;
     }
 
     console.log(`\npeak payd RSS (default scenarios): ${peak.toFixed(0)} MB (target < 200 MB)`);
