@@ -198,7 +198,7 @@ export class OperationsService {
     const type = operationEventType(op);
     try {
       const event = type ? await paymentEvent(this.db, p, view, type, opId) : undefined;
-      const written = await paymentsRepo.insertOperationConcluded(this.db, paymentId, p.version, now, op, children, event);
+      const written = await paymentsRepo.insertOperationConcluded(this.db, p, now, op, children, event);
       if (!written) return 'stale';
       this.config.recent?.remember({ payment: written, txs: [...txs, ...children], ops: [...ops, op] });
     } catch (err) {

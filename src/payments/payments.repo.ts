@@ -272,7 +272,9 @@ export const paymentsRepo = {
    * authorized amount, the one sum an authorization settled at creation adds to), its
    * ledger rows, and its event. Returns the payment row as written (its sums included:
    * rows inserted settled fire no trigger), or undefined when the entity already used the
-   * idempotency key (nothing is written).
+   * idempotency key (nothing is written). The row is `p` with the sums the statement
+   * wrote (restingTotals), not read back: the statement returns only the id, so that no
+   * column (four of them JSON) is sent and parsed again.
    */
   async insertConcluded(q: Queryable, p: PaymentBase, txs: PartnerTxRow[], event: NewEvent | undefined): Promise<PaymentRow | undefined> {
     const sums = settledSums(txs);
@@ -283,19 +285,19 @@ export const paymentsRepo = {
     params.push(...txParams(txs));
     const e = withEvent(event, params.length + 1, 'p');
     params.push(...e.params);
-    const { rows } = await q.query<PaymentRow>(sqlFor(`insertConcluded|${txs.length}|${e.sql !== ''}`, () =>
+    const { rows } = await q.query<{ id: string }>(sqlFor(`insertConcluded|${txs.length}|${e.sql !== ''}`, () =>
       `WITH p AS (
          INSERT INTO payments (id, entity_id, version, amount, currency, capture_mode, allow_future_usage, client_session_id,
            order_reference, "order", customer, browser, split, authorization_status, processing, idempotency_key, created_at, updated_at,
            total_authorized)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
          ON CONFLICT (entity_id, idempotency_key) DO NOTHING
-         RETURNING ${PAYMENT_COLS}),
+         RETURNING id),
        t AS (INSERT INTO partner_transactions (${TX_INSERT_COLS}) SELECT v.* FROM p, ${txValuesSql(txs.length, first)})${e.sql}
-       SELECT * FROM p`),
+       SELECT id FROM p`),
       params,
     );
-    return rows[0];
+    return rows.length === 1 ? { ...p, ...restingTotals(txs, []) } : undefined;
   },
 
   /**
@@ -306,32 +308,40 @@ export const paymentsRepo = {
    * written, or undefined on a version conflict (nothing written); throws a unique violation (isOperationKeyConflict) when
    * the idempotency key was taken meanwhile (nothing written either). The payment's
    * version, operation count and sums move in that one row write (settledSums; the
-   * insert triggers count only rows inserted PENDING, migration 0017).
+   * insert triggers count only rows inserted PENDING, migration 0017). `p` is the row at
+   * the version read; the row returned is `p` moved as the statement moved it, not read
+   * back (the write happened only if the row was still at that version).
    */
-  async insertOperationConcluded(q: Queryable, paymentId: string, expectedVersion: number, updatedAt: Date, o: OperationRow,
+  async insertOperationConcluded(q: Queryable, p: PaymentRow, updatedAt: Date, o: OperationRow,
     txs: PartnerTxRow[], event: NewEvent | undefined): Promise<PaymentRow | undefined> {
     const sums = settledSums(txs);
-    const params: unknown[] = [paymentId, expectedVersion, updatedAt,
+    const counted = o.status === 'PENDING' ? 0 : 1;
+    const params: unknown[] = [p.id, p.version, updatedAt,
       o.id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key, o.created_at, o.updated_at,
-      o.status === 'PENDING' ? 0 : 1, sums.total_authorized, sums.total_captured, sums.total_voided, sums.total_refunded];
+      counted, sums.total_authorized, sums.total_captured, sums.total_voided, sums.total_refunded];
     const first = params.length + 1;
     params.push(...txParams(txs));
     const e = withEvent(event, params.length + 1, 'u');
     params.push(...e.params);
-    const { rows } = await q.query<PaymentRow>(sqlFor(`insertOperationConcluded|${txs.length}|${e.sql !== ''}`, () =>
+    const { rows } = await q.query<{ id: string }>(sqlFor(`insertOperationConcluded|${txs.length}|${e.sql !== ''}`, () =>
       `WITH u AS (
          UPDATE payments SET version = version + 1, updated_at = $3, operation_count = operation_count + $14,
            total_authorized = total_authorized + $15, total_captured = total_captured + $16, total_voided = total_voided + $17,
            total_refunded = total_refunded + $18
-          WHERE id = $1 AND version = $2 RETURNING ${PAYMENT_COLS}),
+          WHERE id = $1 AND version = $2 RETURNING id),
        o AS (
          INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, created_at, updated_at)
          SELECT $4, u.id, $5, $6, $7, $8, $9, $10, $11, $12, $13 FROM u RETURNING id),
        t AS (INSERT INTO partner_transactions (${TX_INSERT_COLS}) SELECT v.* FROM o, ${txValuesSql(txs.length, first)})${e.sql}
-       SELECT * FROM u`),
+       SELECT id FROM u`),
       params,
     );
-    return rows[0];
+    if (rows.length !== 1) return undefined;
+    return {
+      ...p, version: p.version + 1, updated_at: updatedAt, operation_count: p.operation_count + counted,
+      total_authorized: p.total_authorized + sums.total_authorized, total_captured: p.total_captured + sums.total_captured,
+      total_voided: p.total_voided + sums.total_voided, total_refunded: p.total_refunded + sums.total_refunded,
+    };
   },
 
   /**

@@ -130,7 +130,9 @@ describe('partners answering inline', () => {
       partner_status: null, partner_status_description: null, status_code: null, card: null, redirection: null, save_token: null,
       token_saved: null, created_at: now, updated_at: now,
     };
-    const written = await paymentsRepo.insertOperationConcluded(t.testDb.db, p.id, p.version + 1, now, op, [tx], { entityId: m.entityId, type: 'payment.captured', data: {} });
+    const row = (await paymentsRepo.getWithLedger(t.testDb.db, m.entityId, p.id))!.payment;
+    const moved = { ...row, version: row.version + 1 }; // as if read after another change
+    const written = await paymentsRepo.insertOperationConcluded(t.testDb.db, moved, now, op, [tx], { entityId: m.entityId, type: 'payment.captured', data: {} });
     assert.equal(written, undefined);
     const after = await stored(p.id);
     assert.deepEqual(after, p, 'the payment is unchanged');
