@@ -5,7 +5,7 @@
 // (/identity/v1/*) too, with credentials: the SDK sends its calls with the browser's
 // cookies (sso/data reads the sign-in session), which the browser allows only with
 // Access-Control-Allow-Credentials and the exact origin (never '*').
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Queryable } from '../../platform/db/index.ts';
 import { problems } from '../../platform/http/problem.ts';
@@ -20,21 +20,28 @@ async function allowed(db: Queryable, origin: string | undefined): Promise<boole
   return idpRepo.originAllowed(db, origin);
 }
 
-const pathOf = (request: FastifyRequest) => request.url.split('?')[0]!;
+const pathOf = (request: FastifyRequest) => {
+  const q = request.url.indexOf('?');
+  return q < 0 ? request.url : request.url.slice(0, q);
+};
 export const SDK_PREFIX = '/identity/v1/';
 const ALLOW_HEADERS = 'Authorization, Content-Type, DPoP, Accept-Language, Custom-Locale, X-R5-Correlation-Id';
 
 export const identityCors = fp(async function identityCors(app: FastifyInstance, { db }: { db: Queryable }) {
   const paths = new Set(CORS_PATHS);
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+  // (A callback hook: every other path passes without a promise.)
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const path = pathOf(request);
-    if (request.method === 'OPTIONS' || !(paths.has(path) || path.startsWith(SDK_PREFIX))) return;
+    if (request.method === 'OPTIONS' || !(paths.has(path) || path.startsWith(SDK_PREFIX))) return done();
     reply.header('vary', 'Origin');
     const origin = request.headers.origin;
-    if (await allowed(db, origin)) {
-      reply.header('access-control-allow-origin', origin!).header('access-control-allow-credentials', 'true')
-        .header('access-control-expose-headers', 'WWW-Authenticate, Retry-After');
-    }
+    allowed(db, origin).then((ok) => {
+      if (ok) {
+        reply.header('access-control-allow-origin', origin!).header('access-control-allow-credentials', 'true')
+          .header('access-control-expose-headers', 'WWW-Authenticate, Retry-After');
+      }
+      done();
+    }, done);
   });
   app.options(`${SDK_PREFIX}*`, { schema: { hide: true } }, async (request, reply) => {
     reply.header('vary', 'Origin');

@@ -5,7 +5,7 @@
 // "urn:uuid:" prefix that the uuid format also accepts. Services then see one spelling
 // of each id; and anything bound to an id (associated data of a sealed secret) is bound
 // to the stored row's id in any case, never to text a caller typed.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 
 const UUID = /^(?:urn:uuid:)?([0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12})$/i;
 
@@ -88,9 +88,9 @@ function canonicalise(server: FastifyInstance, schema: unknown, value: unknown, 
  * querystring and body in canonical form, so validation, services and responses see
  * the stored spelling.
  */
-export async function canonicaliseUuids(request: FastifyRequest): Promise<void> {
+export function canonicaliseUuids(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
   const schema = request.routeOptions.schema as Record<string, unknown> | undefined;
-  if (!schema) return;
+  if (!schema) return done();
   const server = request.server;
   if (schema.params && request.params && typeof request.params === 'object') {
     canonicalise(server, schema.params, request.params);
@@ -101,4 +101,5 @@ export async function canonicaliseUuids(request: FastifyRequest): Promise<void> 
   if (schema.body && request.body !== undefined && request.body !== null) {
     request.body = canonicalise(server, schema.body, request.body);
   }
+  done();
 }
