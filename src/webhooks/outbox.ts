@@ -88,10 +88,21 @@ export function eventCtes(event: NewEvent, first: number, gate: string): { sql: 
   // that the change the event is about still commits, and sealed at the next start.
   const storedHeaders = headersEnc === null && headers.some((h) => h.values.some((v) => v !== HEADER_MASK)) ? headers : maskHeaders(headers);
   const id = event.id ?? randomUUID();
-  const n = (i: number) => `$${first + i}`;
   return {
     id,
-    sql: `ev AS (
+    sql: eventCtesSql(first, gate),
+    params: [id, event.entityId, event.type, typeof event.data === 'string' ? event.data : JSON.stringify(event.data), url, JSON.stringify(storedHeaders), randomUUID(), headersEnc, event.subjectId ?? null],
+  };
+}
+
+/** The text of eventCtes, built once per (first parameter, gate): the same for every event. */
+const ctesSql = new Map<string, string>();
+function eventCtesSql(first: number, gate: string): string {
+  const key = `${first}|${gate}`;
+  let sql = ctesSql.get(key);
+  if (sql !== undefined) return sql;
+  const n = (i: number) => `$${first + i}`;
+  sql = `ev AS (
        INSERT INTO webhook_events (id, entity_id, type, data, url, headers, headers_enc, subject_id, created_at)
        SELECT ${n(0)}::uuid, ${n(1)}::uuid, ${n(2)}::text, ${n(3)}::json, ${n(4)}::text, ${n(5)}::jsonb, ${n(7)}::text, ${n(8)}::uuid, clock_timestamp()
          FROM ${gate} LIMIT 1
@@ -102,9 +113,9 @@ export function eventCtes(event: NewEvent, first: number, gate: string): { sql: 
          FROM ev
         WHERE ev.url IS NOT NULL OR EXISTS (SELECT 1 FROM webhook_endpoints ep WHERE ep.entity_id = ev.entity_id)
        RETURNING id
-     )`,
-    params: [id, event.entityId, event.type, typeof event.data === 'string' ? event.data : JSON.stringify(event.data), url, JSON.stringify(storedHeaders), randomUUID(), headersEnc, event.subjectId ?? null],
-  };
+     )`;
+  if (ctesSql.size < 100) ctesSql.set(key, sql);
+  return sql;
 }
 
 /** Records an event and its first delivery in one INSERT statement, on the caller's transaction. */
