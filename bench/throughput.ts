@@ -17,7 +17,10 @@
 // BENCH_ONLY (comma-separated parts of scenario names), BENCH_SLOW (default on; 0 skips it),
 // BENCH_NODE_ARGS (extra node flags for payd, e.g. --cpu-prof --cpu-prof-dir=/tmp/prof),
 // BENCH_EXPERIMENT_ASYNC_COMMIT=1 (synchronous_commit off on the bench database: shows
-// how much of the time is the WAL flush of each commit; not durable, not a setting).
+// how much of the time is the WAL flush of each commit; not durable, not a setting),
+// BENCH_RATE (requests per second, all clients together: a fixed load instead of as
+// many as the server takes, to compare the CPU per request of two builds, which moves
+// less at a fixed load; the throughput ratios then mean nothing).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -35,6 +38,7 @@ const slowConnections = Number(process.env.BENCH_SLOW_CONNECTIONS ?? 400);
 const pgRoot = process.env.BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432';
 const only = process.env.BENCH_ONLY?.split(',');
 const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+const rate = process.env.BENCH_RATE ? { overallRate: Number(process.env.BENCH_RATE) } : {};
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 
 async function freePort(): Promise<number> {
@@ -73,22 +77,27 @@ function rssMb(pid: number): number {
   }
 }
 
-/** CPU time (user and system) the process has used so far, in ms (Linux; 0 where /proc is missing). */
-function cpuMs(pid: number | undefined): number {
+/** CPU time the process has used so far, in ms, user and system (Linux; 0 where /proc is missing). */
+function cpuMs(pid: number | undefined): { user: number; sys: number } {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in clock ticks of 10 ms (USER_HZ 100)
+    return { user: Number(fields[11]) * 10, sys: Number(fields[12]) * 10 }; // utime, stime in clock ticks of 10 ms (USER_HZ 100)
   } catch {
-    return 0;
+    return { user: 0, sys: 0 };
   }
 }
 
-/** Runs a scenario, adding the CPU time its serving process spent per request (or per pair) to its row. */
+/**
+ * Runs a scenario, adding the CPU time its serving process spent per request (or per
+ * pair) to its row, and the kernel's share of it (system calls: sockets to the clients
+ * and to PostgreSQL).
+ */
 async function withCpu(pid: number | undefined, run: () => Promise<Row>): Promise<Row> {
   const before = cpuMs(pid);
   const row = await run();
-  const spent = cpuMs(pid) - before;
-  return spent > 0 && row.rps > 0 ? { ...row, cpuUs: (spent * 1000) / (row.rps * seconds) } : row;
+  const after = cpuMs(pid);
+  const spent = after.user - before.user + after.sys - before.sys;
+  return spent > 0 && row.rps > 0 ? { ...row, cpuUs: (spent * 1000) / (row.rps * seconds), sysShare: (after.sys - before.sys) / spent } : row;
 }
 
 async function startPayd(dbUrl: string, extraEnv: Record<string, string> = {}) {
@@ -141,11 +150,11 @@ async function sampled<T>(admin: pg.Client, dbName: string, run: () => Promise<T
   return { result, activity: `payd connections (mean over ${samples} samples): ${top}` };
 }
 
-interface Row { rps: number; p50: number; p99: number; bad: number; detail?: string; cpuUs?: number }
+interface Row { rps: number; p50: number; p99: number; bad: number; detail?: string; cpuUs?: number; sysShare?: number }
 const results = new Map<string, Row>();
 
 function load(url: string, opts: Record<string, unknown>, conns = connections): Promise<Row> {
-  return autocannon({ url, connections: conns, duration: seconds, ...opts }).then((r: {
+  return autocannon({ url, connections: conns, duration: seconds, ...rate, ...opts }).then((r: {
     requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number; timeouts: number; statusCodeStats: Record<string, { count: number }>;
   }) => ({
     rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, bad: r.non2xx + r.errors + r.timeouts,
@@ -156,7 +165,7 @@ function load(url: string, opts: Record<string, unknown>, conns = connections): 
 function print(name: string, row: Row, unit = 'req/s', extra = '') {
   results.set(name, row);
   const per = ({ 'req/s': 'request', 'pairs/s': 'pair', 'flows/s': 'flow' } as Record<string, string>)[unit] ?? unit;
-  const cpu = row.cpuUs === undefined ? '' : `  CPU ${row.cpuUs.toFixed(0).padStart(5)} µs/${per}`;
+  const cpu = row.cpuUs === undefined ? '' : `  CPU ${row.cpuUs.toFixed(0).padStart(5)} µs/${per} (kernel ${(100 * (row.sysShare ?? 0)).toFixed(0).padStart(2)}%)`;
   console.log(`${name.padEnd(44)} ${row.rps.toFixed(0).padStart(6)} ${unit}  p50 ${String(row.p50).padStart(4)} ms  p99 ${String(row.p99).padStart(4)} ms  non-2xx/errors ${row.bad}${cpu}${row.detail ?? ''}${extra}`);
 }
 
