@@ -93,6 +93,30 @@ describe('pg adapter through the fault proxy', () => {
     assert.equal((await db.query<{ n: number }>('SELECT 4 AS n')).rows[0]!.n, 4);
   });
 
+  it('a statement held by the network, or slow on the server, gives up after its limit as unavailable; the next one serves', async () => {
+    const LIMIT_MS = 400;
+    const quick = createPgDb(proxy.rewrite(t.url), 2, { statementTimeoutMs: LIMIT_MS });
+    try {
+      assert.equal((await quick.query<{ n: number }>('SELECT $1::int AS n', [1])).rows[0]!.n, 1); // a pooled connection
+      await proxy.set('blackhole');
+      let started = Date.now();
+      await assert.rejects(quick.query('SELECT $1::int AS n', [2]), DatabaseUnavailableError);
+      let took = Date.now() - started;
+      assert.ok(took >= LIMIT_MS && took < LIMIT_MS + 1500, `gave up after ${took} ms`);
+      await proxy.set('pass');
+      // In a transaction too, and for a statement the server is slow to answer.
+      started = Date.now();
+      await assert.rejects(quick.transaction((q) => q.query('SELECT pg_sleep(3)')), DatabaseUnavailableError);
+      took = Date.now() - started;
+      assert.ok(took >= LIMIT_MS && took < LIMIT_MS + 1500, `gave up after ${took} ms`);
+      // The connections that gave up were discarded; the pool serves on new ones.
+      for (let i = 0; i < 4; i++) assert.equal((await quick.query<{ n: number }>('SELECT $1::int AS n', [i])).rows[0]!.n, i);
+    } finally {
+      await proxy.set('pass');
+      await quick.close();
+    }
+  });
+
   it('LISTEN reconnects in one loop with backoff, reports the loss, and hears notifications again', async () => {
     const heard: string[] = [];
     let lost = 0;

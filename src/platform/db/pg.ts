@@ -23,11 +23,54 @@ function statementName(sql: string): string | undefined {
 /** Connecting gives up after this long: a blackholed database answers 503, not never. */
 export const CONNECT_TIMEOUT_MS = 5000;
 /**
- * A statement with parameters (every repository query) gives up after this long; its
- * connection is then discarded. Without it, a query on a connection whose network path
+ * A statement (every repository query, and a transaction's BEGIN and COMMIT) gives up
+ * after this long, to within a second (StatementWatch); its connection is then discarded. Without it, a query on a connection whose network path
  * died waits for TCP to give up (minutes). Scripts (exec: migrations) have no limit.
  */
 export const QUERY_TIMEOUT_MS = 30_000;
+
+/**
+ * The statements running past their limit, with one timer for all of them: a timer per
+ * statement (node-postgres's query_timeout) cost about 15 µs of CPU per statement
+ * (docs/performance.md, session 19). Each statement is noted with its start; a sweep
+ * every second (while any runs) destroys the connection of a statement older than the
+ * limit, which fails it as node-postgres's own timeout did ("Query read timeout", a
+ * connection failure: DatabaseUnavailableError) and gets the client discarded.
+ */
+class StatementWatch {
+  private readonly started = new Map<pg.Client, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly sweepMs: number;
+
+  constructor(private readonly limitMs: number) {
+    this.sweepMs = Math.min(1000, Math.max(10, Math.floor(limitMs / 4)));
+  }
+
+  start(client: pg.Client): void {
+    this.started.set(client, Date.now());
+    if (this.timer === undefined) {
+      this.timer = setInterval(() => this.sweep(), this.sweepMs);
+      this.timer.unref();
+    }
+  }
+
+  end(client: pg.Client): void {
+    this.started.delete(client);
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [client, at] of this.started) {
+      if (now - at < this.limitMs) continue;
+      this.started.delete(client);
+      client.connection.stream.destroy(new Error('Query read timeout'));
+    }
+    if (this.started.size === 0) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+}
 
 /** Capped exponential backoff with jitter, for reconnect loops: attempt 0, 1, 2, ... */
 export function backoffMs(attempt: number, baseMs = 250, capMs = 5000): number {
@@ -35,23 +78,39 @@ export function backoffMs(attempt: number, baseMs = 250, capMs = 5000): number {
   return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
 }
 
+/** The statement as node-postgres takes it: named (prepared once per connection) when it has parameters. */
+function statement(sql: string, params: readonly unknown[]): pg.QueryConfig {
+  const name = params.length ? statementName(sql) : undefined;
+  return name ? { name, text: sql, values: params as unknown[] } : { text: sql, values: params as unknown[] };
+}
+
+/**
+ * A statement on `client`, watched (StatementWatch). onFailure learns of connection-level
+ * failures (the connection must then be discarded).
+ */
+async function run<T>(client: pg.PoolClient, watch: StatementWatch, sql: string, params: readonly unknown[], onFailure: (err: unknown) => void): Promise<QueryResult<T>> {
+  watch.start(client);
+  try {
+    const res = await client.query(statement(sql, params));
+    return { rows: res.rows as T[], rowCount: res.rowCount ?? res.rows.length };
+  } catch (err) {
+    const e = toDbError(err);
+    if (e instanceof DatabaseUnavailableError) onFailure(err);
+    throw e;
+  } finally {
+    watch.end(client);
+  }
+}
+
 /** onFailure learns of connection-level failures (the connection must then be discarded). */
-function wrap(client: pg.PoolClient | pg.Pool, onFailure?: (err: unknown) => void): Queryable {
+function wrap(client: pg.PoolClient, watch: StatementWatch, onFailure: (err: unknown) => void): Queryable {
   const fail = (err: unknown): never => {
     const e = toDbError(err);
-    if (e instanceof DatabaseUnavailableError) onFailure?.(err);
+    if (e instanceof DatabaseUnavailableError) onFailure(err);
     throw e;
   };
   return {
-    async query<T>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<T>> {
-      const name = params.length ? statementName(sql) : undefined;
-      try {
-        const res = await client.query({ ...(name ? { name } : {}), text: sql, values: params as unknown[], query_timeout: QUERY_TIMEOUT_MS } as pg.QueryConfig);
-        return { rows: res.rows as T[], rowCount: res.rowCount ?? res.rows.length };
-      } catch (err) {
-        return fail(err);
-      }
-    },
+    query: <T>(sql: string, params: readonly unknown[] = []) => run<T>(client, watch, sql, params, onFailure),
     async exec(sql: string): Promise<void> {
       try {
         await client.query(sql);
@@ -115,7 +174,12 @@ function clientClass(choice: PrimaryChoice, heard: (client: pg.Client, err: unkn
   return PrimaryClient as unknown as typeof pg.Client;
 }
 
-export function createPgDb(connectionString: string, poolSize: number): Db {
+export interface PgDbOptions {
+  /** A statement's limit (QUERY_TIMEOUT_MS); tests set a short one. */
+  statementTimeoutMs?: number;
+}
+
+export function createPgDb(connectionString: string, poolSize: number, opts: PgDbOptions = {}): Db {
   const choice = new PrimaryChoice(splitHosts(connectionString));
   // The first error of each client is kept (clientClass): its holder then discards it.
   const clientErrors = new WeakMap<pg.Client, unknown>();
@@ -153,9 +217,42 @@ export function createPgDb(connectionString: string, poolSize: number): Db {
       }
     }
   }
-  // Statements outside a transaction: one client each, as pool.query does.
+  const watch = new StatementWatch(opts.statementTimeoutMs ?? QUERY_TIMEOUT_MS);
+
+  /**
+   * A client that heard no error before it was handed over: one that did (its backend
+   * terminated while it was idle or being checked) has sent nothing for this caller, so
+   * it is discarded and another taken, at most as many times as the pool holds clients.
+   */
+  async function healthyClient(): Promise<pg.PoolClient> {
+    let client = await checkout();
+    for (let discarded = 0; clientErrors.has(client) && discarded < poolSize; discarded++) {
+      const err = clientErrors.get(client);
+      client.release(err instanceof Error ? err : true);
+      client = await checkout();
+    }
+    return client;
+  }
+
+  /** Gives a client back to the pool, or discards it after a connection failure. */
+  function release(client: pg.PoolClient, failure: unknown): void {
+    client.release(failure === undefined ? undefined : failure instanceof Error ? failure : true);
+  }
+
+  // Statements outside a transaction: one client each, as pool.query does. (The statement
+  // of a request: its own path, without withClient's closures and Queryable.)
   const root: Queryable = {
-    query: (sql, params) => withClient((_client, conn) => conn.query(sql, params)),
+    async query<T>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<T>> {
+      const client = await healthyClient();
+      let failure: unknown = clientErrors.get(client);
+      try {
+        return await run<T>(client, watch, sql, params, (err) => {
+          failure ??= err ?? new Error('connection error');
+        });
+      } finally {
+        release(client, failure ?? clientErrors.get(client));
+      }
+    },
     exec: (sql) => withClient((_client, conn) => conn.exec(sql)),
   };
 
@@ -165,15 +262,7 @@ export function createPgDb(connectionString: string, poolSize: number): Db {
    * backend emits one between two statements).
    */
   async function withClient<T>(fn: (client: pg.PoolClient, conn: Queryable, broken: () => boolean) => Promise<T>): Promise<T> {
-    let client = await checkout();
-    // A client that heard an error before it was handed over (its backend terminated
-    // while it was idle or being checked) has sent nothing for this caller: it is
-    // discarded and another taken, at most as many times as the pool holds clients.
-    for (let discarded = 0; clientErrors.has(client) && discarded < poolSize; discarded++) {
-      const err = clientErrors.get(client);
-      client.release(err instanceof Error ? err : true);
-      client = await checkout();
-    }
+    const client = await healthyClient();
     let failure: unknown = clientErrors.get(client);
     const onFailure = (err: unknown) => {
       failure ??= err ?? new Error('connection error');
@@ -183,9 +272,9 @@ export function createPgDb(connectionString: string, poolSize: number): Db {
       return failure !== undefined;
     };
     try {
-      return await fn(client, wrap(client, onFailure), broken);
+      return await fn(client, wrap(client, watch, onFailure), broken);
     } finally {
-      client.release(!broken() ? undefined : failure instanceof Error ? failure : true);
+      release(client, broken() ? failure : undefined);
     }
   }
 
