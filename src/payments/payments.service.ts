@@ -149,10 +149,11 @@ export class PaymentsService {
 
   /** The payment after asking partners about every transaction still PENDING. */
   async get(entityId: string, id: string): Promise<PaymentViewT> {
-    const p = await paymentsRepo.get(this.db, entityId, id);
-    if (!p) throw problems.notFoundNoBody();
-    await this.settle(p, { recover: false });
-    return this.getStored(entityId, id);
+    // One statement for a payment at rest (the common read: a merchant polling it); one
+    // with something PENDING is settled first (its partners asked), then read again.
+    const found = await this.withLedger(entityId, id);
+    if (await this.settle(found.payment, { recover: false }, found)) return this.getStored(entityId, id);
+    return paymentView(found.payment, found.txs, found.ops, this.config.baseUrl);
   }
 
   // ---- creation ----
@@ -426,19 +427,23 @@ export class PaymentsService {
    * partner never received is given up (authorizations, once the call's own deadline
    * has surely passed) or sent again with the same key (operations: the merchant's
    * request then completes at most once). renew: called before each partner call
-   * (recovery renews its claim on the payment there); false stops the pass.
+   * (recovery renews its claim on the payment there); false stops the pass. ledger: the
+   * payment's rows when the caller read them with it (else read here). Returns whether
+   * there was anything to settle (false: the payment is as read).
    */
-  async settle(p: PaymentRow, { recover, renew }: { recover: boolean; renew?: () => Promise<boolean> }): Promise<void> {
-    const { txs: all, ops } = await paymentsRepo.ledger(this.db, p.id);
+  async settle(p: PaymentRow, { recover, renew }: { recover: boolean; renew?: () => Promise<boolean> },
+    ledger?: { txs: PartnerTxRow[]; ops: OperationRow[] }): Promise<boolean> {
+    const { txs: all, ops } = ledger ?? await paymentsRepo.ledger(this.db, p.id);
     const pending = all.filter((t) => t.status === 'PENDING');
     const openOps = ops.some((o) => o.status === 'PENDING');
-    if (pending.length === 0 && !openOps && !(recover && p.processing)) return;
+    if (pending.length === 0 && !openOps && !(recover && p.processing)) return false;
     for (const t of pending) {
-      if (renew && !(await renew())) return;
+      if (renew && !(await renew())) return true;
       await this.settleTx(p, t, all, recover);
     }
     faultPoint('recovery:after-partner');
     await this.finalize(p.entity_id, p.id, { endProcessing: recover, recover });
+    return true;
   }
 
   /** True when the partner call made when this transaction was recorded has surely given up. */

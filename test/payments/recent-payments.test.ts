@@ -138,6 +138,19 @@ for (const inline of [true, false]) describe(`recently written payments, partner
     assert.equal(n, 2, 'the conditional write applied nothing, then one fresh read, and the refusal');
   });
 
+  it('a GET of a payment at rest is one statement, and shows what another process changed', async () => {
+    const id = await create(a, 1000);
+    assert.equal((await op(b, id, 'captures', { amount: 250 })).statusCode, 200);
+    const { result: res, n } = await counted(() => a.inject({ url: `/v2/payments/${id}`, headers: m.auth }));
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(n, 1, 'the payment with its ledger, in one statement');
+    assert.equal(res.json().amounts.total_captured, 250);
+    assert.deepEqual(res.json(), await stored(id));
+    const { result: missing, n: n404 } = await counted(() => a.inject({ url: `/v2/payments/${id}`, headers: other.auth }));
+    assert.equal(missing.statusCode, 404);
+    assert.equal(n404, 1);
+  });
+
   it("another merchant gets a 404 for a payment the process remembers", async () => {
     const id = await create(a, 1000);
     const res = await op(a, id, 'captures', { amount: 100 }, other);
