@@ -38,7 +38,8 @@ export const QUERY_TIMEOUT_MS = 30_000;
  * connection failure: DatabaseUnavailableError) and gets the client discarded.
  */
 class StatementWatch {
-  private readonly started = new Map<pg.Client, number>();
+  /** Per client, the start of each statement given to it, oldest first (a client runs them in order). */
+  private readonly started = new Map<pg.Client, number[]>();
   private timer: NodeJS.Timeout | undefined;
   private readonly sweepMs: number;
 
@@ -47,7 +48,9 @@ class StatementWatch {
   }
 
   start(client: pg.Client): void {
-    this.started.set(client, Date.now());
+    const list = this.started.get(client);
+    if (list) list.push(Date.now());
+    else this.started.set(client, [Date.now()]);
     if (this.timer === undefined) {
       this.timer = setInterval(() => this.sweep(), this.sweepMs);
       this.timer.unref();
@@ -55,13 +58,16 @@ class StatementWatch {
   }
 
   end(client: pg.Client): void {
-    this.started.delete(client);
+    const list = this.started.get(client);
+    if (!list) return;
+    list.shift();
+    if (list.length === 0) this.started.delete(client);
   }
 
   private sweep(): void {
     const now = Date.now();
-    for (const [client, at] of this.started) {
-      if (now - at < this.limitMs) continue;
+    for (const [client, list] of this.started) {
+      if (now - list[0]! < this.limitMs) continue;
       this.started.delete(client);
       client.connection.stream.destroy(new Error('Query read timeout'));
     }
