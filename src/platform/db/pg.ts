@@ -24,8 +24,9 @@ function statementName(sql: string): string | undefined {
 export const CONNECT_TIMEOUT_MS = 5000;
 /**
  * A statement (every repository query, and a transaction's BEGIN and COMMIT) gives up
- * after this long, to within a second (StatementWatch); its connection is then discarded. Without it, a query on a connection whose network path
- * died waits for TCP to give up (minutes). Scripts (exec: migrations) have no limit.
+ * after this long, at most a second later (StatementWatch); its connection is then
+ * discarded. Without it, a query on a connection whose network path died waits for TCP
+ * to give up (minutes). Scripts (exec: migrations) have no limit.
  */
 export const QUERY_TIMEOUT_MS = 30_000;
 
