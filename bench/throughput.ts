@@ -40,8 +40,9 @@ const only = process.env.BENCH_ONLY?.split(',');
 const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 const rate = process.env.BENCH_RATE ? { overallRate: Number(process.env.BENCH_RATE) } : {};
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+const adminH = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer().once('error', reject).listen(0, '127.0.0.1', () => {
       const { port } = s.address() as net.AddressInfo;
@@ -50,9 +51,9 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** Starts a process and resolves once a line of its stdout matches. */
-function startProcess(args: string[], env: NodeJS.ProcessEnv, ready: (line: string) => boolean): Promise<{ child: ChildProcess; line: string }> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
+/** Starts a process (in `cwd`, else this one) and resolves once a line of its stdout matches. */
+function startProcess(args: string[], env: NodeJS.ProcessEnv, ready: (line: string) => boolean, cwd?: string): Promise<{ child: ChildProcess; line: string }> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env, ...(cwd ? { cwd } : {}) });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited (${code})`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -78,7 +79,7 @@ function rssMb(pid: number): number {
 }
 
 /** CPU time the process has used so far, in ms, user and system (Linux; 0 where /proc is missing). */
-function cpuMs(pid: number | undefined): { user: number; sys: number } {
+export function cpuMs(pid: number | undefined): { user: number; sys: number } {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return { user: Number(fields[11]) * 10, sys: Number(fields[12]) * 10 }; // utime, stime in clock ticks of 10 ms (USER_HZ 100)
@@ -100,14 +101,15 @@ async function withCpu(pid: number | undefined, run: () => Promise<Row>): Promis
   return spent > 0 && row.rps > 0 ? { ...row, cpuUs: (spent * 1000) / (row.rps * seconds), sysShare: (after.sys - before.sys) / spent } : row;
 }
 
-async function startPayd(dbUrl: string, extraEnv: Record<string, string> = {}) {
+/** `payd start` (bin/payd.js of `cwd`, else of this checkout) with its defaults and LOG_LEVEL=silent, on dbUrl. */
+export async function startPayd(dbUrl: string, extraEnv: Record<string, string> = {}, cwd?: string) {
   const port = await freePort();
   const env = {
     ...process.env, DATABASE_URL: dbUrl, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'silent',
     PAYD_ADMIN_TOKEN: ADMIN_TOKEN, PAYD_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'payd-bench-')),
     PAYD_MASTER_KEY: Buffer.alloc(32, 7).toString('base64'), ...extraEnv,
   };
-  const { child } = await startProcess([...nodeArgs, 'bin/payd.js', 'start'], env, (l) => l.includes('listening on'));
+  const { child } = await startProcess([...nodeArgs, 'bin/payd.js', 'start'], env, (l) => l.includes('listening on'), cwd);
   let peak = 0;
   const timer = setInterval(() => {
     peak = Math.max(peak, rssMb(child.pid!));
@@ -115,7 +117,7 @@ async function startPayd(dbUrl: string, extraEnv: Record<string, string> = {}) {
   return { child, base: `http://127.0.0.1:${port}`, peakRss: () => peak, stop: async () => { clearInterval(timer); await stop(child); } };
 }
 
-async function call(base: string, method: string, p: string, headers: Record<string, string>, body?: string) {
+export async function call(base: string, method: string, p: string, headers: Record<string, string>, body?: string) {
   const res = await fetch(base + p, { method, headers, ...(body ? { body } : {}) });
   if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
   return res.json() as Promise<Record<string, unknown>>;
@@ -183,7 +185,7 @@ function ratio(name: string, baseline: string, target: number): string {
 const want = (name: string) => !only || only.some((o) => name.includes(o));
 
 /** A card payment, MANUAL, of `amount` cents. */
-const paymentBody = (amount: number) => JSON.stringify({
+export const paymentBody = (amount: number) => JSON.stringify({
   amount, currency: 'EUR', capture_mode: 'MANUAL', order: { reference: 'bench' },
   split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2030', cvv: '123' } }],
 });
@@ -198,6 +200,15 @@ function paydPair(auth: Record<string, string>, amount = 1000) {
         setupRequest: (req: Record<string, unknown>, ctx: Record<string, unknown>) => ({ ...req, path: `/v2/payments/${ctx.id}/captures` }) },
     ],
   };
+}
+
+/** A merchant on the payd at `base`: its id, its API key's token form, and JSON headers with an access token. */
+export async function onboard(base: string): Promise<{ entityId: string; form: Record<string, string>; auth: Record<string, string> }> {
+  const entity = await call(base, 'POST', '/admin/v1/entities', adminH, JSON.stringify({ name: 'Bench merchant' }));
+  const key = await call(base, 'POST', `/admin/v1/entities/${entity.id}/api-keys`, adminH, '{}');
+  const form = { 'content-type': 'application/x-www-form-urlencoded', 'x-api-key': key.api_key as string };
+  const token = (await call(base, 'POST', '/oauth/token', form, 'grant_type=client_credentials')).access_token as string;
+  return { entityId: entity.id as string, form, auth: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } };
 }
 
 /** Pairs per second and the per-request latency of a pair-flow run (autocannon counts each request). */
@@ -230,12 +241,7 @@ export async function runThroughput(): Promise<void> {
       await new Promise((r) => setTimeout(r, 100));
     }
 
-    const adminH = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
-    const entity = await call(payd.base, 'POST', '/admin/v1/entities', adminH, JSON.stringify({ name: 'Bench merchant' }));
-    const key = await call(payd.base, 'POST', `/admin/v1/entities/${entity.id}/api-keys`, adminH, '{}');
-    const form = { 'content-type': 'application/x-www-form-urlencoded', 'x-api-key': key.api_key as string };
-    const token = (await call(payd.base, 'POST', '/oauth/token', form, 'grant_type=client_credentials')).access_token as string;
-    const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const { entityId, form, auth } = await onboard(payd.base);
     const sample = await call(payd.base, 'POST', '/v2/payments', auth, paymentBody(1000));
     await call(baseUrl, 'POST', '/template', { 'content-type': 'application/json' }, JSON.stringify(sample));
     const json = { 'content-type': 'application/json' };
@@ -245,7 +251,7 @@ export async function runThroughput(): Promise<void> {
     const TARGETS = Number(process.env.BENCH_CAPTURE_TARGETS ?? 2000);
     const want2 = want('capture alone');
     const paydTargets = want2 ? await inParallel(TARGETS, async () => (await call(payd.base, 'POST', '/v2/payments', auth, paymentBody(5_000_000))).id as string) : [];
-    const baseTargets = want2 ? await inParallel(TARGETS, async () => (await call(baseUrl, 'POST', '/create', json, JSON.stringify({ amount: 5_000_000, entity_id: entity.id }))).id as string) : [];
+    const baseTargets = want2 ? await inParallel(TARGETS, async () => (await call(baseUrl, 'POST', '/create', json, JSON.stringify({ amount: 5_000_000, entity_id: entityId }))).id as string) : [];
 
     // The authorization code flow of a signed-in user (issue 14): an identity user and a
     // public application; one password login through the identity SDK's endpoint gives the
@@ -278,7 +284,7 @@ export async function runThroughput(): Promise<void> {
           setupRequest: (req: Record<string, unknown>, ctx: Record<string, unknown>) => ({ ...req, body: new URLSearchParams({
             grant_type: 'authorization_code', client_id: idpApp.client_id as string, code: String(ctx.code), redirect_uri: idpCallback, code_verifier: verifier }).toString() }) },
       ] }).then(pairs) },
-      { name: 'create (same-work baseline)', run: () => load(`${baseUrl}/create`, { method: 'POST', headers: json, body: JSON.stringify({ amount: 1000, entity_id: entity.id }) }) },
+      { name: 'create (same-work baseline)', run: () => load(`${baseUrl}/create`, { method: 'POST', headers: json, body: JSON.stringify({ amount: 1000, entity_id: entityId }) }) },
       { name: 'create (payd)', run: () => load(`${payd.base}/v2/payments`, { method: 'POST', headers: auth, body: paymentBody(1000) }) },
       { name: 'capture alone (same-work baseline)', run: () => load(baseUrl, { method: 'POST', headers: json, body: JSON.stringify({ amount: 1 }),
         requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, path: `/capture/${baseTargets[nextBase++ % baseTargets.length]}` }) }] }) },
@@ -292,7 +298,7 @@ export async function runThroughput(): Promise<void> {
       ] }).then(pairs) },
       // The durable floor of the pair: the same-work create, then the same-work capture of it.
       { name: 'pair (same-work baseline)', unit: 'pairs/s', run: () => load(baseUrl, { requests: [
-        { method: 'POST', path: '/create', headers: json, body: JSON.stringify({ amount: 1000, entity_id: entity.id }),
+        { method: 'POST', path: '/create', headers: json, body: JSON.stringify({ amount: 1000, entity_id: entityId }),
           onResponse: (_s: number, body: string, ctx: Record<string, unknown>) => { ctx.id = /"id":"([^"]+)"/.exec(body)?.[1]; } },
         { method: 'POST', headers: json, body: JSON.stringify({ amount: 1000 }),
           setupRequest: (req: Record<string, unknown>, ctx: Record<string, unknown>) => ({ ...req, path: `/capture/${ctx.id}` }) },
