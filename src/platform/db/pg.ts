@@ -101,28 +101,28 @@ async function run<T>(client: pg.PoolClient, watch: StatementWatch, sql: string,
     const res = await client.query(statement(sql, params));
     return { rows: res.rows as T[], rowCount: res.rowCount ?? res.rows.length };
   } catch (err) {
-    const e = toDbError(err);
-    if (e instanceof DatabaseUnavailableError) onFailure(err);
-    throw e;
+    return failed(err, onFailure);
   } finally {
     watch.end(client);
   }
 }
 
+/** The error to throw for a statement that failed; a connection failure is reported to onFailure first. */
+function failed(err: unknown, onFailure: (err: unknown) => void): never {
+  const e = toDbError(err);
+  if (e instanceof DatabaseUnavailableError) onFailure(err);
+  throw e;
+}
+
 /** onFailure learns of connection-level failures (the connection must then be discarded). */
 function wrap(client: pg.PoolClient, watch: StatementWatch, onFailure: (err: unknown) => void): Queryable {
-  const fail = (err: unknown): never => {
-    const e = toDbError(err);
-    if (e instanceof DatabaseUnavailableError) onFailure(err);
-    throw e;
-  };
   return {
     query: <T>(sql: string, params: readonly unknown[] = []) => run<T>(client, watch, sql, params, onFailure),
     async exec(sql: string): Promise<void> {
       try {
         await client.query(sql);
       } catch (err) {
-        fail(err);
+        failed(err, onFailure);
       }
     },
   };
