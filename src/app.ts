@@ -15,7 +15,7 @@ import { lazySchemaController } from './platform/http/lazy-compilers.ts';
 import { openapiPlugin } from './platform/http/openapi.ts';
 import { ProblemSchema } from './platform/http/schemas.ts';
 import { loggerOptions } from './platform/observability/logger.ts';
-import { createMetrics, metricsPlugin, operationsBacklogGauges, readMetrics, webhookBacklogGauges } from './platform/observability/metrics.ts';
+import { createMetrics, metricsPlugin, operationsBacklogGauges, poolGauges, readMetrics, webhookBacklogGauges } from './platform/observability/metrics.ts';
 import { deliveriesRepo } from './webhooks/deliveries.repo.ts';
 import { requestContext } from './platform/observability/request-context.ts';
 import { PartnerTelemetry } from './payments/partner-telemetry.ts';
@@ -130,6 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const eligibility = new EligibilityEngine(partners, eligibilityRules);
   const metrics = createMetrics();
   webhookBacklogGauges(metrics.registry, () => deliveriesRepo.backlog(db));
+  if (db.poolStats) poolGauges(metrics.registry, db.poolStats);
   operationsBacklogGauges(metrics.registry, () => paymentsRepo.pendingOperations(db));
   const telemetry = new PartnerTelemetry(metrics.registry);
   const paymentsConfig = {

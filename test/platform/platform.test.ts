@@ -61,6 +61,23 @@ describe('platform', () => {
     assert.match(metrics.body, /payd_http_request_duration_seconds_bucket/);
   });
 
+  it('shows the PostgreSQL pool in the metrics (PostgreSQL only)', async () => {
+    const body = (await t.app.inject({ url: '/metrics' })).body;
+    const gauge = (re: RegExp) => Number(re.exec(body)?.[1]);
+    if (t.testDb.url === undefined) {
+      assert.doesNotMatch(body, /payd_db_pool_/, 'the embedded database has no pool');
+      return;
+    }
+    // The test helper opens its pool with 20 connections (test/helpers/db.ts).
+    assert.equal(gauge(/^payd_db_pool_max (\d+)$/m), 20);
+    const inUse = gauge(/^payd_db_pool_connections\{state="in_use"\} (\d+)$/m);
+    const idle = gauge(/^payd_db_pool_connections\{state="idle"\} (\d+)$/m);
+    assert.ok(idle >= 1, 'the statements before the scrape left connections idle');
+    assert.ok(inUse >= 0 && inUse + idle <= 20, `${inUse} in use and ${idle} idle of 20`);
+    // The scrape's own backlog reads may wait for a connection being opened.
+    assert.ok(gauge(/^payd_db_pool_waiting (\d+)$/m) >= 0);
+  });
+
   it('serves an OpenAPI 3.1 document generated from the route schemas, and a reference page', async () => {
     const doc = (await t.app.inject({ url: '/openapi.json' })).json();
     assert.equal(doc.openapi, '3.1.0');

@@ -27,6 +27,18 @@ export interface Db extends Queryable {
    */
   listen(channel: string, onMessage: (payload: string) => void, onLost: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
+  /** PostgreSQL only: the pool's connections now (open, idle) and the checkouts waiting for one. */
+  poolStats?(): PoolStats;
+}
+
+export interface PoolStats {
+  /** PAYD_DB_POOL_SIZE. */
+  max: number;
+  /** Connections open (idle or in use). */
+  open: number;
+  idle: number;
+  /** Requests (statements, transactions) waiting for a connection. */
+  waiting: number;
 }
 
 /** int8 (bigint) columns come back as JS numbers; amounts never approach 2^53. */

@@ -289,6 +289,7 @@ export function createPgDb(connectionString: string, poolSize: number, opts: PgD
     kind: 'pg',
     query: root.query,
     exec: root.exec,
+    poolStats: () => ({ max: poolSize, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     transaction: (fn) =>
       withClient(async (_client, conn, broken) => {
         await conn.query('BEGIN');

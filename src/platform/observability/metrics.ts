@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { PoolStats } from '../db/db.ts';
 
 export function createMetrics() {
   const registry = new Registry();
@@ -92,6 +93,42 @@ export const metricsPlugin = fp<{ metrics: Metrics }>(async function metricsPlug
     return metrics.registry.metrics();
   });
 });
+
+/**
+ * The PostgreSQL pool at each scrape: connections in use and idle, the pool's size
+ * (PAYD_DB_POOL_SIZE) and the statements or transactions waiting for a connection. A
+ * waiting count that stays above zero while the database has CPU to spare says the pool
+ * is too small (docs/operations.md, Pool sizing).
+ */
+export function poolGauges(registry: Registry, stats: () => PoolStats): void {
+  new Gauge({
+    name: 'payd_db_pool_connections',
+    help: 'PostgreSQL connections of this process, by state (in_use, idle)',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const s = stats();
+      this.set({ state: 'in_use' }, s.open - s.idle);
+      this.set({ state: 'idle' }, s.idle);
+    },
+  });
+  new Gauge({
+    name: 'payd_db_pool_max',
+    help: 'The most PostgreSQL connections this process opens (PAYD_DB_POOL_SIZE)',
+    registers: [registry],
+    collect() {
+      this.set(stats().max);
+    },
+  });
+  new Gauge({
+    name: 'payd_db_pool_waiting',
+    help: 'Statements or transactions of this process waiting for a PostgreSQL connection',
+    registers: [registry],
+    collect() {
+      this.set(stats().waiting);
+    },
+  });
+}
 
 /**
  * Reads that allow staleness (platform/db/reads.ts): where each was served and why, and
