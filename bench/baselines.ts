@@ -1,5 +1,5 @@
 // Baselines for bench/throughput.ts: a minimal Fastify process on payd's database, with a
-// pg pool of payd's default size (20), and routes of a few lines each:
+// pg pool of payd's default size (10), and routes of a few lines each:
 //   GET  /hello               no work
 //   POST /create              the rows payd writes for a card payment authorized inline,
 //                             in one statement (one transaction): the payment, its
@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import pg from 'pg';
 
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 });
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 await pool.query(`
   CREATE TABLE IF NOT EXISTS bench_payments (LIKE payments INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES) WITH (fillfactor = 70);
   ALTER TABLE bench_payments DROP CONSTRAINT IF EXISTS bench_payments_entity_fk;

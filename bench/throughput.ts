@@ -1,5 +1,5 @@
 // Throughput of what users run: `payd start` (bin/payd.js, its defaults: role all with the
-// workers on, pool 20; LOG_LEVEL=silent) on a fresh PostgreSQL database that this bench
+// workers on, pool 10; LOG_LEVEL=silent) on a fresh PostgreSQL database that this bench
 // creates and drops, loaded by autocannon beside baselines in the same run:
 //   - bench/baselines.ts, a minimal Fastify process on the same database: hello, and the
 //     same-work routes (one statement writing the rows payd writes for the request);

@@ -17,6 +17,11 @@ export interface Config {
   databaseReadUrl: string | undefined;
   /** The staleness (ms) lists, events and the dashboard accept from the replica when the request names none. */
   readMaxLagMs: number;
+  /**
+   * PostgreSQL connections per process (PAYD_DB_POOL_SIZE, default 10): one process runs
+   * one thread, which kept 3-4 statements in flight at saturation; more connections only
+   * add backends that compete for the database's CPU (docs/decisions.md, "Pool size").
+   */
   dbPoolSize: number;
   /** Where the embedded database and the development master key live. */
   dataDir: string;
@@ -222,7 +227,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseUrl,
     databaseReadUrl: parseReadUrl(env, databaseUrl),
     readMaxLagMs: int(env, 'PAYD_READ_MAX_LAG_MS', 1000, 0, 3_600_000),
-    dbPoolSize: int(env, 'PAYD_DB_POOL_SIZE', 20, 1, 500),
+    dbPoolSize: int(env, 'PAYD_DB_POOL_SIZE', 10, 1, 500),
     dataDir: path.resolve(env.PAYD_DATA_DIR || '.payd'),
     adminToken,
     masterKey: masterKey(env),
