@@ -3,7 +3,8 @@
 // (defaults, LOG_LEVEL=silent) on a fresh PostgreSQL database, and autocannon loads one
 // route at a time (50 connections, after 2 s of warm-up) while /proc gives the CPU time
 // the process spent (payd, its merchant and the payment body as throughput.ts starts
-// them). Builds alternate, BENCH_ROUNDS times, so that the machine's drift falls on both. GET /healthz is each build's floor (HTTP and hooks, no database).
+// them). Builds alternate, BENCH_ROUNDS times, so that the machine's drift falls on both.
+// GET /healthz is each build's floor (HTTP and hooks, no database).
 //
 //   node --import tsx bench/route-cpu.ts /path/to/old-checkout .
 //
@@ -14,17 +15,12 @@ import path from 'node:path';
 import pg from 'pg';
 // @ts-expect-error autocannon ships no type declarations
 import autocannon from 'autocannon';
-import { call, cpuMs, onboard, paymentBody, startPayd } from './throughput.ts';
+import { call, cpuTotalMs, onboard, paymentBody, startPayd } from './throughput.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const only = process.env.BENCH_ONLY?.split(',');
 const pgRoot = process.env.BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432';
-
-const cpuTotal = (pid: number) => {
-  const { user, sys } = cpuMs(pid);
-  return user + sys;
-};
 
 interface Result { rps: number; cpuUs: number }
 
@@ -52,9 +48,9 @@ async function measure(dir: string): Promise<Map<string, Result>> {
       for (const [name, opts] of routes) {
         if (only && !only.some((o) => name.includes(o))) continue;
         await autocannon({ ...opts, connections: 50, duration: 2 });
-        const before = cpuTotal(pid);
+        const before = cpuTotalMs(pid);
         const r = (await autocannon({ ...opts, connections: 50, duration: seconds })) as { requests: { average: number } };
-        out.set(name, { rps: r.requests.average, cpuUs: ((cpuTotal(pid) - before) * 1000) / (r.requests.average * seconds) });
+        out.set(name, { rps: r.requests.average, cpuUs: ((cpuTotalMs(pid) - before) * 1000) / (r.requests.average * seconds) });
       }
     } finally {
       await payd.stop();

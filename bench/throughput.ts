@@ -96,13 +96,16 @@ export function cpuMs(pid: number | undefined): { user: number; sys: number } {
   }
 }
 
+/** The process's CPU time (ms), user and kernel together. */
+export function cpuTotalMs(pid: number | undefined): number {
+  const { user, sys } = cpuMs(pid);
+  return user + sys;
+}
+
 /** The CPU time (ms) of each server process (backend) connected to the bench database. */
 async function backendsCpu(admin: pg.Client, dbName: string): Promise<Map<number, number>> {
   const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [dbName]);
-  return new Map(rows.map((r) => {
-    const { user, sys } = cpuMs(r.pid);
-    return [r.pid, user + sys];
-  }));
+  return new Map(rows.map((r) => [r.pid, cpuTotalMs(r.pid)]));
 }
 
 /**
@@ -132,10 +135,9 @@ async function withCpu(pid: number | undefined, run: () => Promise<Row>, db?: { 
 /** Resolves once the process spends under a tenth of a core (sampled every 250 ms), or after 20 s. */
 async function quiet(pid: number | undefined): Promise<void> {
   for (let i = 0; i < 80; i++) {
-    const a = cpuMs(pid);
+    const before = cpuTotalMs(pid);
     await new Promise((r) => setTimeout(r, 250));
-    const b = cpuMs(pid);
-    if (b.user + b.sys - a.user - a.sys < 25) return;
+    if (cpuTotalMs(pid) - before < 25) return;
   }
 }
 
@@ -429,22 +431,25 @@ export async function runThroughput(): Promise<void> {
       const called = await pairOn({ PAYD_SIM_INLINE: 'false' }, connections);
       const slow = await pairOn({ PAYD_SIM_INLINE: 'false', PAYD_SIM_LATENCY_MS: String(slowLatency) }, slowConnections);
       const rounds = Math.max(1, Number(process.env.BENCH_SLOW_ROUNDS ?? 2));
-      const stretches: Array<Array<Awaited<ReturnType<typeof called.measure>>>> = [[], []];
+      const calledRuns: Array<Awaited<ReturnType<typeof called.measure>>> = [];
+      const slowRuns: typeof calledRuns = [];
       duration = seconds / rounds;
       try {
         for (let i = 0; i < rounds; i++) {
-          stretches[0]!.push(await called.measure());
-          stretches[1]!.push(await slow.measure());
+          calledRuns.push(await called.measure());
+          slowRuns.push(await slow.measure());
         }
       } finally {
         duration = seconds;
       }
-      const [calledRun, result] = stretches.map((runs, i) => {
+      /** The stretches of one load, printed as one row. */
+      const report = (name: string, runs: typeof calledRuns): Row => {
         const row = combined(runs.map((r) => r.result));
-        print(i === 0 ? 'pair (payd), partners called, no latency' : `pair (payd), partner latency ${slowLatency} ms, ${slowConnections} flows`,
-          row, 'pairs/s', `\n${' '.repeat(46)}${runs.map((r) => r.activity).join(`\n${' '.repeat(46)}`)}`);
+        print(name, row, 'pairs/s', runs.map((r) => `\n${' '.repeat(46)}${r.activity}`).join(''));
         return row;
-      }) as [Row, Row];
+      };
+      const calledRun = report('pair (payd), partners called, no latency', calledRuns);
+      const result = report(`pair (payd), partner latency ${slowLatency} ms, ${slowConnections} flows`, slowRuns);
       const peakRss = slow.own.peakRss();
       await called.own.stop();
       await slow.own.stop();

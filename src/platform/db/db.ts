@@ -37,7 +37,7 @@ export interface PoolStats {
   /** Connections open (idle or in use). */
   open: number;
   idle: number;
-  /** Requests (statements, transactions) waiting for a connection. */
+  /** Statements and transactions waiting for a connection (a free one, or one being opened). */
   waiting: number;
 }
 
