@@ -225,38 +225,61 @@ function sqlFor(shape: string, build: () => string): string {
   return sql;
 }
 
+/** A payment's running totals but its operation count: the sums of its ledger. */
+export type LedgerSums = Omit<PaymentTotals, 'operation_count'>;
+
+const SUM_COLS = ['authorize_pending', 'total_authorized', 'total_captured', 'total_voided', 'total_refunded',
+  'reserved_capture', 'reserved_void', 'reserved_refund'] as const;
+
 /**
- * What ledger rows inserted already settled add to their payment's sums, by the rules
- * of payd_ledger_totals (migration 0015): the statements that insert settled rows
- * (insertConcluded, insertOperationConcluded) write these sums themselves, since the
- * insert triggers count only rows inserted PENDING (migration 0017). PENDING rows are
- * left out here: their trigger counts them.
+ * What ledger rows add to their payment's running totals, by the rules of
+ * payd_ledger_totals (migration 0015): the statements that insert ledger rows write these
+ * sums themselves, in the same statement (migration 0031; no trigger counts an inserted
+ * row). A row's later changes of status or amount are counted by the update trigger.
  */
-export function settledSums(txs: Array<Pick<PartnerTxRow, 'kind' | 'status' | 'amount'>>):
-Pick<PaymentTotals, 'total_authorized' | 'total_captured' | 'total_voided' | 'total_refunded'> {
-  // (authorize_pending and reserved_* count PENDING rows only.)
-  const s = { total_authorized: 0, total_captured: 0, total_voided: 0, total_refunded: 0 };
+export function ledgerSums(txs: Array<Pick<PartnerTxRow, 'kind' | 'status' | 'amount'>>): LedgerSums {
+  const s = { authorize_pending: 0, total_authorized: 0, total_captured: 0, total_voided: 0, total_refunded: 0, reserved_capture: 0, reserved_void: 0, reserved_refund: 0 };
   for (const t of txs) {
-    if (t.status === 'PENDING') continue;
     if (t.kind === 'AUTHORIZATION') {
-      if (t.status === 'AUTHORIZED') s.total_authorized += t.amount;
+      if (t.status === 'PENDING') s.authorize_pending += t.amount;
+      else if (t.status === 'AUTHORIZED') s.total_authorized += t.amount;
     } else if (t.status === 'SUCCESS') {
       if (t.kind === 'CAPTURE') s.total_captured += t.amount;
       else if (t.kind === 'VOID') s.total_voided += t.amount;
       else s.total_refunded += t.amount;
+    } else if (t.status === 'PENDING') {
+      if (t.kind === 'CAPTURE') s.reserved_capture += t.amount;
+      else if (t.kind === 'VOID') s.reserved_void += t.amount;
+      else s.reserved_refund += t.amount;
     }
   }
   return s;
 }
 
+/** `SET` terms adding operations and ledger sums to a payment, parameters from `first` on (addParams' order). */
+function addSql(first: number): string {
+  return ['operation_count', ...SUM_COLS].map((c, i) => `${c} = ${c} + $${first + i}`).join(', ');
+}
+
+/** addSql's parameters: the operations inserted, then the sums of the ledger rows inserted. */
+function addParams(operations: number, s: LedgerSums): unknown[] {
+  return [operations, ...SUM_COLS.map((c) => s[c])];
+}
+
+/** `p`'s totals with `operations` and `s` added, as a statement of addSql moved them. */
+function added<T extends PaymentTotals>(p: T, operations: number, s: LedgerSums): T {
+  const out = { ...p, operation_count: p.operation_count + operations };
+  for (const c of SUM_COLS) out[c] += s[c];
+  return out;
+}
+
 /**
- * The sums on the row of a payment whose ledger has nothing PENDING, by the rules of
- * payd_ledger_totals (settledSums; nothing reserved, no authorization pending) and one
- * operation counted per operation: for a state built without reading the row back
- * (recent-payments.ts), after the statements that settled it.
+ * The sums on the row of a payment, with one operation counted per operation: for a
+ * state built without reading the row back (recent-payments.ts), after the statements
+ * that wrote it.
  */
 export function restingTotals(txs: PartnerTxRow[], ops: OperationRow[]): PaymentTotals {
-  return { operation_count: ops.length, authorize_pending: 0, reserved_capture: 0, reserved_void: 0, reserved_refund: 0, ...settledSums(txs) };
+  return { operation_count: ops.length, ...ledgerSums(txs) };
 }
 
 /** Unique violation of payment_operations (payment_id, idempotency_key): another request took the key. */
@@ -268,19 +291,17 @@ export function isOperationKeyConflict(err: unknown): boolean {
 export const paymentsRepo = {
   /**
    * A payment whose partners all answered inline, written whole in one statement: the
-   * payment as concluded (with the sums of its settled authorizations: only the
-   * authorized amount, the one sum an authorization settled at creation adds to), its
-   * ledger rows, and its event. Returns the payment row as written (its sums included:
-   * rows inserted settled fire no trigger), or undefined when the entity already used the
-   * idempotency key (nothing is written). The row is `p` with the sums the statement
+   * payment as concluded (with the sums of its ledger rows), its ledger rows, and its
+   * event. Returns the payment row as written, or undefined when the entity already used
+   * the idempotency key (nothing is written). The row is `p` with the sums the statement
    * wrote (restingTotals), not read back: the statement returns only the id, so that no
    * column (four of them JSON) is sent and parsed again.
    */
   async insertConcluded(q: Queryable, p: PaymentBase, txs: PartnerTxRow[], event: NewEvent | undefined): Promise<PaymentRow | undefined> {
-    const sums = settledSums(txs);
+    const sums = ledgerSums(txs);
     const params: unknown[] = [p.id, p.entity_id, p.version, p.amount, p.currency, p.capture_mode, p.allow_future_usage, p.client_session_id,
       p.order_reference, json(p.order), json(p.customer), json(p.browser), json(p.split), p.authorization_status,
-      p.processing, p.idempotency_key, p.created_at, p.updated_at, sums.total_authorized];
+      p.processing, p.idempotency_key, p.created_at, p.updated_at, ...SUM_COLS.map((c) => sums[c])];
     const first = params.length + 1;
     params.push(...txParams(txs));
     const e = withEvent(event, params.length + 1, 'p');
@@ -289,8 +310,8 @@ export const paymentsRepo = {
       `WITH p AS (
          INSERT INTO payments (id, entity_id, version, amount, currency, capture_mode, allow_future_usage, client_session_id,
            order_reference, "order", customer, browser, split, authorization_status, processing, idempotency_key, created_at, updated_at,
-           total_authorized)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+           ${SUM_COLS.join(', ')})
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)
          ON CONFLICT (entity_id, idempotency_key) DO NOTHING
          RETURNING id),
        t AS (INSERT INTO partner_transactions (${TX_INSERT_COLS}) SELECT v.* FROM p, ${txValuesSql(txs.length, first)})${e.sql}
@@ -307,27 +328,23 @@ export const paymentsRepo = {
    * its ledger rows and its event are written only then. Returns the payment row as
    * written, or undefined on a version conflict (nothing written); throws a unique violation (isOperationKeyConflict) when
    * the idempotency key was taken meanwhile (nothing written either). The payment's
-   * version, operation count and sums move in that one row write (settledSums; the
-   * insert triggers count only rows inserted PENDING, migration 0017). `p` is the row at
+   * version, operation count and sums move in that one row write (ledgerSums). `p` is the row at
    * the version read; the row returned is `p` moved as the statement moved it, not read
    * back (the write happened only if the row was still at that version).
    */
   async insertOperationConcluded(q: Queryable, p: PaymentRow, updatedAt: Date, o: OperationRow,
     txs: PartnerTxRow[], event: NewEvent | undefined): Promise<PaymentRow | undefined> {
-    const sums = settledSums(txs);
-    const counted = o.status === 'PENDING' ? 0 : 1;
+    const sums = ledgerSums(txs);
     const params: unknown[] = [p.id, p.version, updatedAt,
       o.id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key, o.created_at, o.updated_at,
-      counted, sums.total_authorized, sums.total_captured, sums.total_voided, sums.total_refunded];
+      ...addParams(1, sums)];
     const first = params.length + 1;
     params.push(...txParams(txs));
     const e = withEvent(event, params.length + 1, 'u');
     params.push(...e.params);
     const { rows } = await q.query<{ id: string }>(sqlFor(`insertOperationConcluded|${txs.length}|${e.sql !== ''}`, () =>
       `WITH u AS (
-         UPDATE payments SET version = version + 1, updated_at = $3, operation_count = operation_count + $14,
-           total_authorized = total_authorized + $15, total_captured = total_captured + $16, total_voided = total_voided + $17,
-           total_refunded = total_refunded + $18
+         UPDATE payments SET version = version + 1, updated_at = $3, ${addSql(14)}
           WHERE id = $1 AND version = $2 RETURNING id),
        o AS (
          INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, created_at, updated_at)
@@ -337,33 +354,32 @@ export const paymentsRepo = {
       params,
     );
     if (rows.length !== 1) return undefined;
-    return {
-      ...p, version: p.version + 1, updated_at: updatedAt, operation_count: p.operation_count + counted,
-      total_authorized: p.total_authorized + sums.total_authorized, total_captured: p.total_captured + sums.total_captured,
-      total_voided: p.total_voided + sums.total_voided, total_refunded: p.total_refunded + sums.total_refunded,
-    };
+    return { ...added(p, 1, sums), version: p.version + 1, updated_at: updatedAt };
   },
 
   /**
    * The payment and its first authorization row in one statement (the common case of
-   * payment creation); undefined when the entity already used the idempotency key.
+   * payment creation), the payment with that row's sums (ledgerSums); undefined when the
+   * entity already used the idempotency key.
    */
   async insertWithTx(q: Queryable, p: NewPayment, t: NewPartnerTx): Promise<{ payment: PaymentRow; tx: PartnerTxRow } | undefined> {
+    const sums = ledgerSums([t]);
     const { rows } = await q.query<PaymentRow & { tx_created_at: Date; tx_updated_at: Date }>(
       `WITH p AS (
          INSERT INTO payments (id, entity_id, amount, currency, capture_mode, allow_future_usage, client_session_id,
-           order_reference, "order", customer, browser, split, authorization_status, processing, idempotency_key)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+           order_reference, "order", customer, browser, split, authorization_status, processing, idempotency_key,
+           ${SUM_COLS.join(', ')})
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)
          ON CONFLICT (entity_id, idempotency_key) DO NOTHING
          RETURNING ${PAYMENT_COLS}),
        t AS (
          INSERT INTO partner_transactions (id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key, card, save_token)
-         SELECT $16, p.id, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27 FROM p
+         SELECT $24, p.id, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35 FROM p
          RETURNING created_at, updated_at)
        SELECT p.*, t.created_at AS tx_created_at, t.updated_at AS tx_updated_at FROM p, t`,
       [p.id, p.entity_id, p.amount, p.currency, p.capture_mode, p.allow_future_usage, p.client_session_id,
         p.order_reference, json(p.order), json(p.customer), json(p.browser), json(p.split), p.authorization_status,
-        p.processing, p.idempotency_key,
+        p.processing, p.idempotency_key, ...SUM_COLS.map((c) => sums[c]),
         t.id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key, json(t.card), t.save_token],
     );
     const row = rows[0];
@@ -475,11 +491,16 @@ export const paymentsRepo = {
     );
   },
 
+  /** One ledger row, added to its payment's sums in the same statement (ledgerSums). */
   async insertTx(q: Queryable, t: NewPartnerTx): Promise<PartnerTxRow> {
     const { rows } = await q.query<{ created_at: Date; updated_at: Date }>(
-      `INSERT INTO partner_transactions (id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key, card, save_token)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING created_at, updated_at`,
-      [t.id, t.payment_id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key, json(t.card), t.save_token],
+      `WITH t AS (
+         INSERT INTO partner_transactions (id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key, card, save_token)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING created_at, updated_at),
+       u AS (UPDATE payments SET ${addSql(14)} WHERE id = $2)
+       SELECT created_at, updated_at FROM t`,
+      [t.id, t.payment_id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key, json(t.card), t.save_token,
+        ...addParams(0, ledgerSums([t]))],
     );
     return newTxRow(t, rows[0]!.created_at, rows[0]!.updated_at);
   },
@@ -519,26 +540,34 @@ export const paymentsRepo = {
    * only if the payment is still at `expectedVersion` (the amount check was made on it)
    * and no operation of the payment has the key. Returns the time of the reservation
    * (the database's, as on the locked path: recovery's grace period is counted from it),
-   * or undefined when nothing was written. The insert triggers count the PENDING rows
-   * into the payment's sums (migration 0015).
+   * or undefined when nothing was written. The payment's row takes the operation and the
+   * PENDING rows' sums in the same write (ledgerSums). An operation of the payment that
+   * took the key meanwhile makes the statement fail whole (a unique violation, nothing
+   * written: undefined), never leave the sums moved without their rows.
    */
   async reserveOperationAt(q: Queryable, expectedVersion: number, o: NewOperation, rows: NewPartnerTx[]): Promise<Date | undefined> {
     const params: unknown[] = [o.payment_id, expectedVersion, o.id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key,
       ...newTxParams(rows)];
-    const { rows: out } = await q.query<{ created_at: Date }>(sqlFor(`reserveOperationAt|${rows.length}`, () =>
-      `WITH u AS (
-         UPDATE payments SET version = version + 1, updated_at = now()
-          WHERE id = $1 AND version = $2
-            AND ($10::text IS NULL OR NOT EXISTS (SELECT 1 FROM payment_operations WHERE payment_id = $1 AND idempotency_key = $10))
-          RETURNING id),
-       o AS (
-         INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key)
-         SELECT $3, u.id, $4, $5, $6, $7, $8, $9, $10 FROM u
-         ON CONFLICT (payment_id, idempotency_key) DO NOTHING
-         RETURNING created_at),
-       t AS (INSERT INTO partner_transactions (${NEW_TX_COLS}) SELECT v.* FROM o, ${newTxValuesSql(rows.length, 11)})
-       SELECT created_at FROM o`), params);
-    return out[0]?.created_at;
+    const sumsAt = params.length + 1;
+    params.push(...addParams(1, ledgerSums(rows)));
+    try {
+      const { rows: out } = await q.query<{ created_at: Date }>(sqlFor(`reserveOperationAt|${rows.length}`, () =>
+        `WITH u AS (
+           UPDATE payments SET version = version + 1, updated_at = now(), ${addSql(sumsAt)}
+            WHERE id = $1 AND version = $2
+              AND ($10::text IS NULL OR NOT EXISTS (SELECT 1 FROM payment_operations WHERE payment_id = $1 AND idempotency_key = $10))
+            RETURNING id),
+         o AS (
+           INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key)
+           SELECT $3, u.id, $4, $5, $6, $7, $8, $9, $10 FROM u
+           RETURNING created_at),
+         t AS (INSERT INTO partner_transactions (${NEW_TX_COLS}) SELECT v.* FROM o, ${newTxValuesSql(rows.length, 11)})
+         SELECT created_at FROM o`), params);
+      return out[0]?.created_at;
+    } catch (err) {
+      if (isOperationKeyConflict(err)) return undefined;
+      throw err;
+    }
   },
 
   /**
@@ -602,11 +631,14 @@ export const paymentsRepo = {
    * The reservation of an operation on the locked path, in one statement: the operation
    * (PENDING), its PENDING ledger rows and the payment's next version. false when the
    * payment already has an operation with this idempotency key (nothing is written).
-   * The insert triggers count the PENDING rows into the payment's sums (migration 0015).
+   * The payment's row takes the operation and the PENDING rows' sums in the same write
+   * as its version (ledgerSums).
    */
   async reserveOperation(q: Queryable, o: NewOperation, rows: NewPartnerTx[]): Promise<boolean> {
     const params: unknown[] = [o.id, o.payment_id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key,
       ...newTxParams(rows)];
+    const sumsAt = params.length + 1;
+    params.push(...addParams(1, ledgerSums(rows)));
     const { rows: out } = await q.query<{ id: string }>(sqlFor(`reserveOperation|${rows.length}`, () =>
       `WITH o AS (
          INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key)
@@ -614,17 +646,21 @@ export const paymentsRepo = {
          ON CONFLICT (payment_id, idempotency_key) DO NOTHING
          RETURNING id),
        t AS (INSERT INTO partner_transactions (${NEW_TX_COLS}) SELECT v.* FROM o, ${newTxValuesSql(rows.length, 10)}),
-       u AS (UPDATE payments SET version = version + 1, updated_at = now() WHERE id = $2 AND EXISTS (SELECT 1 FROM o))
+       u AS (UPDATE payments SET version = version + 1, updated_at = now(), ${addSql(sumsAt)} WHERE id = $2 AND EXISTS (SELECT 1 FROM o))
        SELECT id FROM o`), params);
     return out.length === 1;
   },
 
+  /** An operation without ledger rows yet (insertTx adds them), counted on its payment in the same statement. */
   async insertOperation(q: Queryable, o: NewOperation): Promise<OperationRow | undefined> {
     const { rows } = await q.query<OperationRow>(
-      `INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-       ON CONFLICT (payment_id, idempotency_key) DO NOTHING
-       RETURNING ${OP_COLS}`,
+      `WITH o AS (
+         INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         ON CONFLICT (payment_id, idempotency_key) DO NOTHING
+         RETURNING ${OP_COLS}),
+       u AS (UPDATE payments SET operation_count = operation_count + 1 WHERE id = $2 AND EXISTS (SELECT 1 FROM o))
+       SELECT * FROM o`,
       [o.id, o.payment_id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key],
     );
     return rows[0];

@@ -1,13 +1,21 @@
-// The running totals on the payment row (migrations 0015 and 0017) equal the sums of its
-// ledger after every kind of write, on both partner paths: inline (the statement that
-// inserts settled rows writes their sums) and recorded (the triggers count rows inserted
-// PENDING and every later change of status).
+// The running totals on the payment row (migrations 0015, 0017 and 0031) equal the sums
+// of its ledger after every kind of write, on both partner paths (inline and recorded):
+// every statement that inserts ledger rows or operations adds their sums itself, and the
+// update trigger counts every later change of status. Each statement that writes a
+// ledger row is reached: splits, the reversal of a failed split, challenges, timeouts,
+// declined operations, the locked path and operations racing on one payment.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import type { CardAcquirerSimulator } from '../../src/partners/simulators/card-acquirer.ts';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 
 const card = (number = '4242424242424242') => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2031', cvv: '123' });
-const cardBody = (amount: number, number?: string) => ({ amount, currency: 'EUR', capture_mode: 'MANUAL', split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: card(number) }] });
+const cardPart = (amount: number, number?: string) => ({ partner: 'card-sim', method: 'CARD', amount, instrument: card(number) });
+const cardBody = (amount: number, number?: string) => ({ amount, currency: 'EUR', capture_mode: 'MANUAL', split: [cardPart(amount, number)] });
+let giftSeq = 0;
+/** A fresh gift card (balance 500.00) for `amount`. */
+const giftPart = (amount: number) => ({ partner: 'gift-sim', method: 'GIFT_CARD', amount, instrument: { type: 'GIFT_CARD', number: `603628${String(++giftSeq).padStart(6, '0')}7777` } });
+const splitBody = (...parts: Array<{ amount: number }>) => ({ amount: parts.reduce((a, p) => a + p.amount, 0), currency: 'EUR', capture_mode: 'MANUAL', split: parts });
 
 /** Payments whose stored sums differ from their ledger's, as "id column stored≠ledger". */
 async function sumsDiffering(t: TestApp): Promise<string[]> {
@@ -61,6 +69,48 @@ for (const inline of [true, false]) {
 
       const p = (await t.app.inject({ url: `/v2/payments/${a.id}`, headers: m.auth })).json();
       assert.deepEqual({ c: p.amounts.total_captured, r: p.amounts.total_refunded, v: p.amounts.total_voided }, { c: 3000, r: 500, v: 2000 });
+      assert.deepEqual(await sumsDiffering(t), []);
+    });
+
+    it('after splits: a capture and a refund across two partners, and the reversal of a split whose card was declined', async () => {
+      const s = (await post('/v2/payments', splitBody(giftPart(3000), cardPart(7000)))).json();
+      assert.equal(s.authorization.status, 'AUTHORIZED');
+      assert.equal((await post(`/v2/payments/${s.id}/captures`, { amount: 10000 })).statusCode, 200);
+      assert.equal((await post(`/v2/payments/${s.id}/refunds`, { amount: 4000 })).statusCode, 200);
+      const reversed = (await post('/v2/payments', splitBody(giftPart(2000), cardPart(5000, '4000000000000002')))).json();
+      assert.equal(reversed.authorization.status, 'REFUSED');
+      assert.equal(reversed.voids.length, 1, 'the gift card was released');
+      assert.deepEqual(await sumsDiffering(t), []);
+    });
+
+    it('while a challenge, an authorization or a capture is left PENDING, and once each settles', async () => {
+      const challenged = (await post('/v2/payments', cardBody(4200, '4000000000003220'))).json();
+      assert.equal(challenged.authorization.status, 'PENDING');
+      const timedOut = (await post('/v2/payments', cardBody(6100, '4000000000000408'))).json();
+      assert.equal(timedOut.authorization.status, 'PENDING');
+      const slowCapture = (await post('/v2/payments', cardBody(2500, '4000000000000416'))).json();
+      const pending = await post(`/v2/payments/${slowCapture.id}/captures`, { amount: 1000 });
+      assert.equal(pending.json().captures[0].status, 'PENDING');
+      // (A payment with an operation in flight: the next one is reserved under the row lock.)
+      const voided = await post(`/v2/payments/${slowCapture.id}/voids`, { amount: 1000 });
+      assert.equal(voided.statusCode, 200, voided.body);
+      assert.equal(voided.json().voids[0].status, 'SUCCESS');
+      const declined = (await post('/v2/payments', cardBody(1500, '4000000000000341'))).json();
+      assert.equal((await post(`/v2/payments/${declined.id}/captures`, { amount: 1500 })).json().captures[0].status, 'FAILURE');
+      assert.deepEqual(await sumsDiffering(t), [], 'with rows PENDING');
+
+      const sim = t.app.services.partners.get('card-sim') as CardAcquirerSimulator;
+      assert.ok(await sim.completeChallenge(challenged.authorization.partner_transactions[0].partner_reference, true));
+      assert.equal((await t.app.inject({ url: `/v2/payments/${challenged.id}`, headers: m.auth })).json().authorization.status, 'AUTHORIZED');
+      assert.deepEqual(await sumsDiffering(t), [], 'after the challenge');
+    });
+
+    it('after captures racing on one payment (some end under the row lock) and an AUTOMATIC capture', async () => {
+      const p = (await post('/v2/payments', cardBody(5000))).json();
+      const codes = await Promise.all(Array.from({ length: 8 }, () => post(`/v2/payments/${p.id}/captures`, { amount: 1000 }).then((r) => r.statusCode)));
+      assert.equal(codes.filter((c) => c === 200).length, 5, codes.join(' '));
+      const auto = (await post('/v2/payments', { ...cardBody(900), capture_mode: 'AUTOMATIC' })).json();
+      assert.equal(auto.captures[0].status, 'SUCCESS');
       assert.deepEqual(await sumsDiffering(t), []);
     });
   });
