@@ -252,7 +252,7 @@ export class OperationsService {
     const type = operationEventType(op);
     const event = type ? await paymentEvent(this.db, p, view, type, op.id) : undefined;
     const done = await paymentsRepo.concludeOperation(this.db, {
-      txId: child.id, update, paymentId: p.id, expectedVersion: r.version, operationId: op.id, status: op.status, at, event,
+      tx: r.row, update, paymentId: p.id, expectedVersion: r.version, operationId: op.id, status: op.status, at, event,
     });
     if (!done.concluded) return undefined;
     // (Nothing PENDING was in the reading it was reserved on, or it is not remembered.)

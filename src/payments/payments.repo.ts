@@ -119,6 +119,13 @@ const SETTLE_TX = `UPDATE partner_transactions SET status = $2, partner_referenc
     token_saved = coalesce($10, token_saved), updated_at = coalesce($11::timestamptz, now())
   WHERE id = $1 AND status = 'PENDING'`;
 
+/**
+ * SETTLE_TX for a statement that writes the change's sums to the payment itself (settleSums):
+ * it moves the row's sums_by_statement, so that the update trigger leaves this change to
+ * the statement (migration 0032).
+ */
+const SETTLE_TX_COUNTED = SETTLE_TX.replace('SET status = $2,', 'SET status = $2, sums_by_statement = sums_by_statement + 1,');
+
 /** SETTLE_TX's parameters; `at`, the time of the change (default the database's now()). */
 const settleParams = (id: string, u: TxUpdate, at: Date | null = null) => [id, u.status, u.partner_reference ?? null, u.partner_status ?? null,
   u.partner_status_description ?? null, u.status_code ?? null, json(u.card), u.redirection !== undefined, json(u.redirection),
@@ -254,6 +261,17 @@ export function ledgerSums(txs: Array<Pick<PartnerTxRow, 'kind' | 'status' | 'am
     }
   }
   return s;
+}
+
+/**
+ * What a PENDING ledger row settling to `status` changes in its payment's sums (the update
+ * trigger's rules): out of its PENDING sum, into the sum of its new status.
+ */
+export function settleSums(t: Pick<PartnerTxRow, 'kind' | 'amount'>, status: TxStatus): LedgerSums {
+  const before = ledgerSums([{ kind: t.kind, amount: t.amount, status: 'PENDING' }]);
+  const after = ledgerSums([{ kind: t.kind, amount: t.amount, status }]);
+  for (const c of SUM_COLS) after[c] -= before[c];
+  return after;
 }
 
 /** `SET` terms adding operations and ledger sums to a payment, parameters from `first` on (addParams' order). */
@@ -520,16 +538,21 @@ export const paymentsRepo = {
    * payment since (version) and the transaction was still PENDING; `at` is the time of
    * the change on both rows. false: not applied to the payment and no event (the
    * transaction is settled all the same); the caller then recomputes under the row lock.
+   * The settlement's sums (settleSums) are written by this statement whenever it settles
+   * the transaction: in the conclusion's write of the payment, else (the payment moved
+   * on) in a write of the sums alone. The ledger row is written before the payment, the
+   * lock order of every settlement.
    */
-  async settleTxAndConclude(q: Queryable, txId: string, u: TxUpdate, paymentId: string, expectedVersion: number, status: AuthorizationStatus,
-    at: Date, event: NewEvent | undefined): Promise<boolean> {
-    const params: unknown[] = [...settleParams(txId, u, at), status, paymentId, expectedVersion];
+  async settleTxAndConclude(q: Queryable, tx: Pick<PartnerTxRow, 'id' | 'kind' | 'amount'>, u: TxUpdate, paymentId: string, expectedVersion: number,
+    status: AuthorizationStatus, at: Date, event: NewEvent | undefined): Promise<boolean> {
+    const params: unknown[] = [...settleParams(tx.id, u, at), status, paymentId, expectedVersion, ...addParams(0, settleSums(tx, u.status))];
     const e = withEvent(event, params.length + 1, 'u');
     params.push(...e.params);
     const { rows } = await q.query(sqlFor(`settleTxAndConclude|${e.sql !== ''}`, () =>
-      `WITH t AS (${SETTLE_TX} RETURNING id),
-       u AS (UPDATE payments SET authorization_status = $12, processing = false, version = version + 1, updated_at = $11
-              WHERE id = $13 AND version = $14 AND EXISTS (SELECT 1 FROM t) RETURNING id)${e.sql}
+      `WITH t AS (${SETTLE_TX_COUNTED} RETURNING id),
+       u AS (UPDATE payments SET authorization_status = $12, processing = false, version = version + 1, updated_at = $11, ${addSql(15)}
+              WHERE id = $13 AND version = $14 AND EXISTS (SELECT 1 FROM t) RETURNING id),
+       d AS (UPDATE payments SET ${addSql(15)} WHERE id = $13 AND EXISTS (SELECT 1 FROM t) AND NOT EXISTS (SELECT 1 FROM u))${e.sql}
        SELECT id FROM u`), params);
     return rows.length === 1;
   },
@@ -576,17 +599,20 @@ export const paymentsRepo = {
    * operation's final status with its event (if the payment is still at
    * `expectedVersion`, the version its reservation left). `at` is the time of the change
    * on every row. settled: the transaction took this answer; concluded: the operation
-   * and the payment did too (else the caller finalizes under the row lock).
+   * and the payment did too (else the caller finalizes under the row lock). The
+   * settlement's sums are written as settleTxAndConclude writes them.
    */
-  async concludeOperation(q: Queryable, c: { txId: string; update: TxUpdate; paymentId: string; expectedVersion: number;
+  async concludeOperation(q: Queryable, c: { tx: Pick<PartnerTxRow, 'id' | 'kind' | 'amount'>; update: TxUpdate; paymentId: string; expectedVersion: number;
     operationId: string; status: OperationStatus; at: Date; event: NewEvent | undefined }): Promise<{ settled: boolean; concluded: boolean }> {
-    const params: unknown[] = [...settleParams(c.txId, c.update, c.at), c.paymentId, c.expectedVersion, c.operationId, c.status];
+    const params: unknown[] = [...settleParams(c.tx.id, c.update, c.at), c.paymentId, c.expectedVersion, c.operationId, c.status,
+      ...addParams(0, settleSums(c.tx, c.update.status))];
     const e = withEvent(c.event, params.length + 1, 'o');
     params.push(...e.params);
     const { rows } = await q.query<{ settled: number; concluded: number }>(sqlFor(`concludeOperation|${e.sql !== ''}`, () =>
-      `WITH s AS (${SETTLE_TX} RETURNING id),
-       u AS (UPDATE payments SET version = version + 1, updated_at = $11
+      `WITH s AS (${SETTLE_TX_COUNTED} RETURNING id),
+       u AS (UPDATE payments SET version = version + 1, updated_at = $11, ${addSql(16)}
               WHERE id = $12 AND version = $13 AND EXISTS (SELECT 1 FROM s) RETURNING id),
+       d AS (UPDATE payments SET ${addSql(16)} WHERE id = $12 AND EXISTS (SELECT 1 FROM s) AND NOT EXISTS (SELECT 1 FROM u)),
        o AS (UPDATE payment_operations SET status = $15, updated_at = $11
               WHERE id = $14 AND status = 'PENDING' AND EXISTS (SELECT 1 FROM u) RETURNING id)${e.sql}
        SELECT (SELECT count(*) FROM s)::int AS settled, (SELECT count(*) FROM o)::int AS concluded`), params);

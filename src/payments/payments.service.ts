@@ -355,7 +355,7 @@ export class PaymentsService {
     const next = { ...p, authorization_status: status, processing: false, version: p.version + 1, updated_at: at };
     const view = paymentView(next, txs, [], this.config.baseUrl);
     const event = type ? await paymentEvent(this.db, p, view, type) : undefined;
-    if (!(await paymentsRepo.settleTxAndConclude(this.db, lastRow.id, update, p.id, p.version, status, at, event))) return undefined;
+    if (!(await paymentsRepo.settleTxAndConclude(this.db, lastRow, update, p.id, p.version, status, at, event))) return undefined;
     // The next operation on it (commonly its capture) skips the read: recent-payments.ts.
     this.config.recent?.remember({ payment: { ...next, ...restingTotals(txs, []) }, txs, ops: [] });
     return view;

@@ -7,6 +7,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CardAcquirerSimulator } from '../../src/partners/simulators/card-acquirer.ts';
+import { paymentsRepo, type PartnerTxRow } from '../../src/payments/payments.repo.ts';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 
 const card = (number = '4242424242424242') => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2031', cvv: '123' });
@@ -103,6 +104,26 @@ for (const inline of [true, false]) {
       assert.ok(await sim.completeChallenge(challenged.authorization.partner_transactions[0].partner_reference, true));
       assert.equal((await t.app.inject({ url: `/v2/payments/${challenged.id}`, headers: m.auth })).json().authorization.status, 'AUTHORIZED');
       assert.deepEqual(await sumsDiffering(t), [], 'after the challenge');
+    });
+
+    it('when a one-statement conclusion finds the payment moved on: the settlement is counted all the same', async () => {
+      const pendingTx = async (paymentId: string) => (await t.testDb.db.query<PartnerTxRow>(
+        `SELECT id, kind, amount::int AS amount FROM partner_transactions WHERE payment_id = $1 AND status = 'PENDING'`, [paymentId])).rows[0]!;
+      const version = async (paymentId: string) => (await paymentsRepo.getById(t.testDb.db, paymentId))!.version;
+
+      const timedOut = (await post('/v2/payments', cardBody(6200, '4000000000000408'))).json();
+      const auth = await pendingTx(timedOut.id);
+      assert.equal(await paymentsRepo.settleTxAndConclude(t.testDb.db, auth, { status: 'AUTHORIZED' }, timedOut.id,
+        (await version(timedOut.id)) - 1, 'AUTHORIZED', new Date(), undefined), false, 'not concluded on a stale version');
+      assert.equal((await paymentsRepo.txs(t.testDb.db, timedOut.id))[0]!.status, 'AUTHORIZED', 'settled all the same');
+
+      const slow = (await post('/v2/payments', cardBody(2600, '4000000000000416'))).json();
+      const captured = (await post(`/v2/payments/${slow.id}/captures`, { amount: 2600 })).json();
+      const capture = await pendingTx(slow.id);
+      const done = await paymentsRepo.concludeOperation(t.testDb.db, { tx: capture, update: { status: 'SUCCESS' }, paymentId: slow.id,
+        expectedVersion: (await version(slow.id)) - 1, operationId: captured.captures[0].id, status: 'SUCCESS', at: new Date(), event: undefined });
+      assert.deepEqual(done, { settled: true, concluded: false });
+      assert.deepEqual(await sumsDiffering(t), []);
     });
 
     it('after captures racing on one payment (some end under the row lock) and an AUTOMATIC capture', async () => {
