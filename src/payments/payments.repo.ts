@@ -240,9 +240,12 @@ const SUM_COLS = ['authorize_pending', 'total_authorized', 'total_captured', 'to
 
 /**
  * What ledger rows add to their payment's running totals, by the rules of
- * payd_ledger_totals (migration 0015): the statements that insert ledger rows write these
- * sums themselves, in the same statement (migration 0031; no trigger counts an inserted
- * row). A row's later changes of status or amount are counted by the update trigger.
+ * payd_ledger_totals (migration 0015): the statements that insert ledger rows or
+ * operations write these sums themselves, in the same statement, and mark the rows
+ * (sums_by_statement 1, counted_by_statement true) so that the insert triggers, kept for
+ * the rows of a process of an earlier version during a rolling upgrade, leave them
+ * (migration 0031). A row's later changes of status or amount are counted by the update
+ * trigger, unless the statement making the change counts it (settleSums).
  */
 export function ledgerSums(txs: Array<Pick<PartnerTxRow, 'kind' | 'status' | 'amount'>>): LedgerSums {
   const s = { authorize_pending: 0, total_authorized: 0, total_captured: 0, total_voided: 0, total_refunded: 0, reserved_capture: 0, reserved_void: 0, reserved_refund: 0 };
@@ -332,7 +335,7 @@ export const paymentsRepo = {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)
          ON CONFLICT (entity_id, idempotency_key) DO NOTHING
          RETURNING id),
-       t AS (INSERT INTO partner_transactions (${TX_INSERT_COLS}) SELECT v.* FROM p, ${txValuesSql(txs.length, first)})${e.sql}
+       t AS (INSERT INTO partner_transactions (${TX_INSERT_COLS}, sums_by_statement) SELECT v.*, 1 FROM p, ${txValuesSql(txs.length, first)})${e.sql}
        SELECT id FROM p`),
       params,
     );
@@ -365,9 +368,10 @@ export const paymentsRepo = {
          UPDATE payments SET version = version + 1, updated_at = $3, ${addSql(14)}
           WHERE id = $1 AND version = $2 RETURNING id),
        o AS (
-         INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, created_at, updated_at)
-         SELECT $4, u.id, $5, $6, $7, $8, $9, $10, $11, $12, $13 FROM u RETURNING id),
-       t AS (INSERT INTO partner_transactions (${TX_INSERT_COLS}) SELECT v.* FROM o, ${txValuesSql(txs.length, first)})${e.sql}
+         INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, created_at, updated_at,
+           counted_by_statement)
+         SELECT $4, u.id, $5, $6, $7, $8, $9, $10, $11, $12, $13, true FROM u RETURNING id),
+       t AS (INSERT INTO partner_transactions (${TX_INSERT_COLS}, sums_by_statement) SELECT v.*, 1 FROM o, ${txValuesSql(txs.length, first)})${e.sql}
        SELECT id FROM u`),
       params,
     );
@@ -391,8 +395,9 @@ export const paymentsRepo = {
          ON CONFLICT (entity_id, idempotency_key) DO NOTHING
          RETURNING ${PAYMENT_COLS}),
        t AS (
-         INSERT INTO partner_transactions (id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key, card, save_token)
-         SELECT $24, p.id, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35 FROM p
+         INSERT INTO partner_transactions (id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key, card, save_token,
+           sums_by_statement)
+         SELECT $24, p.id, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, 1 FROM p
          RETURNING created_at, updated_at)
        SELECT p.*, t.created_at AS tx_created_at, t.updated_at AS tx_updated_at FROM p, t`,
       [p.id, p.entity_id, p.amount, p.currency, p.capture_mode, p.allow_future_usage, p.client_session_id,
@@ -513,8 +518,9 @@ export const paymentsRepo = {
   async insertTx(q: Queryable, t: NewPartnerTx): Promise<PartnerTxRow> {
     const { rows } = await q.query<{ created_at: Date; updated_at: Date }>(
       `WITH t AS (
-         INSERT INTO partner_transactions (id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key, card, save_token)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING created_at, updated_at),
+         INSERT INTO partner_transactions (id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key, card, save_token,
+           sums_by_statement)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 1) RETURNING created_at, updated_at),
        u AS (UPDATE payments SET ${addSql(14)} WHERE id = $2)
        SELECT created_at, updated_at FROM t`,
       [t.id, t.payment_id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key, json(t.card), t.save_token,
@@ -581,10 +587,10 @@ export const paymentsRepo = {
               AND ($10::text IS NULL OR NOT EXISTS (SELECT 1 FROM payment_operations WHERE payment_id = $1 AND idempotency_key = $10))
             RETURNING id),
          o AS (
-           INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key)
-           SELECT $3, u.id, $4, $5, $6, $7, $8, $9, $10 FROM u
+           INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, counted_by_statement)
+           SELECT $3, u.id, $4, $5, $6, $7, $8, $9, $10, true FROM u
            RETURNING created_at),
-         t AS (INSERT INTO partner_transactions (${NEW_TX_COLS}) SELECT v.* FROM o, ${newTxValuesSql(rows.length, 11)})
+         t AS (INSERT INTO partner_transactions (${NEW_TX_COLS}, sums_by_statement) SELECT v.*, 1 FROM o, ${newTxValuesSql(rows.length, 11)})
          SELECT created_at FROM o`), params);
       return out[0]?.created_at;
     } catch (err) {
@@ -667,11 +673,11 @@ export const paymentsRepo = {
     params.push(...addParams(1, ledgerSums(rows)));
     const { rows: out } = await q.query<{ id: string }>(sqlFor(`reserveOperation|${rows.length}`, () =>
       `WITH o AS (
-         INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, counted_by_statement)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true)
          ON CONFLICT (payment_id, idempotency_key) DO NOTHING
          RETURNING id),
-       t AS (INSERT INTO partner_transactions (${NEW_TX_COLS}) SELECT v.* FROM o, ${newTxValuesSql(rows.length, 10)}),
+       t AS (INSERT INTO partner_transactions (${NEW_TX_COLS}, sums_by_statement) SELECT v.*, 1 FROM o, ${newTxValuesSql(rows.length, 10)}),
        u AS (UPDATE payments SET version = version + 1, updated_at = now(), ${addSql(sumsAt)} WHERE id = $2 AND EXISTS (SELECT 1 FROM o))
        SELECT id FROM o`), params);
     return out.length === 1;
@@ -681,8 +687,8 @@ export const paymentsRepo = {
   async insertOperation(q: Queryable, o: NewOperation): Promise<OperationRow | undefined> {
     const { rows } = await q.query<OperationRow>(
       `WITH o AS (
-         INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, counted_by_statement)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true)
          ON CONFLICT (payment_id, idempotency_key) DO NOTHING
          RETURNING ${OP_COLS}),
        u AS (UPDATE payments SET operation_count = operation_count + 1 WHERE id = $2 AND EXISTS (SELECT 1 FROM o))

@@ -4,6 +4,7 @@
 // update trigger counts every later change of status. Each statement that writes a
 // ledger row is reached: splits, the reversal of a failed split, challenges, timeouts,
 // declined operations, the locked path and operations racing on one payment.
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CardAcquirerSimulator } from '../../src/partners/simulators/card-acquirer.ts';
@@ -124,6 +125,34 @@ for (const inline of [true, false]) {
         expectedVersion: (await version(slow.id)) - 1, operationId: captured.captures[0].id, status: 'SUCCESS', at: new Date(), event: undefined });
       assert.deepEqual(done, { settled: true, concluded: false });
       assert.deepEqual(await sumsDiffering(t), []);
+    });
+
+    it('for rows written the way a process of the previous version writes them, during a rolling upgrade (the triggers count them)', async () => {
+      // (The statements of payd before migration 0031: rows inserted unmarked, settled by a plain UPDATE.)
+      const q = (sql: string, params: unknown[]) => t.testDb.db.query(sql, params);
+      const paymentId = randomUUID();
+      const authId = randomUUID();
+      await q(`WITH p AS (INSERT INTO payments (id, entity_id, amount, currency, capture_mode, split, authorization_status, processing)
+                 VALUES ($1, $2, 4000, 'EUR', 'MANUAL', '[{"partner":"card-sim","method":"CARD","amount":4000}]', 'PENDING', true) RETURNING id)
+               INSERT INTO partner_transactions (id, payment_id, kind, seq, partner, method, amount, status, partner_key)
+               SELECT $3, p.id, 'AUTHORIZATION', 1, 'card-sim', 'CARD', 4000, 'PENDING', $4 FROM p`, [paymentId, m.entityId, authId, `${paymentId}:1`]);
+      assert.deepEqual(await sumsDiffering(t), [], 'an authorization written ahead');
+      await q(`WITH t AS (UPDATE partner_transactions SET status = 'AUTHORIZED' WHERE id = $1 AND status = 'PENDING' RETURNING id)
+               UPDATE payments SET authorization_status = 'AUTHORIZED', processing = false, version = version + 1 WHERE id = $2 AND EXISTS (SELECT 1 FROM t)`,
+      [authId, paymentId]);
+      const opId = randomUUID();
+      const captureId = randomUUID();
+      await q(`WITH o AS (INSERT INTO payment_operations (id, payment_id, kind, amount, status) VALUES ($1, $2, 'CAPTURE', 1500, 'PENDING') RETURNING id),
+                 t AS (INSERT INTO partner_transactions (id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key)
+                       SELECT $3, $2, o.id, $4, 'CAPTURE', 2, 'card-sim', 'CARD', 1500, 'PENDING', $5 FROM o)
+               UPDATE payments SET version = version + 1 WHERE id = $2 AND EXISTS (SELECT 1 FROM o)`, [opId, paymentId, captureId, authId, `${opId}:1`]);
+      assert.deepEqual(await sumsDiffering(t), [], 'a reservation');
+      await q(`UPDATE partner_transactions SET status = 'SUCCESS' WHERE id = $1 AND status = 'PENDING'`, [captureId]);
+      await q(`UPDATE payment_operations SET status = 'SUCCESS' WHERE id = $1`, [opId]);
+      assert.deepEqual(await sumsDiffering(t), [], 'its settlement');
+      const p = (await t.app.inject({ url: `/v2/payments/${paymentId}`, headers: m.auth })).json();
+      assert.deepEqual({ authorized: p.amounts.total_authorized, captured: p.amounts.total_captured }, { authorized: 4000, captured: 1500 });
+      assert.equal((await post(`/v2/payments/${paymentId}/captures`, { amount: 2501 })).statusCode, 400, 'only 2500 left to capture');
     });
 
     it('after captures racing on one payment (some end under the row lock) and an AUTOMATIC capture', async () => {
