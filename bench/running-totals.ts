@@ -50,20 +50,18 @@ try {
       SELECT $3, $1, o.id, $5, 'CAPTURE', $6, 'card-sim', 'CARD', 1, 'SUCCESS', $8 FROM o)
     INSERT INTO webhook_events (id, entity_id, type, data) SELECT $4, u.entity_id, 'payment.captured', $7 FROM u`;
 
-  // The insert triggers of 0015 (dropped by migration 0031) are put back in this bench's
-  // own database for the blocks that time them.
-  await c.query(`CREATE FUNCTION payd_operation_count() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN UPDATE payments SET operation_count = operation_count + 1 WHERE id = NEW.payment_id; RETURN NULL; END $$`);
+  // The insert triggers as 0015 shipped them (for every row; since migration 0031 they
+  // count only rows no statement counted) for the blocks that time them, in this bench's
+  // own database; none for the others.
   const setTriggers = async (on: boolean) => {
     await c.query(`ALTER TABLE partner_transactions ${on ? 'ENABLE' : 'DISABLE'} TRIGGER partner_transactions_totals_upd`);
+    await c.query('DROP TRIGGER IF EXISTS partner_transactions_totals_ins ON partner_transactions');
+    await c.query('DROP TRIGGER IF EXISTS payment_operations_count ON payment_operations');
     if (on) {
       await c.query(`CREATE TRIGGER partner_transactions_totals_ins AFTER INSERT ON partner_transactions
         FOR EACH ROW EXECUTE FUNCTION payd_ledger_totals()`);
       await c.query(`CREATE TRIGGER payment_operations_count AFTER INSERT ON payment_operations
         FOR EACH ROW EXECUTE FUNCTION payd_operation_count()`);
-    } else {
-      await c.query('DROP TRIGGER IF EXISTS partner_transactions_totals_ins ON partner_transactions');
-      await c.query('DROP TRIGGER IF EXISTS payment_operations_count ON payment_operations');
     }
   };
 
