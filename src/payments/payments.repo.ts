@@ -112,19 +112,23 @@ export interface TxUpdate {
   token_saved?: boolean | undefined;
 }
 
-const SETTLE_TX = `UPDATE partner_transactions SET status = $2, partner_reference = coalesce($3, partner_reference),
+/** A partner's answer applied to a ledger row still PENDING, with extra SET terms. */
+const settleTxSql = (extra: string) => `UPDATE partner_transactions SET status = $2, partner_reference = coalesce($3, partner_reference),
     partner_status = coalesce($4, partner_status), partner_status_description = coalesce($5, partner_status_description),
     status_code = coalesce($6, status_code), card = coalesce($7::jsonb, card),
     redirection = CASE WHEN $8::boolean THEN $9::jsonb ELSE redirection END,
-    token_saved = coalesce($10, token_saved), updated_at = coalesce($11::timestamptz, now())
+    token_saved = coalesce($10, token_saved), updated_at = coalesce($11::timestamptz, now())${extra}
   WHERE id = $1 AND status = 'PENDING'`;
 
+/** The settlement whose sums the update trigger counts. */
+const SETTLE_TX = settleTxSql('');
+
 /**
- * SETTLE_TX for a statement that writes the change's sums to the payment itself (settleSums):
- * it moves the row's sums_by_statement, so that the update trigger leaves this change to
- * the statement (migration 0032).
+ * The settlement for a statement that writes the change's sums to the payment itself
+ * (settleSums): it moves the row's sums_by_statement, so that the update trigger leaves
+ * this change to the statement (migration 0032).
  */
-const SETTLE_TX_COUNTED = SETTLE_TX.replace('SET status = $2,', 'SET status = $2, sums_by_statement = sums_by_statement + 1,');
+const SETTLE_TX_COUNTED = settleTxSql(', sums_by_statement = sums_by_statement + 1');
 
 /** SETTLE_TX's parameters; `at`, the time of the change (default the database's now()). */
 const settleParams = (id: string, u: TxUpdate, at: Date | null = null) => [id, u.status, u.partner_reference ?? null, u.partner_status ?? null,
@@ -282,9 +286,14 @@ function addSql(first: number): string {
   return ['operation_count', ...SUM_COLS].map((c, i) => `${c} = ${c} + $${first + i}`).join(', ');
 }
 
+/** The sums in SUM_COLS' order, as parameters. */
+function sumValues(s: LedgerSums): number[] {
+  return SUM_COLS.map((c) => s[c]);
+}
+
 /** addSql's parameters: the operations inserted, then the sums of the ledger rows inserted. */
 function addParams(operations: number, s: LedgerSums): unknown[] {
-  return [operations, ...SUM_COLS.map((c) => s[c])];
+  return [operations, ...sumValues(s)];
 }
 
 /** `p`'s totals with `operations` and `s` added, as a statement of addSql moved them. */
@@ -322,7 +331,7 @@ export const paymentsRepo = {
     const sums = ledgerSums(txs);
     const params: unknown[] = [p.id, p.entity_id, p.version, p.amount, p.currency, p.capture_mode, p.allow_future_usage, p.client_session_id,
       p.order_reference, json(p.order), json(p.customer), json(p.browser), json(p.split), p.authorization_status,
-      p.processing, p.idempotency_key, p.created_at, p.updated_at, ...SUM_COLS.map((c) => sums[c])];
+      p.processing, p.idempotency_key, p.created_at, p.updated_at, ...sumValues(sums)];
     const first = params.length + 1;
     params.push(...txParams(txs));
     const e = withEvent(event, params.length + 1, 'p');
@@ -402,7 +411,7 @@ export const paymentsRepo = {
        SELECT p.*, t.created_at AS tx_created_at, t.updated_at AS tx_updated_at FROM p, t`,
       [p.id, p.entity_id, p.amount, p.currency, p.capture_mode, p.allow_future_usage, p.client_session_id,
         p.order_reference, json(p.order), json(p.customer), json(p.browser), json(p.split), p.authorization_status,
-        p.processing, p.idempotency_key, ...SUM_COLS.map((c) => sums[c]),
+        p.processing, p.idempotency_key, ...sumValues(sums),
         t.id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key, json(t.card), t.save_token],
     );
     const row = rows[0];
