@@ -101,3 +101,31 @@ export function apiAgreesWithLedger(paymentId: string, amounts: Record<string, n
   }
   return out;
 }
+
+/**
+ * The running totals stored on each payment row (migrations 0015, 0017, 0031, 0032)
+ * against the sums of its ledger and its operation count: [] when they agree, else one
+ * "id column stored≠ledger" per difference.
+ */
+export async function storedTotalsDiffering(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<Record<string, string | number>>(
+    `SELECT p.id,
+       p.operation_count, (SELECT count(*) FROM payment_operations o WHERE o.payment_id = p.id)::int AS l_operation_count,
+       p.authorize_pending, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'AUTHORIZATION' AND t.status = 'PENDING'), 0) AS l_authorize_pending,
+       p.total_authorized, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'AUTHORIZATION' AND t.status = 'AUTHORIZED'), 0) AS l_total_authorized,
+       p.total_captured, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'CAPTURE' AND t.status = 'SUCCESS'), 0) AS l_total_captured,
+       p.total_voided, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'VOID' AND t.status = 'SUCCESS'), 0) AS l_total_voided,
+       p.total_refunded, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'REFUND' AND t.status = 'SUCCESS'), 0) AS l_total_refunded,
+       p.reserved_capture, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'CAPTURE' AND t.status = 'PENDING'), 0) AS l_reserved_capture,
+       p.reserved_void, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'VOID' AND t.status = 'PENDING'), 0) AS l_reserved_void,
+       p.reserved_refund, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'REFUND' AND t.status = 'PENDING'), 0) AS l_reserved_refund
+     FROM payments p LEFT JOIN partner_transactions t ON t.payment_id = p.id GROUP BY p.id`);
+  const out: string[] = [];
+  for (const r of rows) {
+    for (const k of Object.keys(r).filter((c) => c.startsWith('l_'))) {
+      const col = k.slice(2);
+      if (Number(r[col]) !== Number(r[k])) out.push(`${r.id} ${col} ${r[col]}≠${r[k]}`);
+    }
+  }
+  return out;
+}

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import type { CardAcquirerSimulator } from '../../src/partners/simulators/card-acquirer.ts';
 import { paymentsRepo, type PartnerTxRow } from '../../src/payments/payments.repo.ts';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
+import { storedTotalsDiffering } from '../helpers/invariants.ts';
 
 const card = (number = '4242424242424242') => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2031', cvv: '123' });
 const cardPart = (amount: number, number?: string) => ({ partner: 'card-sim', method: 'CARD', amount, instrument: card(number) });
@@ -18,30 +19,6 @@ let giftSeq = 0;
 /** A fresh gift card (balance 500.00) for `amount`. */
 const giftPart = (amount: number) => ({ partner: 'gift-sim', method: 'GIFT_CARD', amount, instrument: { type: 'GIFT_CARD', number: `603628${String(++giftSeq).padStart(6, '0')}7777` } });
 const splitBody = (...parts: Array<{ amount: number }>) => ({ amount: parts.reduce((a, p) => a + p.amount, 0), currency: 'EUR', capture_mode: 'MANUAL', split: parts });
-
-/** Payments whose stored sums differ from their ledger's, as "id column stored≠ledger". */
-async function sumsDiffering(t: TestApp): Promise<string[]> {
-  const { rows } = await t.testDb.db.query<Record<string, string | number>>(
-    `SELECT p.id,
-       p.operation_count, (SELECT count(*) FROM payment_operations o WHERE o.payment_id = p.id)::int AS l_operation_count,
-       p.authorize_pending, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'AUTHORIZATION' AND t.status = 'PENDING'), 0) AS l_authorize_pending,
-       p.total_authorized, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'AUTHORIZATION' AND t.status = 'AUTHORIZED'), 0) AS l_total_authorized,
-       p.total_captured, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'CAPTURE' AND t.status = 'SUCCESS'), 0) AS l_total_captured,
-       p.total_voided, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'VOID' AND t.status = 'SUCCESS'), 0) AS l_total_voided,
-       p.total_refunded, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'REFUND' AND t.status = 'SUCCESS'), 0) AS l_total_refunded,
-       p.reserved_capture, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'CAPTURE' AND t.status = 'PENDING'), 0) AS l_reserved_capture,
-       p.reserved_void, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'VOID' AND t.status = 'PENDING'), 0) AS l_reserved_void,
-       p.reserved_refund, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'REFUND' AND t.status = 'PENDING'), 0) AS l_reserved_refund
-     FROM payments p LEFT JOIN partner_transactions t ON t.payment_id = p.id GROUP BY p.id`);
-  const out: string[] = [];
-  for (const r of rows) {
-    for (const k of Object.keys(r).filter((c) => c.startsWith('l_'))) {
-      const col = k.slice(2);
-      if (Number(r[col]) !== Number(r[k])) out.push(`${r.id} ${col} ${r[col]}≠${r[k]}`);
-    }
-  }
-  return out;
-}
 
 for (const inline of [true, false]) {
   describe(`running totals equal the ledger (partners ${inline ? 'inline' : 'recorded'})`, () => {
@@ -71,7 +48,7 @@ for (const inline of [true, false]) {
 
       const p = (await t.app.inject({ url: `/v2/payments/${a.id}`, headers: m.auth })).json();
       assert.deepEqual({ c: p.amounts.total_captured, r: p.amounts.total_refunded, v: p.amounts.total_voided }, { c: 3000, r: 500, v: 2000 });
-      assert.deepEqual(await sumsDiffering(t), []);
+      assert.deepEqual(await storedTotalsDiffering(t.testDb.db), []);
     });
 
     it('after splits: a capture and a refund across two partners, and the reversal of a split whose card was declined', async () => {
@@ -82,7 +59,7 @@ for (const inline of [true, false]) {
       const reversed = (await post('/v2/payments', splitBody(giftPart(2000), cardPart(5000, '4000000000000002')))).json();
       assert.equal(reversed.authorization.status, 'REFUSED');
       assert.equal(reversed.voids.length, 1, 'the gift card was released');
-      assert.deepEqual(await sumsDiffering(t), []);
+      assert.deepEqual(await storedTotalsDiffering(t.testDb.db), []);
     });
 
     it('while a challenge, an authorization or a capture is left PENDING, and once each settles', async () => {
@@ -99,12 +76,12 @@ for (const inline of [true, false]) {
       assert.equal(voided.json().voids[0].status, 'SUCCESS');
       const declined = (await post('/v2/payments', cardBody(1500, '4000000000000341'))).json();
       assert.equal((await post(`/v2/payments/${declined.id}/captures`, { amount: 1500 })).json().captures[0].status, 'FAILURE');
-      assert.deepEqual(await sumsDiffering(t), [], 'with rows PENDING');
+      assert.deepEqual(await storedTotalsDiffering(t.testDb.db), [], 'with rows PENDING');
 
       const sim = t.app.services.partners.get('card-sim') as CardAcquirerSimulator;
       assert.ok(await sim.completeChallenge(challenged.authorization.partner_transactions[0].partner_reference, true));
       assert.equal((await t.app.inject({ url: `/v2/payments/${challenged.id}`, headers: m.auth })).json().authorization.status, 'AUTHORIZED');
-      assert.deepEqual(await sumsDiffering(t), [], 'after the challenge');
+      assert.deepEqual(await storedTotalsDiffering(t.testDb.db), [], 'after the challenge');
     });
 
     it('when a one-statement conclusion finds the payment moved on: the settlement is counted all the same', async () => {
@@ -124,7 +101,7 @@ for (const inline of [true, false]) {
       const done = await paymentsRepo.concludeOperation(t.testDb.db, { tx: capture, update: { status: 'SUCCESS' }, paymentId: slow.id,
         expectedVersion: (await version(slow.id)) - 1, operationId: captured.captures[0].id, status: 'SUCCESS', at: new Date(), event: undefined });
       assert.deepEqual(done, { settled: true, concluded: false });
-      assert.deepEqual(await sumsDiffering(t), []);
+      assert.deepEqual(await storedTotalsDiffering(t.testDb.db), []);
     });
 
     it('for rows written the way a process of the previous version writes them, during a rolling upgrade (the triggers count them)', async () => {
@@ -136,7 +113,7 @@ for (const inline of [true, false]) {
                  VALUES ($1, $2, 4000, 'EUR', 'MANUAL', '[{"partner":"card-sim","method":"CARD","amount":4000}]', 'PENDING', true) RETURNING id)
                INSERT INTO partner_transactions (id, payment_id, kind, seq, partner, method, amount, status, partner_key)
                SELECT $3, p.id, 'AUTHORIZATION', 1, 'card-sim', 'CARD', 4000, 'PENDING', $4 FROM p`, [paymentId, m.entityId, authId, `${paymentId}:1`]);
-      assert.deepEqual(await sumsDiffering(t), [], 'an authorization written ahead');
+      assert.deepEqual(await storedTotalsDiffering(t.testDb.db), [], 'an authorization written ahead');
       await q(`WITH t AS (UPDATE partner_transactions SET status = 'AUTHORIZED' WHERE id = $1 AND status = 'PENDING' RETURNING id)
                UPDATE payments SET authorization_status = 'AUTHORIZED', processing = false, version = version + 1 WHERE id = $2 AND EXISTS (SELECT 1 FROM t)`,
       [authId, paymentId]);
@@ -146,10 +123,10 @@ for (const inline of [true, false]) {
                  t AS (INSERT INTO partner_transactions (id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key)
                        SELECT $3, $2, o.id, $4, 'CAPTURE', 2, 'card-sim', 'CARD', 1500, 'PENDING', $5 FROM o)
                UPDATE payments SET version = version + 1 WHERE id = $2 AND EXISTS (SELECT 1 FROM o)`, [opId, paymentId, captureId, authId, `${opId}:1`]);
-      assert.deepEqual(await sumsDiffering(t), [], 'a reservation');
+      assert.deepEqual(await storedTotalsDiffering(t.testDb.db), [], 'a reservation');
       await q(`UPDATE partner_transactions SET status = 'SUCCESS' WHERE id = $1 AND status = 'PENDING'`, [captureId]);
       await q(`UPDATE payment_operations SET status = 'SUCCESS' WHERE id = $1`, [opId]);
-      assert.deepEqual(await sumsDiffering(t), [], 'its settlement');
+      assert.deepEqual(await storedTotalsDiffering(t.testDb.db), [], 'its settlement');
       const p = (await t.app.inject({ url: `/v2/payments/${paymentId}`, headers: m.auth })).json();
       assert.deepEqual({ authorized: p.amounts.total_authorized, captured: p.amounts.total_captured }, { authorized: 4000, captured: 1500 });
       assert.equal((await post(`/v2/payments/${paymentId}/captures`, { amount: 2501 })).statusCode, 400, 'only 2500 left to capture');
@@ -161,7 +138,7 @@ for (const inline of [true, false]) {
       assert.equal(codes.filter((c) => c === 200).length, 5, codes.join(' '));
       const auto = (await post('/v2/payments', { ...cardBody(900), capture_mode: 'AUTOMATIC' })).json();
       assert.equal(auto.captures[0].status, 'SUCCESS');
-      assert.deepEqual(await sumsDiffering(t), []);
+      assert.deepEqual(await storedTotalsDiffering(t.testDb.db), []);
     });
   });
 }
