@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createTestDb, POSTGRES_URL, type TestDb } from '../helpers/db.ts';
+import { storedTotalsDiffering } from '../helpers/invariants.ts';
 import { call } from '../helpers/server.ts';
 
 export async function createPgTestDb(): Promise<TestDb & { url: string; name: string }> {
@@ -132,5 +133,6 @@ export async function checkInvariants(t: TestDb, base: string, auth: Record<stri
     assert.equal(api.status, 200);
     for (const [k, v] of Object.entries(ledger)) assert.equal(api.body!.amounts[k], v, `payment ${p.id}: API ${k}`);
   }
+  assert.deepEqual(await storedTotalsDiffering(t.db), [], 'the running totals stored on each payment equal its ledger');
   return { payments: payments.length, captured };
 }

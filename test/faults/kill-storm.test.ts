@@ -7,7 +7,8 @@
 //   - payd's ledger equals the partners' own records, row by row (status and amount),
 //     and no partner holds a record payd does not know (each key: one money movement);
 //   - every gift card's balance equals what payd's ledger says was held and given back;
-//   - no authorization is left held at a partner for a payment that is not AUTHORIZED.
+//   - no authorization is left held at a partner for a payment that is not AUTHORIZED;
+//   - the running totals stored on each payment equal its ledger.
 // Seeded: PAYD_FAULT_SEED (printed) replays a run; PAYD_FAULT_KILLS sets the number of
 // kills (3 by default, so that the file fits the runner's 2-minute bound on a loaded
 // machine; 200+ on demand, run without that bound:
@@ -20,6 +21,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { freePort, onboard, startServer, type ServerProcess } from '../helpers/server.ts';
 import { POSTGRES_URL } from '../helpers/db.ts';
+import { storedTotalsDiffering } from '../helpers/invariants.ts';
 import { seeded } from './db-fixture.ts';
 
 const ADMIN_URL = POSTGRES_URL;
@@ -255,6 +257,10 @@ describe(`kill storm (seed ${SEED}, ${KILLS} kills)`, () => {
         (SELECT count(*) FROM sim_gift_cards)::int AS gift_cards,
         (SELECT count(*) FROM partner_transactions WHERE status_code = 'ANSWERED_LATE')::int AS late_reversals`))[0];
       console.error(`# kill storm counts: ${JSON.stringify({ seed: SEED, ...counts, ...stats })}`);
+
+      // The running totals stored on each payment equal its ledger (they are what the
+      // amounts checks read under lock, so a drift would allow an over-capture).
+      assert.deepEqual(await storedTotalsDiffering({ query: async <T>(sql: string) => ({ rows: (await q.query(sql)).rows as T[], rowCount: 0 }) }), []);
 
       // Nothing PENDING after the grace period.
       assert.deepEqual(await one(`SELECT id, kind, status FROM partner_transactions WHERE status = 'PENDING'`), []);

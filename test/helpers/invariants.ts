@@ -1,6 +1,7 @@
 // The money invariants every fault scenario checks afterwards, read straight from the
-// database: payd's ledger (partner_transactions) and what the simulated partners hold
-// (sim_partner_operations). A violation is a sentence naming the payment and the rule.
+// database: payd's ledger (partner_transactions), what the simulated partners hold
+// (sim_partner_operations) and the running totals stored on each payment row. A
+// violation is a sentence naming the payment and the rule.
 import type { Queryable } from '../../src/platform/db/index.ts';
 
 export interface LedgerTotals {
@@ -88,6 +89,10 @@ export async function moneyInvariants(db: Queryable): Promise<InvariantReport> {
     }
   }
 
+  // The running totals each payment row stores (what the amounts checks read under lock)
+  // equal its ledger: a fault in a concurrent path or in recovery would show here first.
+  for (const d of await storedTotalsDiffering(db)) violations.push(`payment ${d}: stored running total differs from the ledger`);
+
   return { payments: totals.length, pending, violations, ledger };
 }
 
@@ -107,7 +112,7 @@ export function apiAgreesWithLedger(paymentId: string, amounts: Record<string, n
  * against the sums of its ledger and its operation count: [] when they agree, else one
  * "id column stored≠ledger" per difference.
  */
-export async function storedTotalsDiffering(db: Queryable): Promise<string[]> {
+export async function storedTotalsDiffering(db: Pick<Queryable, 'query'>): Promise<string[]> {
   const { rows } = await db.query<Record<string, string | number>>(
     `SELECT p.id,
        p.operation_count, (SELECT count(*) FROM payment_operations o WHERE o.payment_id = p.id)::int AS l_operation_count,
