@@ -15,7 +15,7 @@ import { lazySchemaController } from './platform/http/lazy-compilers.ts';
 import { openapiPlugin } from './platform/http/openapi.ts';
 import { ProblemSchema } from './platform/http/schemas.ts';
 import { loggerOptions } from './platform/observability/logger.ts';
-import { createMetrics, metricsPlugin, operationsBacklogGauges, poolGauges, readMetrics, webhookBacklogGauges } from './platform/observability/metrics.ts';
+import { createMetrics, metricsPlugin, operationsBacklogGauges, poolGauges, readMetrics, replicaPoolGauges, webhookBacklogGauges } from './platform/observability/metrics.ts';
 import { deliveriesRepo } from './webhooks/deliveries.repo.ts';
 import { requestContext } from './platform/observability/request-context.ts';
 import { PartnerTelemetry } from './payments/partner-telemetry.ts';
@@ -162,8 +162,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
 
   // Reads that allow staleness go to the replica when one is set and fresh enough (platform/db/reads.ts).
-  const reads: ReadRouter = config.databaseReadUrl && db.kind === 'pg'
-    ? replicaReads(db, createPgDb(config.databaseReadUrl, config.dbPoolSize), {
+  const replica = config.databaseReadUrl && db.kind === 'pg' ? createPgDb(config.databaseReadUrl, config.dbPoolSize) : undefined;
+  if (replica?.poolStats) replicaPoolGauges(metrics.registry, replica.poolStats);
+  const reads: ReadRouter = replica
+    ? replicaReads(db, replica, {
       defaultMaxLagMs: config.readMaxLagMs, log: { warn: (obj, msg) => app.log.warn(obj, msg) },
       counter: readMetrics(metrics.registry, () => reads.lagMs()),
     })

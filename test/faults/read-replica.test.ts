@@ -87,6 +87,16 @@ describe('reads from a streaming replica (DATABASE_READ_URL)', () => {
       await sleep(100);
     }
     {
+      // The replica's pool has its own gauges beside the primary's (docs/operations.md).
+      const text = await (await fetch(`${server.base}/metrics`)).text();
+      const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1]);
+      assert.equal(gauge('payd_db_replica_pool_max'), gauge('payd_db_pool_max'), 'the replica pool is PAYD_DB_POOL_SIZE too');
+      assert.ok(gauge('payd_db_replica_pool_max') > 0);
+      assert.ok(gauge('payd_db_replica_pool_connections\\{state="idle"\\}') + gauge('payd_db_replica_pool_connections\\{state="in_use"\\}') >= 1,
+        'the connection that served the read is counted');
+      assert.equal(gauge('payd_db_replica_pool_waiting'), 0);
+    }
+    {
       const { result, d } = await delta(() => list('/v2/payments'));
       assert.equal(result.status, 200);
       assert.deepEqual(result.body!.data.map((p: { id: string }) => p.id), [p1]);

@@ -100,10 +100,10 @@ export const metricsPlugin = fp<{ metrics: Metrics }>(async function metricsPlug
  * waiting count that stays above zero while the database has CPU to spare says the pool
  * is too small (docs/operations.md, Pool sizing).
  */
-export function poolGauges(registry: Registry, stats: () => PoolStats): void {
+export function poolGauges(registry: Registry, stats: () => PoolStats, pool: { prefix: string; of: string } = { prefix: 'payd_db_pool', of: 'PostgreSQL' }): void {
   new Gauge({
-    name: 'payd_db_pool_connections',
-    help: 'PostgreSQL connections of this process, by state (in_use, idle)',
+    name: `${pool.prefix}_connections`,
+    help: `${pool.of} connections of this process, by state (in_use, idle)`,
     labelNames: ['state'] as const,
     registers: [registry],
     collect() {
@@ -113,21 +113,26 @@ export function poolGauges(registry: Registry, stats: () => PoolStats): void {
     },
   });
   new Gauge({
-    name: 'payd_db_pool_max',
-    help: 'The most PostgreSQL connections this process opens (PAYD_DB_POOL_SIZE)',
+    name: `${pool.prefix}_max`,
+    help: `The most ${pool.of} connections this process opens (PAYD_DB_POOL_SIZE)`,
     registers: [registry],
     collect() {
       this.set(stats().max);
     },
   });
   new Gauge({
-    name: 'payd_db_pool_waiting',
-    help: 'Statements or transactions of this process waiting for a PostgreSQL connection',
+    name: `${pool.prefix}_waiting`,
+    help: `Statements or transactions of this process waiting for a ${pool.of} connection`,
     registers: [registry],
     collect() {
       this.set(stats().waiting);
     },
   });
+}
+
+/** The read replica's pool (DATABASE_READ_URL), as poolGauges gives the primary's: payd_db_replica_pool_*. */
+export function replicaPoolGauges(registry: Registry, stats: () => PoolStats): void {
+  poolGauges(registry, stats, { prefix: 'payd_db_replica_pool', of: 'read-replica' });
 }
 
 /**
