@@ -15,7 +15,8 @@ import path from 'node:path';
 import pg from 'pg';
 // @ts-expect-error autocannon ships no type declarations
 import autocannon from 'autocannon';
-import { call, cpuTotalMs, onboard, paymentBody, startPayd } from './throughput.ts';
+import { cpuTotalMs } from './proc.ts';
+import { call, onboard, paymentBody, startPayd } from './throughput.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);

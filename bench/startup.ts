@@ -6,16 +6,16 @@
 //   - PostgreSQL already migrated (DATABASE_URL, or BENCH_STARTUP_DATABASE_URL; skipped
 //     when neither is set): a database of its own, migrated by `payd migrate`, then started.
 // Each is run BENCH_STARTUP_RUNS times (default 3); the median and the fastest are printed.
-// payd runs as bin/payd.js decides: compiled dist/ when it is current (npm run build),
-// else the TypeScript sources through tsx (printed, since that start is much slower).
+// payd runs from dist/ only (PAYD_FROM_SOURCES=0, bench/proc.ts): a checkout whose src/ is
+// newer than dist/ fails here (npm run build) instead of timing the sources run through tsx.
 //
 //   node --import tsx bench/startup.ts        (also the last part of npm run bench)
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { COMPILED_ONLY, cpuTotalMs, freePort, rssMb } from './proc.ts';
 
 const runs = Math.max(1, Number(process.env.BENCH_STARTUP_RUNS ?? 3));
 const pgServer = process.env.BENCH_STARTUP_DATABASE_URL ?? process.env.DATABASE_URL;
@@ -23,41 +23,12 @@ const pgServer = process.env.BENCH_STARTUP_DATABASE_URL ?? process.env.DATABASE_
 /** Wall time to the first 200, the CPU time payd used by then (user + system), RSS then. */
 export interface Start { ms: number; cpuMs: number; rssMb: number }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** CPU time (user + system, ms) a process has used (Linux /proc; ticks of 1/100 s). */
-function cpuMs(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return NaN;
-  }
-}
-
-function rssMb(pid: number): number {
-  try {
-    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
-  } catch {
-    return NaN;
-  }
-}
-
 /** Spawns node with args, polls /healthz every 10 ms until a 200, measures, stops it. */
 export async function timeStart(args: string[], env: Record<string, string>): Promise<Start> {
   const port = await freePort();
   const started = performance.now();
   const child = spawn(process.execPath, args, {
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', PAYD_DEMO: '0', ...env },
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', PAYD_DEMO: '0', ...COMPILED_ONLY, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -72,7 +43,7 @@ export async function timeStart(args: string[], env: Record<string, string>): Pr
       if (ok) break;
       await new Promise((r) => setTimeout(r, 10));
     }
-    return { ms: performance.now() - started, cpuMs: cpuMs(child.pid!), rssMb: rssMb(child.pid!) };
+    return { ms: performance.now() - started, cpuMs: cpuTotalMs(child.pid), rssMb: rssMb(child.pid) };
   } finally {
     if (!exited) {
       const gone = new Promise((r) => child.once('exit', r));
@@ -108,16 +79,15 @@ function payd(...args: string[]): Promise<void> {
 async function timeExit(args: string[]): Promise<number> {
   const started = performance.now();
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: 'ignore' });
+    const child = spawn(process.execPath, args, { stdio: 'ignore', env: { ...process.env, ...COMPILED_ONLY } });
     child.once('error', reject);
-    child.once('exit', () => resolve());
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${args.join(' ')} exited with ${code} (npm run build?)`))));
   });
   return performance.now() - started;
 }
 
 export async function startupBench(): Promise<void> {
-  const compiled = existsSync('dist/main.js');
-  console.log(`\npayd start-up: spawn to the first 200 of /healthz, ${runs} run(s) each, ratios to the bare Fastify start; payd ${compiled ? 'from dist/ (npm run build; bin/payd.js runs the sources instead if src/ is newer)' : 'from the TypeScript sources through tsx (no dist/: npm run build)'}; load average ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} CPUs`);
+  console.log(`\npayd start-up: spawn to the first 200 of /healthz, ${runs} run(s) each, ratios to the bare Fastify start; payd from dist/ (PAYD_FROM_SOURCES=0); load average ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} CPUs`);
   const checks: string[] = [];
   const target = (what: string, value: number, max: number, unit: string) => {
     if (value > max) checks.push(`ABOVE TARGET: ${what} ${value.toFixed(0)} ${unit} (target < ${max} ${unit})`);

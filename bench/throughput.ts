@@ -29,14 +29,14 @@
 // less at a fixed load; the throughput ratios then mean nothing).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import net from 'node:net';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
 // @ts-expect-error autocannon ships no type declarations
 import autocannon from 'autocannon';
+import { COMPILED_ONLY, cpuMs, cpuTotalMs, freePort, rssMb } from './proc.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -49,15 +49,6 @@ const rate = process.env.BENCH_RATE ? { overallRate: Number(process.env.BENCH_RA
 const warmupSeconds = Number(process.env.BENCH_WARMUP ?? 3);
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const adminH = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().once('error', reject).listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts a process (in `cwd`, else this one) and resolves once a line of its stdout matches. */
 function startProcess(args: string[], env: NodeJS.ProcessEnv, ready: (line: string) => boolean, cwd?: string): Promise<{ child: ChildProcess; line: string }> {
@@ -76,30 +67,6 @@ function stop(child: ChildProcess): Promise<void> {
     child.once('exit', () => resolve());
     child.kill('SIGTERM');
   });
-}
-
-function rssMb(pid: number): number {
-  try {
-    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-  } catch {
-    return 0;
-  }
-}
-
-/** CPU time the process has used so far, in ms, user and system (Linux; 0 where /proc is missing). */
-export function cpuMs(pid: number | undefined): { user: number; sys: number } {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return { user: Number(fields[11]) * 10, sys: Number(fields[12]) * 10 }; // utime, stime in clock ticks of 10 ms (USER_HZ 100)
-  } catch {
-    return { user: 0, sys: 0 };
-  }
-}
-
-/** The process's CPU time (ms), user and kernel together. */
-export function cpuTotalMs(pid: number | undefined): number {
-  const { user, sys } = cpuMs(pid);
-  return user + sys;
 }
 
 /** The CPU time (ms) of each server process (backend) connected to the bench database. */
@@ -147,12 +114,12 @@ export async function startPayd(dbUrl: string, extraEnv: Record<string, string> 
   const env = {
     ...process.env, DATABASE_URL: dbUrl, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'silent',
     PAYD_ADMIN_TOKEN: ADMIN_TOKEN, PAYD_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'payd-bench-')),
-    PAYD_MASTER_KEY: Buffer.alloc(32, 7).toString('base64'), ...extraEnv,
+    PAYD_MASTER_KEY: Buffer.alloc(32, 7).toString('base64'), ...COMPILED_ONLY, ...extraEnv,
   };
   const { child } = await startProcess([...nodeArgs, 'bin/payd.js', 'start'], env, (l) => l.includes('listening on'), cwd);
   let peak = 0;
   const timer = setInterval(() => {
-    peak = Math.max(peak, rssMb(child.pid!));
+    peak = Math.max(peak, rssMb(child.pid) || 0);
   }, 200);
   return { child, base: `http://127.0.0.1:${port}`, peakRss: () => peak, stop: async () => { clearInterval(timer); await stop(child); } };
 }

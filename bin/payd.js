@@ -4,6 +4,9 @@
 // It runs the compiled JavaScript in dist/ (npm run build). In a clone whose sources are
 // newer than dist/, or that has no dist/ yet, it runs the TypeScript sources through tsx
 // (a devDependency) instead, so that an edit takes effect without a rebuild.
+// PAYD_FROM_SOURCES=1 always runs the sources; PAYD_FROM_SOURCES=0 never does (it exits
+// with an error instead: the benches set it, so that they never time the slower start and
+// larger memory of the sources run through tsx for what users run).
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 
 const [first] = process.argv.slice(2);
@@ -36,6 +39,9 @@ if (first === '--version' || first === '-v' || first === 'version') {
   // system's temporary directory); Node 20 has no such cache and starts without it.
   (await import('node:module')).enableCompileCache?.();
   await import('../dist/server/payd.js');
+} else if (process.env.PAYD_FROM_SOURCES === '0') {
+  console.error('payd: dist/ is missing or older than src/ and PAYD_FROM_SOURCES=0: run `npm run build`');
+  process.exit(2);
 } else {
   let register;
   try {
