@@ -296,7 +296,7 @@ export async function runThroughput(): Promise<void> {
     // Payments to capture from, for the capture-alone scenarios: many, so that captures
     // do not queue on one row lock; each gets a few one-cent captures during the run.
     const TARGETS = Number(process.env.BENCH_CAPTURE_TARGETS ?? 2000);
-    const want2 = want('capture alone');
+    const want2 = want('capture alone (payd)'); // (BENCH_ONLY="capture alone" or "capture alone (payd)"; the baselines always run)
     const paydTargets = want2 ? await inParallel(TARGETS, async () => (await call(payd.base, 'POST', '/v2/payments', auth, paymentBody(5_000_000))).id as string) : [];
     const baseTargets = want2 ? await inParallel(TARGETS, async () => (await call(baseUrl, 'POST', '/create', json, JSON.stringify({ amount: 5_000_000, entity_id: entityId }))).id as string) : [];
 
