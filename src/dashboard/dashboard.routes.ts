@@ -14,7 +14,7 @@ import { safeEqual } from '../platform/crypto/secrets.ts';
 import { decodeJwt } from '../platform/crypto/compact-jws.ts';
 import type { Db } from '../platform/db/index.ts';
 import type { ReadRouter } from '../platform/db/reads.ts';
-import { Problem } from '../platform/http/problem.ts';
+import { isProblem, Problem, PROBLEM_TYPE } from '../platform/http/problem.ts';
 import { escapeHtml as e } from '../checkout/pages.ts';
 import { idpRepo } from '../identity/idp/idp.repo.ts';
 import type { IdentityService } from '../identity/idp/idp.service.ts';
@@ -343,7 +343,7 @@ ${pager}`);
     try {
       return await deps.payments.getStored(entityId, id);
     } catch (err) {
-      if (err instanceof Problem && err.status === 404) return undefined;
+      if (isProblem(err, PROBLEM_TYPE.notFound)) return undefined;
       throw err;
     }
   };
@@ -458,7 +458,7 @@ ${amount === undefined ? '' : `<input type="hidden" name="amount" value="${e(bod
       });
     } catch (err) {
       // The same form's key at the API: its first post is in flight (a double click).
-      if (err instanceof Problem && err.status === 409) return reply.redirect(`${base}?sent=${action}`, 303);
+      if (isProblem(err, PROBLEM_TYPE.writeConflict, PROBLEM_TYPE.conflict)) return reply.redirect(`${base}?sent=${action}`, 303);
       if (err instanceof Problem && err.status < 500) {
         const now = (await stored(m.entity.entity_id, p.id)) ?? p;
         const params = (err.extra.invalid_params as Array<{ name: string; reason: string }> | undefined)?.map((x) => `${x.name} ${x.reason}`).join('; ');

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../platform/db/index.ts';
-import { Problem } from '../platform/http/problem.ts';
+import { isProblem, Problem, PROBLEM_TYPE } from '../platform/http/problem.ts';
 import { escapeHtml as e } from '../checkout/pages.ts';
 import type { WebhooksService } from '../webhooks/webhooks.service.ts';
 import { envelope } from '../webhooks/dispatcher.ts';
@@ -44,7 +44,7 @@ export async function webhookPageRoutes(app: FastifyInstance, deps: WebhookPageD
     const entityId = m.entity.entity_id;
     const base = `/dashboard/${entityId}/webhooks`;
     const endpoint = await deps.webhooks.getEndpoint(entityId).catch((err: unknown) => {
-      if (err instanceof Problem && err.status === 404) return undefined;
+      if (isProblem(err, PROBLEM_TYPE.notFound)) return undefined;
       throw err;
     });
     const filter = typeof q.status === 'string' && (STATUSES as string[]).includes(q.status) ? q.status as EventStatus : undefined;
@@ -53,7 +53,7 @@ export async function webhookPageRoutes(app: FastifyInstance, deps: WebhookPageD
     try {
       events = await deps.webhooks.listEvents(entityId, PAGE, { status: filter, after });
     } catch (err) {
-      if (!(err instanceof Problem && err.status === 400)) throw err; // a cursor of another entity: the first page
+      if (!isProblem(err, PROBLEM_TYPE.invalidRequest)) throw err; // a cursor of another entity: the first page
       events = await deps.webhooks.listEvents(entityId, PAGE, { status: filter });
     }
     const rows = events.data.map((ev) => {
@@ -124,7 +124,7 @@ ${older}`);
     try {
       await deps.webhooks.deleteEndpoint(m.entity.entity_id);
     } catch (err) {
-      if (!(err instanceof Problem && err.status === 404)) throw err; // already removed
+      if (!isProblem(err, PROBLEM_TYPE.notFound)) throw err; // already removed
     }
     await membersRepo.recordAction(deps.db, { entity_id: m.entity.entity_id, user_id: m.userId, user_email: m.email, action: 'Remove webhook endpoint', payment_id: null, idempotency_key: null, amount: null });
     return reply.redirect(`/dashboard/${m.entity.entity_id}/webhooks?removed=1`, 303);
@@ -142,7 +142,7 @@ ${older}`);
 
   const eventPage = async (reply: FastifyReply, m: Member, eventId: string, message?: { notice?: string; error?: string }, status = 200) => {
     const ev = await deps.webhooks.getEvent(m.entity.entity_id, eventId).catch((err: unknown) => {
-      if (err instanceof Problem && err.status === 404) return undefined;
+      if (isProblem(err, PROBLEM_TYPE.notFound)) return undefined;
       throw err;
     });
     if (!ev) return notFound(reply, m);
@@ -191,7 +191,7 @@ ${deliveries || '<p>No delivery: there was no destination when the event was mad
         entity_id: m.entity.entity_id, user_id: m.userId, user_email: m.email, action: 'Replay webhook', payment_id: null, idempotency_key: key, amount: null,
       }));
     } catch (err) {
-      if (err instanceof Problem && err.status === 404) return notFound(reply, m);
+      if (isProblem(err, PROBLEM_TYPE.notFound)) return notFound(reply, m);
       if (err instanceof Problem && err.status < 500) return eventPage(reply, m, eventId, { error: `Not replayed: ${err.detail ?? err.title}` }, err.status);
       throw err;
     }

@@ -6,7 +6,7 @@
 // - A payment link paid twice: the second authorized payment is given back (void, or
 //   refund once captured), once.
 import type { Db } from '../platform/db/index.ts';
-import { isProblem, PROBLEM_BASE } from '../platform/http/problem.ts';
+import { isProblem, PROBLEM_BASE, PROBLEM_TYPE } from '../platform/http/problem.ts';
 import type { PartnerRegistry } from '../partners/port.ts';
 import { OperationsService } from './operations.service.ts';
 import { type PaymentsConfig, PaymentsService } from './payments.service.ts';
@@ -16,7 +16,7 @@ import { type PaymentsConfig, PaymentsService } from './payments.service.ts';
  * used already (another process got there first), or there is nothing left to do.
  */
 const SETTLED_ELSEWHERE = [
-  'urn:eu.service:write-conflict', `${PROBLEM_BASE}conflict`, `${PROBLEM_BASE}amount-not-available`,
+  PROBLEM_TYPE.writeConflict, PROBLEM_TYPE.conflict, `${PROBLEM_BASE}amount-not-available`,
   `${PROBLEM_BASE}payment-not-authorized`, `${PROBLEM_BASE}operation-limit-reached`,
 ];
 

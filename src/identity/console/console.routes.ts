@@ -6,7 +6,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { safeEqual } from '../../platform/crypto/secrets.ts';
-import { Problem } from '../../platform/http/problem.ts';
+import { isProblem, Problem, PROBLEM_TYPE } from '../../platform/http/problem.ts';
 import { Uuid } from '../../platform/http/schemas.ts';
 import { escapeHtml as e, sendPage } from '../../checkout/pages.ts';
 import { decodeJwt } from '../../platform/crypto/compact-jws.ts';
@@ -165,11 +165,11 @@ ${message ? `<p class="payd-error" role="alert">${e(message)}</p>` : ''}
     if (!x || x.client_id === CONSOLE_CLIENT_ID) return layout(reply, 'No such application', a.user.email, '<p>This application does not exist.</p>', 404);
     const body = request.body as Record<string, string>;
     const patch = { callback_urls: lines(body.callback_urls), allowed_origins: lines(body.allowed_origins) };
+    if (patch.callback_urls.length === 0) return appForm(reply, a.user.email, a.csrf, { ...x, ...patch }, 'At least one Allowed Callback URL is needed.', 400);
     try {
-      if (patch.callback_urls.length === 0) throw new Problem({ status: 400, type: 'x', title: 'x', detail: 'At least one Allowed Callback URL is needed.' });
       await deps.identity.applications.update(x.client_id, patch, { via: 'console', name: a.user.email });
     } catch (err) {
-      if (err instanceof Problem && err.status === 400) return appForm(reply, a.user.email, a.csrf, { ...x, ...patch }, err.detail, 400);
+      if (isProblem(err, PROBLEM_TYPE.invalidRequest)) return appForm(reply, a.user.email, a.csrf, { ...x, ...patch }, err.detail, 400);
       throw err;
     }
     return reply.redirect('/console', 303);

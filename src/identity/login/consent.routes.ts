@@ -9,7 +9,7 @@
 // refresh and access tokens for the user.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { Problem } from '../../platform/http/problem.ts';
+import { isProblem, PROBLEM_TYPE } from '../../platform/http/problem.ts';
 import { sendPage } from '../../checkout/pages.ts';
 import { type AuthRequest, AuthorizeError, type IdentityService, THROTTLE } from '../idp/idp.service.ts';
 import type { AppRow } from '../idp/idp.repo.ts';
@@ -74,9 +74,10 @@ export async function consentRoutes(app: FastifyInstance, { identity, pages }: {
       pages.setSession(reply, await identity.newSession(user.id));
       return reply.redirect(ACCOUNT_APPS, 303);
     } catch (err) {
-      if (err instanceof Problem && (err.status === 401 || err.status === 429)) {
-        if (err.status === 429) reply.header('retry-after', String(THROTTLE.windowSeconds));
-        return pages.accountLogin(request, reply, err.detail, err.status === 429 ? 429 : 200);
+      if (isProblem(err, PROBLEM_TYPE.unauthorized, PROBLEM_TYPE.tooManyRequests)) {
+        const throttled = err.type === PROBLEM_TYPE.tooManyRequests;
+        if (throttled) reply.header('retry-after', String(THROTTLE.windowSeconds));
+        return pages.accountLogin(request, reply, err.detail, throttled ? 429 : 200);
       }
       throw err;
     }

@@ -4,7 +4,7 @@
 // again, so nothing of it is kept on the server between the two.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { Problem } from '../../platform/http/problem.ts';
+import { isProblem, PROBLEM_TYPE } from '../../platform/http/problem.ts';
 import { problemResponses } from '../../platform/http/schemas.ts';
 import { escapeHtml, sendPage } from '../../checkout/pages.ts';
 import { AuthorizeError, type IdentityService, THROTTLE } from '../idp/idp.service.ts';
@@ -45,9 +45,10 @@ export async function loginRoutes(app: FastifyInstance, { identity, pages, compl
       pages.setSession(reply, session);
       return await complete(request, reply, v, user, new Date(), 'password', session);
     } catch (err) {
-      if (err instanceof Problem && (err.status === 401 || err.status === 429)) {
-        if (err.status === 429) reply.header('retry-after', String(THROTTLE.windowSeconds));
-        return pages.loginForm(request, reply, r, v.app.name, err.detail, err.status === 429 ? 429 : 200);
+      if (isProblem(err, PROBLEM_TYPE.unauthorized, PROBLEM_TYPE.tooManyRequests)) {
+        const throttled = err.type === PROBLEM_TYPE.tooManyRequests;
+        if (throttled) reply.header('retry-after', String(THROTTLE.windowSeconds));
+        return pages.loginForm(request, reply, r, v.app.name, err.detail, throttled ? 429 : 200);
       }
       throw err;
     }
@@ -73,7 +74,7 @@ export async function loginRoutes(app: FastifyInstance, { identity, pages, compl
     try {
       await identity.signupAllowed(request.ip);
     } catch (err) {
-      if (err instanceof Problem && err.status === 429) {
+      if (isProblem(err, PROBLEM_TYPE.tooManyRequests)) {
         reply.header('retry-after', String(THROTTLE.windowSeconds));
         return pages.signupForm(request, reply, v.request, v.app.name, err.detail, 429);
       }
@@ -83,7 +84,7 @@ export async function loginRoutes(app: FastifyInstance, { identity, pages, compl
     try {
       user = await identity.createUser({ email, password, given_name: name('given_name'), family_name: name('family_name') });
     } catch (err) {
-      if (err instanceof Problem && err.status === 409) return again('This account could not be created. If you already have one, sign in instead.');
+      if (isProblem(err, PROBLEM_TYPE.conflict)) return again('This account could not be created. If you already have one, sign in instead.');
       throw err;
     }
     const session = await identity.newSession(user.id);

@@ -13,7 +13,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Db } from '../../platform/db/index.ts';
 import { sha256 } from '../../platform/crypto/secrets.ts';
-import { Problem, PROBLEM_BASE } from '../../platform/http/problem.ts';
+import { isProblem, Problem, PROBLEM_BASE, PROBLEM_TYPE } from '../../platform/http/problem.ts';
 import { escapeHtml, sendPage } from '../../checkout/pages.ts';
 import { type IdentityService, THROTTLE } from '../idp/idp.service.ts';
 import { type AppRow, idpRepo } from '../idp/idp.repo.ts';
@@ -113,8 +113,8 @@ export async function sdkRoutes(root: FastifyInstance, { db, identity, pages, ma
       const user = await identity.login(request.body.email, request.body.password, request.ip);
       return await loginToken(a, user.id, 'password');
     } catch (err) {
-      if (err instanceof Problem && err.status === 401) throw sdkError(400, 'invalid_grant', 'Invalid email or password.');
-      if (err instanceof Problem && err.status === 429) {
+      if (isProblem(err, PROBLEM_TYPE.unauthorized)) throw sdkError(400, 'invalid_grant', 'Invalid email or password.');
+      if (isProblem(err, PROBLEM_TYPE.tooManyRequests)) {
         throw sdkError(429, 'too_many_attempts', 'Too many failed sign-in attempts. Try again in 15 minutes.', {}, { 'retry-after': String(THROTTLE.windowSeconds) });
       }
       throw err;
@@ -145,7 +145,7 @@ export async function sdkRoutes(root: FastifyInstance, { db, identity, pages, ma
     try {
       await identity.signupAllowed(request.ip);
     } catch (err) {
-      if (err instanceof Problem && err.status === 429) {
+      if (isProblem(err, PROBLEM_TYPE.tooManyRequests)) {
         reply.header('retry-after', String(THROTTLE.windowSeconds));
         throw sdkError(429, 'too_many_attempts', err.detail ?? 'Too many sign-ups.', {}, { 'retry-after': String(THROTTLE.windowSeconds) });
       }
@@ -156,7 +156,7 @@ export async function sdkRoutes(root: FastifyInstance, { db, identity, pages, ma
       user = await identity.createUser({ email, password: data.password, given_name: data.given_name, family_name: data.family_name });
     } catch (err) {
       // The hosted page's answer: whether the address has an account is not told here.
-      if (err instanceof Problem && err.status === 409) throw sdkError(400, 'invalid_request', 'This account could not be created. If you already have one, sign in instead.');
+      if (isProblem(err, PROBLEM_TYPE.conflict)) throw sdkError(400, 'invalid_request', 'This account could not be created. If you already have one, sign in instead.');
       throw err;
     }
     return loginToken(a, user.id, 'signup');

@@ -48,6 +48,17 @@ export class Problem extends Error {
 
 const t = (kind: string) => `${PROBLEM_BASE}${kind}`;
 
+/** The types of the generic problems below, for isProblem (a refusal's type is its own kind). */
+export const PROBLEM_TYPE = {
+  invalidRequest: t('invalid-request'),
+  unauthorized: t('unauthorized'),
+  notFound: t('not-found'),
+  conflict: t('conflict'),
+  /** The spec's idempotency violation (a key already processed). */
+  writeConflict: 'urn:eu.service:write-conflict',
+  tooManyRequests: t('too-many-requests'),
+} as const;
+
 /** Whether err is a problem of one of these types (callers branch on a problem's type, not its status). */
 export function isProblem(err: unknown, ...types: string[]): err is Problem {
   return err instanceof Problem && types.includes(err.type);
@@ -57,7 +68,7 @@ export const problems = {
   invalidRequest: (detail: string, invalidParams?: InvalidParam[]) =>
     new Problem({
       status: 400,
-      type: t('invalid-request'),
+      type: PROBLEM_TYPE.invalidRequest,
       title: 'Invalid request',
       detail,
       ...(invalidParams ? { extra: { invalid_params: invalidParams } } : {}),
@@ -70,29 +81,29 @@ export const problems = {
   unauthorized: (detail: string, challenge = 'Bearer realm="payd"') =>
     new Problem({
       status: 401,
-      type: t('unauthorized'),
+      type: PROBLEM_TYPE.unauthorized,
       title: 'Unauthorized',
       detail,
       headers: { 'www-authenticate': challenge },
     }),
   forbidden: (detail: string) => new Problem({ status: 403, type: t('forbidden'), title: 'Forbidden', detail }),
   notFound: (detail = 'The resource does not exist.', noBody = false) =>
-    new Problem({ status: 404, type: t('not-found'), title: 'Not found', detail, noBody }),
+    new Problem({ status: 404, type: PROBLEM_TYPE.notFound, title: 'Not found', detail, noBody }),
   /** The spec's bodiless 404 for client sessions and payments. */
   notFoundNoBody: () => problems.notFound(undefined, true),
   idempotencyViolation: (instance: string, resourceId: string) =>
     new Problem({
       status: 409,
-      type: 'urn:eu.service:write-conflict',
+      type: PROBLEM_TYPE.writeConflict,
       title: 'Idempotency violation',
       detail: 'This idempotency key was already used; resource_id names what the first request created.',
       extra: { instance, resource_id: resourceId },
     }),
-  conflict: (detail: string) => new Problem({ status: 409, type: t('conflict'), title: 'Conflict', detail }),
+  conflict: (detail: string) => new Problem({ status: 409, type: PROBLEM_TYPE.conflict, title: 'Conflict', detail }),
   tooManyRequests: (detail: string, retryAfterSeconds: number) =>
     new Problem({
       status: 429,
-      type: t('too-many-requests'),
+      type: PROBLEM_TYPE.tooManyRequests,
       title: 'Too many requests',
       detail,
       headers: { 'retry-after': String(retryAfterSeconds) },

@@ -5,7 +5,7 @@
 // own apps, which show their own sign-in form anyway), and it passes through the same
 // sign-in throttle as the hosted form. Tokens as the authorization_code grant gives them
 // (an id_token, an access token, a refresh token with offline_access).
-import { Problem } from '../../../platform/http/problem.ts';
+import { isProblem, Problem, PROBLEM_TYPE } from '../../../platform/http/problem.ts';
 import type { IdentityService } from '../../idp/idp.service.ts';
 import { authenticateClient } from '../client-auth.ts';
 import { signIdToken } from '../id-token.ts';
@@ -29,8 +29,8 @@ export async function passwordGrant(deps: CodeGrantDeps & { identity: IdentitySe
   try {
     user = await deps.identity.login(username, password, ip);
   } catch (err) {
-    if (err instanceof Problem && err.status === 401) throw oauthError('invalid_grant', 'Invalid email or password.');
-    if (err instanceof Problem && err.status === 429) {
+    if (isProblem(err, PROBLEM_TYPE.unauthorized)) throw oauthError('invalid_grant', 'Invalid email or password.');
+    if (isProblem(err, PROBLEM_TYPE.tooManyRequests)) {
       const p = oauthError('invalid_grant', 'Too many failed sign-in attempts. Try again in 15 minutes.');
       throw new Problem({ status: 429, type: p.type, title: p.title, detail: p.detail, extra: { ...p.extra, error: 'too_many_attempts' }, headers: { ...p.headers, ...err.headers } });
     }

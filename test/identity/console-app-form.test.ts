@@ -1,0 +1,71 @@
+// The administration console's application form (POST /console/applications/:id): a
+// change the Management API would refuse (no callback URL, a URL that is not absolute or
+// not https, an origin with a path) shows the form again, 400, with the reason and what
+// was typed, and changes nothing; a valid one is saved. The console signs its
+// administrator in through the provider's own authorization-code flow (PKCE).
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { LightMyRequestResponse } from 'fastify';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { type Client, FORM, PASSWORD, alertOf, cookieOf, createClient, createUser, hiddenFields, signIn } from './idp-helpers.ts';
+
+const CB = 'https://rp.example/callback';
+
+describe('identity console: the application form', () => {
+  let t: TestApp;
+  let client: Client;
+  let cookie: string;
+
+  before(async () => {
+    t = await createTestApp({ baseUrl: 'https://payd.test' }); // (the console's redirect_uri must be https)
+    await createUser(t, 'console-admin@example.com', { is_admin: true });
+    client = await createClient(t, { name: 'Shop', callback_urls: [CB], allowed_origins: ['https://rp.example'] });
+    // The console's sign-in: /console sends to /oauth/authorize (its PKCE state in a
+    // cookie), the provider signs the administrator in and returns to the callback.
+    const start = await t.app.inject({ url: '/console' });
+    assert.equal(start.statusCode, 303, start.body);
+    const pkce = cookieOf(start, 'payd_console_login');
+    assert.ok(pkce, 'the PKCE cookie');
+    const authorize = new URL(start.headers.location as string);
+    const signedIn = await signIn(t.app, `${authorize.pathname}${authorize.search}`, { email: 'console-admin@example.com', password: PASSWORD });
+    assert.equal(signedIn.statusCode, 303, signedIn.body);
+    const back = new URL(signedIn.headers.location as string);
+    const callback = await t.app.inject({ url: `${back.pathname}${back.search}`, headers: { cookie: pkce } });
+    assert.equal(callback.statusCode, 303, callback.body);
+    cookie = cookieOf(callback, 'payd_console')!;
+  });
+  after(() => t?.close());
+
+  const submit = async (fields: Record<string, string>): Promise<LightMyRequestResponse> => {
+    const page = await t.app.inject({ url: `/console/applications/${client.client_id}`, headers: { cookie } });
+    assert.equal(page.statusCode, 200, page.body);
+    const form = hiddenFields(page.body);
+    for (const [k, v] of Object.entries(fields)) form.set(k, v);
+    return t.app.inject({ method: 'POST', url: `/console/applications/${client.client_id}`, headers: { ...FORM, cookie }, payload: form.toString() });
+  };
+  const stored = async () => (await t.testDb.db.query<{ callback_urls: string[]; allowed_origins: string[] }>(
+    'SELECT callback_urls, allowed_origins FROM idp_applications WHERE client_id = $1', [client.client_id])).rows[0]!;
+
+  it('refuses a change the Management API refuses: the form again, 400, the reason and what was typed; nothing saved', async () => {
+    const cases: Array<[Record<string, string>, RegExp, string]> = [
+      [{ callback_urls: '', allowed_origins: 'https://rp.example' }, /At least one Allowed Callback URL is needed/, ''],
+      [{ callback_urls: 'not a url', allowed_origins: '' }, /callback_urls\[0\]: is not an absolute URL/, 'not a url'],
+      [{ callback_urls: 'http://rp.example/cb', allowed_origins: '' }, /callback_urls\[0\]: must use https/, 'http://rp.example/cb'],
+      [{ callback_urls: CB, allowed_origins: 'https://rp.example/path' }, /allowed_origins\[0\]: must be an origin/, 'https://rp.example/path'],
+    ];
+    for (const [fields, reason, typed] of cases) {
+      const res = await submit(fields);
+      assert.equal(res.statusCode, 400, `${JSON.stringify(fields)}: ${res.body.slice(0, 200)}`);
+      assert.match(alertOf(res.body) ?? '', reason);
+      if (typed) assert.ok(res.body.includes(typed), 'what was typed is shown again');
+      assert.deepEqual(await stored(), { callback_urls: [CB], allowed_origins: ['https://rp.example'] });
+    }
+  });
+
+  it('saves a valid change and goes back to the list', async () => {
+    const res = await submit({ callback_urls: `${CB}\nhttps://rp.example/callback2`, allowed_origins: 'https://rp.example' });
+    assert.equal(res.statusCode, 303, res.body);
+    assert.equal(res.headers.location, '/console');
+    assert.deepEqual(await stored(), { callback_urls: [CB, 'https://rp.example/callback2'], allowed_origins: ['https://rp.example'] });
+  });
+});
