@@ -7,7 +7,10 @@
 //     instead, with the same client doing the pair flow on its Charges API.
 // Flows: create only; the pair (create a MANUAL card payment, then capture its full
 // amount, a fresh payment each time); capture alone (one cent of one of many payments,
-// round-robin). Then the pair with partners called (PAYD_SIM_INLINE=false), without
+// round-robin: 2 000, which payd's recent-payments cache holds, so no capture reads its
+// payment first); capture alone, not remembered (the same over four times as many
+// payments as that cache holds, so that each capture reads its payment first, as a capture
+// made hours after the authorization, or by another process, does). Then the pair with partners called (PAYD_SIM_INLINE=false), without
 // latency and with a slow partner (PAYD_SIM_LATENCY_MS=200) and BENCH_SLOW_CONNECTIONS
 // (400) concurrent pair flows, each on its own `payd start`, the two loads alternating.
 // Every scenario first runs BENCH_WARMUP seconds unmeasured, on every process alike (payd,
@@ -36,6 +39,7 @@ import { createInterface } from 'node:readline';
 import pg from 'pg';
 // @ts-expect-error autocannon ships no type declarations
 import autocannon from 'autocannon';
+import { RECENT_PAYMENTS_DEFAULT } from '../src/payments/recent-payments.ts';
 import { COMPILED_ONLY, cpuMs, cpuTotalMs, freePort, rssMb } from './proc.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -297,8 +301,10 @@ export async function runThroughput(): Promise<void> {
     // do not queue on one row lock; each gets a few one-cent captures during the run.
     const TARGETS = Number(process.env.BENCH_CAPTURE_TARGETS ?? 2000);
     const want2 = want('capture alone (payd)'); // (BENCH_ONLY="capture alone" or "capture alone (payd)"; the baselines always run)
+    const wantCold = want('capture alone, not remembered (payd)');
     const paydTargets = want2 ? await inParallel(TARGETS, async () => (await call(payd.base, 'POST', '/v2/payments', auth, paymentBody(5_000_000))).id as string) : [];
-    const baseTargets = want2 ? await inParallel(TARGETS, async () => (await call(baseUrl, 'POST', '/create', json, JSON.stringify({ amount: 5_000_000, entity_id: entityId }))).id as string) : [];
+    const coldTargets = wantCold ? await inParallel(4 * RECENT_PAYMENTS_DEFAULT, async () => (await call(payd.base, 'POST', '/v2/payments', auth, paymentBody(5_000_000))).id as string) : [];
+    const baseTargets = want2 || wantCold ? await inParallel(TARGETS, async () => (await call(baseUrl, 'POST', '/create', json, JSON.stringify({ amount: 5_000_000, entity_id: entityId }))).id as string) : [];
 
     // The authorization code flow of a signed-in user (issue 14): an identity user and a
     // public application; one password login through the identity SDK's endpoint gives the
@@ -320,6 +326,7 @@ export async function runThroughput(): Promise<void> {
     const stripeH = { authorization: 'Bearer sk_test_bench', 'content-type': 'application/x-www-form-urlencoded' };
     type Scenario = { name: string; unit?: string; run: () => Promise<Row> };
     let nextPayd = 0;
+    let nextCold = 0;
     let nextBase = 0;
     const scenarios: Scenario[] = [
       { name: 'hello (baseline)', run: () => load(`${baseUrl}/hello`, { method: 'GET' }) },
@@ -337,6 +344,8 @@ export async function runThroughput(): Promise<void> {
         requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, path: `/capture/${baseTargets[nextBase++ % baseTargets.length]}` }) }] }) },
       { name: 'capture alone (payd)', run: () => load(payd.base, { method: 'POST', headers: auth, body: JSON.stringify({ amount: 1 }),
         requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, path: `/v2/payments/${paydTargets[nextPayd++ % paydTargets.length]}/captures` }) }] }) },
+      { name: 'capture alone, not remembered (payd)', run: () => load(payd.base, { method: 'POST', headers: auth, body: JSON.stringify({ amount: 1 }),
+        requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, path: `/v2/payments/${coldTargets[nextCold++ % coldTargets.length]}/captures` }) }] }) },
       { name: 'pair (stripe-stateful-mock)', unit: 'pairs/s', run: () => load(mockUrl, { requests: [
         { method: 'POST', path: '/v1/charges', headers: stripeH, body: 'amount=1000&currency=eur&source=tok_visa&capture=false',
           onResponse: (_s: number, body: string, ctx: Record<string, unknown>) => { ctx.id = /"id":\s*"([^"]+)"/.exec(body)?.[1]; } },
@@ -439,6 +448,7 @@ export async function runThroughput(): Promise<void> {
       ratio('pair (payd)', 'pair (same-work baseline)', 0.5),
       ratio('create (payd)', 'create (same-work baseline)', 0.5),
       ratio('capture alone (payd)', 'capture alone (same-work baseline)', 0.5),
+      ratio('capture alone, not remembered (payd)', 'capture alone (same-work baseline)', 0.5),
       slowLine,
     ]) if (line) console.log(line);
     const p = results.get('pair (payd)');
