@@ -9,9 +9,9 @@
 // amount, a fresh payment each time); capture alone (one cent of one of many payments,
 // round-robin: 2 000, which payd's recent-payments cache holds, so no capture reads its
 // payment first); capture alone, not remembered (the same over four times as many
-// payments as that cache holds, so that each capture reads its payment first, as a capture
-// made hours after the authorization, or by another process, does). Then the pair with partners called (PAYD_SIM_INLINE=false), without
-// latency and with a slow partner (PAYD_SIM_LATENCY_MS=200) and BENCH_SLOW_CONNECTIONS
+// payments as that cache holds, so that each capture reads its payment first, as a
+// capture made hours after the authorization, or by another process, does). Then the
+// pair with partners called (PAYD_SIM_INLINE=false), without latency and with a slow partner (PAYD_SIM_LATENCY_MS=200) and BENCH_SLOW_CONNECTIONS
 // (400) concurrent pair flows, each on its own `payd start`, the two loads alternating.
 // Every scenario first runs BENCH_WARMUP seconds unmeasured, on every process alike (payd,
 // the baselines, the mock): the figures are of processes whose code the JIT has compiled.
@@ -302,8 +302,9 @@ export async function runThroughput(): Promise<void> {
     const TARGETS = Number(process.env.BENCH_CAPTURE_TARGETS ?? 2000);
     const want2 = want('capture alone (payd)'); // (BENCH_ONLY="capture alone" or "capture alone (payd)"; the baselines always run)
     const wantCold = want('capture alone, not remembered (payd)');
-    const paydTargets = want2 ? await inParallel(TARGETS, async () => (await call(payd.base, 'POST', '/v2/payments', auth, paymentBody(5_000_000))).id as string) : [];
-    const coldTargets = wantCold ? await inParallel(4 * RECENT_PAYMENTS_DEFAULT, async () => (await call(payd.base, 'POST', '/v2/payments', auth, paymentBody(5_000_000))).id as string) : [];
+    const paydTarget = async () => (await call(payd.base, 'POST', '/v2/payments', auth, paymentBody(5_000_000))).id as string;
+    const paydTargets = want2 ? await inParallel(TARGETS, paydTarget) : [];
+    const coldTargets = wantCold ? await inParallel(4 * RECENT_PAYMENTS_DEFAULT, paydTarget) : [];
     const baseTargets = want2 || wantCold ? await inParallel(TARGETS, async () => (await call(baseUrl, 'POST', '/create', json, JSON.stringify({ amount: 5_000_000, entity_id: entityId }))).id as string) : [];
 
     // The authorization code flow of a signed-in user (issue 14): an identity user and a
@@ -325,9 +326,18 @@ export async function runThroughput(): Promise<void> {
 
     const stripeH = { authorization: 'Bearer sk_test_bench', 'content-type': 'application/x-www-form-urlencoded' };
     type Scenario = { name: string; unit?: string; run: () => Promise<Row> };
-    let nextPayd = 0;
-    let nextCold = 0;
-    let nextBase = 0;
+    /**
+     * autocannon's requests to the path of each target in turn, round-robin. Made once per
+     * scenario, so that its measured run goes on where its warm-up stopped.
+     */
+    const roundRobin = (targets: string[], pathOf: (id: string) => string) => {
+      let next = 0;
+      return [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, path: pathOf(targets[next++ % targets.length]!) }) }];
+    };
+    const paydCapture = (id: string) => `/v2/payments/${id}/captures`;
+    const baseCaptures = roundRobin(baseTargets, (id) => `/capture/${id}`);
+    const paydCaptures = roundRobin(paydTargets, paydCapture);
+    const coldCaptures = roundRobin(coldTargets, paydCapture);
     const scenarios: Scenario[] = [
       { name: 'hello (baseline)', run: () => load(`${baseUrl}/hello`, { method: 'GET' }) },
       { name: 'POST /oauth/token (client credentials)', run: () => load(`${payd.base}/oauth/token`, { method: 'POST', headers: form, body: 'grant_type=client_credentials' }) },
@@ -341,11 +351,11 @@ export async function runThroughput(): Promise<void> {
       { name: 'create (same-work baseline)', run: () => load(`${baseUrl}/create`, { method: 'POST', headers: json, body: JSON.stringify({ amount: 1000, entity_id: entityId }) }) },
       { name: 'create (payd)', run: () => load(`${payd.base}/v2/payments`, { method: 'POST', headers: auth, body: paymentBody(1000) }) },
       { name: 'capture alone (same-work baseline)', run: () => load(baseUrl, { method: 'POST', headers: json, body: JSON.stringify({ amount: 1 }),
-        requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, path: `/capture/${baseTargets[nextBase++ % baseTargets.length]}` }) }] }) },
+        requests: baseCaptures }) },
       { name: 'capture alone (payd)', run: () => load(payd.base, { method: 'POST', headers: auth, body: JSON.stringify({ amount: 1 }),
-        requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, path: `/v2/payments/${paydTargets[nextPayd++ % paydTargets.length]}/captures` }) }] }) },
+        requests: paydCaptures }) },
       { name: 'capture alone, not remembered (payd)', run: () => load(payd.base, { method: 'POST', headers: auth, body: JSON.stringify({ amount: 1 }),
-        requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, path: `/v2/payments/${coldTargets[nextCold++ % coldTargets.length]}/captures` }) }] }) },
+        requests: coldCaptures }) },
       { name: 'pair (stripe-stateful-mock)', unit: 'pairs/s', run: () => load(mockUrl, { requests: [
         { method: 'POST', path: '/v1/charges', headers: stripeH, body: 'amount=1000&currency=eur&source=tok_visa&capture=false',
           onResponse: (_s: number, body: string, ctx: Record<string, unknown>) => { ctx.id = /"id":\s*"([^"]+)"/.exec(body)?.[1]; } },

@@ -54,8 +54,8 @@ export const PROBLEM_TYPE = {
   unauthorized: t('unauthorized'),
   notFound: t('not-found'),
   conflict: t('conflict'),
-  /** The spec's idempotency violation (a key already processed). */
-  writeConflict: 'urn:eu.service:write-conflict',
+  /** The spec's idempotency violation (a key already processed): urn:eu.service:write-conflict. */
+  writeConflict: t('write-conflict'),
   tooManyRequests: t('too-many-requests'),
 } as const;
 
