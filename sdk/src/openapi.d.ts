@@ -241,7 +241,7 @@ export interface paths {
         head?: never;
         /**
          * Update or block a user, or grant or withdraw console administration
-         * @description `is_admin` (console administration) needs the scope update:admins as well as update:users. Withdrawing it from the last active administrator, or blocking that administrator, is refused (409).
+         * @description `is_admin` (console administration) needs the scope update:admins as well as update:users. A console administrator is changed only with update:admins as well, a member of a merchant's dashboard only with update:dashboard_members as well (403 naming the missing scope). Withdrawing is_admin from the last active administrator, or blocking that administrator, is refused (409).
          */
         patch: operations["managementUpdateUser"];
         trace?: never;
@@ -273,7 +273,10 @@ export interface paths {
         /** List applications (never their secrets) */
         get: operations["managementListClients"];
         put?: never;
-        /** Register an application (the client secret is shown once) */
+        /**
+         * Register an application (the client secret is shown once)
+         * @description The application belongs to the caller: update:clients and delete:clients reach it. It never gets Management API scopes this way.
+         */
         post: operations["managementCreateClient"];
         delete?: never;
         options?: never;
@@ -292,7 +295,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate an application's client secret (the new secret is shown once)
-         * @description The old secret stops authenticating at once; tokens already issued stay valid until they expire. id_tokens issued from now on are signed HS256 with the new secret. A public client has no secret (400).
+         * @description Only the caller itself or an application it registered (403 otherwise, whatever its scopes). The old secret stops authenticating at once; tokens already issued stay valid until they expire. id_tokens issued from now on are signed HS256 with the new secret. A public client has no secret (400).
          */
         post: operations["managementRotateClientSecret"];
         delete?: never;
@@ -312,7 +315,7 @@ export interface paths {
         put?: never;
         /**
          * Revoke an application's Management API tokens
-         * @description Every Management API token issued to this application until now is refused from now on (401 invalid_token); the application gets new ones with its credentials. Recorded in the application's audit. Built-in applications: 403.
+         * @description The caller itself or an application it registered; any other application with manage:all_clients. Every Management API token issued to this application until now is refused from now on (401 invalid_token); the application gets new ones with its credentials. Recorded in the application's audit. Built-in applications: 403.
          */
         post: operations["managementRevokeClientTokens"];
         delete?: never;
@@ -354,12 +357,15 @@ export interface paths {
         post?: never;
         /**
          * Delete an application
-         * @description The application is unknown from then on: sign-in, client authentication and its Management API tokens are refused; its unused authorization codes are burnt, its access and refresh tokens revoked, and the consents users gave it removed. Recorded in its audit (which stays readable). Built-in applications (the console): 403.
+         * @description The caller itself or an application it registered; any other application with manage:all_clients. The application is unknown from then on: sign-in, client authentication and its Management API tokens are refused; its unused authorization codes are burnt, its access and refresh tokens revoked, and the consents users gave it removed. Recorded in its audit (which stays readable). Built-in applications (the console): 403.
          */
         delete: operations["managementDeleteClient"];
         options?: never;
         head?: never;
-        /** Update an application (name, Allowed Callback URLs, Allowed Origins, first party) */
+        /**
+         * Update an application (name, Allowed Callback URLs, Allowed Origins, first party)
+         * @description The caller itself or an application it registered; any other application with manage:all_clients, and then never its first-party flag (403). Built-in applications: 403.
+         */
         patch: operations["managementUpdateClient"];
         trace?: never;
     };
@@ -372,7 +378,7 @@ export interface paths {
         };
         /**
          * Log in as a user
-         * @description Dynamic configuration (client_id, redirect_uri, response_type) or, without client_id, the global one (PAYD_IDENTITY_LOGIN_AS_*). Either way: a first-party client, one of its Allowed Callback URLs whose origin (and the console origin) its Allowed Origins list, and response type code (exchange the code at /oauth/token) or token (only for clients that allow it). Answers the URL that completes the login; credentials come back in its query string. The access token carries the claim {identity_claims_base}/login-as-name with `name`.
+         * @description A console administrator needs update:admins as well, a member of a merchant's dashboard update:dashboard_members as well (403). The user's event records the caller (`login_as_actor`: application:<client_id>) beside `name` (`login_as_profile_id`). Dynamic configuration (client_id, redirect_uri, response_type) or, without client_id, the global one (PAYD_IDENTITY_LOGIN_AS_*). Either way: a first-party client, one of its Allowed Callback URLs whose origin (and the console origin) its Allowed Origins list, and response type code (exchange the code at /oauth/token) or token (only for clients that allow it). Answers the URL that completes the login; credentials come back in its query string. The access token carries the claim {identity_claims_base}/login-as-name with `name`.
          */
         get: operations["managementLoginAs"];
         put?: never;
@@ -2052,7 +2058,7 @@ export interface components {
             /** @description HS256 with the client secret (default) or RS256 with the keys at /.well-known/jwks.json (public clients: always RS256) */
             id_token_signed_response_alg?: "HS256" | "RS256";
             /** @description Management API scopes this application may get with client credentials */
-            management_scopes?: ("read:users" | "create:users" | "update:users" | "update:admins" | "read:user_events" | "login_as:users" | "read:clients" | "create:clients" | "update:clients" | "delete:clients")[];
+            management_scopes?: ("read:users" | "create:users" | "update:users" | "update:admins" | "update:dashboard_members" | "read:user_events" | "login_as:users" | "read:clients" | "create:clients" | "update:clients" | "delete:clients" | "manage:all_clients")[];
         };
         ManagementCreateUserRequest: {
             /** Format: email */

@@ -25,7 +25,8 @@ describe('Management API: deleting applications, administrators', () => {
     t = await createTestApp();
     mgmt = await createClient(t, {
       name: 'Back office', callback_urls: ['https://bo.example/cb'],
-      management_scopes: ['read:clients', 'update:clients', 'delete:clients', 'read:users', 'update:users', 'update:admins'],
+      // manage:all_clients: it deletes applications the operator registered.
+      management_scopes: ['read:clients', 'update:clients', 'delete:clients', 'manage:all_clients', 'read:users', 'update:users', 'update:admins'],
     });
     token = await tokenFor(mgmt);
   });

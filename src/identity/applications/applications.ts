@@ -4,11 +4,12 @@
 // and encrypted by the master key with the client id as associated data, because the
 // spec's id_token is signed HS256 with the secret, so payd must be able to recover it.
 import { randomBytes } from 'node:crypto';
-import type { Db } from '../../platform/db/index.ts';
+import type { Db, Queryable } from '../../platform/db/index.ts';
 import { encrypt, sha256 } from '../../platform/crypto/secrets.ts';
 import { problems } from '../../platform/http/problem.ts';
 import { type AppRow, idpRepo } from '../idp/idp.repo.ts';
 import { clientSecretAad } from '../oauth/id-token.ts';
+import { type Caller, type ClientAction, assertReachesClient } from '../idp/authority.ts';
 
 export interface NewApplication {
   name: string;
@@ -19,6 +20,8 @@ export interface NewApplication {
   response_types?: string[];
   management_scopes?: string[];
   id_token_signed_response_alg?: 'HS256' | 'RS256';
+  /** The Management API application registering it (it then reaches it); none for the operator and the console. */
+  created_by?: string;
 }
 
 /** Applications payd creates itself: only payd changes them. */
@@ -29,12 +32,29 @@ export interface Actor {
   via: 'management' | 'operator' | 'console';
   /** Recorded with the change: the client id, "operator", or the console user's email. */
   name: string;
+  /** A Management API caller: what it reaches is decided by authority.ts. */
+  caller?: Caller;
 }
 
 function refuseBuiltIn(clientId: string): void {
   if (BUILT_IN_CLIENT_IDS.has(clientId)) {
     throw problems.forbidden('This application is built into payd and cannot be changed or deleted through the Management API.');
   }
+}
+
+/**
+ * Whether a Management API caller reaches the application for this action (403 when not);
+ * the operator and console administrators reach every application. Undefined when there
+ * is no such application.
+ */
+async function reach(q: Queryable, clientId: string, actor: Actor, action: ClientAction, patch?: ApplicationPatch): Promise<AppRow | undefined> {
+  if (actor.via === 'management') refuseBuiltIn(clientId);
+  const app = await idpRepo.app(q, clientId);
+  if (app && actor.via === 'management') {
+    if (!actor.caller) throw new Error('a Management API change without its caller');
+    assertReachesClient(actor.caller, app, action, patch);
+  }
+  return app;
 }
 
 export interface ApplicationPatch {
@@ -89,7 +109,7 @@ export class Applications {
       client_id: clientId, name: input.name, secret_hash: secret?.hash ?? null, secret_enc: secret?.enc ?? null, first_party: input.first_party ?? true,
       callback_urls: input.callback_urls, allowed_origins: input.allowed_origins ?? [], token_endpoint_auth_method: method,
       response_types: input.response_types ?? ['code'], management_scopes: input.management_scopes ?? [],
-      id_token_alg: method === 'none' ? 'RS256' : (input.id_token_signed_response_alg ?? 'HS256'),
+      id_token_alg: method === 'none' ? 'RS256' : (input.id_token_signed_response_alg ?? 'HS256'), created_by: input.created_by ?? null,
     });
     return { ...appView(row), ...(secret ? { client_secret: secret.secret } : {}) };
   }
@@ -110,10 +130,9 @@ export class Applications {
    * callback URLs would hand an administrator's sign-in to whoever holds update:clients.
    */
   async update(clientId: string, patch: ApplicationPatch, actor: Actor) {
-    if (actor.via === 'management') refuseBuiltIn(clientId);
     checkUrls(patch.callback_urls, patch.allowed_origins);
     const row = await this.db.transaction(async (tx) => {
-      const before = await idpRepo.app(tx, clientId);
+      const before = await reach(tx, clientId, actor, 'update', patch);
       if (!before) return undefined;
       const after = await idpRepo.updateApp(tx, clientId, patch);
       const changes: Record<string, { from: unknown; to: unknown }> = {};
@@ -143,6 +162,7 @@ export class Applications {
   async delete(clientId: string, actor: Actor): Promise<void> {
     refuseBuiltIn(clientId);
     const row = await this.db.transaction(async (tx) => {
+      if (!(await reach(tx, clientId, actor, 'delete'))) return undefined;
       const deleted = await idpRepo.deleteApp(tx, clientId);
       if (deleted) await idpRepo.audit(tx, { client_id: clientId, actor: actor.name, action: 'delete', changes: { name: { from: deleted.name, to: null } } });
       return deleted;
@@ -152,8 +172,8 @@ export class Applications {
 
   /** The application's Management API tokens issued until now are refused from now on. */
   async revokeTokens(clientId: string, actor: Actor) {
-    if (actor.via === 'management') refuseBuiltIn(clientId);
     const at = await this.db.transaction(async (tx) => {
+      if (!(await reach(tx, clientId, actor, 'revoke_tokens'))) return undefined;
       const when = await idpRepo.revokeTokens(tx, clientId);
       if (when) await idpRepo.audit(tx, { client_id: clientId, actor: actor.name, action: 'revoke_tokens', changes: {} });
       return when;
@@ -167,8 +187,7 @@ export class Applications {
    * issued stay valid (they are signed with the key store's keys, not the secret).
    */
   async rotateSecret(clientId: string, actor: Actor) {
-    if (actor.via === 'management') refuseBuiltIn(clientId);
-    const app = await idpRepo.app(this.db, clientId);
+    const app = await reach(this.db, clientId, actor, 'rotate_secret');
     if (!app) throw problems.notFound('No such application.');
     if (app.token_endpoint_auth_method === 'none') {
       throw problems.refused('public-client', 'Public client', 'A public client (token_endpoint_auth_method none) has no secret to rotate.');
@@ -188,6 +207,6 @@ export function appView(a: AppRow) {
   return {
     client_id: a.client_id, name: a.name, first_party: a.first_party, callback_urls: a.callback_urls, allowed_origins: a.allowed_origins,
     token_endpoint_auth_method: a.token_endpoint_auth_method, id_token_signed_response_alg: a.secret_hash ? a.id_token_alg : 'RS256', response_types: a.response_types,
-    management_scopes: a.management_scopes, created_at: a.created_at,
+    management_scopes: a.management_scopes, created_by: a.created_by, created_at: a.created_at,
   };
 }

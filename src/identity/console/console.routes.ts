@@ -230,7 +230,7 @@ ${message ? `<p class="payd-error" role="alert">${e(message)}</p>` : ''}
     const [clientId, redirectUri] = (body.target ?? '').split(' ');
     try {
       const { redirect_url } = await deps.management.loginAs({
-        userId: request.params.id, clientId: clientId ?? '', redirectUri: redirectUri ?? '', responseType: body.response_type === 'token' ? 'token' : 'code', name: a.user.email,
+        userId: request.params.id, clientId: clientId ?? '', redirectUri: redirectUri ?? '', responseType: body.response_type === 'token' ? 'token' : 'code', name: a.user.email, by: { consoleUser: a.user.id },
       });
       return reply.redirect(redirect_url, 303);
     } catch (err) {

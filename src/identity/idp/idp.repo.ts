@@ -28,6 +28,10 @@ export interface AppRow {
   id_token_alg: 'HS256' | 'RS256';
   /** Management API tokens issued before this are refused (null: none revoked). */
   tokens_not_before: Date | null;
+  /** Management API tokens carry the generation they were issued in; revoke-tokens moves it on. */
+  tokens_generation: number;
+  /** The Management API application that registered it (null: the operator, the console or payd). */
+  created_by: string | null;
   created_at: Date;
 }
 
@@ -60,7 +64,7 @@ export interface RefreshRow {
 }
 
 const USER_COLS = 'id, email, password_hash, given_name, family_name, email_verified, blocked, is_admin, created_at';
-const APP_COLS = 'client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types, management_scopes, id_token_alg, tokens_not_before, created_at';
+const APP_COLS = 'client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types, management_scopes, id_token_alg, tokens_not_before, tokens_generation, created_by, created_at';
 
 export const idpRepo = {
   /** Whether some application lists this origin among its Allowed Origins (CORS). */
@@ -90,12 +94,12 @@ export const idpRepo = {
     const { rows } = await q.query<UserRow>(`SELECT ${USER_COLS} FROM idp_users WHERE id = $1`, [id]);
     return rows[0];
   },
-  async insertApp(q: Queryable, a: Omit<AppRow, 'created_at' | 'tokens_not_before'>): Promise<AppRow> {
+  async insertApp(q: Queryable, a: Omit<AppRow, 'created_at' | 'tokens_not_before' | 'tokens_generation'>): Promise<AppRow> {
     const { rows } = await q.query<AppRow>(
-      `INSERT INTO idp_applications (client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types, management_scopes, id_token_alg)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${APP_COLS}`,
+      `INSERT INTO idp_applications (client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types, management_scopes, id_token_alg, created_by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${APP_COLS}`,
       [a.client_id, a.name, a.secret_hash, a.secret_enc, a.first_party, JSON.stringify(a.callback_urls), JSON.stringify(a.allowed_origins), a.token_endpoint_auth_method,
-        JSON.stringify(a.response_types), JSON.stringify(a.management_scopes), a.id_token_alg]);
+        JSON.stringify(a.response_types), JSON.stringify(a.management_scopes), a.id_token_alg, a.created_by]);
     return rows[0]!;
   },
   /** The console's own application (public client with PKCE), created once. */
@@ -126,7 +130,8 @@ export const idpRepo = {
   /** Management API tokens of this application issued before now stop working. */
   async revokeTokens(q: Queryable, clientId: string): Promise<Date | undefined> {
     const { rows } = await q.query<{ tokens_not_before: Date }>(
-      'UPDATE idp_applications SET tokens_not_before = now() WHERE client_id = $1 AND deleted_at IS NULL RETURNING tokens_not_before', [clientId]);
+      `UPDATE idp_applications SET tokens_not_before = now(), tokens_generation = tokens_generation + 1
+        WHERE client_id = $1 AND deleted_at IS NULL RETURNING tokens_not_before`, [clientId]);
     return rows[0]?.tokens_not_before;
   },
   async replaceSecret(q: Queryable, clientId: string, hash: string, enc: string): Promise<AppRow | undefined> {
@@ -154,7 +159,8 @@ export const idpRepo = {
    */
   async deleteApp(q: Queryable, clientId: string): Promise<AppRow | undefined> {
     const { rows } = await q.query<AppRow>(
-      `UPDATE idp_applications SET deleted_at = now(), tokens_not_before = now() WHERE client_id = $1 AND deleted_at IS NULL RETURNING ${APP_COLS}`, [clientId]);
+      `UPDATE idp_applications SET deleted_at = now(), tokens_not_before = now(), tokens_generation = tokens_generation + 1
+        WHERE client_id = $1 AND deleted_at IS NULL RETURNING ${APP_COLS}`, [clientId]);
     if (!rows[0]) return undefined;
     await q.query('UPDATE idp_codes SET used_at = now() WHERE client_id = $1 AND used_at IS NULL', [clientId]);
     await q.query('UPDATE idp_tokens SET revoked_at = now() WHERE client_id = $1 AND revoked_at IS NULL', [clientId]);
@@ -194,6 +200,17 @@ export const idpRepo = {
     return rowCount > 0;
   },
   /** Locks the active (not blocked) administrators and returns their ids (the last-admin rule). */
+  /**
+   * Whether the user is privileged (authority.ts): a console administrator, a member of a
+   * merchant's dashboard. The user's row is locked, so the answer holds until the
+   * transaction that changes them ends.
+   */
+  async lockStanding(q: Queryable, id: string): Promise<{ is_admin: boolean; dashboard_member: boolean } | undefined> {
+    const { rows } = await q.query<{ is_admin: boolean; dashboard_member: boolean }>(
+      `SELECT u.is_admin, EXISTS (SELECT 1 FROM dashboard_members m WHERE m.user_id = u.id) AS dashboard_member
+         FROM idp_users u WHERE u.id = $1 FOR UPDATE OF u`, [id]);
+    return rows[0];
+  },
   async lockActiveAdmins(q: Queryable): Promise<string[]> {
     const { rows } = await q.query<{ id: string }>('SELECT id FROM idp_users WHERE is_admin AND NOT blocked ORDER BY id FOR UPDATE');
     return rows.map((r) => r.id);
@@ -325,13 +342,13 @@ export const idpRepo = {
     await q.query('UPDATE idp_refresh_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [userId]);
     await q.query('UPDATE idp_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [userId]);
   },
-  async insertEvent(q: Queryable, e: { id: string; user_id: string; type: string; auth_type: string; client_id: string | null; login_as_profile_id: string | null }): Promise<void> {
-    await q.query(`INSERT INTO idp_user_events (id, user_id, type, auth_type, client_id, login_as_profile_id) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [e.id, e.user_id, e.type, e.auth_type, e.client_id, e.login_as_profile_id]);
+  async insertEvent(q: Queryable, e: { id: string; user_id: string; type: string; auth_type: string; client_id: string | null; login_as_profile_id: string | null; login_as_actor?: string | null }): Promise<void> {
+    await q.query(`INSERT INTO idp_user_events (id, user_id, type, auth_type, client_id, login_as_profile_id, login_as_actor) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [e.id, e.user_id, e.type, e.auth_type, e.client_id, e.login_as_profile_id, e.login_as_actor ?? null]);
   },
-  async events(q: Queryable, userId: string): Promise<Array<{ id: string; date: Date; type: string; user_id: string; auth_type: string; login_as_profile_id: string | null }>> {
-    const { rows } = await q.query<{ id: string; date: Date; type: string; user_id: string; auth_type: string; login_as_profile_id: string | null }>(
-      'SELECT id, date, type, user_id, auth_type, login_as_profile_id FROM idp_user_events WHERE user_id = $1 ORDER BY date DESC LIMIT 100', [userId]);
+  async events(q: Queryable, userId: string): Promise<Array<{ id: string; date: Date; type: string; user_id: string; auth_type: string; login_as_profile_id: string | null; login_as_actor: string | null }>> {
+    const { rows } = await q.query<{ id: string; date: Date; type: string; user_id: string; auth_type: string; login_as_profile_id: string | null; login_as_actor: string | null }>(
+      'SELECT id, date, type, user_id, auth_type, login_as_profile_id, login_as_actor FROM idp_user_events WHERE user_id = $1 ORDER BY date DESC LIMIT 100', [userId]);
     return rows;
   },
 };

@@ -334,7 +334,7 @@ export class IdentityService {
    * flow records `messenger`.
    */
   /** `session` is the sign-in session's cookie value when the code comes from one (not login-as). */
-  async issueCode(r: AuthRequest, userId: string, authTime: Date, how: { authType: 'password' | 'signup' | 'sso' | 'social' } | { loginAs: { name: string } }, session?: string): Promise<string> {
+  async issueCode(r: AuthRequest, userId: string, authTime: Date, how: { authType: 'password' | 'signup' | 'sso' | 'social' } | { loginAs: { name: string; actor: string } }, session?: string): Promise<string> {
     const loginAs = 'loginAs' in how ? how.loginAs : undefined;
     const code = randomBytes(32).toString('base64url');
     const messenger = r.response_type === 'messenger_code';
@@ -348,7 +348,7 @@ export class IdentityService {
     await idpRepo.insertEvent(this.db, {
       id: randomUUID(), user_id: userId, type: 'login',
       auth_type: loginAs ? 'login_as' : messenger ? 'messenger' : 'authType' in how ? how.authType : 'password',
-      client_id: r.client_id, login_as_profile_id: loginAs?.name ?? null,
+      client_id: r.client_id, login_as_profile_id: loginAs?.name ?? null, login_as_actor: loginAs?.actor ?? null,
     });
     if (messenger) return appendQuery(r.redirect_uri, { authorization_code: code });
     return appendQuery(r.redirect_uri, { code, ...(r.state ? { state: r.state } : {}), iss: this.issuer });

@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import { problemResponses, Uuid } from '../../platform/http/schemas.ts';
 import type { IdentityService } from './idp.service.ts';
 import type { ManagementService } from './management.ts';
+import type { Caller } from './authority.ts';
 
 const tags = ['Identity Management API'];
 const security = [{ managementToken: [] }];
@@ -13,12 +14,18 @@ const UserParams = Type.Object({ id: Uuid() });
 
 export async function managementRoutes(root: FastifyInstance, { management, identity }: { management: ManagementService; identity: IdentityService }) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
-  // The client behind the token, for the record of what it changes.
-  const callers = new WeakMap<object, string>();
+  // The caller behind the token: what it reaches is decided from it (authority.ts), and it
+  // is recorded with what it changes.
+  const callers = new WeakMap<object, Caller>();
   const need = (scope: string) => async (request: { headers: { authorization?: string | undefined } }) => {
-    callers.set(request, (await management.authorize(request.headers.authorization, scope)).clientId);
+    callers.set(request, await management.authorize(request.headers.authorization, scope));
   };
-  const actor = (request: object) => ({ via: 'management' as const, name: `management:${callers.get(request) ?? 'unknown'}` });
+  const caller = (request: object): Caller => {
+    const c = callers.get(request);
+    if (!c) throw new Error('Management API route without its scope check');
+    return c;
+  };
+  const actor = (request: object) => ({ via: 'management' as const, name: `management:${caller(request).clientId}`, caller: caller(request) });
 
   app.get('/api/v2/users', {
     preHandler: need('read:users'),
@@ -55,7 +62,9 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
     schema: {
       tags, security, summary: 'Update or block a user, or grant or withdraw console administration', params: UserParams,
       description: '`is_admin` (console administration) needs the scope update:admins as well as update:users. ' +
-        'Withdrawing it from the last active administrator, or blocking that administrator, is refused (409).',
+        'A console administrator is changed only with update:admins as well, a member of a merchant\'s dashboard only with ' +
+        'update:dashboard_members as well (403 naming the missing scope). ' +
+        'Withdrawing is_admin from the last active administrator, or blocking that administrator, is refused (409).',
       body: Type.Object({
         given_name: Type.Optional(Type.String({ maxLength: 100 })), family_name: Type.Optional(Type.String({ maxLength: 100 })),
         email_verified: Type.Optional(Type.Boolean()), blocked: Type.Optional(Type.Boolean()), password: Type.Optional(Type.String({ minLength: 12, maxLength: 256 })),
@@ -63,11 +72,7 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
       }, { additionalProperties: false, minProperties: 1 }),
       response: problemResponses(400, 401, 403, 404, 409),
     },
-  }, async (request) => {
-    // Console administration is a separate scope: update:users alone cannot make an administrator.
-    if (request.body.is_admin !== undefined) await management.authorize(request.headers.authorization, 'update:admins');
-    return management.updateUser(request.params.id, request.body);
-  });
+  }, async (request) => management.updateUser(request.params.id, request.body, caller(request)));
 
   app.get('/api/v2/users/:id/events', {
     preHandler: need('read:user_events'),
@@ -80,6 +85,7 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
     preHandler: need('create:clients'),
     schema: {
       tags, security, summary: 'Register an application (the client secret is shown once)',
+      description: 'The application belongs to the caller: update:clients and delete:clients reach it. It never gets Management API scopes this way.',
       body: Type.Object({
         name: Type.String({ minLength: 1, maxLength: 100 }), callback_urls: Type.Array(Type.String({ maxLength: 2048 }), { minItems: 1, maxItems: 20 }),
         allowed_origins: Type.Optional(Urls), first_party: Type.Optional(Type.Boolean()),
@@ -88,7 +94,7 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
       }, { additionalProperties: false }),
       response: problemResponses(400, 401, 403),
     },
-  }, async (request, reply) => reply.code(201).send(await identity.applications.create(request.body)));
+  }, async (request, reply) => reply.code(201).send(await identity.applications.create({ ...request.body, created_by: caller(request).clientId })));
 
   app.get('/api/v2/clients', {
     preHandler: need('read:clients'),
@@ -103,7 +109,8 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
     preHandler: need('update:clients'),
     schema: {
       tags, security, summary: "Rotate an application's client secret (the new secret is shown once)",
-      description: 'The old secret stops authenticating at once; tokens already issued stay valid until they expire. ' +
+      description: 'Only the caller itself or an application it registered (403 otherwise, whatever its scopes). ' +
+        'The old secret stops authenticating at once; tokens already issued stay valid until they expire. ' +
         'id_tokens issued from now on are signed HS256 with the new secret. A public client has no secret (400).',
       params: ClientParams, response: problemResponses(400, 401, 403, 404),
     },
@@ -113,7 +120,8 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
     preHandler: need('update:clients'),
     schema: {
       tags, security, summary: "Revoke an application's Management API tokens",
-      description: 'Every Management API token issued to this application until now is refused from now on (401 invalid_token); ' +
+      description: 'The caller itself or an application it registered; any other application with manage:all_clients. ' +
+        'Every Management API token issued to this application until now is refused from now on (401 invalid_token); ' +
         'the application gets new ones with its credentials. Recorded in the application\'s audit. Built-in applications: 403.',
       params: ClientParams, response: problemResponses(400, 401, 403, 404),
     },
@@ -138,7 +146,8 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
     preHandler: need('delete:clients'),
     schema: {
       tags, security, summary: 'Delete an application',
-      description: 'The application is unknown from then on: sign-in, client authentication and its Management API tokens are refused; ' +
+      description: 'The caller itself or an application it registered; any other application with manage:all_clients. ' +
+        'The application is unknown from then on: sign-in, client authentication and its Management API tokens are refused; ' +
         'its unused authorization codes are burnt, its access and refresh tokens revoked, and the consents users gave it removed. ' +
         'Recorded in its audit (which stays readable). Built-in applications (the console): 403.',
       params: ClientParams, response: { 204: Type.Null({ description: 'Deleted' }), ...problemResponses(400, 401, 403, 404) },
@@ -152,6 +161,8 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
     preHandler: need('update:clients'),
     schema: {
       tags, security, summary: 'Update an application (name, Allowed Callback URLs, Allowed Origins, first party)', params: ClientParams,
+      description: 'The caller itself or an application it registered; any other application with manage:all_clients, ' +
+        'and then never its first-party flag (403). Built-in applications: 403.',
       body: Type.Object({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), callback_urls: Type.Optional(Urls), allowed_origins: Type.Optional(Urls), first_party: Type.Optional(Type.Boolean()) },
         { additionalProperties: false, minProperties: 1 }),
       response: problemResponses(400, 401, 403, 404),
@@ -162,7 +173,9 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
     preHandler: need('login_as:users'),
     schema: {
       tags, security, summary: 'Log in as a user',
-      description: 'Dynamic configuration (client_id, redirect_uri, response_type) or, without client_id, the global one (PAYD_IDENTITY_LOGIN_AS_*). ' +
+      description: 'A console administrator needs update:admins as well, a member of a merchant\'s dashboard update:dashboard_members as well (403). ' +
+        'The user\'s event records the caller (`login_as_actor`: application:<client_id>) beside `name` (`login_as_profile_id`). ' +
+        'Dynamic configuration (client_id, redirect_uri, response_type) or, without client_id, the global one (PAYD_IDENTITY_LOGIN_AS_*). ' +
         'Either way: a first-party client, one of its Allowed Callback URLs whose origin (and the console origin) its ' +
         'Allowed Origins list, and response type code (exchange the code at /oauth/token) or token (only for clients that allow it). ' +
         'Answers the URL that completes the login; credentials come back in its query string. The access token carries the claim ' +
@@ -178,6 +191,6 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
     },
   }, async (request) => management.loginAs({
     userId: request.params.id, clientId: request.query.client_id, redirectUri: request.query.redirect_uri,
-    responseType: request.query.response_type, name: request.query.name ?? 'management-api',
+    responseType: request.query.response_type, name: request.query.name ?? 'management-api', by: { caller: caller(request) },
   }));
 }

@@ -14,10 +14,9 @@ import { checkAuthMethod, clientCredentials } from '../oauth/client-auth.ts';
 import { IDP_ACCESS_TOKEN_KEYS, TOKEN_TTL_SECONDS } from '../oauth/user-tokens.ts';
 import { safeEqual, sha256 } from '../../platform/crypto/secrets.ts';
 import { hashPassword } from './passwords.ts';
+import { type Caller, assertReachesUser } from './authority.ts';
 
-export const MANAGEMENT_SCOPES = [
-  'read:users', 'create:users', 'update:users', 'update:admins', 'read:user_events', 'login_as:users', 'read:clients', 'create:clients', 'update:clients', 'delete:clients',
-] as const;
+export { MANAGEMENT_SCOPES } from './authority.ts';
 
 export interface LoginAsInput {
   userId: string;
@@ -27,6 +26,11 @@ export interface LoginAsInput {
   responseType?: 'code' | 'token' | undefined;
   /** The auditing name (Management API `name`, or the console user's email). */
   name: string;
+  /**
+   * Who does it, from their credentials: a Management API caller (whose scopes decide
+   * whether it reaches the user) or a console administrator (who reaches everyone).
+   */
+  by: { caller: Caller } | { consoleUser: string };
 }
 
 export class ManagementService {
@@ -58,14 +62,17 @@ export class ManagementService {
     const now = Math.floor(Date.now() / 1000);
     const token = signJwt('HS256', { kid: key.kid, typ: 'at+jwt' }, {
       iss: this.issuer, sub: `${app.client_id}@clients`, aud: this.audience, client_id: app.client_id, scope: asked.join(' '),
-      iat: now, exp: now + TOKEN_TTL_SECONDS, jti: randomUUID(),
+      iat: now, exp: now + TOKEN_TTL_SECONDS, jti: randomUUID(), gen: app.tokens_generation,
     }, key.privateKey);
     return { access_token: token, token_type: 'Bearer' as const, expires_in: TOKEN_TTL_SECONDS, scope: asked.join(' ') };
   }
 
-  /** The scopes of a management token; 401 when it is not one, 403 without the scope. */
-  /** The Management API client behind a valid token holding `scope` (its client id). */
-  async authorize(authorization: string | undefined, scope: string): Promise<{ clientId: string }> {
+  /**
+   * The Management API caller behind a valid token holding `scope`: its client id and the
+   * scopes its token holds that its application still holds. 401 when the token is not
+   * one (or was revoked), 403 without the scope.
+   */
+  async authorize(authorization: string | undefined, scope: string): Promise<Caller> {
     const challenge = `Bearer realm="payd-management", scope="${scope}"`;
     if (!authorization?.startsWith('Bearer ')) throw problems.unauthorized('A Management API token is required.', challenge);
     let payload: Record<string, unknown>;
@@ -82,11 +89,15 @@ export class ManagementService {
     const app = await idpRepo.app(this.db, String(payload.client_id));
     if (!app) throw problems.unauthorized('The application behind this token no longer exists.', `${challenge}, error="invalid_token"`);
     if (!app.management_scopes.includes(scope)) throw problems.forbidden(`The application behind this token no longer holds the scope ${scope}.`);
-    // Tokens issued before a revocation (POST /api/v2/clients/{id}/revoke-tokens) are refused.
-    if (app.tokens_not_before && Number(payload.iat ?? 0) * 1000 < app.tokens_not_before.getTime()) {
-      throw problems.unauthorized('This Management API token was revoked.', `${challenge}, error="invalid_token"`);
-    }
-    return { clientId: app.client_id };
+    // Tokens issued before a revocation (POST /api/v2/clients/{id}/revoke-tokens) are refused:
+    // a token carries the generation it was issued in. (A token from before generations,
+    // which has none, is compared by its iat.)
+    const revoked = typeof payload.gen === 'number'
+      ? payload.gen < app.tokens_generation
+      : app.tokens_not_before !== null && Number(payload.iat ?? 0) * 1000 < app.tokens_not_before.getTime();
+    if (revoked) throw problems.unauthorized('This Management API token was revoked.', `${challenge}, error="invalid_token"`);
+    const held = String(payload.scope ?? '').split(' ').filter((s) => app.management_scopes.includes(s));
+    return { clientId: app.client_id, scopes: new Set(held) };
   }
 
   async users(limit = 50, email?: string) {
@@ -111,16 +122,21 @@ export class ManagementService {
    * administrator is refused (409): nobody could use the console any more. The
    * administrators are locked first, so two concurrent withdrawals cannot both pass.
    */
-  async updateUser(id: string, patch: { given_name?: string; family_name?: string; email_verified?: boolean; blocked?: boolean; password?: string; is_admin?: boolean }) {
+  async updateUser(id: string, patch: { given_name?: string; family_name?: string; email_verified?: boolean; blocked?: boolean; password?: string; is_admin?: boolean }, caller: Caller) {
+    // Console administration is a separate scope: update:users alone cannot make an administrator.
+    if (patch.is_admin !== undefined && !caller.scopes.has('update:admins')) throw problems.forbidden('Granting or withdrawing is_admin needs the scope update:admins.');
     const passwordHash = patch.password ? await hashPassword(patch.password) : undefined;
     const u = await this.db.transaction(async (tx) => {
-      if (patch.is_admin === false || patch.blocked === true) {
-        const admins = await idpRepo.lockActiveAdmins(tx);
-        if (admins.length === 1 && admins[0] === id) {
-          throw problems.conflict(patch.is_admin === false
-            ? 'This user is the last administrator: make another user an administrator first.'
-            : 'This user is the last administrator and cannot be blocked: make another user an administrator first.');
-        }
+      // The administrators first (in id order, as every withdrawal does), then the user.
+      const admins = patch.is_admin === false || patch.blocked === true ? await idpRepo.lockActiveAdmins(tx) : undefined;
+      // Whom the caller reaches (authority.ts); the user's row stays locked until the write.
+      const standing = await idpRepo.lockStanding(tx, id);
+      if (!standing) return undefined;
+      assertReachesUser(caller, standing, 'change');
+      if (admins && admins.length === 1 && admins[0] === id) {
+        throw problems.conflict(patch.is_admin === false
+          ? 'This user is the last administrator: make another user an administrator first.'
+          : 'This user is the last administrator and cannot be blocked: make another user an administrator first.');
       }
       const row = await idpRepo.updateUser(tx, id, { ...patch, password_hash: passwordHash });
       if (row && (passwordHash || patch.blocked === true)) await idpRepo.endCredentials(tx, id);
@@ -139,6 +155,11 @@ export class ManagementService {
   async loginAs(input: LoginAsInput): Promise<{ redirect_url: string }> {
     const user = await idpRepo.user(this.db, input.userId);
     if (!user) throw problems.notFound('No such user.');
+    if ('caller' in input.by) {
+      const standing = await idpRepo.lockStanding(this.db, user.id);
+      if (standing) assertReachesUser(input.by.caller, standing, 'log in as');
+    }
+    const actor = 'caller' in input.by ? `application:${input.by.caller.clientId}` : `user:${input.by.consoleUser}`;
     if (user.blocked) throw problems.refused('user-blocked', 'User blocked', 'A blocked user cannot be logged in as.');
     const refuse = (name: string, reason: string) => problems.invalidField(name, reason, 'query');
     const clientId = input.clientId ?? this.loginAsDefaults.clientId;
@@ -159,11 +180,11 @@ export class ManagementService {
       if (app.token_endpoint_auth_method === 'none') {
         throw refuse('response_type', 'a public client exchanges codes only with PKCE, which login-as cannot carry: use token, or a confidential client');
       }
-      return { redirect_url: await this.identity.issueCode(request, user.id, new Date(), { loginAs: { name: input.name } }) };
+      return { redirect_url: await this.identity.issueCode(request, user.id, new Date(), { loginAs: { name: input.name, actor } }) };
     }
     if (!app.response_types.includes('token')) throw refuse('response_type', 'token is not allowed for this application');
     const token = await this.identity.userAccessToken(user.id, app.client_id, request.scope, null, input.name);
-    await idpRepo.insertEvent(this.db, { id: randomUUID(), user_id: user.id, type: 'login', auth_type: 'login_as', client_id: app.client_id, login_as_profile_id: input.name });
+    await idpRepo.insertEvent(this.db, { id: randomUUID(), user_id: user.id, type: 'login', auth_type: 'login_as', client_id: app.client_id, login_as_profile_id: input.name, login_as_actor: actor });
     const url = appendQuery(redirectUri, { access_token: token, token_type: 'Bearer', expires_in: String(TOKEN_TTL_SECONDS) });
     return { redirect_url: url };
   }
