@@ -11,6 +11,7 @@ import { authPlugin } from './platform/http/auth.ts';
 import { clientErrorHandler, errorHandlerPlugin, frameworkErrors } from './platform/http/error-handler.ts';
 import { inputGuardPlugin } from './platform/http/input-guard.ts';
 import { canonicaliseUuids } from './platform/http/ids.ts';
+import { strictDateTimeFormat } from './platform/http/date-time.ts';
 import { lazySchemaController } from './platform/http/lazy-compilers.ts';
 import { openapiPlugin } from './platform/http/openapi.ts';
 import { ProblemSchema } from './platform/http/schemas.ts';
@@ -181,7 +182,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: true } },
+    // Timestamps are checked as JavaScript and PostgreSQL will read them (date-time.ts).
+    ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: true }, onCreate: strictDateTimeFormat as never },
     // Each schema compiles on its first use, not at start-up (lazy-compilers.ts).
     schemaController: lazySchemaController() as never,
     // Requests arriving during shutdown get payd's own 503 problem (onRequest below), not

@@ -101,7 +101,13 @@ function makeGen(doc: { components: { schemas: Record<string, Schema> } }, ids: 
     const min = s.minLength ?? 0;
     switch (s.format) {
       case 'uuid': return fc.oneof(fc.constantFrom(...ids()), fc.uuid());
-      case 'date-time': return fc.date({ min: new Date('2000-01-01'), max: new Date('2040-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
+      case 'date-time': return fc.oneof(
+        { weight: 4, arbitrary: fc.date({ min: new Date('2000-01-01'), max: new Date('2040-01-01'), noInvalidDate: true }).map((d) => d.toISOString()) },
+        // RFC 3339's edges that JavaScript or PostgreSQL refuse (issue 45, item 3): a leap
+        // second, offsets beyond ±14:00, year 0000, 30 February, 24:00, the far years.
+        { weight: 1, arbitrary: fc.constantFrom('2026-06-30T23:59:60Z', '2016-12-31T23:59:60+00:00', '2026-06-30T12:00:00+23:59', '2026-06-30T12:00:00-16:00',
+          '0000-01-01T00:00:00Z', '2026-02-30T00:00:00Z', '2026-06-30T24:00:00Z', '9999-12-31T23:59:59-14:00', '0001-01-01T00:00:00+14:00') },
+      );
       case 'date': return fc.date({ min: new Date('1950-01-01'), max: new Date('2040-01-01'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
       case 'email': return fc.emailAddress();
       case 'uri': return fc.webUrl({ validSchemes: ['https'] });

@@ -150,4 +150,26 @@ describe('bad inputs change nothing', () => {
       await refused(() => createSession({ shopper_redirection_url: url }), 400, 'shopper_redirection_url');
     }
   });
+
+  // Issue 45, item 3: RFC 3339 allows 23:59:60 and offsets to ±23:59; Date.parse gives NaN
+  // for the first and PostgreSQL refuses both, which used to end in a 500.
+  it('refuses timestamps JavaScript or PostgreSQL cannot take (leap second, offset beyond ±14:00, year 0000, 30 February) naming the field', async () => {
+    const bad = ['2026-06-30T23:59:60Z', '2026-06-30T12:00:00+23:59', '0000-01-01T00:00:00Z', '2026-02-30T00:00:00Z', '2026-06-30T24:00:00Z'];
+    for (const value of bad) {
+      for (const [path, field] of [['/v2/payments', 'created_gte'], ['/v2/payments', 'created_lt'], ['/v2/events', 'created_gte'], ['/v2/client-sessions', 'created_lt']] as const) {
+        const res = await t.app.inject({ url: `${path}?${field}=${encodeURIComponent(value)}`, headers: m.auth });
+        if (res.statusCode === 404 || res.statusCode === 405) continue; // no list at that path
+        await refused(async () => res, 400, field);
+      }
+      await refused(() => createSession({ expires_at: value }), 400, 'expires_at');
+      await refused(() => t.app.inject({ method: 'POST', url: '/v2/payment-links', headers: m.auth, payload: {
+        amount: 4200, currency: 'EUR', capture_mode: 'MANUAL', shopper_redirection_url: 'https://shop.example/thanks', expires_at: value,
+      } }), 400, 'expires_at');
+    }
+    // The forms that are fine still pass: an offset, fractions, a lower-case t and z.
+    for (const value of ['2026-06-30T23:59:59.123456+02:00', '2026-06-30t23:59:59z', '2024-02-29T00:00:00-12:00']) {
+      const res = await t.app.inject({ url: `/v2/payments?created_gte=${encodeURIComponent(value)}`, headers: m.auth });
+      assert.equal(res.statusCode, 200, `${value}: ${res.body}`);
+    }
+  });
 });
