@@ -68,4 +68,38 @@ describe('identity console: the application form', () => {
     assert.equal(res.headers.location, '/console');
     assert.deepEqual(await stored(), { callback_urls: [CB, 'https://rp.example/callback2'], allowed_origins: ['https://rp.example'] });
   });
+
+  // Issue 40: the all-applications scope (and every other) is granted by a console
+  // administrator or the operator, never through the Management API.
+  it('grants and withdraws Management API scopes (audited with the administrator), refuses an unknown scope', async () => {
+    const scopes = async () => (await t.testDb.db.query<{ s: string[] }>('SELECT management_scopes AS s FROM idp_applications WHERE client_id = $1', [client.client_id])).rows[0]!.s;
+    const page = await t.app.inject({ url: `/console/applications/${client.client_id}`, headers: { cookie } });
+    assert.match(page.body, /<legend>Management API scopes<\/legend>/);
+    assert.match(page.body, /name="scope" value="manage:all_clients"/);
+    const post = async (checked: string[]) => {
+      const form = hiddenFields(page.body);
+      form.set('callback_urls', CB);
+      form.set('allowed_origins', 'https://rp.example');
+      for (const c of checked) form.append('scope', c);
+      return t.app.inject({ method: 'POST', url: `/console/applications/${client.client_id}`, headers: { ...FORM, cookie }, payload: form.toString() });
+    };
+    const bad = await post(['read:users', 'root:everything']);
+    assert.equal(bad.statusCode, 400, bad.body.slice(0, 200));
+    assert.match(alertOf(bad.body) ?? '', /root:everything is not a Management API scope/);
+    assert.deepEqual(await scopes(), []);
+    assert.equal((await post(['read:clients', 'update:clients', 'manage:all_clients'])).statusCode, 303);
+    assert.deepEqual(await scopes(), ['read:clients', 'update:clients', 'manage:all_clients']);
+    assert.equal((await post(['read:clients'])).statusCode, 303);
+    assert.deepEqual(await scopes(), ['read:clients']);
+    const audit = (await t.testDb.db.query<{ actor: string; changes: Record<string, { from: unknown; to: unknown }> }>(
+      'SELECT actor, changes FROM idp_application_audit WHERE client_id = $1 ORDER BY at', [client.client_id])).rows;
+    const granted = audit.find((x) => JSON.stringify(x.changes.management_scopes?.to) === JSON.stringify(['read:clients', 'update:clients', 'manage:all_clients']));
+    assert.ok(granted, 'the grant is in the audit');
+    assert.equal(granted.actor, 'console-admin@example.com');
+    // The Management API itself has no way to grant a scope, to itself or another.
+    const mgmt = await createClient(t, { name: 'Back office', callback_urls: ['https://bo.example/cb'], management_scopes: ['update:clients', 'create:clients'] });
+    const token = (await t.app.inject({ method: 'POST', url: '/oauth/token', headers: FORM, payload: new URLSearchParams({ grant_type: 'client_credentials', client_id: mgmt.client_id, client_secret: mgmt.client_secret }).toString() })).json().access_token;
+    const self = await t.app.inject({ method: 'PATCH', url: `/api/v2/clients/${mgmt.client_id}`, headers: { authorization: `Bearer ${token}` }, payload: { management_scopes: ['manage:all_clients'] } });
+    assert.equal(self.statusCode, 400, self.body);
+  });
 });

@@ -62,6 +62,8 @@ export interface ApplicationPatch {
   callback_urls?: string[];
   allowed_origins?: string[];
   first_party?: boolean;
+  /** Granted by the operator or a console administrator only, never through the Management API. */
+  management_scopes?: string[];
 }
 
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -131,12 +133,17 @@ export class Applications {
    */
   async update(clientId: string, patch: ApplicationPatch, actor: Actor) {
     checkUrls(patch.callback_urls, patch.allowed_origins);
+    if (patch.management_scopes !== undefined && actor.via === 'management') throw problems.forbidden('Management API scopes are granted by the operator or a console administrator only.');
+    if (patch.management_scopes?.length && BUILT_IN_CLIENT_IDS.has(clientId)) throw problems.invalidField('management_scopes', 'a built-in application gets no Management API scopes');
     const row = await this.db.transaction(async (tx) => {
       const before = await reach(tx, clientId, actor, 'update', patch);
       if (!before) return undefined;
+      if (patch.management_scopes?.length && before.token_endpoint_auth_method === 'none') {
+        throw problems.invalidField('management_scopes', 'a public client (token_endpoint_auth_method none) cannot get Management API tokens');
+      }
       const after = await idpRepo.updateApp(tx, clientId, patch);
       const changes: Record<string, { from: unknown; to: unknown }> = {};
-      for (const field of ['name', 'callback_urls', 'allowed_origins', 'first_party'] as const) {
+      for (const field of ['name', 'callback_urls', 'allowed_origins', 'first_party', 'management_scopes'] as const) {
         if (after && JSON.stringify(before[field]) !== JSON.stringify(after[field])) changes[field] = { from: before[field], to: after[field] };
       }
       if (Object.keys(changes).length > 0) await idpRepo.audit(tx, { client_id: clientId, actor: actor.name, action: 'update', changes });

@@ -15,6 +15,7 @@ import { sdkRepo } from '../sdk/sdk.repo.ts';
 import { idpRepo } from '../idp/idp.repo.ts';
 import type { IdentityService } from '../idp/idp.service.ts';
 import type { ManagementService } from '../idp/management.ts';
+import { AUTHORITY, MANAGEMENT_SCOPES } from '../idp/authority.ts';
 
 export const CONSOLE_CLIENT_ID = 'payd-console';
 const COOKIE = 'payd_console';
@@ -136,7 +137,13 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps) {
 
   const AppParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
   const lines = (v: string | undefined) => (v ?? '').split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
-  const appForm = (reply: FastifyReply, email: string, csrf: string, x: { client_id: string; name: string; callback_urls: string[]; allowed_origins: string[] }, message?: string, status = 200) =>
+  // Management API scopes are granted here (or by the operator API), never through the
+  // Management API itself (docs/identity.md, Who reaches what).
+  const scopesField = (x: { client_id: string; token_endpoint_auth_method: string; management_scopes: string[] }) => x.token_endpoint_auth_method === 'none'
+    ? '<p class="muted">A public client cannot get Management API scopes.</p>'
+    : `<fieldset><legend>Management API scopes</legend><input type="hidden" name="scopes_form" value="1">${MANAGEMENT_SCOPES.map((s) => `
+<div class="payd-choice"><input type="checkbox" id="scope-${e(s)}" name="scope" value="${e(s)}"${x.management_scopes.includes(s) ? ' checked' : ''}><label for="scope-${e(s)}"><code>${e(s)}</code>: ${e(AUTHORITY[s].reaches)}</label></div>`).join('')}</fieldset>`;
+  const appForm = (reply: FastifyReply, email: string, csrf: string, x: { client_id: string; name: string; callback_urls: string[]; allowed_origins: string[]; token_endpoint_auth_method: string; management_scopes: string[] }, message?: string, status = 200) =>
     layout(reply, `Application: ${x.name}`, email, `
 ${message ? `<p class="payd-error" role="alert">${e(message)}</p>` : ''}
 <p>Client ID <code>${e(x.client_id)}</code></p>
@@ -144,6 +151,7 @@ ${message ? `<p class="payd-error" role="alert">${e(message)}</p>` : ''}
 <input type="hidden" name="csrf" value="${csrf}">
 <div class="payd-field"><label for="callbacks">Allowed Callback URLs (one per line)</label><textarea id="callbacks" name="callback_urls" rows="4">${e(x.callback_urls.join('\n'))}</textarea></div>
 <div class="payd-field"><label for="origins">Allowed Origins (one per line)</label><textarea id="origins" name="allowed_origins" rows="3">${e(x.allowed_origins.join('\n'))}</textarea></div>
+${scopesField(x)}
 <button type="submit" class="payd-pay">Save</button>
 </form>`, status);
 
@@ -156,15 +164,23 @@ ${message ? `<p class="payd-error" role="alert">${e(message)}</p>` : ''}
   });
 
   app.post<{ Params: { id: string } }>('/console/applications/:id', {
-    schema: { hide: true, params: AppParams, body: Type.Record(Type.String(), Type.String({ maxLength: 50_000 })) },
+    // `scope` repeats (one per checked box).
+    schema: { hide: true, params: AppParams, body: Type.Record(Type.String(), Type.Union([Type.String({ maxLength: 50_000 }), Type.Array(Type.String({ maxLength: 100 }), { maxItems: 50 })])) },
   }, async (request, reply) => {
     const a = await admin(request, reply);
     if (!a) return reply;
     if (!checkCsrf(request, a.csrf)) return layout(reply, 'Refused', a.user.email, '<p role="alert">The form expired; reload the page.</p>', 403);
     const x = await idpRepo.app(deps.db, request.params.id);
     if (!x || x.client_id === CONSOLE_CLIENT_ID) return layout(reply, 'No such application', a.user.email, '<p>This application does not exist.</p>', 404);
-    const body = request.body as Record<string, string>;
-    const patch = { callback_urls: lines(body.callback_urls), allowed_origins: lines(body.allowed_origins) };
+    const body = request.body as Record<string, string | string[]>;
+    const text = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join('\n') : v);
+    const checked = ([] as string[]).concat(body.scope ?? []);
+    const unknown = checked.find((s) => !(MANAGEMENT_SCOPES as readonly string[]).includes(s));
+    const patch = {
+      callback_urls: lines(text(body.callback_urls)), allowed_origins: lines(text(body.allowed_origins)),
+      ...(body.scopes_form && x.token_endpoint_auth_method !== 'none' ? { management_scopes: [...new Set(checked)] } : {}),
+    };
+    if (unknown !== undefined) return appForm(reply, a.user.email, a.csrf, { ...x, ...patch }, `${unknown} is not a Management API scope.`, 400);
     if (patch.callback_urls.length === 0) return appForm(reply, a.user.email, a.csrf, { ...x, ...patch }, 'At least one Allowed Callback URL is needed.', 400);
     try {
       await deps.identity.applications.update(x.client_id, patch, { via: 'console', name: a.user.email });

@@ -51,7 +51,7 @@ export const AUTHORITY: Readonly<Record<ManagementScope, { reaches: string; neve
   'delete:clients': { reaches: 'applications the caller registered, and the caller itself', never: 'other applications (needs manage:all_clients), built-in applications' },
   'manage:all_clients': {
     reaches: 'with update:clients or delete:clients: every application that is not built in (name, Allowed Callback URLs, Allowed Origins, token revocation, deletion)',
-    never: 'another application\'s first-party flag or secret; built-in applications; granting it is for the operator only',
+    never: 'another application\'s first-party flag or secret; built-in applications; granting it (as every scope) is for the operator and console administrators only',
   },
 };
 

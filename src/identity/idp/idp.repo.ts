@@ -110,12 +110,14 @@ export const idpRepo = {
        ON CONFLICT (client_id) DO UPDATE SET callback_urls = EXCLUDED.callback_urls, allowed_origins = EXCLUDED.allowed_origins`,
       [clientId, JSON.stringify([callback]), JSON.stringify([origin]), name]);
   },
-  async updateApp(q: Queryable, clientId: string, u: { name?: string | undefined; callback_urls?: string[] | undefined; allowed_origins?: string[] | undefined; first_party?: boolean | undefined }): Promise<AppRow | undefined> {
+  async updateApp(q: Queryable, clientId: string, u: { name?: string | undefined; callback_urls?: string[] | undefined; allowed_origins?: string[] | undefined; first_party?: boolean | undefined; management_scopes?: string[] | undefined }): Promise<AppRow | undefined> {
     const { rows } = await q.query<AppRow>(
       `UPDATE idp_applications SET name = coalesce($2, name), callback_urls = coalesce($3::jsonb, callback_urls),
-         allowed_origins = coalesce($4::jsonb, allowed_origins), first_party = coalesce($5, first_party)
+         allowed_origins = coalesce($4::jsonb, allowed_origins), first_party = coalesce($5, first_party),
+         management_scopes = coalesce($6::jsonb, management_scopes)
         WHERE client_id = $1 AND deleted_at IS NULL RETURNING ${APP_COLS}`,
-      [clientId, u.name ?? null, u.callback_urls ? JSON.stringify(u.callback_urls) : null, u.allowed_origins ? JSON.stringify(u.allowed_origins) : null, u.first_party ?? null]);
+      [clientId, u.name ?? null, u.callback_urls ? JSON.stringify(u.callback_urls) : null, u.allowed_origins ? JSON.stringify(u.allowed_origins) : null, u.first_party ?? null,
+        u.management_scopes ? JSON.stringify(u.management_scopes) : null]);
     return rows[0];
   },
   async audit(q: Queryable, e: { client_id: string; actor: string; action: string; changes: Record<string, unknown> }): Promise<void> {
