@@ -7,6 +7,7 @@
 // carries a CSRF token bound to the cookie, and every action that moves money goes
 // through the same services as the API, after a confirmation step, with an idempotency
 // key made when the form was shown: a double click or a reload moves money once.
+import { AUTHORIZATION_STATUSES } from '../payments/common.schemas.ts';
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -41,7 +42,8 @@ const LOGIN_COOKIE = 'payd_dashboard_login';
 const FRESH_COOKIE = 'payd_dashboard_fresh';
 const TTL_SECONDS = 8 * 3600;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const STATUSES = ['AUTHORIZED', 'PENDING', 'REFUSED', 'ERROR', 'CANCELLED'] as const;
+// The filter offers the statuses a payment can have (no CANCELLED: no payment has it).
+const STATUSES = AUTHORIZATION_STATUSES;
 
 export interface DashboardDeps {
   db: Db;
@@ -409,9 +411,15 @@ ${forms ? `<h2>Actions</h2><div class="actions">${forms}</div>` : m.entity.role 
     const { id } = request.params as { id: string };
     const p = await stored(m.entity.entity_id, id);
     if (!p) return page(reply, 404, { title: 'Not found', email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity }, '<p>There is no such payment here.</p>');
-    const { done, sent } = request.query as Record<string, unknown>;
-    const notice = typeof done === 'string' && ACTIONS[done] ? `${ACTIONS[done]!.verb} done.`
-      : typeof sent === 'string' && ACTIONS[sent] ? `This ${sent} form was already sent once; nothing more was done. The payment below shows where it stands.` : undefined;
+    const { done, sent, declined, pending } = request.query as Record<string, unknown>;
+    const known = (v: unknown): v is string => typeof v === 'string' && ACTIONS[v] !== undefined;
+    // A declined operation is an error, never "done": the partner refused and nothing moved.
+    if (known(declined)) {
+      return detail(reply, m, p, undefined, `${ACTIONS[declined]!.verb} declined by the partner: nothing moved. The timeline below shows the partner's answer.`);
+    }
+    const notice = known(done) ? `${ACTIONS[done]!.verb} done.`
+      : known(pending) ? `${ACTIONS[pending]!.verb} sent; the partner has not answered yet. The payment below shows where it stands.`
+        : known(sent) ? `This ${sent} form was already sent once; nothing more was done. The payment below shows where it stands.` : undefined;
     return detail(reply, m, p, notice);
   });
 
@@ -438,7 +446,7 @@ ${forms ? `<h2>Actions</h2><div class="actions">${forms}</div>` : m.entity.role 
     }
     const base = `/dashboard/${m.entity.entity_id}/payments/${p.id}`;
     if (body.confirm !== 'yes') {
-      return page(reply, 200, { title: `${a.verb} ${amount === undefined ? '' : money(amount, p.currency)}?`, email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity, current: 'payments' }, `
+      return page(reply, 200, { title: `${a.verb}${amount === undefined ? '' : ` ${money(amount, p.currency)}`}?`, email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity, current: 'payments' }, `
 <p>${e(a.verb)} ${amount === undefined ? `the ${e(money(a.available(p), p.currency))} not captured` : e(money(amount, p.currency))} of payment ${e(p.order_reference ?? p.id)}? This moves money at the partner and cannot be undone here.</p>
 <form method="post" action="${base}/${action}" data-once class="confirm">
 <input type="hidden" name="csrf" value="${e(m.csrf)}"><input type="hidden" name="idempotency_key" value="${e(key)}">
@@ -449,10 +457,14 @@ ${amount === undefined ? '' : `<input type="hidden" name="amount" value="${e(bod
     // This form was sent already (a double click, a reload): its operation is done or under
     // way with this key; nothing more moves.
     if (await membersRepo.actionDone(deps.db, m.entity.entity_id, key)) return reply.redirect(`${base}?sent=${action}`, 303);
+    let outcome: 'done' | 'declined' | 'pending';
     try {
-      await deps.operations.run(a.kind, m.entity.entity_id, p.id, amount === undefined ? {} : { amount }, {
+      const result = await deps.operations.run(a.kind, m.entity.entity_id, p.id, amount === undefined ? {} : { amount }, {
         idempotencyKey: `dashboard:${key}`, instance: `/v2/payments/${p.id}/${a.kind === 'CAPTURE' ? 'captures' : a.kind === 'REFUND' ? 'refunds' : 'voids'}`,
       });
+      // The operation's own status says what happened: a 200 carries declined operations too.
+      const op = [...result.payment.captures, ...result.payment.refunds, ...result.payment.voids].find((o) => o.id === result.operationId);
+      outcome = op?.status === 'SUCCESS' ? 'done' : op?.status === 'FAILURE' ? 'declined' : 'pending';
       await membersRepo.recordAction(deps.db, {
         entity_id: m.entity.entity_id, user_id: m.userId, user_email: m.email, action: a.verb, payment_id: p.id, idempotency_key: key, amount: amount ?? a.available(p),
       });
@@ -466,6 +478,6 @@ ${amount === undefined ? '' : `<input type="hidden" name="amount" value="${e(bod
       }
       throw err;
     }
-    return reply.redirect(`${base}?done=${action}`, 303);
+    return reply.redirect(`${base}?${outcome}=${action}`, 303);
   });
 }

@@ -70,6 +70,34 @@ describe('merchant dashboard', () => {
     assert.match(after.body, /60\.00 EUR left to capture/);
   });
 
+  // Issue 44, item 5: card 4000 0000 0000 0341 authorizes but every capture is declined;
+  // the dashboard said "Capture done." while nothing was captured.
+  it('a capture the partner declines is reported as declined, never done; the void asks "Void?"', async () => {
+    const res = await t.app.inject({
+      method: 'POST', url: '/v2/payments', headers: a.auth,
+      payload: { amount: 5000, currency: 'EUR', capture_mode: 'MANUAL', order: { reference: 'ORDER-DECLINE' }, split: [{ partner: 'card-sim', method: 'CARD', amount: 5000, instrument: { type: 'CARD', number: '4000000000000341', expiry_month: '12', expiry_year: '2031', cvv: '123' } }] },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const id = res.json().id as string;
+    const olga = await signInAs('olga@example.com');
+    const detail = await get(olga, `/dashboard/${a.entityId}/payments/${id}`);
+    const form = Object.fromEntries(hiddenFields(/<form method="post" action="[^"]+\/capture"[^]*?<\/form>/.exec(detail.body)![0]));
+    const sent = await post(olga, `/dashboard/${a.entityId}/payments/${id}/capture`, { ...form, amount: '50.00', confirm: 'yes' });
+    assert.equal(sent.statusCode, 303, sent.body);
+    assert.match(String(sent.headers.location), /\?declined=capture$/);
+    const after = await get(olga, String(sent.headers.location));
+    assert.doesNotMatch(after.body, /Capture done/);
+    assert.match(after.body, /role="alert"[^>]*>[^<]*Capture declined by the partner: nothing moved/);
+    assert.equal((await t.app.inject({ url: `/v2/payments/${id}`, headers: a.auth })).json().amounts.total_captured ?? 0, 0);
+    const voidForm = Object.fromEntries(hiddenFields(/<form method="post" action="[^"]+\/void"[^]*?<\/form>/.exec(after.body)![0]));
+    const ask = await post(olga, `/dashboard/${a.entityId}/payments/${id}/void`, voidForm);
+    assert.equal(ask.statusCode, 200, ask.body);
+    assert.match(ask.body, /<title>Void\?/);
+    const list = await get(olga, `/dashboard/${a.entityId}/payments`);
+    assert.doesNotMatch(list.body, /value="CANCELLED"/, 'no filter for a status no payment has');
+    assert.match(list.body, /value="REFUSED"/);
+  });
+
   it('refuses a form without its CSRF token, and an amount over what is available, with the reason', async () => {
     const p = await pay(a, 'ORDER-CSRF');
     const olga = await signInAs('olga@example.com');
