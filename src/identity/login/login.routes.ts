@@ -47,7 +47,7 @@ export async function loginRoutes(app: FastifyInstance, { identity, pages, compl
     } catch (err) {
       if (isProblem(err, PROBLEM_TYPE.unauthorized, PROBLEM_TYPE.tooManyRequests)) {
         const throttled = err.type === PROBLEM_TYPE.tooManyRequests;
-        if (throttled) reply.header('retry-after', String(THROTTLE.windowSeconds));
+        if (throttled) reply.header('retry-after', err.headers?.['retry-after'] ?? '1');
         return pages.loginForm(request, reply, r, v.app.name, err.detail, throttled ? 429 : 200);
       }
       throw err;

@@ -115,7 +115,7 @@ export async function sdkRoutes(root: FastifyInstance, { db, identity, pages, ma
     } catch (err) {
       if (isProblem(err, PROBLEM_TYPE.unauthorized)) throw sdkError(400, 'invalid_grant', 'Invalid email or password.');
       if (isProblem(err, PROBLEM_TYPE.tooManyRequests)) {
-        throw sdkError(429, 'too_many_attempts', 'Too many failed sign-in attempts. Try again in 15 minutes.', {}, { 'retry-after': String(THROTTLE.windowSeconds) });
+        throw sdkError(429, 'too_many_attempts', err.detail ?? 'Too many failed sign-in attempts.', {}, { 'retry-after': err.headers?.['retry-after'] ?? '1' });
       }
       throw err;
     }
