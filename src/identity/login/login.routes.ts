@@ -9,7 +9,7 @@ import { problemResponses } from '../../platform/http/schemas.ts';
 import { escapeHtml, sendPage } from '../../checkout/pages.ts';
 import { AuthorizeError, type IdentityService, THROTTLE } from '../idp/idp.service.ts';
 import { type LoginPages, SESSION_COOKIE, cookies } from './pages.ts';
-import { passwordRefusal } from '../sdk/password-strength.ts';
+import { passwordRefusal } from '../idp/password-policy.ts';
 import type { Complete } from './consent.routes.ts';
 
 const FormBody = Type.Record(Type.String(), Type.String({ maxLength: 2048 }));

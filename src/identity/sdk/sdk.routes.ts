@@ -19,7 +19,8 @@ import { type IdentityService, THROTTLE } from '../idp/idp.service.ts';
 import { type AppRow, idpRepo } from '../idp/idp.repo.ts';
 import { SESSION_COOKIE, cookies, type LoginPages } from '../login/pages.ts';
 import type { Mailer } from './mail.ts';
-import { MIN_STRENGTH, PASSWORD_LENGTH, passwordRefusal, passwordScore } from './password-strength.ts';
+import { passwordScore } from './password-strength.ts';
+import { MIN_STRENGTH, PASSWORD_LENGTH, passwordProblem, passwordRefusal } from '../idp/password-policy.ts';
 import { sdkRepo } from './sdk.repo.ts';
 
 export const LOGIN_TOKEN_TTL_SECONDS = 60;
@@ -275,9 +276,14 @@ ${message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : ''
   }, async (request, reply) => {
     const { token, password } = request.body;
     if (!(await sdkRepo.reset(db, hex(token), false))) return expired(reply);
-    const weak = await passwordRefusal(password);
-    if (weak) return resetForm(reply, token, weak, 400);
-    const done = await identity.resetPassword(hex(token), password);
+    let done;
+    try {
+      done = await identity.resetPassword(hex(token), password);
+    } catch (err) {
+      const weak = passwordProblem(err); // the password rule (password-policy.ts)
+      if (weak) return resetForm(reply, token, weak, 400);
+      throw err;
+    }
     if (!done) return expired(reply);
     const back = done.return_to ? `<p><a href="${escapeHtml(done.return_to)}">Continue</a></p>` : '';
     return sendPage(reply, 200, 'Your password is changed', `<p role="status">Your password is changed. Every session that used the old one is signed out.</p>${back}`);
