@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
 import { type Client, PASSWORD, cookieOf, count, createClient, createUser } from './idp-helpers.ts';
 
 const SHOP = 'https://shop.example';
@@ -22,8 +23,11 @@ describe('identity SDK API (/identity/v1)', () => {
   let firstParty: Client;
   let thirdParty: Client;
   let messenger: Client;
+  let smtp: SmtpSink;
   before(async () => {
-    t = await createTestApp();
+    // Identity mails go to a real SMTP server: the only place their links can be read.
+    smtp = await startSmtpSink();
+    t = await createTestApp({ smtpUrl: smtp.url });
     // (client_secret_post: its server sends the secret in the body, as the JSON exchange below does.)
     confidential = await createClient(t, { name: 'Shop', callback_urls: [CALLBACK], allowed_origins: [SHOP], response_types: ['code', 'messenger_code'], token_endpoint_auth_method: 'client_secret_post' });
     spa = await createClient(t, { name: 'Shop SPA', callback_urls: [CALLBACK], allowed_origins: [SHOP], token_endpoint_auth_method: 'none' });
@@ -34,6 +38,7 @@ describe('identity SDK API (/identity/v1)', () => {
   });
   after(async () => {
     await t?.close();
+    await smtp?.close();
   });
 
   const post = (url: string, payload: object, headers: Record<string, string> = {}, ip?: string) =>
@@ -231,7 +236,7 @@ describe('identity SDK API (/identity/v1)', () => {
     assert.equal(await alive(s2), false);
   });
 
-  it('forgot password: the same answer for any address, a mail in the outbox, a reset that ends every session, once', async () => {
+  it('forgot password: the same answer for any address, a mail (the outbox keeps it redacted), a reset that ends every session, once', async () => {
     await createUser(t, 'reset@example.com');
     const ask = (email: string) => post('/identity/v1/forgot-password', { client_id: confidential.client_id, email, return_to: `${SHOP}/signed-out` });
     const mails = () => count(t, `SELECT count(*)::int AS n FROM idp_mail_outbox WHERE to_address = 'reset@example.com'`);
@@ -240,9 +245,11 @@ describe('identity SDK API (/identity/v1)', () => {
     const session = cookieOf(await authorizeWithTkn(confidential.client_id, (await login(confidential.client_id, 'reset@example.com')).json().tkn, { state: 's' }), 'payd_idp_session')!;
     assert.equal((await ask('reset@example.com')).statusCode, 204);
     assert.equal(await mails(), 1);
-    const body = (await t.testDb.db.query<{ body: string }>(`SELECT body FROM idp_mail_outbox WHERE to_address = 'reset@example.com'`)).rows[0]!.body;
-    const link = new URL(/https?:\/\/\S+password\/reset\?token=\S+/.exec(body)![0]);
+    const link = smtp.link(await smtp.next('reset@example.com'), '/password/reset?token=');
     const token = link.searchParams.get('token')!;
+    const kept = (await t.testDb.db.query<{ body: string }>(`SELECT body FROM idp_mail_outbox WHERE to_address = 'reset@example.com'`)).rows[0]!.body;
+    assert.match(kept, /password\/reset\?token=\[redacted\]/, 'the outbox keeps the link redacted');
+    assert.doesNotMatch(kept, new RegExp(token));
     const page = await t.app.inject({ url: `${link.pathname}${link.search}` });
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /Choose a new password/);
