@@ -296,7 +296,7 @@ ${message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : ''
 <form method="post" action="/identity/v1/signup/confirm">
 <input type="hidden" name="token" value="${escapeHtml(token)}">
 <button type="submit">Create my account</button>
-</form>`);
+</form>`, [], undefined, 'any'); // its post ends at the application: no form-action (see login/pages.ts endsAtClient)
   const confirmExpired = (reply: FastifyReply) => sendPage(reply, 400, 'This link does not work any more',
     '<p role="alert">The link has expired or was already used. Sign in, or sign up again.</p>');
 
