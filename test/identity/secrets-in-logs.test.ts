@@ -2,8 +2,10 @@
 // invitation links (only `session` was redacted). Every credential-like query parameter
 // (logger.ts SECRET_QUERY_PARAMS: token, code, tkn, access_token, …), matched by name
 // without regard to case, is [redacted] in what payd's real logger writes; state is kept.
+// The mails kept before are redacted by migration 0034.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { redactLinks, redactUrl } from '../../src/platform/observability/logger.ts';
@@ -56,6 +58,17 @@ describe('identity: no credential in the request log', () => {
     // The browser then comes back to payd with the code in a URL (a relying party on payd's host would).
     await t.app.inject({ url: `/oauth/authorize?client_id=${client.client_id}&code=${code}` });
     assert.doesNotMatch(lines.join(''), new RegExp(code));
+  });
+
+  it('migration 0034 redacts the links of the mails the outbox kept before', async () => {
+    await testDb.db.query(`INSERT INTO idp_mail_outbox (id, to_address, subject, body, transport) VALUES
+      ('00000000-0000-4000-8000-000000000034', 'old@example.com', 'You are invited', 'Choose your password:
+https://payd.test/identity/v1/password/reset?token=old-invite-secret-123
+then sign in.', 'outbox')`);
+    const sql = readFileSync('migrations/0034_identity_signup_requests.sql', 'utf8');
+    await testDb.db.query(/UPDATE idp_mail_outbox[\s\S]*?;/.exec(sql)![0]);
+    const { rows: [mail] } = await testDb.db.query<{ body: string }>(`SELECT body FROM idp_mail_outbox WHERE to_address = 'old@example.com'`);
+    assert.equal(mail!.body, 'Choose your password:\nhttps://payd.test/identity/v1/password/reset?token=[redacted]\nthen sign in.');
   });
 
   it('redactUrl: query and fragment, percent-encoded names; redactLinks: every link of a text', () => {

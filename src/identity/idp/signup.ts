@@ -64,6 +64,8 @@ export class SignUps {
       `INSERT INTO idp_signup_requests (token_hash, email, password_hash, given_name, family_name, client_id, return_to, notice_only, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))`,
       [hex(token), email, existing ? '' : passwordHash, input.given_name ?? null, input.family_name ?? null, input.client_id, input.return_to ?? null, !!existing, SIGNUP_TTL_SECONDS]);
+    // Expired requests (and the password hashes they hold) are of no use: cleared as new ones come.
+    await this.db.query(`DELETE FROM idp_signup_requests WHERE expires_at < now() - interval '1 hour'`);
     if (existing) {
       await this.mailer.send(existing.email, `Someone tried to create a ${input.app_name} account with your address`,
         `Someone asked to create a ${input.app_name} account for ${existing.email}, which already has one.\n\n`
