@@ -75,6 +75,8 @@ export interface AppDeps {
   masterKey: Buffer;
   /** false to silence logs (tests); default: pino at config.logLevel. */
   logger?: boolean;
+  /** Where the log lines go (tests read them); default stdout. */
+  logStream?: { write(line: string): void };
   /** Client-session expiry and the simulators' delayed outcomes (platform/clock.ts); default the system clock. */
   clock?: Clock;
   /** The payments this process wrote last (payments/recent-payments.ts); default one of config.recentPayments. Tests look into it. */
@@ -156,7 +158,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reverseDuplicatePayment: (entityId, paymentId) => afterAuthorization.reverseDuplicate(entityId, paymentId),
   });
   const checkout = new CheckoutService(db, clientSessions, payments, links, redirection, partners, { baseUrl: config.baseUrl });
-  const identity = await createIdentityProvider({ config, db, keys, masterKey: deps.masterKey });
+  const identity = await createIdentityProvider({ config, db, keys, masterKey: deps.masterKey, clock });
   const services: Services = {
     entities, keys, accessTokens, revokedKeys, redirection, partners, eligibility, payments, operations, clientSessions, recovery, links, checkout,
     identity: identity.service,
@@ -175,7 +177,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     // LOG_LEVEL=silent: no logger at all, so that no request builds a child logger (its
     // bindings, redacted) whose every line would be dropped.
-    logger: deps.logger === false || config.logLevel === 'silent' ? false : loggerOptions(config.logLevel),
+    logger: deps.logger === false || config.logLevel === 'silent' ? false : { ...loggerOptions(config.logLevel), ...(deps.logStream ? { stream: deps.logStream } : {}) },
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: false,
     genReqId: (req) => {

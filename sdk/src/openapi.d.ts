@@ -1033,7 +1033,7 @@ export interface paths {
         put?: never;
         /**
          * Invite a user to the entity's dashboard (or change their role)
-         * @description A new address gets an identity account and an invitation mail with a link to choose a password (7 days). An existing user is added at once.
+         * @description A new address gets an identity account and a link to choose a password (7 days, single use): mailed when SMTP is configured, and answered here once as invitation_url (payd keeps only its hash; the outbox keeps the mail with the link redacted). An existing user is added at once.
          */
         post: operations["adminInviteDashboardMember"];
         delete?: never;
@@ -8648,8 +8648,10 @@ export interface operations {
                         /** Format: date-time */
                         created_at: string;
                     } & {
-                        /** @description An invitation mail was sent (the address had no account) */
+                        /** @description The address had no account: one was made, with an invitation link */
                         invited: boolean;
+                        /** @description The invitation link, shown this once (not stored: give it to the invitee if no mail goes out) */
+                        invitation_url?: string;
                     };
                 };
             };

@@ -26,16 +26,19 @@ export async function teamPageRoutes(app: FastifyInstance, deps: TeamPageDeps) {
   const roleSelect = (id: string, current: Role, label: string) =>
     `<label for="${id}" class="visually-hidden">${e(label)}</label><select id="${id}" name="role">${ROLES.map((r) => `<option value="${r}"${r === current ? ' selected' : ''}>${e(roleLabel[r])}</option>`).join('')}</select>`;
 
-  const teamPage = async (reply: FastifyReply, m: Member, status = 200, message?: { notice?: string; error?: string }, values: Record<string, string> = {}) => {
+  const teamPage = async (reply: FastifyReply, m: Member, status = 200, message?: { notice?: string; error?: string; link?: { email: string; url: string } }, values: Record<string, string> = {}) => {
     const base = `/dashboard/${m.entity.entity_id}/team`;
     const members = await membersRepo.of(deps.db, m.entity.entity_id);
     const rows = members.map((x, i) => `<tr><td>${e(x.email)}${x.user_id === m.userId ? ' (you)' : ''}</td><td>${e(when(x.created_at))}</td>
 <td><form method="post" action="${base}/${e(x.user_id)}/role" class="inline" data-once>${csrfField(m)}${roleSelect(`role-${i}`, x.role, `Role of ${x.email}`)} <button type="submit" class="secondary">Save</button></form></td>
 <td><form method="post" action="${base}/${e(x.user_id)}/remove" data-once>${csrfField(m)}<button type="submit" class="danger" aria-label="Remove ${e(x.email)}">Remove</button></form></td></tr>`).join('');
     return page(reply, status, layout(m, 'Team'), `
-${message?.notice ? `<p class="notice" role="status">${e(message.notice)}</p>` : ''}${message?.error ? `<div class="error" role="alert">${e(message.error)}</div>` : ''}
+${message?.notice ? `<p class="notice" role="status">${e(message.notice)}</p>` : ''}${message?.error ? `<div class="error" role="alert">${e(message.error)}</div>` : ''}${message?.link ? `
+<section class="notice" aria-labelledby="invitation-link-title"><h2 id="invitation-link-title">Invitation link for ${e(message.link.email)}</h2>
+<p>Shown this once: payd keeps only a hash of it. It lets whoever holds it choose the password of this account within 7 days, once; give it to ${e(message.link.email)} only, if the mail does not reach them.</p>
+<label for="invitation-link">Invitation link</label><input id="invitation-link" readonly value="${e(message.link.url)}"></section>` : ''}
 <h2>Invite someone</h2>
-<p>An address without a payd account gets a mail with a link to choose a password (valid 7 days).</p>
+<p>An address without a payd account gets a link to choose a password (valid 7 days, once): by mail, and on this page once.</p>
 <form method="post" action="${base}" class="filters" data-once>${csrfField(m)}
 <div><label for="invite-email">Email</label><input id="invite-email" name="email" type="email" required maxlength="254" value="${e(values.email ?? '')}"></div>
 <div><label for="invite-role">Role</label><select id="invite-role" name="role">${ROLES.map((r) => `<option value="${r}"${(values.role ?? 'viewer') === r ? ' selected' : ''}>${e(roleLabel[r])}</option>`).join('')}</select></div>
@@ -73,6 +76,11 @@ ${message?.notice ? `<p class="notice" role="status">${e(message.notice)}</p>` :
       throw err;
     }
     await membersRepo.recordAction(deps.db, { entity_id: m.entity.entity_id, user_id: m.userId, user_email: m.email, action: `Invite ${email} as ${b.role}`, payment_id: null, idempotency_key: null, amount: null });
+    if (invited.invitation_url) {
+      // The link is shown here once, never stored: no redirect (a page that could be loaded again).
+      reply.header('cache-control', 'no-store');
+      return teamPage(reply, m, 200, { notice: 'Invited: a mail asks them to choose a password (when this payd sends mail).', link: { email, url: invited.invitation_url } });
+    }
     return reply.redirect(`/dashboard/${m.entity.entity_id}/team?${invited.invited ? 'invited' : 'added'}=1`, 303);
   });
 

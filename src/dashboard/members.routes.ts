@@ -1,7 +1,9 @@
 // Operator API: who may use an entity's dashboard, with which role. Inviting an address
-// that has no identity account creates one without a usable password and mails a link to
-// choose it (the password reset page, valid 7 days), through the identity provider's
-// mail outbox (and SMTP when configured). An entity keeps at least one admin.
+// that has no identity account creates one without a usable password and a link to choose
+// it (the password reset page, valid 7 days, single use, its token stored only hashed):
+// mailed through SMTP when configured (the outbox keeps the mail with the link redacted),
+// and answered once to whoever invited (invitation_url; the Team page shows it once).
+// An entity keeps at least one admin.
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -36,20 +38,22 @@ export interface MembersDeps {
 }
 
 /** Creates (or finds) the user and makes them a member; an invitation mail when the account is new. */
-export async function inviteMember(deps: MembersDeps, entityId: string, email: string, role: Role, invitedBy: string): Promise<{ user_id: string; invited: boolean }> {
+export async function inviteMember(deps: MembersDeps, entityId: string, email: string, role: Role, invitedBy: string): Promise<{ user_id: string; invited: boolean; invitation_url?: string }> {
   const entity = await deps.entities.get(entityId);
   let user = await idpRepo.userByEmail(deps.db, email);
   let invited = false;
+  let invitationUrl: string | undefined;
   if (!user) {
     // No usable password until the invitee chooses one through the mailed link.
     await deps.identity.createUser({ email, password: randomBytes(32).toString('base64url'), email_verified: false });
     user = (await idpRepo.userByEmail(deps.db, email))!;
     const token = randomBytes(32).toString('base64url');
     await sdkRepo.insertReset(deps.db, { token_hash: sha256(token).toString('hex'), user_id: user.id, client_id: null, return_to: `${deps.baseUrl}/dashboard`, ttlSeconds: INVITE_TTL_SECONDS });
+    invitationUrl = `${deps.baseUrl}/identity/v1/password/reset?token=${token}`;
     await deps.mailer.send(email, `You are invited to ${entity.name} on payd`,
       `You are invited to the payd dashboard of ${entity.name}, as ${role}.\n\n`
       + `Choose your password within 7 days with this link, then sign in at ${deps.baseUrl}/dashboard:\n`
-      + `${deps.baseUrl}/identity/v1/password/reset?token=${token}\n`);
+      + `${invitationUrl}\n`);
     invited = true;
   }
   // Already a member: a role change, which must leave the entity an admin.
@@ -57,7 +61,7 @@ export async function inviteMember(deps: MembersDeps, entityId: string, email: s
     throw problems.conflict('An entity keeps at least one admin: make another member admin first.');
   }
   await membersRepo.upsert(deps.db, entityId, user.id, role, invitedBy);
-  return { user_id: user.id, invited };
+  return { user_id: user.id, invited, ...(invitationUrl ? { invitation_url: invitationUrl } : {}) };
 }
 
 export async function membersRoutes(root: FastifyInstance, deps: MembersDeps) {
@@ -79,14 +83,19 @@ export async function membersRoutes(root: FastifyInstance, deps: MembersDeps) {
     config: { auth },
     schema: {
       tags, security, summary: 'Invite a user to the entity\'s dashboard (or change their role)',
-      description: 'A new address gets an identity account and an invitation mail with a link to choose a password (7 days). An existing user is added at once.',
+      description: 'A new address gets an identity account and a link to choose a password (7 days, single use): mailed when SMTP is configured, ' +
+        'and answered here once as invitation_url (payd keeps only its hash; the outbox keeps the mail with the link redacted). An existing user is added at once.',
       params: EntityParams,
       body: Type.Object({ email: Type.String({ format: 'email', maxLength: 254 }), role: StringEnum(ROLES, 'The role in this entity') }, { additionalProperties: false }),
-      response: { 201: Type.Intersect([Member, Type.Object({ invited: Type.Boolean({ description: 'An invitation mail was sent (the address had no account)' }) })]), ...problemResponses(400, 401, 404, 409) },
+      response: { 201: Type.Intersect([Member, Type.Object({
+        invited: Type.Boolean({ description: 'The address had no account: one was made, with an invitation link' }),
+        invitation_url: Type.Optional(Type.String({ description: 'The invitation link, shown this once (not stored: give it to the invitee if no mail goes out)' })),
+      })]), ...problemResponses(400, 401, 404, 409) },
     },
   }, async (request, reply) => {
     const r = await inviteMember(deps, request.params.id, request.body.email, request.body.role, 'operator');
-    return reply.code(201).send({ ...(await view(request.params.id, r.user_id)), invited: r.invited });
+    reply.header('cache-control', 'no-store');
+    return reply.code(201).send({ ...(await view(request.params.id, r.user_id)), invited: r.invited, ...(r.invitation_url ? { invitation_url: r.invitation_url } : {}) });
   });
 
   app.get('/admin/v1/entities/:id/members', {

@@ -4,6 +4,7 @@
 import { hkdfSync } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
+import type { Clock } from '../platform/clock.ts';
 import type { Db } from '../platform/db/index.ts';
 import type { KeyStore } from '../platform/crypto/keystore.ts';
 import type { GrantHandler } from './oauth/token.routes.ts';
@@ -19,6 +20,8 @@ export interface IdentityDeps {
   db: Db;
   keys: KeyStore;
   masterKey: Buffer;
+  /** The sign-in throttle's time; default the system clock. */
+  clock?: Clock;
 }
 
 export interface IdentityProvider {
@@ -38,7 +41,7 @@ export async function createIdentityProvider(deps: IdentityDeps): Promise<Identi
   // Made on first use (keystore.ts).
   deps.keys.register(IDP_ACCESS_TOKEN_KEYS, IDP_ID_TOKEN_KEYS);
   const service = new IdentityService(deps.db, deps.keys, deps.masterKey, deps.config.baseUrl, {
-    allowHttpLocalhost: deps.config.identityAllowHttpLocalhost, claimsBase: deps.config.identityClaimsBase,
+    allowHttpLocalhost: deps.config.identityAllowHttpLocalhost, claimsBase: deps.config.identityClaimsBase, ...(deps.clock ? { clock: deps.clock } : {}),
   });
   const management = new ManagementService(deps.db, deps.keys, service, deps.config.baseUrl, deps.config.consoleOrigin, {
     clientId: deps.config.identityLoginAsClientId, redirectUri: deps.config.identityLoginAsRedirectUri, responseType: deps.config.identityLoginAsResponseType,

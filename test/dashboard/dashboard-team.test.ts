@@ -38,11 +38,24 @@ describe('dashboard: team', () => {
     assert.match(team.body, /ada@team\.example \(you\)/);
     const csrf = hiddenFields(team.body).get('csrf')!;
     const invited = await post(ada, `/dashboard/${a.entityId}/team`, { csrf, email: 'new.clerk@team.example', role: 'viewer' });
-    assert.equal(invited.statusCode, 303, invited.body);
-    assert.match(String(invited.headers.location), /invited=1/);
+    assert.equal(invited.statusCode, 200, invited.body);
+    assert.equal(invited.headers['cache-control'], 'no-store');
+    // The invitation link, shown once to the inviting admin: the outbox keeps it redacted.
+    const link = new URL(/id="invitation-link" readonly value="([^"]+)"/.exec(invited.body)![1]!.replace(/&amp;/g, '&'));
+    const token = link.searchParams.get('token')!;
+    assert.ok(token.length >= 43);
     const mail = (await t.testDb.db.query<{ subject: string; body: string }>(`SELECT subject, body FROM idp_mail_outbox WHERE to_address = 'new.clerk@team.example'`)).rows[0]!;
     assert.equal(mail.subject, 'You are invited to Team shop A on payd');
-    assert.match(mail.body, /password\/reset\?token=/);
+    assert.match(mail.body, /password\/reset\?token=\[redacted\]/);
+    assert.doesNotMatch(mail.body, new RegExp(token), 'the outbox cannot set the invitee\'s password');
+    const stored = await t.testDb.db.query(`SELECT 1 FROM idp_password_resets r JOIN idp_users u ON u.id = r.user_id WHERE u.email = 'new.clerk@team.example' AND r.token_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex')`, [token]);
+    assert.equal(stored.rows.length, 1, 'the token is stored only as its hash');
+    assert.doesNotMatch((await get(ada, `/dashboard/${a.entityId}/team`)).body, new RegExp(token), 'shown once');
+    const choose = (password: string) => t.app.inject({ method: 'POST', url: '/identity/v1/password/reset', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ token, password }).toString() });
+    assert.equal((await t.app.inject({ url: `${link.pathname}${link.search}` })).statusCode, 200, 'the link opens the form');
+    assert.equal((await choose('123456789012')).statusCode, 400, 'the password rule');
+    assert.equal((await choose('the new clerk chose this passphrase')).statusCode, 200);
+    assert.equal((await choose('and then tried another passphrase')).statusCode, 400, 'single use');
     const added = await post(ada, `/dashboard/${a.entityId}/team`, { csrf, email: 'bea@team.example', role: 'operator' });
     assert.match(String(added.headers.location), /added=1/, 'an existing account is added at once');
     assert.equal((await post(ada, `/dashboard/${a.entityId}/team`, { csrf, email: 'not an email', role: 'viewer' })).statusCode, 400);

@@ -213,9 +213,14 @@ describe('merchant dashboard', () => {
     const invite = await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${b.entityId}/members`, headers: t.adminHeaders, payload: { email: 'new.hire@example.com', role: 'viewer' } });
     assert.equal(invite.statusCode, 201, invite.body);
     assert.equal(invite.json().invited, true);
+    assert.equal(invite.headers['cache-control'], 'no-store');
+    const link = new URL(invite.json().invitation_url);
+    assert.equal(link.pathname, '/identity/v1/password/reset');
     const mail = (await t.testDb.db.query<{ subject: string; body: string }>(`SELECT subject, body FROM idp_mail_outbox WHERE to_address = 'new.hire@example.com'`)).rows[0]!;
     assert.equal(mail.subject, 'You are invited to Shop B on payd');
-    assert.match(mail.body, /password\/reset\?token=/);
+    assert.match(mail.body, /password\/reset\?token=\[redacted\]/);
+    assert.doesNotMatch(mail.body, new RegExp(link.searchParams.get('token')!), 'the outbox keeps the link redacted');
+    assert.equal((await t.app.inject({ url: `${link.pathname}${link.search}` })).statusCode, 200, 'the link answered once works');
     const list = await t.app.inject({ url: `/admin/v1/entities/${b.entityId}/members`, headers: t.adminHeaders });
     assert.deepEqual(list.json().data.map((m: { email: string; role: string }) => `${m.email}:${m.role}`).sort(), ['bea@example.com:admin', 'new.hire@example.com:viewer']);
     const bea = list.json().data.find((m: { email: string }) => m.email === 'bea@example.com').user_id;

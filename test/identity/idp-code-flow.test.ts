@@ -8,6 +8,7 @@ import * as client from 'openid-client';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/server.ts';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
 
 
 const REDIRECT = 'https://rp.example/callback';
@@ -21,10 +22,13 @@ describe('identity provider: authorization code with openid-client', () => {
   let publicApp: { client_id: string };
   const email = 'ada@example.com';
 
+  let smtp: SmtpSink;
+
   before(async () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    t = await createTestApp({ baseUrl: base });
+    smtp = await startSmtpSink(); // sign-up links arrive by mail
+    t = await createTestApp({ baseUrl: base, smtpUrl: smtp.url });
     await t.app.listen({ port, host: '127.0.0.1' });
     const post = async (url: string, payload: object) => {
       const res = await t.app.inject({ method: 'POST', url, headers: t.adminHeaders, payload });
@@ -41,7 +45,10 @@ describe('identity provider: authorization code with openid-client', () => {
     assert.match(stored.rows[0]!.password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/, 'argon2id at OWASP parameters');
     assert.doesNotMatch(JSON.stringify(stored.rows[0]), new RegExp(app.client_secret), 'the secret is not stored in the clear');
   });
-  after(() => t?.close());
+  after(async () => {
+    await t?.close();
+    await smtp?.close();
+  });
 
   const tokens = async () => (await t.testDb.db.query<{ n: number }>('SELECT count(*)::int AS n FROM idp_tokens')).rows[0]!.n;
 
@@ -225,7 +232,7 @@ describe('identity provider: authorization code with openid-client', () => {
     assert.equal(await tokens(), before);
   });
 
-  it('signs up through the page and comes back with a code; an existing email is not signed up again', async () => {
+  it('signs up through the page (the same answer for an existing email), confirms by the mailed link and comes back with a code', async () => {
     const a = await authorize(app.client_id);
     const signupUrl = a.url.replace('/oauth/authorize?', '/oauth/authorize/signup?');
     const submit = async (fields: Record<string, string>) => {
@@ -238,12 +245,24 @@ describe('identity provider: authorization code with openid-client', () => {
       return fetch(`${base}/oauth/authorize/signup`, { method: 'POST', redirect: 'manual', headers: { cookie: (page.headers.get('set-cookie') ?? '').split(';')[0]!, 'content-type': 'application/x-www-form-urlencoded' }, body: form });
     };
     const ok = await submit({ email: 'new.user@example.com', password: 'a brand new password', given_name: 'New' });
-    assert.equal(ok.status, 303);
-    const code = new URL(ok.headers.get('location')!).searchParams.get('code');
-    assert.ok(code);
-    const again = await submit({ email: 'NEW.user@example.com', password: 'another password 123' });
-    assert.equal(again.status, 400);
-    assert.match(await again.text(), /could not be created/);
+    const again = await submit({ email: 'ADA@example.com', password: 'another password 123' });
+    const [okText, againText] = [await ok.text(), await again.text()];
+    // The same page whether the address has an account or not: check your mail.
+    for (const [res, text] of [[ok, okText], [again, againText]] as const) {
+      assert.equal(res.status, 200, text);
+      assert.match(text, /Check your mail/);
+    }
+    assert.equal(okText.replace(/new\.user@example\.com/, 'X'), againText.replace(/ADA@example\.com/, 'X'), 'the same page');
+    assert.match((await smtp.next(email)).text, /already has one/, 'the owner of the account is told');
+    const link = smtp.link(await smtp.next('new.user@example.com'), '/identity/v1/signup/confirm?token=');
+    const confirmed = await fetch(`${base}/identity/v1/signup/confirm`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: link.searchParams.get('token')! }) });
+    assert.equal(confirmed.status, 303);
+    // Back to the authorization request, now signed in: the code comes to the client with its state.
+    const resumed = await fetch(confirmed.headers.get('location')!, { redirect: 'manual', headers: { cookie: (confirmed.headers.get('set-cookie') ?? '').split(';')[0]! } });
+    assert.equal(resumed.status, 303, await resumed.text());
+    const back = new URL(resumed.headers.get('location')!);
+    assert.ok(back.searchParams.get('code'));
+    assert.equal(back.searchParams.get('state'), a.state);
     const short = await submit({ email: 'short@example.com', password: 'short' });
     assert.equal(short.status, 400);
     const { rows } = await t.testDb.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM idp_users WHERE lower(email) IN ('new.user@example.com', 'short@example.com')`);

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
 import { type Client, PASSWORD, cookieOf, count, createClient, createUser } from './idp-helpers.ts';
 
 const SHOP = 'https://shop.example';
@@ -22,8 +23,11 @@ describe('identity SDK API (/identity/v1)', () => {
   let firstParty: Client;
   let thirdParty: Client;
   let messenger: Client;
+  let smtp: SmtpSink;
   before(async () => {
-    t = await createTestApp();
+    // Identity mails go to a real SMTP server: the only place their links can be read.
+    smtp = await startSmtpSink();
+    t = await createTestApp({ smtpUrl: smtp.url });
     // (client_secret_post: its server sends the secret in the body, as the JSON exchange below does.)
     confidential = await createClient(t, { name: 'Shop', callback_urls: [CALLBACK], allowed_origins: [SHOP], response_types: ['code', 'messenger_code'], token_endpoint_auth_method: 'client_secret_post' });
     spa = await createClient(t, { name: 'Shop SPA', callback_urls: [CALLBACK], allowed_origins: [SHOP], token_endpoint_auth_method: 'none' });
@@ -34,6 +38,7 @@ describe('identity SDK API (/identity/v1)', () => {
   });
   after(async () => {
     await t?.close();
+    await smtp?.close();
   });
 
   const post = (url: string, payload: object, headers: Record<string, string> = {}, ip?: string) =>
@@ -151,24 +156,44 @@ describe('identity SDK API (/identity/v1)', () => {
     for (let i = 0; i < 6; i++) last = await login(confidential.client_id, 'ada@example.com', 'not the password at all', '10.2.0.2');
     assert.equal(last!.statusCode, 429);
     assert.equal(sdkError(last!).error, 'too_many_attempts');
-    assert.equal(last!.headers['retry-after'], '900');
+    assert.equal(last!.headers['retry-after'], '1', 'the real wait');
     assert.equal((await login(confidential.client_id, 'ada@example.com', PASSWORD, '10.2.0.3')).statusCode, 200, 'another address still signs in');
   });
 
-  it('sign-up: the password rules with error_details, one generic answer for a taken address, then a tkn', async () => {
-    const signup = (email: string, password: string, ip = '10.3.0.1') =>
-      post('/identity/v1/signup', { client_id: confidential.client_id, scope: 'openid profile email', data: { email, password, given_name: 'Grace', family_name: 'Hopper' } }, {}, ip);
+  it('sign-up: the password rules with error_details; the same answer whether the address has an account; the mailed link creates it, once', async () => {
+    const signup = (email: string, password: string, ip = '10.3.0.1', extra: object = {}) =>
+      post('/identity/v1/signup', { client_id: confidential.client_id, scope: 'openid profile email', data: { email, password, given_name: 'Grace', family_name: 'Hopper' }, ...extra }, {}, ip);
     const weak = await signup('grace@example.com', 'password1234');
     assert.equal(weak.statusCode, 400);
     assert.equal(sdkError(weak).error_details?.[0]?.field, 'data.password');
     assert.equal((await signup('not-an-email', 'a sturdy passphrase 42')).statusCode, 400);
-    const ok = await signup('grace@example.com', 'a sturdy passphrase 42');
-    assert.equal(ok.statusCode, 200, ok.body);
-    const a = await authorizeWithTkn(confidential.client_id, ok.json().tkn, { state: 's' });
-    assert.ok(new URL(String(a.headers.location)).searchParams.get('code'));
-    const taken = await signup('GRACE@example.com', 'a sturdy passphrase 42');
-    assert.equal(taken.statusCode, 400);
-    assert.match(sdkError(taken).error_description, /could not be created/);
+    // A new address and one that has an account (ada): one answer, byte for byte.
+    const fresh = await signup('grace@example.com', 'a sturdy passphrase 42', '10.3.0.1', { return_to_after_email_confirmation: `${SHOP}/welcome` });
+    const taken = await signup('ADA@example.com', 'a sturdy passphrase 42');
+    for (const res of [fresh, taken]) {
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual(res.json(), {}, 'no tkn: the SDK resolves with {}');
+    }
+    assert.equal(fresh.body, taken.body);
+    assert.equal(await count(t, `SELECT count(*)::int AS n FROM idp_users WHERE email = 'grace@example.com'`), 0, 'no account before the address is confirmed');
+    // The owner of the existing account is told, with no link.
+    const notice = await smtp.next('ada@example.com');
+    assert.match(notice.text, /already has one/);
+    assert.doesNotMatch(notice.text, /token=/);
+    // The new address gets the link: GET shows a form (a mail scanner uses nothing), POST creates and signs in.
+    const link = smtp.link(await smtp.next('grace@example.com'), '/identity/v1/signup/confirm?token=');
+    assert.equal((await t.app.inject({ url: `${link.pathname}${link.search}` })).statusCode, 200);
+    assert.equal(await count(t, `SELECT count(*)::int AS n FROM idp_users WHERE email = 'grace@example.com'`), 0);
+    const confirm = () => t.app.inject({ method: 'POST', url: '/identity/v1/signup/confirm', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ token: link.searchParams.get('token')! }).toString() });
+    const done = await confirm();
+    assert.equal(done.statusCode, 303, done.body);
+    assert.equal(done.headers.location, `${SHOP}/welcome`);
+    const session = cookieOf(done, 'payd_idp_session')!;
+    assert.equal((await t.app.inject({ url: `/identity/v1/sso/data?client_id=${confidential.client_id}`, headers: { cookie: session } })).json().email, 'grace@example.com');
+    assert.equal((await confirm()).statusCode, 400, 'the link works once');
+    assert.equal((await login(confidential.client_id, 'grace@example.com', 'a sturdy passphrase 42', '10.3.0.2')).statusCode, 200, 'the chosen password signs in');
+    const kept = (await t.testDb.db.query<{ body: string }>(`SELECT body FROM idp_mail_outbox WHERE to_address = 'grace@example.com'`)).rows[0]!.body;
+    assert.doesNotMatch(kept, new RegExp(link.searchParams.get('token')!), 'the outbox keeps the link redacted');
     let last: LightMyRequestResponse | undefined;
     for (let i = 0; i < 11; i++) last = await signup(`mass${i}@example.com`, 'a sturdy passphrase 42', '10.3.0.9');
     assert.equal(last!.statusCode, 429, 'sign-ups are throttled per address as on the hosted page');
@@ -231,7 +256,7 @@ describe('identity SDK API (/identity/v1)', () => {
     assert.equal(await alive(s2), false);
   });
 
-  it('forgot password: the same answer for any address, a mail in the outbox, a reset that ends every session, once', async () => {
+  it('forgot password: the same answer for any address, a mail (the outbox keeps it redacted), a reset that ends every session, once', async () => {
     await createUser(t, 'reset@example.com');
     const ask = (email: string) => post('/identity/v1/forgot-password', { client_id: confidential.client_id, email, return_to: `${SHOP}/signed-out` });
     const mails = () => count(t, `SELECT count(*)::int AS n FROM idp_mail_outbox WHERE to_address = 'reset@example.com'`);
@@ -240,9 +265,11 @@ describe('identity SDK API (/identity/v1)', () => {
     const session = cookieOf(await authorizeWithTkn(confidential.client_id, (await login(confidential.client_id, 'reset@example.com')).json().tkn, { state: 's' }), 'payd_idp_session')!;
     assert.equal((await ask('reset@example.com')).statusCode, 204);
     assert.equal(await mails(), 1);
-    const body = (await t.testDb.db.query<{ body: string }>(`SELECT body FROM idp_mail_outbox WHERE to_address = 'reset@example.com'`)).rows[0]!.body;
-    const link = new URL(/https?:\/\/\S+password\/reset\?token=\S+/.exec(body)![0]);
+    const link = smtp.link(await smtp.next('reset@example.com'), '/password/reset?token=');
     const token = link.searchParams.get('token')!;
+    const kept = (await t.testDb.db.query<{ body: string }>(`SELECT body FROM idp_mail_outbox WHERE to_address = 'reset@example.com'`)).rows[0]!.body;
+    assert.match(kept, /password\/reset\?token=\[redacted\]/, 'the outbox keeps the link redacted');
+    assert.doesNotMatch(kept, new RegExp(token));
     const page = await t.app.inject({ url: `${link.pathname}${link.search}` });
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /Choose a new password/);

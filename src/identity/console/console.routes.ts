@@ -199,8 +199,8 @@ ${scopesField(x)}
     return layout(reply, 'Profiles', a.user.email, `<ul>${items}</ul>`, 200, [], a.csrf);
   });
 
-  // The identity mails (password reset links), newest first: in development, with no SMTP
-  // server configured, this is where they are read.
+  // The identity mails, newest first, as the outbox keeps them: their links' tokens
+  // redacted (mail.ts), so the console shows what was sent and whether, not a usable link.
   app.get('/console/mail', { schema: { hide: true } }, async (request, reply) => {
     const a = await admin(request, reply);
     if (!a) return reply;

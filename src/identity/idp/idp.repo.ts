@@ -314,22 +314,6 @@ export const idpRepo = {
         WHERE t.jti = $1 AND t.revoked_at IS NULL AND t.expires_at > now() AND NOT u.blocked`, [jti]);
     return rows.length > 0;
   },
-  /** A sign-in attempt, recorded before the password is checked (kept if it fails). */
-  async insertAttempt(q: Queryable, email: string, ip: string): Promise<string> {
-    const { rows } = await q.query<{ id: string }>('INSERT INTO idp_login_failures (email, ip) VALUES ($1, $2) RETURNING id::text', [email.toLowerCase(), ip]);
-    return rows[0]!.id;
-  },
-  async deleteAttempt(q: Queryable, id: string): Promise<void> {
-    await q.query('DELETE FROM idp_login_failures WHERE id = $1::bigint', [id]);
-  },
-  async recentFailures(q: Queryable, email: string, ip: string, windowSeconds: number): Promise<{ by_email: number; by_email_ip: number; by_ip: number }> {
-    const { rows } = await q.query<{ by_email: number; by_email_ip: number; by_ip: number }>(
-      `SELECT (SELECT count(*)::int FROM idp_login_failures WHERE lower(email) = lower($1) AND created_at > now() - make_interval(secs => $3)) AS by_email,
-              (SELECT count(*)::int FROM idp_login_failures WHERE lower(email) = lower($1) AND ip = $2 AND created_at > now() - make_interval(secs => $3)) AS by_email_ip,
-              (SELECT count(*)::int FROM idp_login_failures WHERE ip = $2 AND created_at > now() - make_interval(secs => $3)) AS by_ip`,
-      [email, ip, windowSeconds]);
-    return rows[0]!;
-  },
   /** Records a sign-up from this address; the number of them in the window, this one included. */
   async recordSignup(q: Queryable, ip: string, windowSeconds: number): Promise<number> {
     const { rows } = await q.query<{ n: number }>(

@@ -19,6 +19,7 @@ import { consentRoutes } from '../login/consent.routes.ts';
 import { Federation } from '../federation/federation.ts';
 import { federationRoutes } from '../federation/federation.routes.ts';
 import { idpRepo } from './idp.repo.ts';
+import { SignUps } from './signup.ts';
 
 export interface IdpRouteDeps {
   db: Db;
@@ -34,8 +35,9 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const pages = loginPages(baseUrl, csrfKey);
   const complete = await consentRoutes(root, { identity, pages });
-  await loginRoutes(root, { identity, pages, complete });
-  await sdkRoutes(root, { db, identity, pages, mailer, baseUrl });
+  const signups = new SignUps(db, identity, mailer, baseUrl);
+  await loginRoutes(root, { identity, pages, complete, signups, baseUrl });
+  await sdkRoutes(root, { db, identity, pages, mailer, baseUrl, signups });
   await webMessageRoutes(root);
   const federation = new Federation(db, masterKey, `${baseUrl}/oauth/federation/callback`, identity);
   await federationRoutes(root, { db, identity, pages, complete, federation, baseUrl, allowHttpLocalhost });

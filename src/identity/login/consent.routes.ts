@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { isProblem, PROBLEM_TYPE } from '../../platform/http/problem.ts';
 import { sendPage } from '../../checkout/pages.ts';
-import { type AuthRequest, AuthorizeError, type IdentityService, THROTTLE } from '../idp/idp.service.ts';
+import { type AuthRequest, AuthorizeError, type IdentityService } from '../idp/idp.service.ts';
 import type { AppRow } from '../idp/idp.repo.ts';
 import { type AuthType, type LoginPages, SESSION_COOKIE, cookies } from './pages.ts';
 
@@ -76,7 +76,7 @@ export async function consentRoutes(app: FastifyInstance, { identity, pages }: {
     } catch (err) {
       if (isProblem(err, PROBLEM_TYPE.unauthorized, PROBLEM_TYPE.tooManyRequests)) {
         const throttled = err.type === PROBLEM_TYPE.tooManyRequests;
-        if (throttled) reply.header('retry-after', String(THROTTLE.windowSeconds));
+        if (throttled) reply.header('retry-after', err.headers?.['retry-after'] ?? '1');
         return pages.accountLogin(request, reply, err.detail, throttled ? 429 : 200);
       }
       throw err;

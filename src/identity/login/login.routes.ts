@@ -9,12 +9,13 @@ import { problemResponses } from '../../platform/http/schemas.ts';
 import { escapeHtml, sendPage } from '../../checkout/pages.ts';
 import { AuthorizeError, type IdentityService, THROTTLE } from '../idp/idp.service.ts';
 import { type LoginPages, SESSION_COOKIE, cookies } from './pages.ts';
-import { passwordRefusal } from '../sdk/password-strength.ts';
+import { passwordProblem } from '../idp/password-policy.ts';
+import { type SignUps, authorizeUrl } from '../idp/signup.ts';
 import type { Complete } from './consent.routes.ts';
 
 const FormBody = Type.Record(Type.String(), Type.String({ maxLength: 2048 }));
 
-export async function loginRoutes(app: FastifyInstance, { identity, pages, complete }: { identity: IdentityService; pages: LoginPages; complete: Complete }) {
+export async function loginRoutes(app: FastifyInstance, { identity, pages, complete, signups, baseUrl }: { identity: IdentityService; pages: LoginPages; complete: Complete; signups: SignUps; baseUrl: string }) {
   /** The authorization request carried by a query or a form, or the reply that refuses it. */
   const validated = async (reply: FastifyReply, fields: Record<string, unknown>) => {
     try {
@@ -47,7 +48,7 @@ export async function loginRoutes(app: FastifyInstance, { identity, pages, compl
     } catch (err) {
       if (isProblem(err, PROBLEM_TYPE.unauthorized, PROBLEM_TYPE.tooManyRequests)) {
         const throttled = err.type === PROBLEM_TYPE.tooManyRequests;
-        if (throttled) reply.header('retry-after', String(THROTTLE.windowSeconds));
+        if (throttled) reply.header('retry-after', err.headers?.['retry-after'] ?? '1');
         return pages.loginForm(request, reply, r, v.app.name, err.detail, throttled ? 429 : 200);
       }
       throw err;
@@ -68,28 +69,24 @@ export async function loginRoutes(app: FastifyInstance, { identity, pages, compl
     const email = (body.email ?? '').trim();
     const password = body.password ?? '';
     if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254) return again('Enter a valid email address.');
-    const weak = await passwordRefusal(password); // length and strength, as the identity SDK's sign-up
-    if (weak) return again(weak);
     const name = (k: string) => (body[k] ? body[k]!.slice(0, 100) : undefined);
+    // The same page whether the address has an account or not (signup.ts): a mail follows.
     try {
-      await identity.signupAllowed(request.ip);
+      await signups.request({
+        email, password, given_name: name('given_name'), family_name: name('family_name'), client_id: v.app.client_id, app_name: v.app.name,
+        return_to: authorizeUrl(baseUrl, v.request),
+      }, request.ip);
     } catch (err) {
+      const weak = passwordProblem(err); // the password rule (password-policy.ts)
+      if (weak) return again(weak);
       if (isProblem(err, PROBLEM_TYPE.tooManyRequests)) {
         reply.header('retry-after', String(THROTTLE.windowSeconds));
         return pages.signupForm(request, reply, v.request, v.app.name, err.detail, 429);
       }
       throw err;
     }
-    let user;
-    try {
-      user = await identity.createUser({ email, password, given_name: name('given_name'), family_name: name('family_name') });
-    } catch (err) {
-      if (isProblem(err, PROBLEM_TYPE.conflict)) return again('This account could not be created. If you already have one, sign in instead.');
-      throw err;
-    }
-    const session = await identity.newSession(user.id);
-    pages.setSession(reply, session);
-    return complete(request, reply, v, user, new Date(), 'signup', session);
+    return sendPage(reply, 200, 'Check your mail', `<div class="card-box"><p role="status">Check your mail: we sent a message to ${escapeHtml(email)}.</p>
+<p>If you are new here, it has a link that creates your account (valid 24 hours). If you already have an account, sign in instead.</p></div>`);
   });
 
   /**

@@ -1,12 +1,16 @@
-// The identity provider's mails (password reset). Every mail is written to the outbox
-// table first (the administration console lists it: in development that is where the
-// reset link is read, no SMTP server needed); with PAYD_SMTP_URL it is then handed to
-// that SMTP server with nodemailer (loaded only then), and the outcome recorded. A mail
-// that cannot be sent is logged and kept, never an error for the user who asked for it
-// (the answer to "forgot password" is the same whether a mail went out or not).
+// The identity provider's mails (password reset, invitation, sign-up). Every mail is
+// recorded in the outbox table (the administration console lists it), with the secrets of
+// its links redacted (token=[redacted]: redactLinks): whoever reads the database, a backup
+// or the console cannot use a link. The mail as written, links included, goes only to the
+// SMTP server of PAYD_SMTP_URL, with nodemailer (loaded only then), and the outcome is
+// recorded; without SMTP nobody receives the links (an inviting admin is shown the
+// invitation link once instead). A mail that cannot be sent is logged and kept, never an
+// error for the user who asked for it (the answer to "forgot password" is the same whether
+// a mail went out or not).
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../platform/db/index.ts';
 import { sdkRepo } from './sdk.repo.ts';
+import { redactLinks } from '../../platform/observability/logger.ts';
 
 interface Log { warn(obj: object, msg: string): void }
 
@@ -22,10 +26,10 @@ export class Mailer {
     return this.options.smtpUrl ? 'smtp' : 'outbox';
   }
 
-  /** Writes the mail to the outbox and, with SMTP configured, sends it; resolves once recorded (sending goes on). */
+  /** Records the mail (links redacted) and, with SMTP configured, sends it as written; resolves once recorded (sending goes on). */
   async send(to: string, subject: string, body: string): Promise<{ id: string; sent: Promise<void> }> {
     const id = randomUUID();
-    await sdkRepo.insertMail(this.db, { id, to_address: to, subject, body, transport: this.transportName });
+    await sdkRepo.insertMail(this.db, { id, to_address: to, subject, body: redactLinks(body), transport: this.transportName });
     const sent = this.options.smtpUrl ? this.deliver(id, to, subject, body) : Promise.resolve();
     return { id, sent };
   }

@@ -1,11 +1,11 @@
 // Password strength as the identity SDK reads it (POST /identity/v1/password/strength:
 // {score: 0..4}), estimated by zxcvbn-ts with its common-password and name dictionaries
 // (loaded on first use: a payd whose users never ask does not hold them). The same
-// estimate is the sign-up and reset rule: at least MIN_STRENGTH, besides the length.
+// estimate is part of the one password rule (src/identity/idp/password-policy.ts).
 type Estimate = (password: string) => { score: 0 | 1 | 2 | 3 | 4 };
 
-export const MIN_STRENGTH = 2;
-export const PASSWORD_LENGTH = { min: 12, max: 256 } as const;
+/** Only the first characters count (the policy's longest password): the estimate grows with the length. */
+const ESTIMATED_CHARS = 256;
 
 let estimator: Promise<Estimate> | undefined;
 
@@ -28,14 +28,5 @@ function load(): Promise<Estimate> {
 
 /** 0 (guessed at once) to 4 (very unlikely to be guessed); only the first 256 characters count. */
 export async function passwordScore(password: string): Promise<0 | 1 | 2 | 3 | 4> {
-  return (await load())(password.slice(0, PASSWORD_LENGTH.max)).score;
-}
-
-/** Why this password may not be chosen, or undefined when it may. */
-export async function passwordRefusal(password: string): Promise<string | undefined> {
-  if (password.length < PASSWORD_LENGTH.min || password.length > PASSWORD_LENGTH.max) {
-    return `Choose a password of ${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max} characters.`;
-  }
-  if ((await passwordScore(password)) < MIN_STRENGTH) return 'This password is too easy to guess: add words or characters that are less common.';
-  return undefined;
+  return (await load())(password.slice(0, ESTIMATED_CHARS)).score;
 }

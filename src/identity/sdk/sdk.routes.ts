@@ -19,7 +19,9 @@ import { type IdentityService, THROTTLE } from '../idp/idp.service.ts';
 import { type AppRow, idpRepo } from '../idp/idp.repo.ts';
 import { SESSION_COOKIE, cookies, type LoginPages } from '../login/pages.ts';
 import type { Mailer } from './mail.ts';
-import { MIN_STRENGTH, PASSWORD_LENGTH, passwordRefusal, passwordScore } from './password-strength.ts';
+import { passwordScore } from './password-strength.ts';
+import { MIN_STRENGTH, PASSWORD_LENGTH, passwordProblem } from '../idp/password-policy.ts';
+import type { SignUps } from '../idp/signup.ts';
 import { sdkRepo } from './sdk.repo.ts';
 
 export const LOGIN_TOKEN_TTL_SECONDS = 60;
@@ -44,9 +46,10 @@ export interface SdkDeps {
   pages: LoginPages;
   mailer: Mailer;
   baseUrl: string;
+  signups: SignUps;
 }
 
-export async function sdkRoutes(root: FastifyInstance, { db, identity, pages, mailer, baseUrl }: SdkDeps) {
+export async function sdkRoutes(root: FastifyInstance, { db, identity, pages, mailer, baseUrl, signups }: SdkDeps) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const json = { oauthErrors: () => true };
   // Documented in docs/identity-sdk.md (the SDK's wire contract), not in the OpenAPI
@@ -115,7 +118,7 @@ export async function sdkRoutes(root: FastifyInstance, { db, identity, pages, ma
     } catch (err) {
       if (isProblem(err, PROBLEM_TYPE.unauthorized)) throw sdkError(400, 'invalid_grant', 'Invalid email or password.');
       if (isProblem(err, PROBLEM_TYPE.tooManyRequests)) {
-        throw sdkError(429, 'too_many_attempts', 'Too many failed sign-in attempts. Try again in 15 minutes.', {}, { 'retry-after': String(THROTTLE.windowSeconds) });
+        throw sdkError(429, 'too_many_attempts', err.detail ?? 'Too many failed sign-in attempts.', {}, { 'retry-after': err.headers?.['retry-after'] ?? '1' });
       }
       throw err;
     }
@@ -124,9 +127,10 @@ export async function sdkRoutes(root: FastifyInstance, { db, identity, pages, ma
   app.post('/identity/v1/signup', {
     config: json,
     schema: {
-      hide: true, summary: 'Sign-up: creates the user, then a one-time token (tkn) for /oauth/authorize',
+      hide: true, summary: 'Sign-up: a mail to the address (a confirmation link, or a notice to an existing account); {} either way',
       body: Type.Object({
         client_id: Type.String({ maxLength: 100 }), redirect_url: Type.Optional(Type.String({ maxLength: 2048 })), scope: Type.Optional(Type.String({ maxLength: 500 })),
+        return_to_after_email_confirmation: Type.Optional(Type.String({ maxLength: 2048 })),
         data: Type.Object({
           email: Type.Optional(Type.String({ maxLength: 254 })), password: Type.String({ maxLength: PASSWORD_LENGTH.max }),
           given_name: Type.Optional(Type.String({ maxLength: 100 })), family_name: Type.Optional(Type.String({ maxLength: 100 })),
@@ -140,26 +144,23 @@ export async function sdkRoutes(root: FastifyInstance, { db, identity, pages, ma
     if (!EMAIL.test(email) || email.length > 254) {
       throw sdkError(400, 'invalid_request', 'Enter a valid email address.', { error_details: [{ field: 'data.email', message: 'Enter a valid email address.', code: 'email' }] });
     }
-    const weak = await passwordRefusal(data.password);
-    if (weak) throw sdkError(400, 'invalid_request', weak, { error_details: [{ field: 'data.password', message: weak, code: 'password.policy' }] });
+    // The same answer whether the address has an account or not (idp/signup.ts): {} (no
+    // tkn: the SDK resolves with {}), and a mail; the new user's link creates the account.
     try {
-      await identity.signupAllowed(request.ip);
+      await signups.request({
+        email, password: data.password, given_name: data.given_name, family_name: data.family_name, client_id: a.client_id, app_name: a.name,
+        return_to: await allowedReturn(request.body.return_to_after_email_confirmation ?? request.body.redirect_url, a),
+      }, request.ip);
     } catch (err) {
+      const weak = passwordProblem(err); // the password rule (password-policy.ts)
+      if (weak) throw sdkError(400, 'invalid_request', weak, { error_details: [{ field: 'data.password', message: weak, code: 'password.policy' }] });
       if (isProblem(err, PROBLEM_TYPE.tooManyRequests)) {
         reply.header('retry-after', String(THROTTLE.windowSeconds));
         throw sdkError(429, 'too_many_attempts', err.detail ?? 'Too many sign-ups.', {}, { 'retry-after': String(THROTTLE.windowSeconds) });
       }
       throw err;
     }
-    let user;
-    try {
-      user = await identity.createUser({ email, password: data.password, given_name: data.given_name, family_name: data.family_name });
-    } catch (err) {
-      // The hosted page's answer: whether the address has an account is not told here.
-      if (isProblem(err, PROBLEM_TYPE.conflict)) throw sdkError(400, 'invalid_request', 'This account could not be created. If you already have one, sign in instead.');
-      throw err;
-    }
-    return loginToken(a, user.id, 'signup');
+    return {};
   });
 
   app.post('/identity/v1/password/strength', {
@@ -275,12 +276,44 @@ ${message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : ''
   }, async (request, reply) => {
     const { token, password } = request.body;
     if (!(await sdkRepo.reset(db, hex(token), false))) return expired(reply);
-    const weak = await passwordRefusal(password);
-    if (weak) return resetForm(reply, token, weak, 400);
-    const done = await identity.resetPassword(hex(token), password);
+    let done;
+    try {
+      done = await identity.resetPassword(hex(token), password);
+    } catch (err) {
+      const weak = passwordProblem(err); // the password rule (password-policy.ts)
+      if (weak) return resetForm(reply, token, weak, 400);
+      throw err;
+    }
     if (!done) return expired(reply);
     const back = done.return_to ? `<p><a href="${escapeHtml(done.return_to)}">Continue</a></p>` : '';
     return sendPage(reply, 200, 'Your password is changed', `<p role="status">Your password is changed. Every session that used the old one is signed out.</p>${back}`);
+  });
+
+  // ---- sign-up confirmation (the link mailed by idp/signup.ts) ----
+
+  const confirmForm = (reply: FastifyReply, token: string) => sendPage(reply, 200, 'Create your account', `
+<p>Confirm your address to create your account and sign in.</p>
+<form method="post" action="/identity/v1/signup/confirm">
+<input type="hidden" name="token" value="${escapeHtml(token)}">
+<button type="submit">Create my account</button>
+</form>`, [], undefined, 'any'); // its post ends at the application: no form-action (see login/pages.ts endsAtClient)
+  const confirmExpired = (reply: FastifyReply) => sendPage(reply, 400, 'This link does not work any more',
+    '<p role="alert">The link has expired or was already used. Sign in, or sign up again.</p>');
+
+  // GET only shows the form: a mail scanner that opens links does not use the token.
+  app.get('/identity/v1/signup/confirm', {
+    schema: { hide: true, querystring: Type.Object({ token: Type.String({ maxLength: 100 }) }) },
+  }, async (request, reply) => ((await signups.valid(request.query.token)) ? confirmForm(reply, request.query.token) : confirmExpired(reply)));
+
+  app.post('/identity/v1/signup/confirm', {
+    schema: { hide: true, body: Type.Object({ token: Type.String({ maxLength: 100 }) }, { additionalProperties: true }) },
+  }, async (request, reply) => {
+    const done = await signups.confirm(request.body.token);
+    if (!done) return confirmExpired(reply);
+    if (done === 'taken') return sendPage(reply, 409, 'You already have an account', '<p role="alert">An account with this address exists already: sign in with its password.</p>');
+    pages.setSession(reply, await identity.newSession(done.user.id));
+    if (done.return_to) return reply.redirect(done.return_to, 303);
+    return sendPage(reply, 200, 'Your account is ready', '<p role="status">Your account is ready, and you are signed in.</p>');
   });
 }
 

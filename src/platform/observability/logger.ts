@@ -27,19 +27,38 @@ export const REDACT_PATHS = [
   '*.instrument.cvv',
 ];
 
-/** Query parameters whose value is a credential (the checkout session of old hosted-page links). */
-export const SECRET_QUERY_PARAMS = ['session'];
+/**
+ * Query (and fragment) parameters whose value is a credential, matched by name without
+ * regard to case (percent-encoded names too): the checkout session of old hosted-page
+ * links, reset and invitation links (token), OAuth codes and tokens, the SDK's one-time
+ * tkn, client secrets and assertions, PKCE verifiers, id_token_hint, passwords, the
+ * messenger's account-linking token. Not state: a CSRF binding the browser shows in its
+ * address bar anyway, and the one value that ties a log line to a client's request.
+ */
+export const SECRET_QUERY_PARAMS = [
+  'session', 'token', 'access_token', 'refresh_token', 'id_token', 'id_token_hint', 'code', 'authorization_code', 'tkn',
+  'client_secret', 'client_assertion', 'assertion', 'code_verifier', 'password', 'account_linking_token', 'api_key',
+];
 
-/** A request URL as it may be logged: the values of SECRET_QUERY_PARAMS replaced by [redacted]. */
+const redactParams = (params: string) => params.split('&').map((pair) => {
+  const eq = pair.indexOf('=');
+  const name = decodeURIComponentSafe(eq < 0 ? pair : pair.slice(0, eq));
+  return SECRET_QUERY_PARAMS.includes(name.toLowerCase()) ? `${pair.slice(0, eq < 0 ? pair.length : eq)}=[redacted]` : pair;
+}).join('&');
+
+/** A URL as it may be logged or kept: the values of SECRET_QUERY_PARAMS, in its query and its fragment, replaced by [redacted]. */
 export function redactUrl(url: string): string {
-  const q = url.indexOf('?');
-  if (q < 0) return url;
-  const query = url.slice(q + 1).split('&').map((pair) => {
-    const eq = pair.indexOf('=');
-    const name = decodeURIComponentSafe(eq < 0 ? pair : pair.slice(0, eq));
-    return SECRET_QUERY_PARAMS.includes(name.toLowerCase()) ? `${pair.slice(0, eq < 0 ? pair.length : eq)}=[redacted]` : pair;
-  });
-  return `${url.slice(0, q)}?${query.join('&')}`;
+  const hash = url.indexOf('#');
+  const fragment = hash < 0 ? undefined : url.slice(hash + 1);
+  const rest = hash < 0 ? url : url.slice(0, hash);
+  const q = rest.indexOf('?');
+  const redacted = q < 0 ? rest : `${rest.slice(0, q)}?${redactParams(rest.slice(q + 1))}`;
+  return fragment === undefined ? redacted : `${redacted}#${redactParams(fragment)}`;
+}
+
+/** A text (a mail body) with every http(s) URL in it passed through redactUrl. */
+export function redactLinks(text: string): string {
+  return text.replace(/https?:\/\/[^\s<>"']+/g, (url) => redactUrl(url));
 }
 
 function decodeURIComponentSafe(s: string): string {

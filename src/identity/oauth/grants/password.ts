@@ -31,7 +31,7 @@ export async function passwordGrant(deps: CodeGrantDeps & { identity: IdentitySe
   } catch (err) {
     if (isProblem(err, PROBLEM_TYPE.unauthorized)) throw oauthError('invalid_grant', 'Invalid email or password.');
     if (isProblem(err, PROBLEM_TYPE.tooManyRequests)) {
-      const p = oauthError('invalid_grant', 'Too many failed sign-in attempts. Try again in 15 minutes.');
+      const p = oauthError('invalid_grant', err.detail ?? 'Too many failed sign-in attempts.');
       throw new Problem({ status: 429, type: p.type, title: p.title, detail: p.detail, extra: { ...p.extra, error: 'too_many_attempts' }, headers: { ...p.headers, ...err.headers } });
     }
     throw err;
