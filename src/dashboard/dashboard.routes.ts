@@ -183,6 +183,8 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
       throw err;
     }
     if (!sid) return failed();
+    // Invitations whose link this user redeemed start now (members.routes.ts, inviteMember).
+    await membersRepo.acceptRedeemed(deps.db, userId);
     const exp = Math.floor(Date.now() / 1000) + TTL_SECONDS;
     const target = (() => {
       const b = Buffer.from(back ?? '', 'base64url').toString();

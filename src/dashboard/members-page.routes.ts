@@ -29,6 +29,7 @@ export async function teamPageRoutes(app: FastifyInstance, deps: TeamPageDeps) {
   const teamPage = async (reply: FastifyReply, m: Member, status = 200, message?: { notice?: string; error?: string; link?: { email: string; url: string } }, values: Record<string, string> = {}) => {
     const base = `/dashboard/${m.entity.entity_id}/team`;
     const members = await membersRepo.of(deps.db, m.entity.entity_id);
+    const pending = await membersRepo.pendingOf(deps.db, m.entity.entity_id);
     const rows = members.map((x, i) => `<tr><td>${e(x.email)}${x.user_id === m.userId ? ' (you)' : ''}</td><td>${e(when(x.created_at))}</td>
 <td><form method="post" action="${base}/${e(x.user_id)}/role" class="inline" data-once>${csrfField(m)}${roleSelect(`role-${i}`, x.role, `Role of ${x.email}`)} <button type="submit" class="secondary">Save</button></form></td>
 <td><form method="post" action="${base}/${e(x.user_id)}/remove" data-once>${csrfField(m)}<button type="submit" class="danger" aria-label="Remove ${e(x.email)}">Remove</button></form></td></tr>`).join('');
@@ -48,7 +49,10 @@ ${message?.notice ? `<p class="notice" role="status">${e(message.notice)}</p>` :
 <p>Admin: API keys, webhooks and the team, and everything an operator does. Operator: capture, refund, void, payment links. Viewer: read only.</p>
 <div class="table-wrap" role="region" tabindex="0" aria-label="Members (scrolls sideways on small screens)"><table aria-label="Members">
 <thead><tr><th scope="col">Email</th><th scope="col">Member since</th><th scope="col">Role</th><th scope="col">Actions</th></tr></thead>
-<tbody>${rows}</tbody></table></div>`);
+<tbody>${rows}</tbody></table></div>${pending.length ? `
+<h2>Waiting for their link</h2>
+<p>These addresses already had a payd account: they become members once their owner chooses a new password with the invitation link (7 days).</p>
+<ul id="pending-invitations">${pending.map((x) => `<li>${e(x.email)}, ${e(roleLabel[x.role])}, invited ${e(when(x.created_at))}</li>`).join('')}</ul>` : ''}`);
   };
 
   app.get('/dashboard/:entity/team', { schema: { hide: true, params } }, async (request, reply) => {
@@ -70,7 +74,8 @@ ${message?.notice ? `<p class="notice" role="status">${e(message.notice)}</p>` :
     if (!(ROLES as readonly string[]).includes(b.role ?? '')) return teamPage(reply, m, 400, { error: `Role: one of ${ROLES.join(', ')}.` }, b);
     let invited;
     try {
-      invited = await inviteMember(deps, m.entity.entity_id, email, b.role as Role, m.email);
+      // A merchant's admin cannot vouch for an existing account (members.routes.ts, inviteMember).
+      invited = await inviteMember(deps, m.entity.entity_id, email, b.role as Role, m.email, { trustExistingAccount: false });
     } catch (err) {
       if (err instanceof Problem && err.status < 500) return teamPage(reply, m, err.status, { error: err.detail ?? err.title }, b);
       throw err;
@@ -79,7 +84,12 @@ ${message?.notice ? `<p class="notice" role="status">${e(message.notice)}</p>` :
     if (invited.invitation_url) {
       // The link is shown here once, never stored: no redirect (a page that could be loaded again).
       reply.header('cache-control', 'no-store');
-      return teamPage(reply, m, 200, { notice: 'Invited: a mail asks them to choose a password (when this payd sends mail).', link: { email, url: invited.invitation_url } });
+      return teamPage(reply, m, 200, {
+        notice: invited.pending
+          ? 'Invited: this address already has a payd account. It becomes a member once its owner chooses a new password with the link (by mail, when this payd sends mail).'
+          : 'Invited: a mail asks them to choose a password (when this payd sends mail).',
+        link: { email, url: invited.invitation_url },
+      });
     }
     return reply.redirect(`/dashboard/${m.entity.entity_id}/team?${invited.invited ? 'invited' : 'added'}=1`, 303);
   });

@@ -37,31 +37,55 @@ export interface MembersDeps {
   baseUrl: string;
 }
 
-/** Creates (or finds) the user and makes them a member; an invitation mail when the account is new. */
-export async function inviteMember(deps: MembersDeps, entityId: string, email: string, role: Role, invitedBy: string): Promise<{ user_id: string; invited: boolean; invitation_url?: string }> {
+/**
+ * Makes the address a member of the entity. A new address gets an account without a
+ * usable password and a link to choose one (the membership starts at once: nobody can sign
+ * in to it before the link is used). An account that is already privileged (a console
+ * administrator or a dashboard member elsewhere: authority.ts keeps its credentials out
+ * of everyone's reach) is added at once. Any other existing account may have been
+ * registered by someone else than the mailbox's owner (a Management API application with
+ * create:users, an upstream of social login): unless the caller vouches for it (the
+ * operator API), the invitation waits for its mailed link, whose redemption sets a new
+ * password and ends every session of the account (dashboard_invitations, migration 0037).
+ */
+export async function inviteMember(deps: MembersDeps, entityId: string, email: string, role: Role, invitedBy: string,
+  opts: { trustExistingAccount: boolean }): Promise<{ user_id: string; invited: boolean; pending: boolean; invitation_url?: string }> {
   const entity = await deps.entities.get(entityId);
   let user = await idpRepo.userByEmail(deps.db, email);
-  let invited = false;
-  let invitationUrl: string | undefined;
+  const link = async (userId: string) => {
+    const token = randomBytes(32).toString('base64url');
+    const hash = sha256(token).toString('hex');
+    await sdkRepo.insertReset(deps.db, { token_hash: hash, user_id: userId, client_id: null, return_to: `${deps.baseUrl}/dashboard`, ttlSeconds: INVITE_TTL_SECONDS });
+    return { hash, url: `${deps.baseUrl}/identity/v1/password/reset?token=${token}` };
+  };
   if (!user) {
     // No usable password until the invitee chooses one through the mailed link.
     await deps.identity.createUser({ email, password: randomBytes(32).toString('base64url'), email_verified: false });
     user = (await idpRepo.userByEmail(deps.db, email))!;
-    const token = randomBytes(32).toString('base64url');
-    await sdkRepo.insertReset(deps.db, { token_hash: sha256(token).toString('hex'), user_id: user.id, client_id: null, return_to: `${deps.baseUrl}/dashboard`, ttlSeconds: INVITE_TTL_SECONDS });
-    invitationUrl = `${deps.baseUrl}/identity/v1/password/reset?token=${token}`;
+    const { url } = await link(user.id);
     await deps.mailer.send(email, `You are invited to ${entity.name} on payd`,
       `You are invited to the payd dashboard of ${entity.name}, as ${role}.\n\n`
       + `Choose your password within 7 days with this link, then sign in at ${deps.baseUrl}/dashboard:\n`
-      + `${invitationUrl}\n`);
-    invited = true;
+      + `${url}\n`);
+    await membersRepo.upsert(deps.db, entityId, user.id, role, invitedBy);
+    return { user_id: user.id, invited: true, pending: false, invitation_url: url };
+  }
+  const standing = await idpRepo.lockStanding(deps.db, user.id);
+  if (!opts.trustExistingAccount && standing && !standing.is_admin && !standing.dashboard_member) {
+    const { hash, url } = await link(user.id);
+    await membersRepo.insertInvitation(deps.db, { reset_hash: hash, entity_id: entityId, user_id: user.id, role, invited_by: invitedBy });
+    await deps.mailer.send(email, `You are invited to ${entity.name} on payd`,
+      `You are invited to the payd dashboard of ${entity.name}, as ${role}.\n\n`
+      + `This address already has an account on payd. To accept, choose a new password within 7 days with this link `
+      + `(it ends every session of the account), then sign in at ${deps.baseUrl}/dashboard:\n${url}\n`);
+    return { user_id: user.id, invited: true, pending: true, invitation_url: url };
   }
   // Already a member: a role change, which must leave the entity an admin.
-  if (!invited && (await membersRepo.change(deps.db, entityId, user.id, role)) === 'last_admin') {
+  if ((await membersRepo.change(deps.db, entityId, user.id, role)) === 'last_admin') {
     throw problems.conflict('An entity keeps at least one admin: make another member admin first.');
   }
   await membersRepo.upsert(deps.db, entityId, user.id, role, invitedBy);
-  return { user_id: user.id, invited, ...(invitationUrl ? { invitation_url: invitationUrl } : {}) };
+  return { user_id: user.id, invited: false, pending: false };
 }
 
 export async function membersRoutes(root: FastifyInstance, deps: MembersDeps) {
@@ -93,7 +117,8 @@ export async function membersRoutes(root: FastifyInstance, deps: MembersDeps) {
       })]), ...problemResponses(400, 401, 404, 409) },
     },
   }, async (request, reply) => {
-    const r = await inviteMember(deps, request.params.id, request.body.email, request.body.role, 'operator');
+    // The operator vouches for an existing account (it runs the identity provider).
+    const r = await inviteMember(deps, request.params.id, request.body.email, request.body.role, 'operator', { trustExistingAccount: true });
     reply.header('cache-control', 'no-store');
     return reply.code(201).send({ ...(await view(request.params.id, r.user_id)), invited: r.invited, ...(r.invitation_url ? { invitation_url: r.invitation_url } : {}) });
   });

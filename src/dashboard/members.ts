@@ -65,6 +65,37 @@ export const membersRepo = {
     });
   },
 
+  /** An invitation waiting for its mailed link to be redeemed (dashboard_invitations, migration 0037). */
+  async insertInvitation(q: Queryable, i: { reset_hash: string; entity_id: string; user_id: string; role: Role; invited_by: string }): Promise<void> {
+    await q.query('INSERT INTO dashboard_invitations (reset_hash, entity_id, user_id, role, invited_by) VALUES ($1, $2, $3, $4, $5)',
+      [i.reset_hash, i.entity_id, i.user_id, i.role, i.invited_by]);
+  },
+  /**
+   * The user's invitations whose own link was redeemed (a password chosen through it)
+   * become memberships; how many. A link voided otherwise (another reset, a password
+   * change by whoever holds the password) starts nothing.
+   */
+  async acceptRedeemed(q: Queryable, userId: string): Promise<number> {
+    const { rows } = await q.query<{ n: number }>(
+      `WITH accepted AS (
+         DELETE FROM dashboard_invitations i USING idp_password_resets r
+          WHERE i.user_id = $1 AND r.token_hash = i.reset_hash AND r.redeemed
+          RETURNING i.entity_id, i.user_id, i.role, i.invited_by),
+       added AS (
+         INSERT INTO dashboard_members (entity_id, user_id, role, invited_by) SELECT entity_id, user_id, role, invited_by FROM accepted
+         ON CONFLICT (entity_id, user_id) DO NOTHING RETURNING 1)
+       SELECT count(*)::int AS n FROM added`, [userId]);
+    return rows[0]!.n;
+  },
+  /** Invitations of the entity still waiting for their link (the Team page lists them). */
+  async pendingOf(q: Queryable, entityId: string): Promise<Array<{ email: string; role: Role; created_at: Date }>> {
+    const { rows } = await q.query<{ email: string; role: Role; created_at: Date }>(
+      `SELECT u.email, i.role, i.created_at FROM dashboard_invitations i JOIN idp_users u ON u.id = i.user_id
+         JOIN idp_password_resets r ON r.token_hash = i.reset_hash
+        WHERE i.entity_id = $1 AND r.used_at IS NULL AND r.expires_at > now() ORDER BY i.created_at`, [entityId]);
+    return rows;
+  },
+
   /** Records a dashboard action once per form key; false when that form was already recorded. */
   async recordAction(q: Queryable, a: { entity_id: string; user_id: string; user_email: string; action: string; payment_id: string | null; idempotency_key: string | null; amount: number | null }): Promise<boolean> {
     const { rowCount } = await q.query(

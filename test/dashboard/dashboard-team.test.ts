@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
-import { createUser, hiddenFields } from '../identity/idp-helpers.ts';
+import { FORM, PASSWORD, basic, createClient, createUser, hiddenFields } from '../identity/idp-helpers.ts';
 import { dashboardClient } from './helpers.ts';
 
 describe('dashboard: team', () => {
@@ -105,5 +105,47 @@ describe('dashboard: team', () => {
     assert.equal((await post(bea, `/dashboard/${b.entityId}/team/${olga}/remove`, { csrf })).statusCode, 404, "A's member is not B's");
     assert.equal((await post(bea, `/dashboard/${a.entityId}/team/${olga}/remove`, { csrf })).statusCode, 403);
     assert.equal((await members(a.entityId))['olga@team.example'], 'viewer');
+  });
+
+  // Issue 40 (found while fixing items 1-2): an account registered by someone else than the
+  // mailbox's owner, here a back office holding create:users and update:users, was made a
+  // member at once when a merchant's admin invited its address: the merchant's dashboard
+  // went to whoever held its password.
+  it('an existing account that reaches nothing privileged joins only through its own mailed link; its password holder gets nothing', async () => {
+    const office = await createClient(t, { name: 'Back office', callback_urls: ['https://bo.example/cb'], management_scopes: ['create:users', 'update:users'] });
+    const token = (await t.app.inject({ method: 'POST', url: '/oauth/token', headers: { ...FORM, ...basic(office) }, payload: 'grant_type=client_credentials' })).json().access_token;
+    const made = await t.app.inject({ method: 'POST', url: '/api/v2/users', headers: { authorization: `Bearer ${token}` }, payload: { email: 'cfo@team.example', password: PASSWORD, email_verified: true } });
+    assert.equal(made.statusCode, 201, made.body);
+
+    const ada = await signInAs('ada@team.example');
+    const csrf = hiddenFields((await get(ada, `/dashboard/${a.entityId}/team`)).body).get('csrf')!;
+    const invited = await post(ada, `/dashboard/${a.entityId}/team`, { csrf, email: 'cfo@team.example', role: 'admin' });
+    assert.equal(invited.statusCode, 200, invited.body);
+    assert.match(invited.body, /already has a payd account/);
+    const link = new URL(/id="invitation-link" readonly value="([^"]+)"/.exec(invited.body)![1]!.replace(/&amp;/g, '&'));
+    assert.equal((await members(a.entityId))['cfo@team.example'], undefined, 'not a member yet');
+    assert.match((await get(ada, `/dashboard/${a.entityId}/team`)).body, /id="pending-invitations"><li>cfo@team\.example, Admin/);
+
+    // Whoever holds the password signs in: no entity. Changing the password does not accept
+    // the invitation either (only redeeming its own link does: dashboard_invitations).
+    const holder = await signInAs('cfo@team.example');
+    assert.equal((await get(holder, `/dashboard/${a.entityId}`)).statusCode, 404);
+    const changed = await t.app.inject({ method: 'PATCH', url: `/api/v2/users/${made.json().id}`, headers: { authorization: `Bearer ${token}` }, payload: { password: 'another passphrase the office knows' } });
+    assert.equal(changed.statusCode, 200, changed.body);
+    const again = await signInAs('cfo@team.example', '/dashboard', 'another passphrase the office knows');
+    assert.equal((await get(again, `/dashboard/${a.entityId}`)).statusCode, 404);
+    assert.equal((await members(a.entityId))['cfo@team.example'], undefined);
+
+    // A fresh invitation; the mailbox's owner redeems its link: a new password, every session
+    // of the account ended, and the membership from the next sign-in.
+    const second = await post(ada, `/dashboard/${a.entityId}/team`, { csrf, email: 'cfo@team.example', role: 'admin' });
+    const token2 = new URL(/id="invitation-link" readonly value="([^"]+)"/.exec(second.body)![1]!.replace(/&amp;/g, '&')).searchParams.get('token')!;
+    assert.notEqual(token2, link.searchParams.get('token'));
+    const chosen = await t.app.inject({ method: 'POST', url: '/identity/v1/password/reset', headers: FORM, payload: new URLSearchParams({ token: token2, password: 'the real cfo chose this passphrase' }).toString() });
+    assert.equal(chosen.statusCode, 200, chosen.body);
+    assert.equal((await get(again, `/dashboard/${a.entityId}`)).statusCode, 303, 'the holder\'s dashboard session ended with the reset');
+    const cfo = await signInAs('cfo@team.example', '/dashboard', 'the real cfo chose this passphrase');
+    assert.equal((await members(a.entityId))['cfo@team.example'], 'admin');
+    assert.equal((await get(cfo, `/dashboard/${a.entityId}`)).statusCode, 200);
   });
 });

@@ -11,13 +11,13 @@ export const cookieValue = (res: LightMyRequestResponse, name: string) =>
 /** `app` is read at each call (the app is made in a `before` hook). */
 export function dashboardClient(app: () => TestApp) {
   /** Signs in through the provider, as a browser does; returns the dashboard cookie. */
-  async function signInAs(email: string, path = '/dashboard'): Promise<string> {
+  async function signInAs(email: string, path = '/dashboard', password = PASSWORD): Promise<string> {
     const t = app();
     const start = await t.app.inject({ url: path });
     assert.equal(start.statusCode, 303);
     const login = cookieValue(start, 'payd_dashboard_login')!;
     const authorize = new URL(String(start.headers.location));
-    const posted = await signIn(t.app, `${authorize.pathname}${authorize.search}`, { email, password: PASSWORD });
+    const posted = await signIn(t.app, `${authorize.pathname}${authorize.search}`, { email, password });
     assert.equal(posted.statusCode, 303, posted.body);
     const back = new URL(String(posted.headers.location));
     const cb = await t.app.inject({ url: `${back.pathname}${back.search}`, headers: { cookie: login } });

@@ -58,7 +58,7 @@ export const sdkRepo = {
   /** The reset if valid (unused, unexpired); `use` marks it used in the same statement. */
   async reset(q: Queryable, tokenHash: string, use: boolean): Promise<{ user_id: string; client_id: string | null; return_to: string | null } | undefined> {
     const { rows } = await q.query<{ user_id: string; client_id: string | null; return_to: string | null }>(use
-      ? `UPDATE idp_password_resets SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()
+      ? `UPDATE idp_password_resets SET used_at = now(), redeemed = true WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()
           RETURNING user_id::text, client_id, return_to`
       : `SELECT user_id::text, client_id, return_to FROM idp_password_resets WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()`,
     [tokenHash]);
