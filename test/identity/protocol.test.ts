@@ -102,6 +102,9 @@ describe('identity provider protocol fixes', () => {
 
     it('a public client: unauthorized_client, and it cannot be registered with grant_types password', async () => {
       expectOAuthError(await grant(spa, {}), 400, 'unauthorized_client');
+      // Even with the opt-in recorded (a public application made another way): refused.
+      await t.testDb.db.query('INSERT INTO idp_password_grant_clients (client_id) VALUES ($1)', [spa.client_id]);
+      expectOAuthError(await grant(spa, {}), 400, 'unauthorized_client');
       const res = await t.app.inject({
         method: 'POST', url: '/admin/v1/identity/applications', headers: t.adminHeaders,
         payload: { name: 'Public', callback_urls: [CALLBACK], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'password'] },
