@@ -221,9 +221,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (shuttingDown) reply.header('connection', 'close');
     done(null, payload);
   });
+  // HSTS when payd is served over https (RFC 6797): a year, on every answer, without
+  // includeSubDomains (payd does not speak for the other hosts of its domain) or preload.
+  const hsts = config.baseUrl.startsWith('https://');
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
+    if (hsts) reply.header('strict-transport-security', 'max-age=31536000');
     // A request that arrives once the stop has begun (on a connection already open) is not
     // started: 503 with Retry-After, so the client retries, on another process if there is
     // one. Requests already in flight finish. The probes answer for themselves.

@@ -9,13 +9,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { build } from 'esbuild';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/server.ts';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
@@ -25,7 +25,17 @@ const PASSWORD = 'correct horse battery staple';
 
 interface Client { client_id: string; client_secret?: string }
 
-describe('the identity SDK (@reachfive/identity-core) against payd, in Chromium', () => {
+// Run twice: the shop and payd on one site (both localhost), and on TWO sites
+// (https://shop.test and https://id.example, mapped to 127.0.0.1 by Chromium's
+// --host-resolver-rules), where the SDK reads payd's session cookie cross-site.
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update',
+  '--disable-sync', '--ignore-certificate-errors', '--host-resolver-rules=MAP id.example 127.0.0.1, MAP shop.test 127.0.0.1'];
+const SITES = [
+  { label: 'one site (localhost)', payd: 'localhost', shop: 'localhost' },
+  { label: 'two sites (shop.test and id.example)', payd: 'id.example', shop: 'shop.test' },
+] as const;
+
+for (const sites of SITES) describe(`the identity SDK (@reachfive/identity-core) against payd, in Chromium, ${sites.label}`, () => {
   let dir: string;
   let t: TestApp;
   let paydServer: https.Server;
@@ -43,12 +53,12 @@ describe('the identity SDK (@reachfive/identity-core) against payd, in Chromium'
     dir = mkdtempSync(path.join(tmpdir(), 'payd-sdk-'));
     const key = path.join(dir, 'key.pem');
     const cert = path.join(dir, 'cert.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost'], { stdio: 'ignore' });
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,DNS:id.example,DNS:shop.test'], { stdio: 'ignore' });
     const tls = { key: readFileSync(key), cert: readFileSync(cert) };
 
     // payd over TLS: its own request handling behind a Node https server.
     const port = await freePort();
-    payd = `https://localhost:${port}`;
+    payd = `https://${sites.payd}:${port}`;
     smtp = await startSmtpSink(); // identity mails: their links arrive only by SMTP
     t = await createTestApp({ baseUrl: payd, smtpUrl: smtp.url });
     paydServer = https.createServer(tls, (req, res) => t.app.routing(req, res));
@@ -67,11 +77,11 @@ describe('the identity SDK (@reachfive/identity-core) against payd, in Chromium'
       const client = url.searchParams.get('client') ?? ''; // the callback pages: the client the shop page used (localStorage)
       res.writeHead(200, { 'content-type': 'text/html' });
       res.end(`<!doctype html><title>shop</title><p id="status">loading</p><p id="got">${url.search.replace(/</g, '&lt;')}</p>
-<script>window.PAYD_SDK = { domain: ${JSON.stringify(`localhost:${port}`)}, clientId: ${JSON.stringify(client)} || localStorage.getItem('client') };
+<script>window.PAYD_SDK = { domain: ${JSON.stringify(`${sites.payd}:${port}`)}, clientId: ${JSON.stringify(client)} || localStorage.getItem('client') };
 localStorage.setItem('client', window.PAYD_SDK.clientId);</script><script src="/sdk.js"></script>`);
     });
     await new Promise<void>((r) => shopServer.listen(0, '127.0.0.1', r));
-    shop = `https://localhost:${(shopServer.address() as AddressInfo).port}`;
+    shop = `https://${sites.shop}:${(shopServer.address() as AddressInfo).port}`;
 
     const post = async (url: string, payload: object) => {
       const res = await t.app.inject({ method: 'POST', url, headers: t.adminHeaders, payload });
@@ -84,12 +94,10 @@ localStorage.setItem('client', window.PAYD_SDK.clientId);</script><script src="/
     web = await post('/admin/v1/identity/applications', { name: 'Shop', callback_urls: [`${shop}/callback`], allowed_origins: [shop] });
     spa = await post('/admin/v1/identity/applications', { name: 'Shop SPA', callback_urls: [`${shop}/callback`], allowed_origins: [shop], token_endpoint_auth_method: 'none' });
     bot = await post('/admin/v1/identity/applications', { name: 'Bot', callback_urls: [`${shop}/account_linking`], allowed_origins: [shop], response_types: ['messenger_code'] });
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--ignore-certificate-errors'],
-    });
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
   });
   after(async () => {
+    for (const c of own) await c.close().catch(() => {});
     await browser?.close();
     await new Promise((r) => shopServer?.close(r));
     paydServer?.closeAllConnections();
@@ -99,9 +107,25 @@ localStorage.setItem('client', window.PAYD_SDK.clientId);</script><script src="/
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
+  const own: BrowserContext[] = [];
+  /** A Chromium of its own, normal profile, third-party cookies allowed (cookie_controls_mode 0, a normal window's default). */
+  const ownBrowser = async () => {
+    const profile = mkdtempSync(path.join(dir, 'profile-'));
+    mkdirSync(path.join(profile, 'Default'));
+    writeFileSync(path.join(profile, 'Default', 'Preferences'), JSON.stringify({ profile: { cookie_controls_mode: 0, block_third_party_cookies: false } }));
+    const context = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS, ignoreHTTPSErrors: true });
+    own.push(context);
+    return context;
+  };
   const open = async (client: Client, pathname = '/') => {
-    const context = await browser.newContext({ ignoreHTTPSErrors: true });
-    const page = await context.newPage();
+    // Two sites: a browser of its own with a normal (not incognito) profile. Playwright's
+    // contexts are like incognito windows, where Chromium blocks third-party cookies; a
+    // normal profile allows them, and the SDK's hidden frame on shop.test must send
+    // payd's SameSite=None session cookie to id.example. (Closed with its page's context.)
+    const context = sites.payd === sites.shop
+      ? await browser.newContext({ ignoreHTTPSErrors: true })
+      : await ownBrowser();
+    const page = context.pages()[0] ?? await context.newPage();
     await page.goto(`${shop}${pathname}?client=${client.client_id}`);
     await page.waitForFunction(() => document.getElementById('status')?.textContent === 'ready');
     return page;
@@ -201,8 +225,13 @@ localStorage.setItem('client', window.PAYD_SDK.clientId);</script><script src="/
     assert.equal(user.resolved?.email, 'lin@example.com');
     assert.equal(user.resolved?.givenName, 'Lin');
 
-    void sdk(page, `logout({ redirectTo: '${shop}/bye' })`).catch(() => {});
+    // logout with tokens (a public client): the SDK revokes them first, parses the answer
+    // of /oauth/revoke as JSON, then goes to the logout page.
+    const accessToken = String(silent.resolved!.accessToken);
+    void sdk(page, `logout({ redirectTo: '${shop}/bye' }, { tokens: ['${accessToken}'] })`).catch(() => {});
     await page.waitForURL(`${shop}/bye**`);
+    const gone = await t.app.inject({ url: '/userinfo', headers: { authorization: `Bearer ${accessToken}` } });
+    assert.equal(gone.statusCode, 401, 'the SDK revoked the access token before logging out');
     await page.waitForFunction(() => document.getElementById('status')?.textContent === 'ready');
     const after = await sdk(page, 'getSessionInfo()');
     assert.equal(after.resolved?.isAuthenticated, false);

@@ -31,7 +31,8 @@ describe('identity SDK API (/identity/v1)', () => {
     // (client_secret_post: its server sends the secret in the body, as the JSON exchange below does.)
     confidential = await createClient(t, { name: 'Shop', callback_urls: [CALLBACK], allowed_origins: [SHOP], response_types: ['code', 'messenger_code'], token_endpoint_auth_method: 'client_secret_post' });
     spa = await createClient(t, { name: 'Shop SPA', callback_urls: [CALLBACK], allowed_origins: [SHOP], token_endpoint_auth_method: 'none' });
-    firstParty = await createClient(t, { name: 'Own app', callback_urls: [CALLBACK], first_party: true, token_endpoint_auth_method: 'none' });
+    // The password grant is opt-in (grant_types with password) and never for public clients.
+    firstParty = await createClient(t, { name: 'Own app', callback_urls: [CALLBACK], first_party: true, token_endpoint_auth_method: 'client_secret_post', grant_types: ['authorization_code', 'password'] });
     thirdParty = await createClient(t, { name: 'Partner app', callback_urls: [CALLBACK], first_party: false, token_endpoint_auth_method: 'none' });
     messenger = await createClient(t, { name: 'Bot', callback_urls: [LINKING], response_types: ['messenger_code'] });
     await createUser(t, 'ada@example.com');
@@ -208,7 +209,7 @@ describe('identity SDK API (/identity/v1)', () => {
   it('userinfo with the access token, sso/data with the session cookie, and the password grant for first-party applications only', async () => {
     const grant = (c: Client, password = PASSWORD) => t.app.inject({
       method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/json' },
-      payload: JSON.stringify({ grant_type: 'password', client_id: c.client_id, username: 'ada@example.com', password, scope: 'openid profile email phone' }),
+      payload: JSON.stringify({ grant_type: 'password', client_id: c.client_id, ...(c.client_secret ? { client_secret: c.client_secret } : {}), username: 'ada@example.com', password, scope: 'openid profile email phone' }),
     });
     const refused = await grant(thirdParty);
     assert.equal(refused.statusCode, 400);
@@ -223,8 +224,9 @@ describe('identity SDK API (/identity/v1)', () => {
     assert.ok(me.json().id);
     assert.equal((await t.app.inject({ url: '/identity/v1/userinfo' })).statusCode, 401);
     // The SDK's logout of a public client revokes its tokens first: JSON, cross-origin.
-    const revoked = await post('/oauth/revoke', { client_id: firstParty.client_id, token: tokens.json().access_token });
+    const revoked = await post('/oauth/revoke', { client_id: firstParty.client_id, client_secret: firstParty.client_secret, token: tokens.json().access_token });
     assert.equal(revoked.statusCode, 200, revoked.body);
+    assert.deepEqual(revoked.json(), {}, 'a JSON body the SDK can read with response.json()');
     assert.equal((await t.app.inject({ url: '/identity/v1/userinfo', headers: { authorization: `Bearer ${tokens.json().access_token}` } })).statusCode, 401, 'revoked');
 
     const { tkn } = (await login(confidential.client_id)).json();

@@ -9,6 +9,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import { type Server, createServer } from 'node:http';
+import { SignJWT } from 'jose';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/server.ts';
 import { PASSWORD, hiddenFields } from './idp-helpers.ts';
@@ -195,5 +197,117 @@ describe('social login: federation to an upstream OpenID Connect provider', () =
     assert.equal(bad.statusCode, 400);
     const dup = await down.app.inject({ method: 'POST', url: '/admin/v1/identity/providers', headers: down.adminHeaders, payload: { id: 'upstream', name: 'Again', issuer: upBase, client_id: 'a', client_secret: 'b' } });
     assert.equal(dup.statusCode, 409);
+  });
+});
+
+// A standards-following upstream that puts only sub in its id_token (node-oidc-provider's
+// default) and the email and names in its userinfo: a tiny OIDC provider served here.
+describe('social login: an upstream whose id_token carries only sub', () => {
+  let down: TestApp;
+  let downBase: string;
+  let upBase: string;
+  let server: Server;
+  let rp: { client_id: string; client_secret: string };
+  const RP_CALLBACK = 'http://localhost:9/rp/callback';
+  const SECRET = 'tiny-upstream-secret-0123456789abcdef';
+  /** What the upstream's userinfo says (sub changed by a test to another user's). */
+  let userinfo: Record<string, unknown> = {};
+  const codes = new Map<string, string>(); // code -> nonce
+
+  before(async () => {
+    const upPort = await freePort();
+    upBase = `http://localhost:${upPort}`;
+    server = createServer((req, res) => {
+      const url = new URL(req.url!, upBase);
+      const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (url.pathname === '/.well-known/openid-configuration') {
+        return json(200, { issuer: upBase, authorization_endpoint: `${upBase}/authorize`, token_endpoint: `${upBase}/token`, userinfo_endpoint: `${upBase}/me` });
+      }
+      if (url.pathname === '/authorize') {
+        const code = randomBytes(8).toString('hex');
+        codes.set(code, url.searchParams.get('nonce')!);
+        const back = new URL(url.searchParams.get('redirect_uri')!);
+        back.searchParams.set('code', code);
+        back.searchParams.set('state', url.searchParams.get('state')!);
+        return res.writeHead(303, { location: back.toString() }).end();
+      }
+      if (url.pathname === '/token') {
+        let body = '';
+        req.on('data', (c) => { body += c; });
+        req.on('end', () => {
+          const nonce = codes.get(new URLSearchParams(body).get('code') ?? '');
+          if (!nonce) return json(400, { error: 'invalid_grant' });
+          void new SignJWT({ nonce }).setProtectedHeader({ alg: 'HS256' }).setIssuer(upBase).setSubject('tiny-1').setAudience('tiny-client')
+            .setIssuedAt().setExpirationTime('5m').sign(new TextEncoder().encode(SECRET))
+            .then((idToken) => json(200, { access_token: 'tiny-access-token', token_type: 'Bearer', expires_in: 300, id_token: idToken }));
+        });
+        return undefined;
+      }
+      if (url.pathname === '/me') {
+        if (req.headers.authorization !== 'Bearer tiny-access-token') return json(401, { error: 'invalid_token' });
+        return json(200, userinfo);
+      }
+      return json(404, {});
+    });
+    await new Promise<void>((r) => server.listen(upPort, '127.0.0.1', r));
+    const downPort = await freePort();
+    downBase = `http://localhost:${downPort}`;
+    down = await createTestApp({ baseUrl: downBase });
+    await down.app.listen({ port: downPort, host: '127.0.0.1' });
+    const op = async (url: string, payload: object) => {
+      const res = await down.app.inject({ method: 'POST', url, headers: down.adminHeaders, payload });
+      assert.equal(res.statusCode, 201, res.body);
+      return res.json();
+    };
+    await op('/admin/v1/identity/providers', { id: 'tiny', name: 'Tiny', issuer: upBase, client_id: 'tiny-client', client_secret: SECRET });
+    rp = await op('/admin/v1/identity/applications', { name: 'Shop', callback_urls: [RP_CALLBACK] });
+  });
+  after(async () => {
+    await down?.close();
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+  });
+
+  async function signInThroughTiny(b: Browser) {
+    const verifier = randomBytes(32).toString('base64url');
+    const q = new URLSearchParams({
+      response_type: 'code', client_id: rp.client_id, redirect_uri: RP_CALLBACK, scope: 'openid profile email', state: 'rp-state',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+    });
+    const page = await b.go(`${downBase}/oauth/authorize?${q}`);
+    const button = /href="(\/oauth\/federation\/tiny\/start\?[^"]+)"/.exec(page.body);
+    assert.ok(button, 'the sign-in page offers the provider');
+    const start = await b.go(`${downBase}${button[1]!.replace(/&amp;/g, '&')}`);
+    assert.equal(start.status, 303, start.body);
+    const upstream = await b.go(start.location!);
+    assert.equal(upstream.status, 303);
+    return { done: await b.go(upstream.location!), verifier };
+  }
+
+  it('takes the email and names from the upstream\'s userinfo (same sub) and signs the user in', async () => {
+    userinfo = { sub: 'tiny-1', email: 'tiny@example.com', email_verified: true, given_name: 'Tiny', family_name: 'Upstream' };
+    const { done, verifier } = await signInThroughTiny(new Browser());
+    assert.equal(done.status, 303, done.body);
+    const code = new URL(done.location!).searchParams.get('code')!;
+    const res = await down.app.inject({
+      method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${rp.client_id}:${rp.client_secret}`).toString('base64')}` },
+      payload: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: RP_CALLBACK, code_verifier: verifier }).toString(),
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const claims = JSON.parse(Buffer.from(res.json().id_token.split('.')[1], 'base64url').toString()) as Record<string, unknown>;
+    assert.equal(claims.email, 'tiny@example.com');
+    assert.equal(claims.email_verified, true);
+    assert.equal(claims.given_name, 'Tiny');
+    assert.equal(claims.family_name, 'Upstream');
+  });
+
+  it('a userinfo about another sub is refused: an error page, nothing linked', async () => {
+    userinfo = { sub: 'someone-else', email: 'victim@example.com', email_verified: true };
+    await down.testDb.db.query("DELETE FROM idp_federated_identities WHERE provider_id = 'tiny'");
+    const { done } = await signInThroughTiny(new Browser());
+    assert.equal(done.status, 400);
+    assert.match(done.body, /sub differs/);
+    const links = await down.testDb.db.query<{ n: number }>("SELECT count(*)::int AS n FROM idp_federated_identities WHERE provider_id = 'tiny'");
+    assert.equal(links.rows[0]!.n, 0);
   });
 });

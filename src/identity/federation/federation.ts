@@ -4,7 +4,8 @@
 // browser (a cookie) and kept server-side with the pending authorization request. The
 // callback exchanges the code at the upstream's token endpoint, verifies the id_token
 // (signature by the upstream's JWKS, or HS256 with the client secret; issuer, audience,
-// expiry, nonce), then links:
+// expiry, nonce), reads the upstream's userinfo when it has one (same sub; its email and
+// names win over the id_token's), then links:
 //   - an upstream identity (issuer's provider, sub) already linked: that user;
 //   - else a local user with the same email, only when the upstream says email_verified:
 //     linked (an unverified upstream email never takes over an existing account);
@@ -20,7 +21,7 @@ export const STATE_TTL_SECONDS = 600;
 const DISCOVERY_TTL_MS = 10 * 60_000;
 
 export interface ProviderRow { id: string; name: string; issuer: string; client_id: string; client_secret_enc: string; scopes: string; created_at: Date }
-interface Discovery { issuer: string; authorization_endpoint: string; token_endpoint: string; jwks_uri?: string }
+interface Discovery { issuer: string; authorization_endpoint: string; token_endpoint: string; jwks_uri?: string; userinfo_endpoint?: string }
 
 /** A federated sign-in that cannot complete: shown to the user on an error page, nothing signed in. */
 export class FederationError extends Error {}
@@ -108,7 +109,7 @@ export class Federation {
     if (typeof q.code !== 'string' || !q.code) throw new FederationError(`${p.name} sent no authorization code.`);
     const d = await this.discovery(p);
     const secret = decrypt(this.masterKey, p.client_secret_enc, `upstream:${p.id}`);
-    let tokens: { id_token?: string };
+    let tokens: { id_token?: string; access_token?: string };
     try {
       const res = await fetch(d.token_endpoint, {
         method: 'POST', signal: AbortSignal.timeout(10_000),
@@ -122,8 +123,31 @@ export class Federation {
     }
     if (!tokens.id_token) throw new FederationError(`${p.name} sent no ID token.`);
     const claims = await this.verify(p, d, secret, tokens.id_token, pending.nonce);
-    const user = await this.link(p, claims);
+    const user = await this.link(p, { ...claims, ...(await this.userinfo(p, d, tokens.access_token, claims.sub!)) });
     return { user, request: pending.request, provider: p.id };
+  }
+
+  /**
+   * The upstream's userinfo (OpenID Connect Core 5.3), when its metadata has one: a
+   * provider following the spec may put only sub in the id_token (node-oidc-provider's
+   * default) and the email and names there. Its sub must be the id_token's (5.3.2). Only
+   * email, email_verified and the names are taken; the id_token's stay as the fallback.
+   */
+  private async userinfo(p: ProviderRow, d: Discovery, accessToken: string | undefined, sub: string): Promise<Record<string, unknown>> {
+    if (!d.userinfo_endpoint || !accessToken) return {};
+    let body: Record<string, unknown>;
+    try {
+      const res = await fetch(d.userinfo_endpoint, { headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' }, signal: AbortSignal.timeout(10_000) });
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      if (!/^application\/json/i.test(res.headers.get('content-type') ?? '')) return {}; // a signed (JWT) answer: the id_token's claims
+      body = await res.json() as Record<string, unknown>;
+    } catch (err) {
+      throw new FederationError(`${p.name} did not answer its userinfo request (${(err as Error).message}).`);
+    }
+    if (body.sub !== sub) throw new FederationError(`${p.name}'s userinfo is about another user than its ID token (sub differs).`);
+    const out: Record<string, unknown> = {};
+    for (const k of ['email', 'email_verified', 'given_name', 'family_name'] as const) if (body[k] !== undefined) out[k] = body[k];
+    return out;
   }
 
   private async verify(p: ProviderRow, d: Discovery, secret: string, idToken: string, nonce: string): Promise<JWTPayload> {

@@ -3,7 +3,7 @@
 // src/identity/login/), discovery, the JWKS of RS256 id_tokens, introspection,
 // revocation, /userinfo, and operator endpoints to create users and applications. The
 // authorization_code grant is served by POST /oauth/token.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { problemResponses, Uuid } from '../../platform/http/schemas.ts';
@@ -20,6 +20,8 @@ import { Federation } from '../federation/federation.ts';
 import { federationRoutes } from '../federation/federation.routes.ts';
 import { idpRepo } from './idp.repo.ts';
 import { SignUps } from './signup.ts';
+import { enablePasswordGrant } from '../oauth/grants/password.ts';
+import { problems } from '../../platform/http/problem.ts';
 
 export interface IdpRouteDeps {
   db: Db;
@@ -42,8 +44,8 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
   const federation = new Federation(db, masterKey, `${baseUrl}/oauth/federation/callback`, identity);
   await federationRoutes(root, { db, identity, pages, complete, federation, baseUrl, allowHttpLocalhost });
 
-  app.get('/oauth/authorize', { schema: { hide: true } }, async (request, reply) => {
-    const q = request.query as Record<string, unknown>;
+  // OpenID Connect Core 3.1.2.1: GET (query) and POST (form-encoded body), the same request.
+  const authorize = async (request: FastifyRequest, reply: FastifyReply, q: Record<string, unknown>) => {
     // response_mode=web_message (the identity SDK's silent authentication): the answer,
     // code or error, is posted to the parent window of the redirect URI's origin, not redirected.
     const webMessage = q.response_mode === 'web_message';
@@ -95,6 +97,14 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
       return refuse(new AuthorizeError('login_required', 'The user is not signed in (prompt=none).', r.redirect_uri, r.state || undefined));
     }
     return pages.loginForm(request, reply, r, validated.app.name, undefined, 200, await federation.providers());
+  };
+  app.get('/oauth/authorize', { schema: { hide: true } }, (request, reply) => authorize(request, reply, (request.query ?? {}) as Record<string, unknown>));
+  app.post('/oauth/authorize', { schema: { hide: true } }, (request, reply) => {
+    const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/x-www-form-urlencoded' || typeof request.body !== 'object' || request.body === null) {
+      return pages.errorPage(reply, new AuthorizeError('invalid_request', 'A POST authorization request must be sent as application/x-www-form-urlencoded.'));
+    }
+    return authorize(request, reply, request.body as Record<string, unknown>);
   });
 
   app.get('/.well-known/openid-configuration', { schema: { tags: ['Identity'], summary: 'OpenID Provider metadata', response: problemResponses() } }, async () => ({
@@ -153,7 +163,8 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
     },
   }, async (request, reply) => {
     await identity.revoke(request.headers, request.body);
-    return reply.code(200).send();
+    // RFC 7009 allows any body; {} as JSON, because the identity SDK reads the answer with response.json().
+    return reply.code(200).header('cache-control', 'no-store').send({});
   });
 
   const userinfo = async (request: { headers: { authorization?: string | undefined } }) => {
@@ -197,10 +208,22 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
         management_scopes: Type.Optional(Type.Array(Type.Union(MANAGEMENT_SCOPES.map((s) => Type.Literal(s))), {
           uniqueItems: true, description: 'Management API scopes this application may get with client credentials',
         })),
+        grant_types: Type.Optional(Type.Array(Type.Union([Type.Literal('authorization_code'), Type.Literal('refresh_token'), Type.Literal('password')]), {
+          uniqueItems: true, description: 'password: opts a first-party confidential application into the password grant (off by default; never for public clients)',
+        })),
       }, { additionalProperties: false }),
       response: { 201: Type.Object({ client_id: Type.String(), client_secret: Type.Optional(Type.String()) }, { additionalProperties: true }), ...problemResponses(400, 401) },
     },
-  }, async (request, reply) => reply.code(201).send(await identity.applications.create(request.body)));
+  }, async (request, reply) => {
+    const { grant_types: grantTypes, ...input } = request.body;
+    const password = grantTypes?.includes('password') ?? false;
+    if (password && (input.token_endpoint_auth_method === 'none' || input.first_party === false)) {
+      throw problems.invalidField('grant_types', 'password is only for first-party confidential applications (RFC 9700: never for public clients)');
+    }
+    const created = await identity.applications.create(input);
+    if (password) await enablePasswordGrant(db, created.client_id);
+    return reply.code(201).send({ ...created, ...(grantTypes ? { grant_types: grantTypes } : {}) });
+  });
 
   app.get('/admin/v1/identity/users/:id/events', {
     config: admin,

@@ -202,6 +202,9 @@ export class IdentityService {
     }
     const state = str('state');
     const fail = (error: string, description: string) => new AuthorizeError(error, description, redirectUri, state);
+    // OpenID Connect Core 6.1 / 6.2: request objects are not supported; said, not ignored.
+    if (q.request !== undefined) throw fail('request_not_supported', 'The request parameter (request object) is not supported.');
+    if (q.request_uri !== undefined) throw fail('request_uri_not_supported', 'The request_uri parameter is not supported.');
     // state protects the redirect against CSRF; PKCE does too (RFC 9700 2.1.1), so a
     // request with a code_challenge may omit state, as openid-client's PKCE-only flow does.
     if (!state && !str('code_challenge')) throw fail('invalid_request', 'state is required unless PKCE (code_challenge) is used.');

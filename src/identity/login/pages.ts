@@ -59,6 +59,11 @@ export interface LoginPages {
 
 export function loginPages(baseUrl: string, csrfKey: Buffer): LoginPages {
   const secure = baseUrl.startsWith('https://') ? '; Secure' : '';
+  // The session cookie is read cross-site by the identity SDK (sso/data, checkSession's
+  // hidden frame) when the shop is on another site: SameSite=None over https (None needs
+  // Secure); Lax over http. Every form that acts on the session carries the CSRF token
+  // (its own Lax cookie), so nothing relies on the session cookie's SameSite.
+  const sessionSameSite = secure ? 'SameSite=None' : 'SameSite=Lax';
   const csrfFor = (nonce: string) => createHmac('sha256', csrfKey).update(`idp-csrf:${nonce}`).digest('base64url');
 
   /** The browser's CSRF nonce (kept while valid, so that two open tabs both work), or a new one. */
@@ -201,11 +206,11 @@ ${alert(message)}
     // The session cookie goes to /oauth (authorize, logout) and /identity (the SDK's
     // sso/data and logout), never to the payment API or the checkout.
     setSession(reply, value) {
-      for (const path of SESSION_PATHS) reply.header('set-cookie', `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=${path}${secure}`);
+      for (const path of SESSION_PATHS) reply.header('set-cookie', `${SESSION_COOKIE}=${value}; HttpOnly; ${sessionSameSite}; Path=${path}${secure}`);
     },
 
     clearSession(reply) {
-      for (const path of SESSION_PATHS) reply.header('set-cookie', `${SESSION_COOKIE}=; HttpOnly; SameSite=Lax; Path=${path}; Max-Age=0${secure}`);
+      for (const path of SESSION_PATHS) reply.header('set-cookie', `${SESSION_COOKIE}=; HttpOnly; ${sessionSameSite}; Path=${path}; Max-Age=0${secure}`);
     },
   };
 }

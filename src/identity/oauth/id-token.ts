@@ -3,7 +3,7 @@
 // key (purpose idp-id-token, published at /.well-known/jwks.json) for applications that
 // ask for it and for public clients, which have no secret.
 import { nameClaims } from './claims.ts';
-import { createSecretKey } from 'node:crypto';
+import { createHash, createSecretKey } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { KeyPurpose, KeyStore } from '../../platform/crypto/keystore.ts';
 import { decrypt } from '../../platform/crypto/secrets.ts';
@@ -23,14 +23,23 @@ export interface IdTokenInput {
   nonce: string | null;
   authTime: Date;
   ttlSeconds: number;
+  /** The access token issued with it: its at_hash (OpenID Connect Core 3.1.3.6). */
+  accessToken?: string | undefined;
+  /** The sign-in session's id (sid), when the tokens come from one (not the password or refresh grants). */
+  sid?: string | null | undefined;
 }
+
+/** at_hash: the left half of the SHA-256 of the access token, base64url (both algorithms, HS256 and RS256, are SHA-256). */
+export const atHash = (accessToken: string) => createHash('sha256').update(accessToken, 'ascii').digest().subarray(0, 16).toString('base64url');
 
 export function idTokenClaims(i: IdTokenInput): Record<string, unknown> {
   const now = Math.floor(Date.now() / 1000);
   const scopes = i.scope.split(' ');
   return {
-    iss: i.issuer, sub: i.user.id, aud: i.app.client_id, iat: now, exp: now + i.ttlSeconds, auth_time: Math.floor(i.authTime.getTime() / 1000),
+    iss: i.issuer, sub: i.user.id, aud: i.app.client_id, azp: i.app.client_id, iat: now, exp: now + i.ttlSeconds, auth_time: Math.floor(i.authTime.getTime() / 1000),
     ...(i.nonce ? { nonce: i.nonce } : {}),
+    ...(i.accessToken ? { at_hash: atHash(i.accessToken) } : {}),
+    ...(i.sid ? { sid: i.sid } : {}),
     ...(scopes.includes('profile') ? nameClaims(i.user) : {}),
     ...(scopes.includes('email') ? { email: i.user.email, email_verified: i.user.email_verified } : {}),
   };

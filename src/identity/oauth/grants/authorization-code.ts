@@ -77,11 +77,12 @@ export async function authorizationCodeGrant(deps: CodeGrantDeps, headers: Recor
   }
   if (outcome.kind === 'refused') throw oauthError('invalid_grant', outcome.description);
   const { code, user, token, refresh } = outcome;
+  const accessToken = await deps.tokens.sign(token);
   const idToken = await signIdToken({
-    issuer: deps.issuer, app, user, scope: code.scope, nonce: code.nonce, authTime: code.auth_time, ttlSeconds: TOKEN_TTL_SECONDS,
+    issuer: deps.issuer, app, user, scope: code.scope, nonce: code.nonce, authTime: code.auth_time, ttlSeconds: TOKEN_TTL_SECONDS, accessToken, sid: code.session_id,
   }, deps.keys, deps.masterKey);
   return {
-    access_token: await deps.tokens.sign(token), token_type: 'Bearer' as const, expires_in: TOKEN_TTL_SECONDS, scope: code.scope, id_token: idToken,
+    access_token: accessToken, token_type: 'Bearer' as const, expires_in: TOKEN_TTL_SECONDS, scope: code.scope, id_token: idToken,
     ...(refresh ? { refresh_token: refresh } : {}),
   };
 }

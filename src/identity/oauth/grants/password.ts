@@ -5,6 +5,7 @@
 // own apps, which show their own sign-in form anyway), and it passes through the same
 // sign-in throttle as the hosted form. Tokens as the authorization_code grant gives them
 // (an id_token, an access token, a refresh token with offline_access).
+import type { Queryable } from '../../../platform/db/index.ts';
 import { isProblem, Problem, PROBLEM_TYPE } from '../../../platform/http/problem.ts';
 import type { IdentityService } from '../../idp/idp.service.ts';
 import { authenticateClient } from '../client-auth.ts';
@@ -14,11 +15,28 @@ import { TOKEN_TTL_SECONDS } from '../user-tokens.ts';
 import { OFFLINE_ACCESS, newFamilyId, newRefreshToken } from './refresh-token.ts';
 import type { CodeGrantDeps } from './authorization-code.ts';
 
+/** Whether the operator enabled the password grant for this application (grant_types with password). */
+export async function passwordGrantEnabled(q: Queryable, clientId: string): Promise<boolean> {
+  const { rows } = await q.query('SELECT 1 FROM idp_password_grant_clients WHERE client_id = $1', [clientId]);
+  return rows.length > 0;
+}
+
+/** Enables the password grant for an application (at registration, grant_types with password). */
+export async function enablePasswordGrant(q: Queryable, clientId: string): Promise<void> {
+  await q.query('INSERT INTO idp_password_grant_clients (client_id) VALUES ($1) ON CONFLICT (client_id) DO NOTHING', [clientId]);
+}
+
 const SCOPES = new Set(['openid', 'profile', 'email', 'phone', 'offline_access']);
 
 export async function passwordGrant(deps: CodeGrantDeps & { identity: IdentityService }, headers: Record<string, unknown>, body: Record<string, unknown>, ip: string) {
   const app = await authenticateClient(deps.db, headers, body);
+  // RFC 9700 2.4: never for a public client; otherwise only for a first-party application
+  // the operator registered with grant_types including password (off by default).
+  if (app.token_endpoint_auth_method === 'none') throw oauthError('unauthorized_client', 'The password grant is not available to public clients; use the authorization code flow with PKCE.');
   if (!app.first_party) throw oauthError('unauthorized_client', 'The password grant is for first-party applications only; use the authorization code flow.');
+  if (!(await passwordGrantEnabled(deps.db, app.client_id))) {
+    throw oauthError('unauthorized_client', 'The password grant is not enabled for this application (grant_types must include password); use the authorization code flow.');
+  }
   const username = typeof body.username === 'string' ? body.username : '';
   const password = typeof body.password === 'string' ? body.password : '';
   if (!username || !password || password.length > 256) throw oauthError('invalid_request', 'username and password are required.');
@@ -45,9 +63,10 @@ export async function passwordGrant(deps: CodeGrantDeps & { identity: IdentitySe
     await deps.identity.recordLogin(tx, user.id, app.client_id, 'password');
     return { token: t, refresh: r };
   });
-  const idToken = await signIdToken({ issuer: deps.issuer, app, user, scope, nonce: null, authTime, ttlSeconds: TOKEN_TTL_SECONDS }, deps.keys, deps.masterKey);
+  const accessToken = await deps.tokens.sign(token);
+  const idToken = await signIdToken({ issuer: deps.issuer, app, user, scope, nonce: null, authTime, ttlSeconds: TOKEN_TTL_SECONDS, accessToken }, deps.keys, deps.masterKey);
   return {
-    access_token: await deps.tokens.sign(token), token_type: 'Bearer' as const, expires_in: TOKEN_TTL_SECONDS, scope, id_token: idToken,
+    access_token: accessToken, token_type: 'Bearer' as const, expires_in: TOKEN_TTL_SECONDS, scope, id_token: idToken,
     ...(refresh ? { refresh_token: refresh } : {}),
   };
 }

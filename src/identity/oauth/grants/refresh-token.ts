@@ -70,11 +70,12 @@ export async function refreshTokenGrant(deps: CodeGrantDeps, headers: Record<str
     throw oauthError('invalid_grant', 'The refresh token was already used; every token of its family is revoked.');
   }
   const { user, scope, authTime, token, refresh } = outcome;
+  const accessToken = await deps.tokens.sign(token);
   const idToken = scope.split(' ').includes('openid')
-    ? await signIdToken({ issuer: deps.issuer, app, user, scope, nonce: null, authTime, ttlSeconds: TOKEN_TTL_SECONDS }, deps.keys, deps.masterKey)
+    ? await signIdToken({ issuer: deps.issuer, app, user, scope, nonce: null, authTime, ttlSeconds: TOKEN_TTL_SECONDS, accessToken }, deps.keys, deps.masterKey)
     : undefined;
   return {
-    access_token: await deps.tokens.sign(token), token_type: 'Bearer' as const, expires_in: TOKEN_TTL_SECONDS, scope, refresh_token: refresh,
+    access_token: accessToken, token_type: 'Bearer' as const, expires_in: TOKEN_TTL_SECONDS, scope, refresh_token: refresh,
     ...(idToken ? { id_token: idToken } : {}),
   };
 }
