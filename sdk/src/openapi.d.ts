@@ -2059,6 +2059,8 @@ export interface components {
             id_token_signed_response_alg?: "HS256" | "RS256";
             /** @description Management API scopes this application may get with client credentials */
             management_scopes?: ("read:users" | "create:users" | "update:users" | "update:admins" | "update:dashboard_members" | "read:user_events" | "login_as:users" | "read:clients" | "create:clients" | "update:clients" | "delete:clients" | "manage:all_clients")[];
+            /** @description password: opts a first-party confidential application into the password grant (off by default; never for public clients) */
+            grant_types?: ("authorization_code" | "refresh_token" | "password")[];
         };
         ManagementCreateUserRequest: {
             /** Format: email */
