@@ -117,7 +117,7 @@ describe('identity provider: sign-in throttle', () => {
 
   it('the SDK\'s password login and the password grant share the throttle with the hosted form', async () => {
     await createUser(t, 'shared@example.com');
-    const firstParty = await createClient(t, { name: 'Own app', callback_urls: [CB], first_party: true, allowed_origins: ['https://rp.example'] });
+    const firstParty = await createClient(t, { name: 'Own app', callback_urls: [CB], first_party: true, allowed_origins: ['https://rp.example'], grant_types: ['authorization_code', 'password'] });
     const ip = '10.40.0.1';
     const sdk = (password: string) => t.app.inject({
       method: 'POST', url: '/identity/v1/password/login', headers: { 'content-type': 'application/json' }, remoteAddress: ip,
