@@ -19,6 +19,8 @@ import { consentRoutes } from '../login/consent.routes.ts';
 import { Federation } from '../federation/federation.ts';
 import { federationRoutes } from '../federation/federation.routes.ts';
 import { idpRepo } from './idp.repo.ts';
+import { Mfa } from '../mfa/mfa.ts';
+import { mfaRoutes } from '../mfa/mfa.routes.ts';
 
 export interface IdpRouteDeps {
   db: Db;
@@ -33,8 +35,10 @@ export interface IdpRouteDeps {
 export async function identityRoutes(root: FastifyInstance, { db, identity, baseUrl, csrfKey, mailer, masterKey, allowHttpLocalhost }: IdpRouteDeps) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const pages = loginPages(baseUrl, csrfKey);
-  const complete = await consentRoutes(root, { identity, pages });
-  await loginRoutes(root, { identity, pages, complete });
+  const mfa = new Mfa(db, masterKey, new URL(baseUrl).host);
+  const secondStep = await mfaRoutes(root, { db, identity, pages, mfa, complete: () => complete, baseUrl });
+  const complete = await consentRoutes(root, { identity, pages, secondStep });
+  await loginRoutes(root, { identity, pages, complete, secondStep });
   await sdkRoutes(root, { db, identity, pages, mailer, baseUrl });
   await webMessageRoutes(root);
   const federation = new Federation(db, masterKey, `${baseUrl}/oauth/federation/callback`, identity);
@@ -69,6 +73,11 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
       if (!t) {
         return refuse(new AuthorizeError('access_denied', 'The authentication token (tkn) is not valid: it expired, was used, or was issued to another application.',
           r.redirect_uri, r.state || undefined, r.response_type === 'messenger_code'));
+      }
+      // A user with a second factor: the SDK's password login proved the password only.
+      if (await mfa.hasFactor(t.user_id)) {
+        if (webMessage) return refuse(new AuthorizeError('interaction_required', 'The user has a second factor: sign in on the hosted page.', r.redirect_uri, r.state || undefined));
+        return (await secondStep(request, reply, { id: t.user_id }, { v: validated }))!;
       }
       const session = await identity.newSession(t.user_id);
       pages.setSession(reply, session);

@@ -11,10 +11,11 @@ import { AuthorizeError, type IdentityService, THROTTLE } from '../idp/idp.servi
 import { type LoginPages, SESSION_COOKIE, cookies } from './pages.ts';
 import { passwordRefusal } from '../sdk/password-strength.ts';
 import type { Complete } from './consent.routes.ts';
+import type { SecondStep } from '../mfa/mfa.routes.ts';
 
 const FormBody = Type.Record(Type.String(), Type.String({ maxLength: 2048 }));
 
-export async function loginRoutes(app: FastifyInstance, { identity, pages, complete }: { identity: IdentityService; pages: LoginPages; complete: Complete }) {
+export async function loginRoutes(app: FastifyInstance, { identity, pages, complete, secondStep }: { identity: IdentityService; pages: LoginPages; complete: Complete; secondStep: SecondStep }) {
   /** The authorization request carried by a query or a form, or the reply that refuses it. */
   const validated = async (reply: FastifyReply, fields: Record<string, unknown>) => {
     try {
@@ -41,6 +42,8 @@ export async function loginRoutes(app: FastifyInstance, { identity, pages, compl
     }
     try {
       const user = await identity.login(body.email ?? '', body.password ?? '', request.ip);
+      const stepped = await secondStep(request, reply, user, { v }); // a second factor: asked before any session
+      if (stepped) return stepped;
       const session = await identity.newSession(user.id);
       pages.setSession(reply, session);
       return await complete(request, reply, v, user, new Date(), 'password', session);
