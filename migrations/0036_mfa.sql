@@ -20,6 +20,7 @@ CREATE TABLE idp_mfa_pending (
   id_hash    text PRIMARY KEY,
   user_id    uuid NOT NULL REFERENCES idp_users(id) ON DELETE CASCADE,
   failures   integer NOT NULL DEFAULT 0,
+  auth_type  text NOT NULL DEFAULT 'password',  -- how the first step was made: password, social
   expires_at timestamptz NOT NULL
 );
 CREATE INDEX idp_mfa_pending_expires ON idp_mfa_pending (expires_at);

@@ -42,7 +42,7 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
   await sdkRoutes(root, { db, identity, pages, mailer, baseUrl });
   await webMessageRoutes(root);
   const federation = new Federation(db, masterKey, `${baseUrl}/oauth/federation/callback`, identity);
-  await federationRoutes(root, { db, identity, pages, complete, federation, baseUrl, allowHttpLocalhost });
+  await federationRoutes(root, { db, identity, pages, complete, secondStep, federation, baseUrl, allowHttpLocalhost });
 
   app.get('/oauth/authorize', { schema: { hide: true } }, async (request, reply) => {
     const q = request.query as Record<string, unknown>;

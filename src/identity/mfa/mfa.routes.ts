@@ -24,6 +24,7 @@ const NEXT: Record<string, string> = { security: ACCOUNT_SECURITY, applications:
 /** The sign-in's second step for a user whose password passed: undefined when the user has no factor. */
 export type SecondStep = (
   request: FastifyRequest, reply: FastifyReply, user: { id: string }, target: { v: { request: AuthRequest; app: AppRow } } | { next: 'security' | 'applications' },
+  how?: 'password' | 'social',
 ) => Promise<FastifyReply | undefined>;
 
 export async function mfaRoutes(app: FastifyInstance, { db, identity, pages, mfa, complete, baseUrl }: {
@@ -46,9 +47,9 @@ ${pages.formFields(request, reply, r)}${next ? `<input type="hidden" name="next"
 <button type="submit" class="payd-pay">Continue</button>
 </form></div>`, [], undefined, 'any');
 
-  const step: SecondStep = async (request, reply, user, target) => {
+  const step: SecondStep = async (request, reply, user, target, how = 'password') => {
     if (!(await mfa.hasFactor(user.id))) return undefined;
-    setPending(reply, await mfa.startPending(user.id));
+    setPending(reply, await mfa.startPending(user.id, how));
     return 'v' in target ? stepPage(request, reply, target.v.request, undefined) : stepPage(request, reply, undefined, target.next);
   };
 
@@ -67,7 +68,8 @@ ${pages.formFields(request, reply, r)}${next ? `<input type="hidden" name="next"
     if (!pages.csrfOk(request, body)) return refused(reply, 'Sign-in');
     const again = (message: string, status = 200) => (v ? pages.loginForm(request, reply, v.request, v.app.name, message, status) : accountLogin(request, reply, message, status));
     const cookie = cookies(request)[PENDING_COOKIE];
-    const userId = await mfa.pendingUser(cookie);
+    const pending = await mfa.pendingUser(cookie);
+    const userId = pending?.user_id;
     if (!userId || !cookie) return again('Your sign-in expired. Sign in again.');
     const how = await mfa.verify(userId, body.code ?? '');
     if (!how) {
@@ -84,7 +86,7 @@ ${pages.formFields(request, reply, r)}${next ? `<input type="hidden" name="next"
     const session = await identity.newSession(user.id);
     pages.setSession(reply, session);
     if (!v) return reply.redirect(NEXT[next!]!, 303);
-    return complete()(request, reply, v, user, new Date(), 'password', session);
+    return complete()(request, reply, v, user, new Date(), pending!.auth_type, session);
   });
 
   // ---- the security page ----

@@ -119,20 +119,20 @@ export class Mfa {
   // ---- pending sign-ins ----
 
   /** A pending sign-in for the user: the cookie value (only its hash is kept). */
-  async startPending(userId: string): Promise<string> {
+  async startPending(userId: string, how: 'password' | 'social' = 'password'): Promise<string> {
     const value = randomBytes(32).toString('base64url');
     await this.db.query('DELETE FROM idp_mfa_pending WHERE expires_at < now()');
-    await this.db.query(`INSERT INTO idp_mfa_pending (id_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))`,
-      [hex(value), userId, MFA.pendingSeconds]);
+    await this.db.query(`INSERT INTO idp_mfa_pending (id_hash, user_id, auth_type, expires_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4))`,
+      [hex(value), userId, how, MFA.pendingSeconds]);
     return value;
   }
 
-  /** The user of a live pending sign-in, if any. */
-  async pendingUser(cookie: string | undefined): Promise<string | undefined> {
+  /** The user of a live pending sign-in and how its first step was made, if any. */
+  async pendingUser(cookie: string | undefined): Promise<{ user_id: string; auth_type: 'password' | 'social' } | undefined> {
     if (!cookie) return undefined;
-    const r = await this.db.query<{ user_id: string }>(
-      'SELECT user_id FROM idp_mfa_pending WHERE id_hash = $1 AND expires_at > now() AND failures < $2', [hex(cookie), MFA.maxFailures]);
-    return r.rows[0]?.user_id;
+    const r = await this.db.query<{ user_id: string; auth_type: 'password' | 'social' }>(
+      'SELECT user_id, auth_type FROM idp_mfa_pending WHERE id_hash = $1 AND expires_at > now() AND failures < $2', [hex(cookie), MFA.maxFailures]);
+    return r.rows[0];
   }
 
   /** Counts a wrong code; true when the pending sign-in is now spent (sign in again). */
