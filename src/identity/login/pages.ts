@@ -113,6 +113,7 @@ ${social}
 <button type="submit" class="payd-pay">Sign in</button>
 <button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>
 </form>
+<p><a href="/oauth/authorize/forgot?${escapeHtml(query)}">Forgot password?</a></p>
 <p><a href="/oauth/authorize/signup?${escapeHtml(query)}">Create an account</a></p>
 </div>`, [], undefined, endsAtClient);
     },
