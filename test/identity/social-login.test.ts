@@ -11,14 +11,16 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { type Server, createServer } from 'node:http';
 import { SignJWT } from 'jose';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import * as OTPAuth from 'otpauth';
+import { MASTER_KEY, createTestApp, type TestApp } from '../helpers/app.ts';
+import { Mfa } from '../../src/identity/mfa/mfa.ts';
 import { freePort } from '../helpers/server.ts';
 import { PASSWORD, hiddenFields } from './idp-helpers.ts';
 
 /** A browser: one cookie jar per origin, redirects followed by hand. */
 class Browser {
   private jars = new Map<string, Map<string, string>>();
-  private jar(url: string) {
+  jar(url: string) {
     const origin = new URL(url).origin;
     if (!this.jars.has(origin)) this.jars.set(origin, new Map());
     return this.jars.get(origin)!;
@@ -197,6 +199,20 @@ describe('social login: federation to an upstream OpenID Connect provider', () =
     assert.equal(bad.statusCode, 400);
     const dup = await down.app.inject({ method: 'POST', url: '/admin/v1/identity/providers', headers: down.adminHeaders, payload: { id: 'upstream', name: 'Again', issuer: upBase, client_id: 'a', client_secret: 'b' } });
     assert.equal(dup.statusCode, 409);
+  });
+
+  it('a linked account with a second factor is asked the factor after the upstream sign-in, before any session (issue 40)', async () => {
+    const [lena] = await users('lena@example.com');
+    const mfa = new Mfa(down.testDb.db, MASTER_KEY, 'payd');
+    const enrol = (await mfa.startTotp(lena!.id, 'lena@example.com'))!;
+    assert.ok(await mfa.confirmTotp(lena!.id, new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(enrol.secret) }).generate()));
+    const b = new Browser();
+    const { callback } = await viaUpstream(b, 'lena@example.com');
+    const done = await b.go(callback!);
+    assert.equal(done.status, 200, done.body);
+    assert.match(done.body, /action="\/oauth\/authorize\/mfa"/);
+    assert.equal(b.jar(downBase).has('payd_idp_session'), false, 'no session before the factor');
+    assert.ok(b.jar(downBase).has('payd_idp_mfa'));
   });
 });
 

@@ -11,11 +11,12 @@ import { AuthorizeError, type IdentityService } from '../idp/idp.service.ts';
 import type { Db } from '../../platform/db/index.ts';
 import { type LoginPages, cookies } from '../login/pages.ts';
 import type { Complete } from '../login/consent.routes.ts';
+import type { SecondStep } from '../mfa/mfa.routes.ts';
 import { type Federation, FederationError } from './federation.ts';
 
 const STATE_COOKIE = 'payd_idp_federation';
 
-export async function federationRoutes(root: FastifyInstance, deps: { db: Db; identity: IdentityService; pages: LoginPages; complete: Complete; federation: Federation; baseUrl: string; allowHttpLocalhost: boolean }) {
+export async function federationRoutes(root: FastifyInstance, deps: { db: Db; identity: IdentityService; pages: LoginPages; complete: Complete; secondStep: SecondStep; federation: Federation; baseUrl: string; allowHttpLocalhost: boolean }) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const secure = deps.baseUrl.startsWith('https://') ? '; Secure' : '';
   const failed = (reply: FastifyReply, message: string) =>
@@ -57,6 +58,8 @@ export async function federationRoutes(root: FastifyInstance, deps: { db: Db; id
       if (err instanceof AuthorizeError) return deps.pages.errorPage(reply, err);
       throw err;
     }
+    const stepped = await deps.secondStep(request, reply, done.user, { v }, 'social'); // the upstream's sign-in is not this account's second factor
+    if (stepped) return stepped;
     const session = await deps.identity.newSession(done.user.id);
     deps.pages.setSession(reply, session);
     return deps.complete(request, reply, v, done.user, new Date(), 'social', session);

@@ -22,6 +22,8 @@ import { idpRepo } from './idp.repo.ts';
 import { SignUps } from './signup.ts';
 import { enablePasswordGrant } from '../oauth/grants/password.ts';
 import { problems } from '../../platform/http/problem.ts';
+import { Mfa } from '../mfa/mfa.ts';
+import { mfaRoutes } from '../mfa/mfa.routes.ts';
 
 export interface IdpRouteDeps {
   db: Db;
@@ -36,13 +38,15 @@ export interface IdpRouteDeps {
 export async function identityRoutes(root: FastifyInstance, { db, identity, baseUrl, csrfKey, mailer, masterKey, allowHttpLocalhost }: IdpRouteDeps) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const pages = loginPages(baseUrl, csrfKey);
-  const complete = await consentRoutes(root, { identity, pages });
+  const mfa = new Mfa(db, masterKey, new URL(baseUrl).host);
+  const secondStep = await mfaRoutes(root, { db, identity, pages, mfa, complete: () => complete, baseUrl });
+  const complete = await consentRoutes(root, { identity, pages, secondStep });
   const signups = new SignUps(db, identity, mailer, baseUrl);
-  await loginRoutes(root, { identity, pages, complete, signups, baseUrl });
+  await loginRoutes(root, { identity, pages, complete, signups, baseUrl, secondStep });
   await sdkRoutes(root, { db, identity, pages, mailer, baseUrl, signups });
   await webMessageRoutes(root);
   const federation = new Federation(db, masterKey, `${baseUrl}/oauth/federation/callback`, identity);
-  await federationRoutes(root, { db, identity, pages, complete, federation, baseUrl, allowHttpLocalhost });
+  await federationRoutes(root, { db, identity, pages, complete, secondStep, federation, baseUrl, allowHttpLocalhost });
 
   // OpenID Connect Core 3.1.2.1: GET (query) and POST (form-encoded body), the same request.
   const authorize = async (request: FastifyRequest, reply: FastifyReply, q: Record<string, unknown>) => {
@@ -73,6 +77,11 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
       if (!t) {
         return refuse(new AuthorizeError('access_denied', 'The authentication token (tkn) is not valid: it expired, was used, or was issued to another application.',
           r.redirect_uri, r.state || undefined, r.response_type === 'messenger_code'));
+      }
+      // A user with a second factor: the SDK's password login proved the password only.
+      if (await mfa.hasFactor(t.user_id)) {
+        if (webMessage) return refuse(new AuthorizeError('interaction_required', 'The user has a second factor: sign in on the hosted page.', r.redirect_uri, r.state || undefined));
+        return (await secondStep(request, reply, { id: t.user_id }, { v: validated }))!;
       }
       const session = await identity.newSession(t.user_id);
       pages.setSession(reply, session);

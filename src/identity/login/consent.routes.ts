@@ -14,6 +14,7 @@ import { sendPage } from '../../checkout/pages.ts';
 import { type AuthRequest, AuthorizeError, type IdentityService } from '../idp/idp.service.ts';
 import type { AppRow } from '../idp/idp.repo.ts';
 import { type AuthType, type LoginPages, SESSION_COOKIE, cookies } from './pages.ts';
+import type { SecondStep } from '../mfa/mfa.routes.ts';
 
 const FormBody = Type.Record(Type.String(), Type.String({ maxLength: 2048 }));
 const ACCOUNT_APPS = '/oauth/account/applications';
@@ -22,7 +23,7 @@ export type Complete = (
   request: FastifyRequest, reply: FastifyReply, v: { request: AuthRequest; app: AppRow }, user: { id: string; email: string }, authTime: Date, how: AuthType, session: string,
 ) => Promise<FastifyReply>;
 
-export async function consentRoutes(app: FastifyInstance, { identity, pages }: { identity: IdentityService; pages: LoginPages }): Promise<Complete> {
+export async function consentRoutes(app: FastifyInstance, { identity, pages, secondStep }: { identity: IdentityService; pages: LoginPages; secondStep: SecondStep }): Promise<Complete> {
   const complete: Complete = async (request, reply, v, user, authTime, how, session) => {
     const r = v.request;
     const missing = await identity.consentNeeded(v.app, user.id, r);
@@ -71,6 +72,8 @@ export async function consentRoutes(app: FastifyInstance, { identity, pages }: {
     if (!pages.csrfOk(request, body)) return refused(reply, 'Sign-in');
     try {
       const user = await identity.login(body.email ?? '', body.password ?? '', request.ip);
+      const stepped = await secondStep(request, reply, user, { next: 'applications' });
+      if (stepped) return stepped;
       pages.setSession(reply, await identity.newSession(user.id));
       return reply.redirect(ACCOUNT_APPS, 303);
     } catch (err) {

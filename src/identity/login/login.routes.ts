@@ -12,10 +12,13 @@ import { type LoginPages, SESSION_COOKIE, cookies } from './pages.ts';
 import { passwordProblem } from '../idp/password-policy.ts';
 import { type SignUps, authorizeUrl } from '../idp/signup.ts';
 import type { Complete } from './consent.routes.ts';
+import type { SecondStep } from '../mfa/mfa.routes.ts';
 
 const FormBody = Type.Record(Type.String(), Type.String({ maxLength: 2048 }));
 
-export async function loginRoutes(app: FastifyInstance, { identity, pages, complete, signups, baseUrl }: { identity: IdentityService; pages: LoginPages; complete: Complete; signups: SignUps; baseUrl: string }) {
+export async function loginRoutes(app: FastifyInstance, { identity, pages, complete, signups, baseUrl, secondStep }: {
+  identity: IdentityService; pages: LoginPages; complete: Complete; signups: SignUps; baseUrl: string; secondStep: SecondStep;
+}) {
   /** The authorization request carried by a query or a form, or the reply that refuses it. */
   const validated = async (reply: FastifyReply, fields: Record<string, unknown>) => {
     try {
@@ -42,6 +45,8 @@ export async function loginRoutes(app: FastifyInstance, { identity, pages, compl
     }
     try {
       const user = await identity.login(body.email ?? '', body.password ?? '', request.ip);
+      const stepped = await secondStep(request, reply, user, { v }); // a second factor: asked before any session
+      if (stepped) return stepped;
       const session = await identity.newSession(user.id);
       pages.setSession(reply, session);
       return await complete(request, reply, v, user, new Date(), 'password', session);

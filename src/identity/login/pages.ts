@@ -53,6 +53,8 @@ export interface LoginPages {
   accountApps(request: FastifyRequest, reply: FastifyReply, email: string, grants: Array<{ client_id: string; name: string; scopes: string[]; updated_at: Date }>, message?: string): FastifyReply;
   /** The account page's sign-in form (no authorization request). */
   accountLogin(request: FastifyRequest, reply: FastifyReply, message?: string, status?: number): FastifyReply;
+  /** The CSRF field and (with r) the authorization request's hidden fields, for a form of another module (the second factor). */
+  formFields(request: FastifyRequest, reply: FastifyReply, r?: AuthRequest): string;
   setSession(reply: FastifyReply, value: string): void;
   clearSession(reply: FastifyReply): void;
 }
@@ -116,6 +118,7 @@ ${social}
 <button type="submit" class="payd-pay">Sign in</button>
 <button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>
 </form>
+<p><a href="/oauth/authorize/forgot?${escapeHtml(query)}">Forgot password?</a></p>
 <p><a href="/oauth/authorize/signup?${escapeHtml(query)}">Create an account</a></p>
 </div>`, [], undefined, endsAtClient);
     },
@@ -196,6 +199,10 @@ ${alert(message)}
 <div class="payd-field"><label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required></div>
 <button type="submit" class="payd-pay">Sign in</button>
 </form></div>`);
+    },
+
+    formFields(request, reply, r) {
+      return `<input type="hidden" name="csrf" value="${csrfToken(request, reply)}">${r ? hidden(r) : ''}`;
     },
 
     csrfOk(request, body) {

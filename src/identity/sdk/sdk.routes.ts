@@ -15,7 +15,7 @@ import type { Db } from '../../platform/db/index.ts';
 import { sha256 } from '../../platform/crypto/secrets.ts';
 import { isProblem, Problem, PROBLEM_BASE, PROBLEM_TYPE } from '../../platform/http/problem.ts';
 import { escapeHtml, sendPage } from '../../checkout/pages.ts';
-import { type IdentityService, THROTTLE } from '../idp/idp.service.ts';
+import { type AuthRequest, AuthorizeError, type IdentityService, THROTTLE } from '../idp/idp.service.ts';
 import { type AppRow, idpRepo } from '../idp/idp.repo.ts';
 import { SESSION_COOKIE, cookies, type LoginPages } from '../login/pages.ts';
 import type { Mailer } from './mail.ts';
@@ -238,10 +238,15 @@ export async function sdkRoutes(root: FastifyInstance, { db, identity, pages, ma
     const a = await application(request.body.client_id);
     const email = (request.body.email ?? '').trim();
     if (!EMAIL.test(email)) throw sdkError(400, 'invalid_request', 'Enter a valid email address.');
+    await sendReset(a, email, await allowedReturn(request.body.return_to ?? request.body.redirect_url, a));
+    return reply.code(204).send();
+  });
+
+  /** The reset mail, when the address has an account that may get one (at most RESETS_PER_HOUR an hour); nothing is said either way. */
+  async function sendReset(a: { client_id: string; name: string }, email: string, returnTo: string | undefined) {
     const user = await idpRepo.userByEmail(db, email);
     if (user && !user.blocked && (await sdkRepo.recentResets(db, user.id, 3600)) < RESETS_PER_HOUR) {
       const token = randomBytes(32).toString('base64url');
-      const returnTo = await allowedReturn(request.body.return_to ?? request.body.redirect_url, a);
       await sdkRepo.insertReset(db, { token_hash: hex(token), user_id: user.id, client_id: a.client_id, return_to: returnTo ?? null, ttlSeconds: RESET_TTL_SECONDS });
       const link = `${baseUrl}/identity/v1/password/reset?token=${token}`;
       await mailer.send(user.email, `Reset your ${a.name} password`,
@@ -249,7 +254,46 @@ export async function sdkRoutes(root: FastifyInstance, { db, identity, pages, ma
         + `To choose a new password, open this link within 30 minutes:\n${link}\n\n`
         + 'If it was not you, ignore this mail: your password stays as it is.\n');
     }
-    return reply.code(204).send();
+  }
+
+  // "Forgot password?" of the hosted sign-in page (the dashboard's too): the same reset
+  // mail, the same answer whatever the address. The page carries the authorization
+  // request, so that the reset page's Continue link starts the sign-in again.
+  const forgotPage = (request: FastifyRequest, reply: FastifyReply, r: AuthRequest, appName: string, message?: string, status = 200) => sendPage(reply, status, `Reset your ${appName} password`, `
+<div class="card-box">
+${message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : ''}
+<form method="post" action="/oauth/authorize/forgot" class="payd-form">
+${pages.formFields(request, reply, r)}
+<div class="payd-field"><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required autofocus maxlength="254"></div>
+<button type="submit" class="payd-pay">Send me a reset link</button>
+</form></div>`);
+  const validated = async (reply: FastifyReply, fields: Record<string, unknown>) => {
+    try {
+      return await identity.validate(fields);
+    } catch (err) {
+      if (err instanceof AuthorizeError) {
+        pages.errorPage(reply, err);
+        return undefined;
+      }
+      throw err;
+    }
+  };
+  app.get('/oauth/authorize/forgot', { schema: { hide: true } }, async (request, reply) => {
+    const v = await validated(reply, request.query as Record<string, unknown>);
+    return v ? forgotPage(request, reply, v.request, v.app.name) : reply;
+  });
+  app.post('/oauth/authorize/forgot', { schema: { hide: true, body: Type.Record(Type.String(), Type.String({ maxLength: 2048 })) } }, async (request, reply) => {
+    const body = request.body as Record<string, string>;
+    const v = await validated(reply, body);
+    if (!v) return reply;
+    if (!pages.csrfOk(request, body)) {
+      return sendPage(reply, 403, 'Reset refused', '<p role="alert">The form expired or did not come from this site. Go back and try again.</p>');
+    }
+    const email = (body.email ?? '').trim();
+    if (!EMAIL.test(email) || email.length > 254) return forgotPage(request, reply, v.request, v.app.name, 'Email: enter a valid email address.', 400);
+    const fields = new URLSearchParams(Object.entries(body).filter(([k]) => k !== 'csrf' && k !== 'email'));
+    await sendReset(v.app, email, `${baseUrl}/oauth/authorize?${fields}`);
+    return sendPage(reply, 200, 'Check your mail', '<div class="card-box"><p role="status">If an account exists for that address, we sent it a link to choose a new password. The link works once, for 30 minutes.</p></div>');
   });
 
   const resetForm = (reply: FastifyReply, token: string, message?: string, status = 200) => sendPage(reply, status, 'Choose a new password', `

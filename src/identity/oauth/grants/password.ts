@@ -14,6 +14,7 @@ import { oauthError } from '../oauth-errors.ts';
 import { TOKEN_TTL_SECONDS } from '../user-tokens.ts';
 import { OFFLINE_ACCESS, newFamilyId, newRefreshToken } from './refresh-token.ts';
 import type { CodeGrantDeps } from './authorization-code.ts';
+import { Mfa } from '../../mfa/mfa.ts';
 
 /** Whether the operator enabled the password grant for this application (grant_types with password). */
 export async function passwordGrantEnabled(q: Queryable, clientId: string): Promise<boolean> {
@@ -53,6 +54,10 @@ export async function passwordGrant(deps: CodeGrantDeps & { identity: IdentitySe
       throw new Problem({ status: 429, type: p.type, title: p.title, detail: p.detail, extra: { ...p.extra, error: 'too_many_attempts' }, headers: { ...p.headers, ...err.headers } });
     }
     throw err;
+  }
+  // The password alone is not enough for a user with a second factor: the hosted sign-in asks it.
+  if (await new Mfa(deps.db, deps.masterKey, '').hasFactor(user.id)) {
+    throw oauthError('invalid_grant', 'This account has a second factor: the password grant cannot sign it in. Use the authorization code flow (the hosted sign-in page asks the second factor).');
   }
   const authTime = new Date();
   const offline = requested.includes(OFFLINE_ACCESS);

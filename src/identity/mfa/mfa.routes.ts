@@ -1,0 +1,226 @@
+// The second factor's pages (docs/identity.md "Second factor"): the sign-in's second step
+// (POST /oauth/authorize/mfa), reached from every password sign-in of a user who has a
+// factor, and the signed-in user's security page (/oauth/account/security): enrol a TOTP
+// authenticator (shown as an otpauth:// URI and its base32 secret, active once confirmed
+// with a current code), get recovery codes (shown once), remove the factor. Each change
+// asks the password again. Forms carry the CSRF token of the login pages; the pages use
+// their strict CSP and run no script.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { isProblem, PROBLEM_TYPE } from '../../platform/http/problem.ts';
+import { escapeHtml, sendPage } from '../../checkout/pages.ts';
+import { type AuthRequest, AuthorizeError, type IdentityService, THROTTLE } from '../idp/idp.service.ts';
+import { type AppRow, type UserRow, idpRepo } from '../idp/idp.repo.ts';
+import type { Db } from '../../platform/db/index.ts';
+import { type LoginPages, SESSION_COOKIE, cookies } from '../login/pages.ts';
+import type { Complete } from '../login/consent.routes.ts';
+import { MFA, type Mfa, PENDING_COOKIE } from './mfa.ts';
+
+const FormBody = Type.Record(Type.String(), Type.String({ maxLength: 2048 }));
+export const ACCOUNT_SECURITY = '/oauth/account/security';
+/** Where a second step that is not of an authorization request goes (the account pages). */
+const NEXT: Record<string, string> = { security: ACCOUNT_SECURITY, applications: '/oauth/account/applications' };
+
+/** The sign-in's second step for a user whose password passed: undefined when the user has no factor. */
+export type SecondStep = (
+  request: FastifyRequest, reply: FastifyReply, user: { id: string }, target: { v: { request: AuthRequest; app: AppRow } } | { next: 'security' | 'applications' },
+  how?: 'password' | 'social',
+) => Promise<FastifyReply | undefined>;
+
+export async function mfaRoutes(app: FastifyInstance, { db, identity, pages, mfa, complete, baseUrl }: {
+  db: Db; identity: IdentityService; pages: LoginPages; mfa: Mfa; complete: () => Complete; baseUrl: string;
+}): Promise<SecondStep> {
+  const secure = baseUrl.startsWith('https://') ? '; Secure' : '';
+  const setPending = (reply: FastifyReply, value: string, maxAge: number = MFA.pendingSeconds) =>
+    reply.header('set-cookie', `${PENDING_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=/oauth; Max-Age=${maxAge}${secure}`);
+  const alert = (m?: string) => (m ? `<p class="payd-error" role="alert">${escapeHtml(m)}</p>` : '');
+  const refused = (reply: FastifyReply, what: string) =>
+    sendPage(reply, 403, `${what} refused`, '<p role="alert">The form expired or did not come from this site. Go back and try again.</p>');
+
+  const stepPage = (request: FastifyRequest, reply: FastifyReply, r: AuthRequest | undefined, next: string | undefined, message?: string, status = 200) =>
+    sendPage(reply, status, 'Second step: confirm it is you', `
+<div class="card-box">
+${alert(message)}
+<form method="post" action="/oauth/authorize/mfa" class="payd-form">
+${pages.formFields(request, reply, r)}${next ? `<input type="hidden" name="next" value="${escapeHtml(next)}">` : ''}
+<div class="payd-field"><label for="code">Code from your authenticator app, or a recovery code</label><input id="code" name="code" autocomplete="one-time-code" inputmode="text" maxlength="40" required autofocus></div>
+<button type="submit" class="payd-pay">Continue</button>
+</form></div>`, [], undefined, 'any');
+
+  const step: SecondStep = async (request, reply, user, target, how = 'password') => {
+    if (!(await mfa.hasFactor(user.id))) return undefined;
+    setPending(reply, await mfa.startPending(user.id, how));
+    return 'v' in target ? stepPage(request, reply, target.v.request, undefined) : stepPage(request, reply, undefined, target.next);
+  };
+
+  app.post('/oauth/authorize/mfa', { schema: { hide: true, body: FormBody } }, async (request, reply) => {
+    const body = request.body as Record<string, string>;
+    const next = body.next && NEXT[body.next] ? body.next : undefined;
+    let v: { request: AuthRequest; app: AppRow } | undefined;
+    if (!next) {
+      try {
+        v = await identity.validate(body);
+      } catch (err) {
+        if (err instanceof AuthorizeError) return pages.errorPage(reply, err);
+        throw err;
+      }
+    }
+    if (!pages.csrfOk(request, body)) return refused(reply, 'Sign-in');
+    const again = (message: string, status = 200) => (v ? pages.loginForm(request, reply, v.request, v.app.name, message, status) : accountLogin(request, reply, message, status));
+    const cookie = cookies(request)[PENDING_COOKIE];
+    const pending = await mfa.pendingUser(cookie);
+    const userId = pending?.user_id;
+    if (!userId || !cookie) return again('Your sign-in expired. Sign in again.');
+    const how = await mfa.verify(userId, body.code ?? '');
+    if (!how) {
+      if (await mfa.failPending(cookie)) {
+        setPending(reply, '', 0);
+        return again('Too many wrong codes. Sign in again.', 429);
+      }
+      return stepPage(request, reply, v?.request, next, 'That code is not valid. Enter a current code from your authenticator app, or an unused recovery code.', 400);
+    }
+    await mfa.endPending(cookie);
+    setPending(reply, '', 0);
+    const user = await idpRepo.user(db, userId);
+    if (!user || user.blocked) return again('Your sign-in expired. Sign in again.');
+    const session = await identity.newSession(user.id);
+    pages.setSession(reply, session);
+    if (!v) return reply.redirect(NEXT[next!]!, 303);
+    return complete()(request, reply, v, user, new Date(), pending!.auth_type, session);
+  });
+
+  // ---- the security page ----
+
+  const accountLogin = (request: FastifyRequest, reply: FastifyReply, message?: string, status = 200) =>
+    sendPage(reply, status, 'Sign in to manage your sign-in security', `
+<div class="card-box">
+${alert(message)}
+<form method="post" action="${ACCOUNT_SECURITY}/login" class="payd-form">
+${pages.formFields(request, reply)}
+<div class="payd-field"><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required autofocus></div>
+<div class="payd-field"><label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required></div>
+<button type="submit" class="payd-pay">Sign in</button>
+</form></div>`);
+
+  const passwordField = '<div class="payd-field"><label for="password">Your password (to confirm it is you)</label><input id="password" name="password" type="password" autocomplete="current-password" required></div>';
+
+  const securityPage = async (request: FastifyRequest, reply: FastifyReply, user: UserRow, extra = '', message?: string, status = 200) => {
+    const s = await mfa.status(user.id);
+    const f = pages.formFields(request, reply);
+    const totp = s.totp === 'active'
+      ? `<p id="totp-status">Authenticator app: <strong>on</strong>. Unused recovery codes: <span id="recovery-left">${s.recoveryLeft}</span>.</p>
+<form method="post" action="${ACCOUNT_SECURITY}/recovery" class="payd-form">${f}${passwordField.replace(/id="password"/g, 'id="password-recovery"').replace('for="password"', 'for="password-recovery"')}
+<button type="submit" class="secondary">New recovery codes</button></form>
+<form method="post" action="${ACCOUNT_SECURITY}/totp/remove" class="payd-form">${f}${passwordField.replace(/id="password"/g, 'id="password-remove"').replace('for="password"', 'for="password-remove"')}
+<button type="submit" class="secondary">Remove the authenticator app</button></form>`
+      : `<p id="totp-status">Authenticator app: <strong>off</strong>.</p>
+<form method="post" action="${ACCOUNT_SECURITY}/totp/start" class="payd-form">${f}${passwordField}
+<button type="submit" class="payd-pay">Add an authenticator app</button></form>`;
+    return sendPage(reply, status, 'Sign-in security', `
+<div class="card-box">
+${alert(message)}
+<p>Signed in as <strong>${escapeHtml(user.email)}</strong>.</p>
+${extra}
+${totp}
+</div>`);
+  };
+
+  const confirmForm = (request: FastifyRequest, reply: FastifyReply, e: { uri: string; secret: string }) => `
+<section id="totp-enrol">
+<p>Add this account to your authenticator app: open this link on the device, or type the secret key.</p>
+<p><a id="totp-uri" href="${escapeHtml(e.uri)}">${escapeHtml(e.uri)}</a></p>
+<p>Secret key: <code id="totp-secret">${escapeHtml(e.secret)}</code></p>
+<form method="post" action="${ACCOUNT_SECURITY}/totp/confirm" class="payd-form">${pages.formFields(request, reply)}
+<div class="payd-field"><label for="code">The code your app shows now</label><input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required></div>
+<button type="submit" class="payd-pay">Turn on</button></form>
+</section>`;
+
+  const codesShown = (codes: string[]) => `
+<section id="recovery-codes"><p role="status">Your recovery codes. Keep them somewhere safe: each works once, and they are not shown again.</p>
+<ul>${codes.map((c) => `<li><code>${escapeHtml(c)}</code></li>`).join('')}</ul></section>`;
+
+  /** The signed-in user of a form of the security page, or the reply that refuses it. */
+  const signedIn = async (request: FastifyRequest, reply: FastifyReply, body: Record<string, string>, needPassword: boolean) => {
+    if (!pages.csrfOk(request, body)) return { reply: refused(reply, 'Change') };
+    const s = await identity.sessionUser(cookies(request)[SESSION_COOKIE]);
+    if (!s) return { reply: accountLogin(request, reply, 'Sign in again.', 401) };
+    if (needPassword) {
+      try {
+        await identity.login(s.user.email, body.password ?? '', request.ip);
+      } catch (err) {
+        if (isProblem(err, PROBLEM_TYPE.unauthorized, PROBLEM_TYPE.tooManyRequests)) {
+          const throttled = err.type === PROBLEM_TYPE.tooManyRequests;
+          if (throttled) reply.header('retry-after', String(THROTTLE.windowSeconds));
+          return { reply: await securityPage(request, reply, s.user, '', throttled ? err.detail : 'The password is not right.', throttled ? 429 : 400) };
+        }
+        throw err;
+      }
+    }
+    return { user: s.user };
+  };
+
+  app.get(ACCOUNT_SECURITY, { schema: { hide: true } }, async (request, reply) => {
+    const s = await identity.sessionUser(cookies(request)[SESSION_COOKIE]);
+    if (!s) return accountLogin(request, reply);
+    return securityPage(request, reply, s.user);
+  });
+
+  app.post(`${ACCOUNT_SECURITY}/login`, { schema: { hide: true, body: FormBody } }, async (request, reply) => {
+    const body = request.body as Record<string, string>;
+    if (!pages.csrfOk(request, body)) return refused(reply, 'Sign-in');
+    try {
+      const user = await identity.login(body.email ?? '', body.password ?? '', request.ip);
+      const stepped = await step(request, reply, user, { next: 'security' });
+      if (stepped) return stepped;
+      pages.setSession(reply, await identity.newSession(user.id));
+      return reply.redirect(ACCOUNT_SECURITY, 303);
+    } catch (err) {
+      if (isProblem(err, PROBLEM_TYPE.unauthorized, PROBLEM_TYPE.tooManyRequests)) {
+        const throttled = err.type === PROBLEM_TYPE.tooManyRequests;
+        if (throttled) reply.header('retry-after', String(THROTTLE.windowSeconds));
+        return accountLogin(request, reply, err.detail, throttled ? 429 : 200);
+      }
+      throw err;
+    }
+  });
+
+  app.post(`${ACCOUNT_SECURITY}/totp/start`, { schema: { hide: true, body: FormBody } }, async (request, reply) => {
+    const body = request.body as Record<string, string>;
+    const s = await signedIn(request, reply, body, true);
+    if (!s.user) return s.reply;
+    const e = await mfa.startTotp(s.user.id, s.user.email);
+    if (!e) return securityPage(request, reply, s.user, '', 'An authenticator app is already on. Remove it first to add another.', 409);
+    return securityPage(request, reply, s.user, confirmForm(request, reply, e));
+  });
+
+  app.post(`${ACCOUNT_SECURITY}/totp/confirm`, { schema: { hide: true, body: FormBody } }, async (request, reply) => {
+    const body = request.body as Record<string, string>;
+    const s = await signedIn(request, reply, body, false);
+    if (!s.user) return s.reply;
+    if (!(await mfa.confirmTotp(s.user.id, (body.code ?? '').replace(/\s/g, '')))) {
+      const e = await mfa.pendingTotp(s.user.id, s.user.email);
+      return securityPage(request, reply, s.user, e ? confirmForm(request, reply, e) : '',
+        e ? 'code: that is not the current code of your app. Check the device clock and try the next code.' : 'Start adding an authenticator app first.', 400);
+    }
+    const codes = await mfa.newRecoveryCodes(s.user.id);
+    return securityPage(request, reply, s.user, `<p role="status">The authenticator app is on.</p>${codesShown(codes)}`);
+  });
+
+  app.post(`${ACCOUNT_SECURITY}/recovery`, { schema: { hide: true, body: FormBody } }, async (request, reply) => {
+    const body = request.body as Record<string, string>;
+    const s = await signedIn(request, reply, body, true);
+    if (!s.user) return s.reply;
+    if (!(await mfa.hasFactor(s.user.id))) return securityPage(request, reply, s.user, '', 'Add an authenticator app first.', 400);
+    return securityPage(request, reply, s.user, codesShown(await mfa.newRecoveryCodes(s.user.id)));
+  });
+
+  app.post(`${ACCOUNT_SECURITY}/totp/remove`, { schema: { hide: true, body: FormBody } }, async (request, reply) => {
+    const body = request.body as Record<string, string>;
+    const s = await signedIn(request, reply, body, true);
+    if (!s.user) return s.reply;
+    await mfa.remove(s.user.id);
+    return securityPage(request, reply, s.user, '<p role="status">The authenticator app is removed.</p>');
+  });
+
+  return step;
+}

@@ -1,0 +1,153 @@
+// The second factor of identity users (docs/identity.md "Second factor"): a TOTP
+// authenticator (RFC 6238, 30-second steps, one step of drift either way) whose secret
+// is stored encrypted by the master key (the user id as associated data) and whose last
+// used time step is kept, so that a code is accepted once; ten recovery codes, stored
+// hashed, each usable once; and the pending sign-in: the password passed, the factor not
+// yet, kept as a row (by the hash of the cookie's value) that expires after 10 minutes
+// and dies after 5 wrong codes. No session exists before the factor.
+import { randomBytes } from 'node:crypto';
+import * as OTPAuth from 'otpauth';
+import type { Queryable } from '../../platform/db/index.ts';
+import { decrypt, encrypt, sha256 } from '../../platform/crypto/secrets.ts';
+
+export const MFA = { pendingSeconds: 600, maxFailures: 5, recoveryCodes: 10, period: 30 } as const;
+export const PENDING_COOKIE = 'payd_idp_mfa';
+
+const hex = (s: string) => sha256(s).toString('hex');
+const aad = (userId: string) => `totp:${userId}`;
+/** A recovery code as typed: case, spaces and dashes do not matter. */
+const normalRecovery = (code: string) => code.toLowerCase().replace(/[\s-]/g, '');
+
+export type Verified = 'otp' | 'recovery' | undefined;
+
+export class Mfa {
+  constructor(private readonly db: Queryable, private readonly masterKey: Buffer, private readonly issuer: string, private readonly now: () => number = Date.now) {}
+
+  /** Whether the user has an active second factor (a confirmed TOTP authenticator). */
+  async hasFactor(userId: string): Promise<boolean> {
+    const r = await this.db.query('SELECT 1 FROM idp_mfa_totp WHERE user_id = $1 AND confirmed_at IS NOT NULL', [userId]);
+    return r.rows.length > 0;
+  }
+
+  async status(userId: string): Promise<{ totp: 'none' | 'pending' | 'active'; recoveryLeft: number }> {
+    const t = await this.db.query<{ confirmed_at: Date | null }>('SELECT confirmed_at FROM idp_mfa_totp WHERE user_id = $1', [userId]);
+    const r = await this.db.query<{ n: string | number }>('SELECT count(*) AS n FROM idp_mfa_recovery_codes WHERE user_id = $1 AND used_at IS NULL', [userId]);
+    const row = t.rows[0];
+    return { totp: !row ? 'none' : row.confirmed_at ? 'active' : 'pending', recoveryLeft: Number(r.rows[0]!.n) };
+  }
+
+  /** A new TOTP secret for the user, not active until confirmed with a code (replaces an unconfirmed one; refused over an active one). */
+  async startTotp(userId: string, label: string): Promise<{ uri: string; secret: string } | undefined> {
+    const secret = new OTPAuth.Secret({ size: 20 });
+    const r = await this.db.query(
+      `INSERT INTO idp_mfa_totp (user_id, secret_enc) VALUES ($1, $2)
+       ON CONFLICT (user_id) DO UPDATE SET secret_enc = EXCLUDED.secret_enc, last_step = 0, created_at = now() WHERE idp_mfa_totp.confirmed_at IS NULL
+       RETURNING user_id`, [userId, encrypt(this.masterKey, secret.base32, aad(userId))]);
+    if (!r.rows.length) return undefined;
+    return { uri: this.totp(secret.base32, label).toString(), secret: secret.base32 };
+  }
+
+  /** The current secret being enrolled (to show it again with an error), if any. */
+  async pendingTotp(userId: string, label: string): Promise<{ uri: string; secret: string } | undefined> {
+    const r = await this.db.query<{ secret_enc: string }>('SELECT secret_enc FROM idp_mfa_totp WHERE user_id = $1 AND confirmed_at IS NULL', [userId]);
+    if (!r.rows[0]) return undefined;
+    const secret = decrypt(this.masterKey, r.rows[0].secret_enc, aad(userId));
+    return { uri: this.totp(secret, label).toString(), secret };
+  }
+
+  /** Confirms the enrolment with a current code; then the factor is active and the code's step used. */
+  async confirmTotp(userId: string, code: string): Promise<boolean> {
+    return this.useTotp(userId, code, false);
+  }
+
+  /** Checks a TOTP code of the active authenticator, once: a code of a step already used is refused. */
+  async verifyTotp(userId: string, code: string): Promise<boolean> {
+    return this.useTotp(userId, code, true);
+  }
+
+  private async useTotp(userId: string, code: string, confirmed: boolean): Promise<boolean> {
+    if (!/^\d{6}$/.test(code)) return false;
+    const r = await this.db.query<{ secret_enc: string }>(
+      `SELECT secret_enc FROM idp_mfa_totp WHERE user_id = $1 AND (confirmed_at IS NOT NULL) = $2`, [userId, confirmed]);
+    if (!r.rows[0]) return false;
+    const secret = decrypt(this.masterKey, r.rows[0].secret_enc, aad(userId));
+    const now = this.now();
+    const delta = this.totp(secret, '').validate({ token: code, timestamp: now, window: 1 });
+    if (delta === null) return false;
+    const step = Math.floor(now / 1000 / MFA.period) + delta;
+    // The step is taken only if it is later than the last one used: a replayed code (or an
+    // older one of the window) is refused, also when two requests race.
+    const used = await this.db.query(
+      `UPDATE idp_mfa_totp SET last_step = $2, confirmed_at = COALESCE(confirmed_at, now())
+       WHERE user_id = $1 AND last_step < $2 AND (confirmed_at IS NOT NULL) = $3 RETURNING user_id`, [userId, step, confirmed]);
+    return used.rows.length > 0;
+  }
+
+  /** Ten new recovery codes (the old ones void), returned once: only their hashes are kept. */
+  async newRecoveryCodes(userId: string): Promise<string[]> {
+    const codes = Array.from({ length: MFA.recoveryCodes }, () => {
+      const s = randomBytes(8).toString('hex'); // 64 bits
+      return `${s.slice(0, 4)}-${s.slice(4, 8)}-${s.slice(8, 12)}-${s.slice(12)}`;
+    });
+    await this.db.query('DELETE FROM idp_mfa_recovery_codes WHERE user_id = $1', [userId]);
+    for (const c of codes) await this.db.query('INSERT INTO idp_mfa_recovery_codes (user_id, code_hash) VALUES ($1, $2)', [userId, hex(normalRecovery(c))]);
+    return codes;
+  }
+
+  /** Uses a recovery code, once. */
+  async useRecoveryCode(userId: string, code: string): Promise<boolean> {
+    const c = normalRecovery(code);
+    if (!/^[0-9a-f]{16}$/.test(c)) return false;
+    const r = await this.db.query(
+      'UPDATE idp_mfa_recovery_codes SET used_at = now() WHERE user_id = $1 AND code_hash = $2 AND used_at IS NULL RETURNING user_id', [userId, hex(c)]);
+    return r.rows.length > 0;
+  }
+
+  /** A TOTP code or a recovery code, whichever the input is. */
+  async verify(userId: string, input: string): Promise<Verified> {
+    const code = input.trim();
+    if (/^\d{6}$/.test(code.replace(/\s/g, ''))) return (await this.verifyTotp(userId, code.replace(/\s/g, ''))) ? 'otp' : undefined;
+    return (await this.useRecoveryCode(userId, code)) ? 'recovery' : undefined;
+  }
+
+  /** Removes the authenticator and the recovery codes. */
+  async remove(userId: string): Promise<void> {
+    await this.db.query('DELETE FROM idp_mfa_totp WHERE user_id = $1', [userId]);
+    await this.db.query('DELETE FROM idp_mfa_recovery_codes WHERE user_id = $1', [userId]);
+  }
+
+  // ---- pending sign-ins ----
+
+  /** A pending sign-in for the user: the cookie value (only its hash is kept). */
+  async startPending(userId: string, how: 'password' | 'social' = 'password'): Promise<string> {
+    const value = randomBytes(32).toString('base64url');
+    await this.db.query('DELETE FROM idp_mfa_pending WHERE expires_at < now()');
+    await this.db.query(`INSERT INTO idp_mfa_pending (id_hash, user_id, auth_type, expires_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4))`,
+      [hex(value), userId, how, MFA.pendingSeconds]);
+    return value;
+  }
+
+  /** The user of a live pending sign-in and how its first step was made, if any. */
+  async pendingUser(cookie: string | undefined): Promise<{ user_id: string; auth_type: 'password' | 'social' } | undefined> {
+    if (!cookie) return undefined;
+    const r = await this.db.query<{ user_id: string; auth_type: 'password' | 'social' }>(
+      'SELECT user_id, auth_type FROM idp_mfa_pending WHERE id_hash = $1 AND expires_at > now() AND failures < $2', [hex(cookie), MFA.maxFailures]);
+    return r.rows[0];
+  }
+
+  /** Counts a wrong code; true when the pending sign-in is now spent (sign in again). */
+  async failPending(cookie: string): Promise<boolean> {
+    const r = await this.db.query<{ failures: number }>('UPDATE idp_mfa_pending SET failures = failures + 1 WHERE id_hash = $1 RETURNING failures', [hex(cookie)]);
+    const spent = !r.rows[0] || r.rows[0].failures >= MFA.maxFailures;
+    if (spent) await this.endPending(cookie);
+    return spent;
+  }
+
+  async endPending(cookie: string): Promise<void> {
+    await this.db.query('DELETE FROM idp_mfa_pending WHERE id_hash = $1', [hex(cookie)]);
+  }
+
+  private totp(secret: string, label: string) {
+    return new OTPAuth.TOTP({ issuer: this.issuer, label, algorithm: 'SHA1', digits: 6, period: MFA.period, secret: OTPAuth.Secret.fromBase32(secret) });
+  }
+}
