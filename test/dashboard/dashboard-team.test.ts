@@ -117,7 +117,11 @@ describe('dashboard: team', () => {
     const made = await t.app.inject({ method: 'POST', url: '/api/v2/users', headers: { authorization: `Bearer ${token}` }, payload: { email: 'cfo@team.example', password: PASSWORD, email_verified: true } });
     assert.equal(made.statusCode, 201, made.body);
 
-    const ada = await signInAs('ada@team.example');
+    // An admin of its own (the test above leaves either ada or ann an admin, not both).
+    await createUser(t, 'boss@team.example');
+    const boss = await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${a.entityId}/members`, headers: t.adminHeaders, payload: { email: 'boss@team.example', role: 'admin' } });
+    assert.equal(boss.statusCode, 201, boss.body);
+    const ada = await signInAs('boss@team.example');
     const csrf = hiddenFields((await get(ada, `/dashboard/${a.entityId}/team`)).body).get('csrf')!;
     const invited = await post(ada, `/dashboard/${a.entityId}/team`, { csrf, email: 'cfo@team.example', role: 'admin' });
     assert.equal(invited.statusCode, 200, invited.body);
