@@ -20,7 +20,7 @@ describe('identity provider: second factor (TOTP and recovery codes)', () => {
   before(async () => {
     t = await createTestApp();
     await createUser(t, email, { email_verified: true });
-    client = await createClient(t, { name: 'Shop', callback_urls: [REDIRECT] });
+    client = await createClient(t, { name: 'Shop', callback_urls: [REDIRECT], grant_types: ['authorization_code', 'password'] }); // (the password grant is opt-in)
   });
   after(() => t?.close());
 

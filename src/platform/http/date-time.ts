@@ -16,7 +16,12 @@ export function isStrictDateTime(value: string): boolean {
   if (hour > 23 || minute > 59 || second > 59) return false;
   // Offsets in use run from -12:00 to +14:00; anything within ±14:00 is taken.
   if (m[7] !== undefined && (Number(m[7]) * 60 + Number(m[8]) > 14 * 60 || Number(m[8]) > 59)) return false;
-  return Number.isFinite(Date.parse(value));
+  // The instant itself stays within years 1 to 9999 in UTC: 9999-12-31T23:59:59-14:00 is in
+  // year 10000, which toISOString writes as +010000-… and PostgreSQL refuses.
+  const instant = Date.parse(value);
+  if (!Number.isFinite(instant)) return false;
+  const utcYear = new Date(instant).getUTCFullYear();
+  return utcYear >= 1 && utcYear <= 9999;
 }
 
 /** Ajv's onCreate hook: replaces ajv-formats' `date-time` with the strict one. */
