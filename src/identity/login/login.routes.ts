@@ -8,7 +8,7 @@ import { isProblem, PROBLEM_TYPE } from '../../platform/http/problem.ts';
 import { problemResponses } from '../../platform/http/schemas.ts';
 import { escapeHtml, sendPage } from '../../checkout/pages.ts';
 import { AuthorizeError, type IdentityService, THROTTLE } from '../idp/idp.service.ts';
-import { type LoginPages, SESSION_COOKIE, cookies } from './pages.ts';
+import { type LoginPages, SESSION_COOKIE, cookies, validatedRequest } from './pages.ts';
 import { passwordProblem } from '../idp/password-policy.ts';
 import { type SignUps, authorizeUrl } from '../idp/signup.ts';
 import type { Complete } from './consent.routes.ts';
@@ -19,18 +19,7 @@ const FormBody = Type.Record(Type.String(), Type.String({ maxLength: 2048 }));
 export async function loginRoutes(app: FastifyInstance, { identity, pages, complete, signups, baseUrl, secondStep }: {
   identity: IdentityService; pages: LoginPages; complete: Complete; signups: SignUps; baseUrl: string; secondStep: SecondStep;
 }) {
-  /** The authorization request carried by a query or a form, or the reply that refuses it. */
-  const validated = async (reply: FastifyReply, fields: Record<string, unknown>) => {
-    try {
-      return await identity.validate(fields);
-    } catch (err) {
-      if (err instanceof AuthorizeError) {
-        pages.errorPage(reply, err);
-        return undefined;
-      }
-      throw err;
-    }
-  };
+  const validated = (reply: FastifyReply, fields: Record<string, unknown>) => validatedRequest(identity, pages, reply, fields);
   const csrfRefused = (reply: FastifyReply, what: string) =>
     sendPage(reply, 403, `${what} refused`, '<p role="alert">The form expired or did not come from this site. Go back and try again.</p>');
 

@@ -7,7 +7,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { safeEqual } from '../../platform/crypto/secrets.ts';
 import { escapeHtml, sendPage } from '../../checkout/pages.ts';
-import { type AuthRequest, type AuthorizeError, SCOPE_WORDS, appendQuery } from '../idp/idp.service.ts';
+import { type AuthRequest, AuthorizeError, type IdentityService, SCOPE_WORDS, appendQuery } from '../idp/idp.service.ts';
 
 export const SESSION_COOKIE = 'payd_idp_session';
 const SESSION_PATHS = ['/oauth', '/identity'] as const;
@@ -30,6 +30,19 @@ export function cookies(request: FastifyRequest): Record<string, string> {
     } catch { /* a malformed cookie is no cookie */ }
   }
   return out;
+}
+
+/** The authorization request carried by a query or a form, or undefined once its error page is sent. */
+export async function validatedRequest(identity: IdentityService, pages: LoginPages, reply: FastifyReply, fields: Record<string, unknown>) {
+  try {
+    return await identity.validate(fields);
+  } catch (err) {
+    if (err instanceof AuthorizeError) {
+      pages.errorPage(reply, err);
+      return undefined;
+    }
+    throw err;
+  }
 }
 
 export interface LoginPages {

@@ -15,9 +15,9 @@ import type { Db } from '../../platform/db/index.ts';
 import { sha256 } from '../../platform/crypto/secrets.ts';
 import { isProblem, Problem, PROBLEM_BASE, PROBLEM_TYPE } from '../../platform/http/problem.ts';
 import { escapeHtml, sendPage } from '../../checkout/pages.ts';
-import { type AuthRequest, AuthorizeError, type IdentityService, THROTTLE } from '../idp/idp.service.ts';
+import { type AuthRequest, type IdentityService, THROTTLE } from '../idp/idp.service.ts';
 import { type AppRow, idpRepo } from '../idp/idp.repo.ts';
-import { SESSION_COOKIE, cookies, type LoginPages } from '../login/pages.ts';
+import { SESSION_COOKIE, cookies, type LoginPages, validatedRequest } from '../login/pages.ts';
 import type { Mailer } from './mail.ts';
 import { passwordScore } from './password-strength.ts';
 import { MIN_STRENGTH, PASSWORD_LENGTH, passwordProblem } from '../idp/password-policy.ts';
@@ -267,17 +267,7 @@ ${pages.formFields(request, reply, r)}
 <div class="payd-field"><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required autofocus maxlength="254"></div>
 <button type="submit" class="payd-pay">Send me a reset link</button>
 </form></div>`);
-  const validated = async (reply: FastifyReply, fields: Record<string, unknown>) => {
-    try {
-      return await identity.validate(fields);
-    } catch (err) {
-      if (err instanceof AuthorizeError) {
-        pages.errorPage(reply, err);
-        return undefined;
-      }
-      throw err;
-    }
-  };
+  const validated = (reply: FastifyReply, fields: Record<string, unknown>) => validatedRequest(identity, pages, reply, fields);
   app.get('/oauth/authorize/forgot', { schema: { hide: true } }, async (request, reply) => {
     const v = await validated(reply, request.query as Record<string, unknown>);
     return v ? forgotPage(request, reply, v.request, v.app.name) : reply;
