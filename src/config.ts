@@ -82,6 +82,8 @@ export interface Config {
   identityLoginAsClientId: string | undefined;
   identityLoginAsRedirectUri: string | undefined;
   identityLoginAsResponseType: 'code' | 'token';
+  /** PAYD_CONSOLE_REQUIRE_MFA: console administrators must have signed in with a second factor (amr mfa). */
+  consoleRequireSecondFactor: boolean;
   /** Identity mails (password reset): sent over SMTP when set (smtp:// or smtps:// URL); always kept in the outbox the console shows. */
   smtpUrl: string | undefined;
   /** From address of identity mails. */
@@ -259,6 +261,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     identityLoginAsClientId: env.PAYD_IDENTITY_LOGIN_AS_CLIENT_ID || undefined,
     identityLoginAsRedirectUri: env.PAYD_IDENTITY_LOGIN_AS_REDIRECT_URI || undefined, // kept as written: matched exactly
     identityLoginAsResponseType: (env.PAYD_IDENTITY_LOGIN_AS_RESPONSE_TYPE || 'code') as 'code' | 'token',
+    consoleRequireSecondFactor: bool(env, 'PAYD_CONSOLE_REQUIRE_MFA', false),
     identityClaimsBase: '', // derived below from the final base URL
     smtpUrl: env.PAYD_SMTP_URL || undefined,
     mailFrom: env.PAYD_MAIL_FROM || '',

@@ -34,6 +34,7 @@ import type { EligibilityRulesService } from '../eligibility/rules.service.ts';
 import type { Mailer } from '../identity/sdk/mail.ts';
 import type { WebhooksService } from '../webhooks/webhooks.service.ts';
 import { ASSETS, DASHBOARD_CSS, DASHBOARD_JS, barChart, money, page, parseAmount, plain, roleLabel, when } from './views.ts';
+import { hasSecondFactor } from '../identity/mfa/amr.ts';
 
 export const DASHBOARD_CLIENT_ID = 'payd-dashboard';
 const COOKIE = 'payd_dashboard';
@@ -67,7 +68,7 @@ export interface DashboardDeps {
   key: Buffer;
 }
 
-interface Signed { userId: string; email: string; sid: string; csrf: string; memberships: Membership[] }
+interface Signed { userId: string; email: string; sid: string; csrf: string; memberships: Membership[]; amr: string[] }
 
 const ACTIONS: Record<string, { kind: OperationKind; verb: string; needs: Role; available: (p: PaymentViewT) => number }> = {
   capture: { kind: 'CAPTURE', verb: 'Capture', needs: 'operator', available: (p) => p.amounts.available_to_capture },
@@ -119,11 +120,12 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
   const signedIn = async (request: FastifyRequest, reply: FastifyReply): Promise<Signed | undefined> => {
     const raw = readCookie(request, COOKIE);
     const [userId, exp, sid, sig] = (raw ?? '').split('.');
-    if (userId && exp && sid && sig && safeEqual(mac(`${userId}.${exp}.${sid}`), sig) && Number(exp) > Date.now() / 1000
-      && await deps.identity.sessionAlive(sid, userId)) {
+    const alive = userId && exp && sid && sig && safeEqual(mac(`${userId}.${exp}.${sid}`), sig) && Number(exp) > Date.now() / 1000
+      ? await deps.identity.sessionAlive(sid, userId) : undefined;
+    if (alive && userId && sid) {
       const user = await idpRepo.user(deps.db, userId);
       if (user && !user.blocked) {
-        return { userId, email: user.email, sid, csrf: mac(`csrf.${raw}`), memberships: await membersRepo.membershipsOf(deps.db, userId) };
+        return { userId, email: user.email, sid, csrf: mac(`csrf.${raw}`), memberships: await membersRepo.membershipsOf(deps.db, userId), amr: alive.amr };
       }
     }
     const verifier = randomBytes(32).toString('base64url');
@@ -147,6 +149,14 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     const entity = s.memberships.find((m) => m.entity_id === entityId);
     if (!entity) {
       page(reply, 404, { title: 'Not found', email: s.email, csrf: s.csrf, memberships: s.memberships }, '<p>There is nothing here, or it is not yours to see.</p>');
+      return undefined;
+    }
+    if (entity.second_factor_required && !hasSecondFactor(s.amr)) {
+      // The team requires a second factor and this sign-in had none (amr without mfa): nothing of the entity is shown.
+      page(reply, 403, { title: 'A second factor is required', email: s.email, csrf: s.csrf, memberships: s.memberships },
+        `<p role="alert">${e(entity.entity_name)} requires its team to sign in with a second factor.</p>
+<ol><li>If you have none yet, <a href="${e(deps.idpOrigin)}/oauth/account/security">add an authenticator app to your account</a>.</li>
+<li>Then sign out (at the top of this page) and sign in again: the sign-in asks for your second factor.</li></ol>`);
       return undefined;
     }
     if (!can(entity.role, needs)) {

@@ -21,7 +21,8 @@ import { money, page, parseAmount, when } from './views.ts';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const CURRENCIES = ['EUR', 'USD', 'GBP', 'CHF'];
 
-export interface Member { userId: string; email: string; csrf: string; memberships: Membership[]; entity: Membership }
+/** The signed-in member of the URL's entity; amr: how this sign-in was made (RFC 8176, src/identity/mfa/amr.ts). */
+export interface Member { userId: string; email: string; csrf: string; memberships: Membership[]; entity: Membership; amr: string[] }
 
 export interface ExtraDeps {
   db: Db;

@@ -10,6 +10,7 @@ import { ROLES, type Role, membersRepo } from './members.ts';
 import { type MembersDeps, inviteMember } from './members.routes.ts';
 import type { ExtraDeps, Member } from './links-keys.routes.ts';
 import { page, roleLabel, when } from './views.ts';
+import { hasSecondFactor } from '../identity/mfa/amr.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -31,6 +32,7 @@ export async function teamPageRoutes(app: FastifyInstance, deps: TeamPageDeps) {
     const members = await membersRepo.of(deps.db, m.entity.entity_id);
     const pending = await membersRepo.pendingOf(deps.db, m.entity.entity_id);
     const rows = members.map((x, i) => `<tr><td>${e(x.email)}${x.user_id === m.userId ? ' (you)' : ''}</td><td>${e(when(x.created_at))}</td>
+<td>${x.has_second_factor ? 'On' : '<strong>Off</strong>'}</td>
 <td><form method="post" action="${base}/${e(x.user_id)}/role" class="inline" data-once>${csrfField(m)}${roleSelect(`role-${i}`, x.role, `Role of ${x.email}`)} <button type="submit" class="secondary">Save</button></form></td>
 <td><form method="post" action="${base}/${e(x.user_id)}/remove" data-once>${csrfField(m)}<button type="submit" class="danger" aria-label="Remove ${e(x.email)}">Remove</button></form></td></tr>`).join('');
     return page(reply, status, layout(m, 'Team'), `
@@ -48,11 +50,17 @@ ${message?.notice ? `<p class="notice" role="status">${e(message.notice)}</p>` :
 <h2>Members</h2>
 <p>Admin: API keys, webhooks and the team, and everything an operator does. Operator: capture, refund, void, payment links. Viewer: read only.</p>
 <div class="table-wrap" role="region" tabindex="0" aria-label="Members (scrolls sideways on small screens)"><table aria-label="Members">
-<thead><tr><th scope="col">Email</th><th scope="col">Member since</th><th scope="col">Role</th><th scope="col">Actions</th></tr></thead>
+<thead><tr><th scope="col">Email</th><th scope="col">Member since</th><th scope="col">Second factor</th><th scope="col">Role</th><th scope="col">Actions</th></tr></thead>
 <tbody>${rows}</tbody></table></div>${pending.length ? `
 <h2>Waiting for their link</h2>
 <p>These addresses already had a payd account: they become members once their owner chooses a new password with the invitation link (7 days).</p>
-<ul id="pending-invitations">${pending.map((x) => `<li>${e(x.email)}, ${e(roleLabel[x.role])}, invited ${e(when(x.created_at))}</li>`).join('')}</ul>` : ''}`);
+<ul id="pending-invitations">${pending.map((x) => `<li>${e(x.email)}, ${e(roleLabel[x.role])}, invited ${e(when(x.created_at))}</li>`).join('')}</ul>` : ''}
+<h2>Sign-in security</h2>
+<form method="post" action="${base}/security" data-once>${csrfField(m)}
+<p><input type="checkbox" id="require-second-factor" name="require_second_factor" value="on"${m.entity.second_factor_required ? ' checked' : ''}>
+<label for="require-second-factor">Require a second factor (an authenticator app) for everyone on this team</label></p>
+<p class="muted">Members who signed in without one see nothing of ${e(m.entity.entity_name)} until they add one and sign in again, and cannot remove their last one while this is on.</p>
+<button type="submit" class="secondary">Save</button></form>`);
   };
 
   app.get('/dashboard/:entity/team', { schema: { hide: true, params } }, async (request, reply) => {
@@ -60,7 +68,7 @@ ${message?.notice ? `<p class="notice" role="status">${e(message.notice)}</p>` :
     if (!m) return reply;
     const q = request.query as Record<string, unknown>;
     const notice = q.invited === '1' ? 'Invited: a mail asks them to choose a password.' : q.added === '1' ? 'Added: they can sign in now.'
-      : q.saved === '1' ? 'The role is changed.' : q.removed === '1' ? 'The member is removed.' : undefined;
+      : q.saved === '1' ? 'The role is changed.' : q.security === '1' ? 'Sign-in security is saved.' : q.removed === '1' ? 'The member is removed.' : undefined;
     return teamPage(reply, m, 200, notice ? { notice } : undefined);
   });
 
@@ -92,6 +100,24 @@ ${message?.notice ? `<p class="notice" role="status">${e(message.notice)}</p>` :
       });
     }
     return reply.redirect(`/dashboard/${m.entity.entity_id}/team?${invited.invited ? 'invited' : 'added'}=1`, 303);
+  });
+
+  app.post('/dashboard/:entity/team/security', { schema: { hide: true, params, body: form } }, async (request, reply) => {
+    const m = await deps.member(request, reply, 'admin');
+    if (!m) return reply;
+    if (!deps.csrfOk(request, m)) return page(reply, 403, layout(m, 'Form expired'), '<p role="alert">The form expired or did not come from this dashboard. Reload the page and try again.</p>');
+    const required = (request.body as Record<string, string>).require_second_factor === 'on';
+    // Whoever turns it on shows the way: their own sign-in had a second factor (else they would lock themselves out at once).
+    if (required && !hasSecondFactor(m.amr)) {
+      return teamPage(reply, m, 409, { error: 'Require a second factor: sign in with a second factor yourself first (add an authenticator app to your account, then sign out and in again).' });
+    }
+    if (required !== m.entity.second_factor_required) {
+      await deps.db.transaction(async (tx) => {
+        await membersRepo.setSecondFactorRequired(tx, m.entity.entity_id, required, m.userId);
+        await membersRepo.recordAction(tx, { entity_id: m.entity.entity_id, user_id: m.userId, user_email: m.email, action: required ? 'Require a second factor for the team' : 'Stop requiring a second factor', payment_id: null, idempotency_key: null, amount: null });
+      });
+    }
+    return reply.redirect(`/dashboard/${m.entity.entity_id}/team?security=1`, 303);
   });
 
   for (const action of ['role', 'remove'] as const) {

@@ -12,8 +12,9 @@ export type Role = (typeof ROLES)[number];
 const RANK: Record<Role, number> = { admin: 3, operator: 2, viewer: 1 };
 export const can = (role: Role, needed: Role) => RANK[role] >= RANK[needed];
 
-export interface Membership { entity_id: string; entity_name: string; role: Role }
-export interface Member { user_id: string; email: string; role: Role; invited_by: string | null; created_at: Date }
+/** A membership of the signed-in user; second_factor_required: the team's setting (a sign-in with a second factor only). */
+export interface Membership { entity_id: string; entity_name: string; role: Role; second_factor_required: boolean }
+export interface Member { user_id: string; email: string; role: Role; invited_by: string | null; created_at: Date; has_second_factor: boolean }
 
 export const membersRepo = {
   async upsert(q: Queryable, entityId: string, userId: string, role: Role, invitedBy: string | null): Promise<void> {
@@ -28,15 +29,25 @@ export const membersRepo = {
   },
   async of(q: Queryable, entityId: string): Promise<Member[]> {
     const { rows } = await q.query<Member>(
-      `SELECT m.user_id::text, u.email, m.role, m.invited_by, m.created_at FROM dashboard_members m JOIN idp_users u ON u.id = m.user_id
+      `SELECT m.user_id::text, u.email, m.role, m.invited_by, m.created_at,
+              EXISTS (SELECT 1 FROM idp_mfa_totp t WHERE t.user_id = m.user_id AND t.confirmed_at IS NOT NULL) AS has_second_factor
+         FROM dashboard_members m JOIN idp_users u ON u.id = m.user_id
         WHERE m.entity_id = $1 ORDER BY m.created_at, u.email`, [entityId]);
     return rows;
   },
   async membershipsOf(q: Queryable, userId: string): Promise<Membership[]> {
     const { rows } = await q.query<Membership>(
-      `SELECT m.entity_id::text, e.name AS entity_name, m.role FROM dashboard_members m JOIN entities e ON e.id = m.entity_id
+      `SELECT m.entity_id::text, e.name AS entity_name, m.role, COALESCE(s.require_second_factor, false) AS second_factor_required
+         FROM dashboard_members m JOIN entities e ON e.id = m.entity_id LEFT JOIN dashboard_team_settings s ON s.entity_id = m.entity_id
         WHERE m.user_id = $1 ORDER BY e.name, e.id`, [userId]);
     return rows;
+  },
+  /** The team's setting: its members must sign in with a second factor. */
+  async setSecondFactorRequired(q: Queryable, entityId: string, required: boolean, byUserId: string): Promise<void> {
+    await q.query(
+      `INSERT INTO dashboard_team_settings (entity_id, require_second_factor, updated_by, updated_at) VALUES ($1, $2, $3, now())
+       ON CONFLICT (entity_id) DO UPDATE SET require_second_factor = EXCLUDED.require_second_factor, updated_by = EXCLUDED.updated_by, updated_at = now()`,
+      [entityId, required, byUserId]);
   },
   async roleOf(q: Queryable, entityId: string, userId: string): Promise<Role | undefined> {
     const { rows } = await q.query<{ role: Role }>('SELECT role FROM dashboard_members WHERE entity_id = $1 AND user_id = $2', [entityId, userId]);

@@ -63,9 +63,10 @@ export async function createIdentityProvider(deps: IdentityDeps): Promise<Identi
       mailer.log = app.log;
       await identityRoutes(app, {
         db: deps.db, identity: service, baseUrl: deps.config.baseUrl, csrfKey, mailer, masterKey: deps.masterKey, allowHttpLocalhost: deps.config.identityAllowHttpLocalhost,
+        consoleRequiresSecondFactor: deps.config.consoleRequireSecondFactor, ...(deps.clock ? { clock: deps.clock } : {}),
       });
       await managementRoutes(app, { management, identity: service });
-      await consoleRoutes(app, { db: deps.db, identity: service, management, consoleOrigin: deps.config.consoleOrigin, key: consoleKey });
+      await consoleRoutes(app, { db: deps.db, identity: service, management, consoleOrigin: deps.config.consoleOrigin, key: consoleKey, requireSecondFactor: deps.config.consoleRequireSecondFactor });
     },
     stop: async () => {},
   };

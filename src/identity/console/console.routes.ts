@@ -16,6 +16,7 @@ import { idpRepo } from '../idp/idp.repo.ts';
 import type { IdentityService } from '../idp/idp.service.ts';
 import type { ManagementService } from '../idp/management.ts';
 import { AUTHORITY, MANAGEMENT_SCOPES } from '../idp/authority.ts';
+import { hasSecondFactor } from '../mfa/amr.ts';
 
 export const CONSOLE_CLIENT_ID = 'payd-console';
 const COOKIE = 'payd_console';
@@ -28,6 +29,8 @@ export interface ConsoleDeps {
   management: ManagementService;
   consoleOrigin: string;
   key: Buffer;
+  /** PAYD_CONSOLE_REQUIRE_MFA: the console is open only to a sign-in made with a second factor (amr mfa). */
+  requireSecondFactor: boolean;
 }
 
 function cookie(request: FastifyRequest, name: string): string | undefined {
@@ -62,9 +65,17 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps) {
     const c = consoleCookie(raw);
     // The console session lives only as long as the provider's sign-in session it came
     // from: a sign-out at the provider, a password change or a block ends both.
-    if (c && await deps.identity.sessionAlive(c.sid, c.userId)) {
+    const alive = c ? await deps.identity.sessionAlive(c.sid, c.userId) : undefined;
+    if (c && alive) {
       const user = await idpRepo.user(deps.db, c.userId);
-      if (user?.is_admin && !user.blocked) return { user, csrf: mac(`csrf.${raw}`), sid: c.sid };
+      if (user?.is_admin && !user.blocked) {
+        if (deps.requireSecondFactor && !hasSecondFactor(alive.amr)) {
+          // Signed in with a password only: the console asks for the second factor first.
+          layout(reply, 'A second factor is required', user.email, `<p role="alert">This console requires a second factor. <a href="/oauth/account/security">Add an authenticator app</a> to your account if you have none, then sign out and sign in again: the sign-in will ask for it.</p>`, 403, [], mac(`csrf.${raw}`));
+          return undefined;
+        }
+        return { user, csrf: mac(`csrf.${raw}`), sid: c.sid };
+      }
     }
     const verifier = randomBytes(32).toString('base64url');
     const state = randomBytes(16).toString('base64url');

@@ -13,6 +13,7 @@ import { type LoginPages, cookies } from '../login/pages.ts';
 import type { Complete } from '../login/consent.routes.ts';
 import type { SecondStep } from '../mfa/mfa.routes.ts';
 import { type Federation, FederationError } from './federation.ts';
+import { amrOf } from '../mfa/amr.ts';
 
 const STATE_COOKIE = 'payd_idp_federation';
 
@@ -60,7 +61,7 @@ export async function federationRoutes(root: FastifyInstance, deps: { db: Db; id
     }
     const stepped = await deps.secondStep(request, reply, done.user, { v }, 'social'); // the upstream's sign-in is not this account's second factor
     if (stepped) return stepped;
-    const session = await deps.identity.newSession(done.user.id);
+    const session = await deps.identity.newSession(done.user.id, amrOf('fed'));
     deps.pages.setSession(reply, session);
     return deps.complete(request, reply, v, done.user, new Date(), 'social', session);
   });

@@ -48,6 +48,8 @@ export interface CodeRow {
   used_at: Date | null;
   login_as_name: string | null;
   session_id: string | null;
+  /** The authentication methods of the sign-in (RFC 8176), from its session. */
+  amr: string[];
 }
 
 export interface RefreshRow {
@@ -58,6 +60,7 @@ export interface RefreshRow {
   user_id: string;
   scope: string;
   auth_time: Date;
+  amr: string[];
   expires_at: Date;
   used_at: Date | null;
   revoked_at: Date | null;
@@ -213,16 +216,33 @@ export const idpRepo = {
          FROM idp_users u WHERE u.id = $1 FOR UPDATE OF u`, [id]);
     return rows[0];
   },
+  /**
+   * What requires this user to keep a second factor, named for the user: a merchant team
+   * whose dashboard requires one (dashboard_team_settings), or the console when
+   * PAYD_CONSOLE_REQUIRE_MFA is on and the user is an administrator; undefined when nothing does.
+   */
+  async secondFactorRequiredBy(q: Queryable, userId: string, consoleRequires: boolean): Promise<string | undefined> {
+    const { rows } = await q.query<{ name: string; is_admin: boolean }>(
+      `SELECT u.is_admin, (SELECT e.name FROM dashboard_members m
+                             JOIN dashboard_team_settings s ON s.entity_id = m.entity_id AND s.require_second_factor
+                             JOIN entities e ON e.id = m.entity_id
+                            WHERE m.user_id = u.id ORDER BY e.name LIMIT 1) AS name
+         FROM idp_users u WHERE u.id = $1`, [userId]);
+    const r = rows[0];
+    if (r?.name) return `the team of ${r.name}`;
+    if (r?.is_admin && consoleRequires) return 'the administration console';
+    return undefined;
+  },
   async lockActiveAdmins(q: Queryable): Promise<string[]> {
     const { rows } = await q.query<{ id: string }>('SELECT id FROM idp_users WHERE is_admin AND NOT blocked ORDER BY id FOR UPDATE');
     return rows.map((r) => r.id);
   },
-  async insertSession(q: Queryable, id: string, userId: string, ttlSeconds: number): Promise<void> {
-    await q.query(`INSERT INTO idp_login_sessions (id, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))`, [id, userId, ttlSeconds]);
+  async insertSession(q: Queryable, id: string, userId: string, ttlSeconds: number, amr: readonly string[]): Promise<void> {
+    await q.query(`INSERT INTO idp_login_sessions (id, user_id, expires_at, amr) VALUES ($1, $2, now() + make_interval(secs => $3), $4)`, [id, userId, ttlSeconds, amr]);
   },
-  async session(q: Queryable, id: string): Promise<{ user_id: string; auth_time: Date } | undefined> {
-    const { rows } = await q.query<{ user_id: string; auth_time: Date }>(
-      'SELECT user_id, auth_time FROM idp_login_sessions WHERE id = $1 AND expires_at > now()', [id]);
+  async session(q: Queryable, id: string): Promise<{ user_id: string; auth_time: Date; amr: string[] } | undefined> {
+    const { rows } = await q.query<{ user_id: string; auth_time: Date; amr: string[] }>(
+      'SELECT user_id, auth_time, amr FROM idp_login_sessions WHERE id = $1 AND expires_at > now()', [id]);
     return rows[0];
   },
   async deleteSession(q: Queryable, id: string): Promise<void> {
@@ -230,9 +250,9 @@ export const idpRepo = {
   },
   async insertCode(q: Queryable, c: Omit<CodeRow, 'used_at' | 'expires_at' | 'login_as_name' | 'session_id'> & { login_as_name?: string | null; session_id?: string | null }, ttlSeconds: number): Promise<void> {
     await q.query(
-      `INSERT INTO idp_codes (code_hash, client_id, user_id, redirect_uri, scope, nonce, code_challenge, auth_time, expires_at, login_as_name, session_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9), $10, $11)`,
-      [c.code_hash, c.client_id, c.user_id, c.redirect_uri, c.scope, c.nonce, c.code_challenge, c.auth_time, ttlSeconds, c.login_as_name ?? null, c.session_id ?? null]);
+      `INSERT INTO idp_codes (code_hash, client_id, user_id, redirect_uri, scope, nonce, code_challenge, auth_time, expires_at, login_as_name, session_id, amr)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9), $10, $11, $12)`,
+      [c.code_hash, c.client_id, c.user_id, c.redirect_uri, c.scope, c.nonce, c.code_challenge, c.auth_time, ttlSeconds, c.login_as_name ?? null, c.session_id ?? null, c.amr]);
   },
   /** The sign-in session a code was issued from (the console binds its cookie to it). */
   async codeSession(q: Queryable, codeHash: string): Promise<string | undefined> {
@@ -257,9 +277,9 @@ export const idpRepo = {
   },
   async insertRefreshToken(q: Queryable, r: Omit<RefreshRow, 'expires_at' | 'used_at' | 'revoked_at' | 'expired'>, ttlSeconds: number): Promise<void> {
     await q.query(
-      `INSERT INTO idp_refresh_tokens (token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8))`,
-      [r.token_hash, r.family_id, r.code_hash, r.client_id, r.user_id, r.scope, r.auth_time, ttlSeconds]);
+      `INSERT INTO idp_refresh_tokens (token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, amr, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))`,
+      [r.token_hash, r.family_id, r.code_hash, r.client_id, r.user_id, r.scope, r.auth_time, r.amr, ttlSeconds]);
   },
   /**
    * Marks a refresh token used in one row update (concurrent uses: one wins). 'unknown':
@@ -268,13 +288,13 @@ export const idpRepo = {
   async useRefreshToken(q: Queryable, tokenHash: string): Promise<(RefreshRow & { expired: boolean }) | 'unknown' | 'reused'> {
     const { rows } = await q.query<RefreshRow & { expired: boolean }>(
       `UPDATE idp_refresh_tokens SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL AND revoked_at IS NULL
-       RETURNING token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, expires_at, used_at, revoked_at, expires_at <= now() AS expired`, [tokenHash]);
+       RETURNING token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, amr, expires_at, used_at, revoked_at, expires_at <= now() AS expired`, [tokenHash]);
     if (rows[0]) return rows[0];
     const { rows: known } = await q.query('SELECT 1 FROM idp_refresh_tokens WHERE token_hash = $1', [tokenHash]);
     return known.length ? 'reused' : 'unknown';
   },
   async refreshToken(q: Queryable, tokenHash: string): Promise<RefreshRow | undefined> {
-    const { rows } = await q.query<RefreshRow>('SELECT token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, expires_at, used_at, revoked_at FROM idp_refresh_tokens WHERE token_hash = $1', [tokenHash]);
+    const { rows } = await q.query<RefreshRow>('SELECT token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, amr, expires_at, used_at, revoked_at FROM idp_refresh_tokens WHERE token_hash = $1', [tokenHash]);
     return rows[0];
   },
   /** Revokes a refresh-token family: every refresh token of it and the access tokens issued in it. */

@@ -24,6 +24,8 @@ import { enablePasswordGrant } from '../oauth/grants/password.ts';
 import { problems } from '../../platform/http/problem.ts';
 import { Mfa } from '../mfa/mfa.ts';
 import { mfaRoutes } from '../mfa/mfa.routes.ts';
+import { amrOf } from '../mfa/amr.ts';
+import { type Clock, systemClock } from '../../platform/clock.ts';
 
 export interface IdpRouteDeps {
   db: Db;
@@ -33,13 +35,17 @@ export interface IdpRouteDeps {
   mailer: Mailer;
   masterKey: Buffer;
   allowHttpLocalhost: boolean;
+  /** PAYD_CONSOLE_REQUIRE_MFA: an administrator cannot remove their last second factor. */
+  consoleRequiresSecondFactor: boolean;
+  /** The time of TOTP codes (tests move it); default the system clock. */
+  clock?: Clock;
 }
 
-export async function identityRoutes(root: FastifyInstance, { db, identity, baseUrl, csrfKey, mailer, masterKey, allowHttpLocalhost }: IdpRouteDeps) {
+export async function identityRoutes(root: FastifyInstance, { db, identity, baseUrl, csrfKey, mailer, masterKey, allowHttpLocalhost, consoleRequiresSecondFactor, clock = systemClock }: IdpRouteDeps) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const pages = loginPages(baseUrl, csrfKey);
-  const mfa = new Mfa(db, masterKey, new URL(baseUrl).host);
-  const secondStep = await mfaRoutes(root, { db, identity, pages, mfa, complete: () => complete, baseUrl });
+  const mfa = new Mfa(db, masterKey, new URL(baseUrl).host, clock);
+  const secondStep = await mfaRoutes(root, { db, identity, pages, mfa, complete: () => complete, baseUrl, consoleRequiresSecondFactor });
   const complete = await consentRoutes(root, { identity, pages, secondStep });
   const signups = new SignUps(db, identity, mailer, baseUrl);
   await loginRoutes(root, { identity, pages, complete, signups, baseUrl, secondStep });
@@ -83,7 +89,7 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
         if (webMessage) return refuse(new AuthorizeError('interaction_required', 'The user has a second factor: sign in on the hosted page.', r.redirect_uri, r.state || undefined));
         return (await secondStep(request, reply, { id: t.user_id }, { v: validated }))!;
       }
-      const session = await identity.newSession(t.user_id);
+      const session = await identity.newSession(t.user_id, amrOf('pwd'));
       pages.setSession(reply, session);
       const user = (await idpRepo.user(db, t.user_id))!;
       if (!webMessage) return complete(request, reply, validated, user, t.auth_time, t.auth_type, session);

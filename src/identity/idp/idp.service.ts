@@ -21,6 +21,7 @@ import { DUMMY_HASH, hashPassword, verifyPassword } from './passwords.ts';
 import { type LoginTokenRow, sdkRepo } from '../sdk/sdk.repo.ts';
 import { type Clock, systemClock } from '../../platform/clock.ts';
 import { LoginThrottle } from './throttle.ts';
+import type { Amr } from '../mfa/amr.ts';
 
 export { IDP_ACCESS_TOKEN_KEYS, TOKEN_TTL_SECONDS } from '../oauth/user-tokens.ts';
 export { IDP_ID_TOKEN_KEYS } from '../oauth/id-token.ts';
@@ -272,17 +273,18 @@ export class IdentityService {
     });
   }
 
-  async newSession(userId: string): Promise<string> {
+  /** A new sign-in session made with these methods (amr, src/identity/mfa/amr.ts): the cookie's value. */
+  async newSession(userId: string, amr: readonly Amr[]): Promise<string> {
     const value = randomBytes(32).toString('base64url');
-    await idpRepo.insertSession(this.db, hex(value), userId, SESSION_TTL_SECONDS);
+    await idpRepo.insertSession(this.db, hex(value), userId, SESSION_TTL_SECONDS, amr);
     return value;
   }
 
-  async sessionUser(cookie: string | undefined): Promise<{ user: UserRow; auth_time: Date } | undefined> {
+  async sessionUser(cookie: string | undefined): Promise<{ user: UserRow; auth_time: Date; amr: string[] } | undefined> {
     if (!cookie) return undefined;
     const s = await idpRepo.session(this.db, hex(cookie));
     const user = s ? await idpRepo.user(this.db, s.user_id) : undefined;
-    return user && !user.blocked ? { user, auth_time: s!.auth_time } : undefined;
+    return user && !user.blocked ? { user, auth_time: s!.auth_time, amr: s!.amr } : undefined;
   }
 
   /** The sign-in session (its id, not the cookie) a code was issued from, if any. */
@@ -290,12 +292,12 @@ export class IdentityService {
     return idpRepo.codeSession(this.db, hex(code));
   }
 
-  /** Whether a sign-in session (by id) is still alive for this user, not blocked. */
-  async sessionAlive(sessionId: string, userId: string): Promise<boolean> {
+  /** A sign-in session (by id) still alive for this user, not blocked: its methods (amr); undefined when it is not. */
+  async sessionAlive(sessionId: string, userId: string): Promise<{ amr: string[] } | undefined> {
     const s = await idpRepo.session(this.db, sessionId);
-    if (!s || s.user_id !== userId) return false;
+    if (!s || s.user_id !== userId) return undefined;
     const user = await idpRepo.user(this.db, userId);
-    return !!user && !user.blocked;
+    return user && !user.blocked ? { amr: s.amr } : undefined;
   }
 
   /** Ends a sign-in session by its id (the console's sign-out). */
@@ -337,10 +339,12 @@ export class IdentityService {
     const messenger = r.response_type === 'messenger_code';
     // A messenger code is exchanged with the account-linking URL itself (no query string).
     const boundRedirect = messenger ? baseOf(new URL(r.redirect_uri)) : r.redirect_uri;
+    // The code carries its session's methods (amr) to the id_token; a login-as code has no session and no methods.
+    const amr = session ? (await idpRepo.session(this.db, hex(session)))?.amr ?? [] : [];
     await idpRepo.insertCode(this.db, {
       code_hash: hex(code), client_id: r.client_id, user_id: userId, redirect_uri: boundRedirect, scope: r.scope,
       nonce: r.nonce ?? null, code_challenge: r.code_challenge ?? null, auth_time: authTime, login_as_name: loginAs?.name ?? null,
-      session_id: session ? hex(session) : null,
+      session_id: session ? hex(session) : null, amr,
     }, CODE_TTL_SECONDS);
     await idpRepo.insertEvent(this.db, {
       id: randomUUID(), user_id: userId, type: 'login',

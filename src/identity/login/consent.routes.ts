@@ -15,6 +15,7 @@ import { type AuthRequest, AuthorizeError, type IdentityService } from '../idp/i
 import type { AppRow } from '../idp/idp.repo.ts';
 import { type AuthType, type LoginPages, SESSION_COOKIE, cookies } from './pages.ts';
 import type { SecondStep } from '../mfa/mfa.routes.ts';
+import { amrOf } from '../mfa/amr.ts';
 
 const FormBody = Type.Record(Type.String(), Type.String({ maxLength: 2048 }));
 const ACCOUNT_APPS = '/oauth/account/applications';
@@ -74,7 +75,7 @@ export async function consentRoutes(app: FastifyInstance, { identity, pages, sec
       const user = await identity.login(body.email ?? '', body.password ?? '', request.ip);
       const stepped = await secondStep(request, reply, user, { next: 'applications' });
       if (stepped) return stepped;
-      pages.setSession(reply, await identity.newSession(user.id));
+      pages.setSession(reply, await identity.newSession(user.id, amrOf('pwd')));
       return reply.redirect(ACCOUNT_APPS, 303);
     } catch (err) {
       if (isProblem(err, PROBLEM_TYPE.unauthorized, PROBLEM_TYPE.tooManyRequests)) {

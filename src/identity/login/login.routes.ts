@@ -13,6 +13,7 @@ import { passwordProblem } from '../idp/password-policy.ts';
 import { type SignUps, authorizeUrl } from '../idp/signup.ts';
 import type { Complete } from './consent.routes.ts';
 import type { SecondStep } from '../mfa/mfa.routes.ts';
+import { amrOf } from '../mfa/amr.ts';
 
 const FormBody = Type.Record(Type.String(), Type.String({ maxLength: 2048 }));
 
@@ -36,7 +37,7 @@ export async function loginRoutes(app: FastifyInstance, { identity, pages, compl
       const user = await identity.login(body.email ?? '', body.password ?? '', request.ip);
       const stepped = await secondStep(request, reply, user, { v }); // a second factor: asked before any session
       if (stepped) return stepped;
-      const session = await identity.newSession(user.id);
+      const session = await identity.newSession(user.id, amrOf('pwd'));
       pages.setSession(reply, session);
       return await complete(request, reply, v, user, new Date(), 'password', session);
     } catch (err) {

@@ -15,6 +15,7 @@ import type { Db } from '../../platform/db/index.ts';
 import { type LoginPages, SESSION_COOKIE, cookies } from '../login/pages.ts';
 import type { Complete } from '../login/consent.routes.ts';
 import { MFA, type Mfa, PENDING_COOKIE } from './mfa.ts';
+import { amrOf } from './amr.ts';
 
 const FormBody = Type.Record(Type.String(), Type.String({ maxLength: 2048 }));
 export const ACCOUNT_SECURITY = '/oauth/account/security';
@@ -27,8 +28,8 @@ export type SecondStep = (
   how?: 'password' | 'social',
 ) => Promise<FastifyReply | undefined>;
 
-export async function mfaRoutes(app: FastifyInstance, { db, identity, pages, mfa, complete, baseUrl }: {
-  db: Db; identity: IdentityService; pages: LoginPages; mfa: Mfa; complete: () => Complete; baseUrl: string;
+export async function mfaRoutes(app: FastifyInstance, { db, identity, pages, mfa, complete, baseUrl, consoleRequiresSecondFactor }: {
+  db: Db; identity: IdentityService; pages: LoginPages; mfa: Mfa; complete: () => Complete; baseUrl: string; consoleRequiresSecondFactor: boolean;
 }): Promise<SecondStep> {
   const secure = baseUrl.startsWith('https://') ? '; Secure' : '';
   const setPending = (reply: FastifyReply, value: string, maxAge: number = MFA.pendingSeconds) =>
@@ -83,7 +84,7 @@ ${pages.formFields(request, reply, r)}${next ? `<input type="hidden" name="next"
     setPending(reply, '', 0);
     const user = await idpRepo.user(db, userId);
     if (!user || user.blocked) return again('Your sign-in expired. Sign in again.');
-    const session = await identity.newSession(user.id);
+    const session = await identity.newSession(user.id, amrOf(pending!.auth_type === 'social' ? 'fed' : 'pwd', 'otp'));
     pages.setSession(reply, session);
     if (!v) return reply.redirect(NEXT[next!]!, 303);
     return complete()(request, reply, v, user, new Date(), pending!.auth_type, session);
@@ -172,7 +173,7 @@ ${totp}
       const user = await identity.login(body.email ?? '', body.password ?? '', request.ip);
       const stepped = await step(request, reply, user, { next: 'security' });
       if (stepped) return stepped;
-      pages.setSession(reply, await identity.newSession(user.id));
+      pages.setSession(reply, await identity.newSession(user.id, amrOf('pwd')));
       return reply.redirect(ACCOUNT_SECURITY, 303);
     } catch (err) {
       if (isProblem(err, PROBLEM_TYPE.unauthorized, PROBLEM_TYPE.tooManyRequests)) {
@@ -218,6 +219,9 @@ ${totp}
     const body = request.body as Record<string, string>;
     const s = await signedIn(request, reply, body, true);
     if (!s.user) return s.reply;
+    // The last factor stays while a merchant team or the console requires one.
+    const requiredBy = await idpRepo.secondFactorRequiredBy(db, s.user.id, consoleRequiresSecondFactor);
+    if (requiredBy) return securityPage(request, reply, s.user, '', `The authenticator app stays: ${requiredBy} requires a second factor. Ask an administrator there to change this first.`, 409);
     await mfa.remove(s.user.id);
     return securityPage(request, reply, s.user, '<p role="status">The authenticator app is removed.</p>');
   });

@@ -27,6 +27,8 @@ export interface IdTokenInput {
   accessToken?: string | undefined;
   /** The sign-in session's id (sid), when the tokens come from one (not the password or refresh grants). */
   sid?: string | null | undefined;
+  /** How the user signed in (RFC 8176); left out when not known (login-as, the password grant gives ['pwd']). */
+  amr?: readonly string[] | undefined;
 }
 
 /** at_hash: the left half of the SHA-256 of the access token, base64url (both algorithms, HS256 and RS256, are SHA-256). */
@@ -40,6 +42,7 @@ export function idTokenClaims(i: IdTokenInput): Record<string, unknown> {
     ...(i.nonce ? { nonce: i.nonce } : {}),
     ...(i.accessToken ? { at_hash: atHash(i.accessToken) } : {}),
     ...(i.sid ? { sid: i.sid } : {}),
+    ...(i.amr?.length ? { amr: [...i.amr] } : {}),
     ...(scopes.includes('profile') ? nameClaims(i.user) : {}),
     ...(scopes.includes('email') ? { email: i.user.email, email_verified: i.user.email_verified } : {}),
   };

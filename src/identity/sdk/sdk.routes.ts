@@ -23,6 +23,7 @@ import { passwordScore } from './password-strength.ts';
 import { MIN_STRENGTH, PASSWORD_LENGTH, passwordProblem } from '../idp/password-policy.ts';
 import type { SignUps } from '../idp/signup.ts';
 import { sdkRepo } from './sdk.repo.ts';
+import { amrOf } from '../mfa/amr.ts';
 
 export const LOGIN_TOKEN_TTL_SECONDS = 60;
 export const RESET_TTL_SECONDS = 30 * 60;
@@ -345,7 +346,7 @@ ${message ? `<p class="payd-error" role="alert">${escapeHtml(message)}</p>` : ''
     const done = await signups.confirm(request.body.token);
     if (!done) return confirmExpired(reply);
     if (done === 'taken') return sendPage(reply, 409, 'You already have an account', '<p role="alert">An account with this address exists already: sign in with its password.</p>');
-    pages.setSession(reply, await identity.newSession(done.user.id));
+    pages.setSession(reply, await identity.newSession(done.user.id, amrOf('mail')));
     if (done.return_to) return reply.redirect(done.return_to, 303);
     return sendPage(reply, 200, 'Your account is ready', '<p role="status">Your account is ready, and you are signed in.</p>');
   });

@@ -65,7 +65,7 @@ export async function authorizationCodeGrant(deps: CodeGrantDeps, headers: Recor
     const familyId = offline ? newFamilyId() : null;
     const token = await deps.tokens.record(tx, { userId: user.id, clientId: app.client_id, scope: used.scope, codeHash, loginAsName: used.login_as_name, refreshFamily: familyId });
     const refresh = familyId
-      ? await newRefreshToken(tx, { familyId, codeHash, clientId: app.client_id, userId: user.id, scope: used.scope, authTime: used.auth_time })
+      ? await newRefreshToken(tx, { familyId, codeHash, clientId: app.client_id, userId: user.id, scope: used.scope, authTime: used.auth_time, amr: used.amr })
       : undefined;
     return { kind: 'issued', code: used, user, token, refresh };
   });
@@ -79,7 +79,7 @@ export async function authorizationCodeGrant(deps: CodeGrantDeps, headers: Recor
   const { code, user, token, refresh } = outcome;
   const accessToken = await deps.tokens.sign(token);
   const idToken = await signIdToken({
-    issuer: deps.issuer, app, user, scope: code.scope, nonce: code.nonce, authTime: code.auth_time, ttlSeconds: TOKEN_TTL_SECONDS, accessToken, sid: code.session_id,
+    issuer: deps.issuer, app, user, scope: code.scope, nonce: code.nonce, authTime: code.auth_time, ttlSeconds: TOKEN_TTL_SECONDS, accessToken, sid: code.session_id, amr: code.amr,
   }, deps.keys, deps.masterKey);
   return {
     access_token: accessToken, token_type: 'Bearer' as const, expires_in: TOKEN_TTL_SECONDS, scope: code.scope, id_token: idToken,

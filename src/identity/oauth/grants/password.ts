@@ -64,12 +64,12 @@ export async function passwordGrant(deps: CodeGrantDeps & { identity: IdentitySe
   const { token, refresh } = await deps.db.transaction(async (tx) => {
     const familyId = offline ? newFamilyId() : null;
     const t = await deps.tokens.record(tx, { userId: user.id, clientId: app.client_id, scope, codeHash: null, loginAsName: null, refreshFamily: familyId });
-    const r = familyId ? await newRefreshToken(tx, { familyId, codeHash: null, clientId: app.client_id, userId: user.id, scope, authTime }) : undefined;
+    const r = familyId ? await newRefreshToken(tx, { familyId, codeHash: null, clientId: app.client_id, userId: user.id, scope, authTime, amr: ['pwd'] }) : undefined;
     await deps.identity.recordLogin(tx, user.id, app.client_id, 'password');
     return { token: t, refresh: r };
   });
   const accessToken = await deps.tokens.sign(token);
-  const idToken = await signIdToken({ issuer: deps.issuer, app, user, scope, nonce: null, authTime, ttlSeconds: TOKEN_TTL_SECONDS, accessToken }, deps.keys, deps.masterKey);
+  const idToken = await signIdToken({ issuer: deps.issuer, app, user, scope, nonce: null, authTime, amr: ['pwd'], ttlSeconds: TOKEN_TTL_SECONDS, accessToken }, deps.keys, deps.masterKey);
   return {
     access_token: accessToken, token_type: 'Bearer' as const, expires_in: TOKEN_TTL_SECONDS, scope, id_token: idToken,
     ...(refresh ? { refresh_token: refresh } : {}),

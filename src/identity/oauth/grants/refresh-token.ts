@@ -19,10 +19,10 @@ export const OFFLINE_ACCESS = 'offline_access';
 const hex = (s: string) => sha256(s).toString('hex');
 
 /** Records a new refresh token of a family (a new family when none is given); returns its value. */
-export async function newRefreshToken(q: Queryable, r: { familyId: string; codeHash: string | null; clientId: string; userId: string; scope: string; authTime: Date }): Promise<string> {
+export async function newRefreshToken(q: Queryable, r: { familyId: string; codeHash: string | null; clientId: string; userId: string; scope: string; authTime: Date; amr: readonly string[] }): Promise<string> {
   const value = randomBytes(32).toString('base64url');
   await idpRepo.insertRefreshToken(q, {
-    token_hash: hex(value), family_id: r.familyId, code_hash: r.codeHash, client_id: r.clientId, user_id: r.userId, scope: r.scope, auth_time: r.authTime,
+    token_hash: hex(value), family_id: r.familyId, code_hash: r.codeHash, client_id: r.clientId, user_id: r.userId, scope: r.scope, auth_time: r.authTime, amr: [...r.amr],
   }, REFRESH_TTL_SECONDS);
   return value;
 }
@@ -31,7 +31,7 @@ export const newFamilyId = () => randomUUID();
 
 type Outcome =
   | { kind: 'reused'; familyId?: string }
-  | { kind: 'issued'; app: AppRow; user: UserRow; scope: string; authTime: Date; token: RecordedToken; refresh: string };
+  | { kind: 'issued'; app: AppRow; user: UserRow; scope: string; authTime: Date; amr: string[]; token: RecordedToken; refresh: string };
 
 export async function refreshTokenGrant(deps: CodeGrantDeps, headers: Record<string, unknown>, body: Record<string, unknown>) {
   const app = await authenticateClient(deps.db, headers, body);
@@ -62,17 +62,17 @@ export async function refreshTokenGrant(deps: CodeGrantDeps, headers: Record<str
     }
     const token = await deps.tokens.record(tx, { userId: user.id, clientId: app.client_id, scope, codeHash: null, loginAsName: null, refreshFamily: used.family_id });
     // The family keeps the originally granted scope, so that a narrower request does not narrow later ones.
-    const refresh = await newRefreshToken(tx, { familyId: used.family_id, codeHash: used.code_hash, clientId: app.client_id, userId: user.id, scope: used.scope, authTime: used.auth_time });
-    return { kind: 'issued', app, user, scope, authTime: used.auth_time, token, refresh };
+    const refresh = await newRefreshToken(tx, { familyId: used.family_id, codeHash: used.code_hash, clientId: app.client_id, userId: user.id, scope: used.scope, authTime: used.auth_time, amr: used.amr });
+    return { kind: 'issued', app, user, scope, authTime: used.auth_time, amr: used.amr, token, refresh };
   });
   if (outcome.kind === 'reused') {
     if (outcome.familyId) await idpRepo.revokeFamily(deps.db, outcome.familyId);
     throw oauthError('invalid_grant', 'The refresh token was already used; every token of its family is revoked.');
   }
-  const { user, scope, authTime, token, refresh } = outcome;
+  const { user, scope, authTime, amr, token, refresh } = outcome;
   const accessToken = await deps.tokens.sign(token);
   const idToken = scope.split(' ').includes('openid')
-    ? await signIdToken({ issuer: deps.issuer, app, user, scope, nonce: null, authTime, ttlSeconds: TOKEN_TTL_SECONDS, accessToken }, deps.keys, deps.masterKey)
+    ? await signIdToken({ issuer: deps.issuer, app, user, scope, nonce: null, authTime, amr, ttlSeconds: TOKEN_TTL_SECONDS, accessToken }, deps.keys, deps.masterKey)
     : undefined;
   return {
     access_token: accessToken, token_type: 'Bearer' as const, expires_in: TOKEN_TTL_SECONDS, scope, refresh_token: refresh,
