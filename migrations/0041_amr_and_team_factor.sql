@@ -7,6 +7,8 @@
 ALTER TABLE idp_login_sessions ADD COLUMN amr text[] NOT NULL DEFAULT '{}';
 ALTER TABLE idp_codes ADD COLUMN amr text[] NOT NULL DEFAULT '{}';
 ALTER TABLE idp_refresh_tokens ADD COLUMN amr text[] NOT NULL DEFAULT '{}';
+-- The login event says it too (null: not known, as for events before this migration and login-as).
+ALTER TABLE idp_user_events ADD COLUMN amr text[];
 
 CREATE TABLE dashboard_team_settings (
   entity_id              uuid PRIMARY KEY REFERENCES entities (id) ON DELETE CASCADE,

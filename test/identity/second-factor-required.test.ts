@@ -111,6 +111,10 @@ describe('identity provider: a second factor required by a merchant team and by 
     await enrol('ada@strict.example');
     const withFactor = await idTokenOf('ada@strict.example');
     assert.deepEqual(decodeJwt(withFactor.id_token).amr, ['pwd', 'otp', 'mfa']);
+    const adaId = (await t.testDb.db.query<{ id: string }>(`SELECT id::text FROM idp_users WHERE email = 'ada@strict.example'`)).rows[0]!.id;
+    const events = await t.app.inject({ url: `/admin/v1/identity/users/${adaId}/events`, headers: t.adminHeaders });
+    assert.deepEqual(events.json()[0].amr, ['pwd', 'otp', 'mfa'], 'the login event says it too');
+    assert.deepEqual(events.json()[1].amr, ['pwd']);
     if (withFactor.refresh_token) {
       const refreshed = await t.app.inject({
         method: 'POST', url: '/oauth/token', headers: { ...FORM, authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}` },

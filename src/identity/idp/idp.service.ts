@@ -349,7 +349,7 @@ export class IdentityService {
     await idpRepo.insertEvent(this.db, {
       id: randomUUID(), user_id: userId, type: 'login',
       auth_type: loginAs ? 'login_as' : messenger ? 'messenger' : 'authType' in how ? how.authType : 'password',
-      client_id: r.client_id, login_as_profile_id: loginAs?.name ?? null, login_as_actor: loginAs?.actor ?? null,
+      client_id: r.client_id, login_as_profile_id: loginAs?.name ?? null, login_as_actor: loginAs?.actor ?? null, amr,
     });
     if (messenger) return appendQuery(r.redirect_uri, { authorization_code: code });
     return appendQuery(r.redirect_uri, { code, ...(r.state ? { state: r.state } : {}), iss: this.issuer });
@@ -397,8 +397,8 @@ export class IdentityService {
   }
 
   /** A login of the user's events, for grants that sign in without a code (password). */
-  async recordLogin(q: Queryable, userId: string, clientId: string, authType: string): Promise<void> {
-    await idpRepo.insertEvent(q, { id: randomUUID(), user_id: userId, type: 'login', auth_type: authType, client_id: clientId, login_as_profile_id: null });
+  async recordLogin(q: Queryable, userId: string, clientId: string, authType: string, amr?: readonly Amr[]): Promise<void> {
+    await idpRepo.insertEvent(q, { id: randomUUID(), user_id: userId, type: 'login', auth_type: authType, client_id: clientId, login_as_profile_id: null, amr: amr ?? null });
   }
 
   /** grant_type=refresh_token on POST /oauth/token (rotation, reuse detection). */

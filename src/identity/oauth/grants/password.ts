@@ -65,7 +65,7 @@ export async function passwordGrant(deps: CodeGrantDeps & { identity: IdentitySe
     const familyId = offline ? newFamilyId() : null;
     const t = await deps.tokens.record(tx, { userId: user.id, clientId: app.client_id, scope, codeHash: null, loginAsName: null, refreshFamily: familyId });
     const r = familyId ? await newRefreshToken(tx, { familyId, codeHash: null, clientId: app.client_id, userId: user.id, scope, authTime, amr: ['pwd'] }) : undefined;
-    await deps.identity.recordLogin(tx, user.id, app.client_id, 'password');
+    await deps.identity.recordLogin(tx, user.id, app.client_id, 'password', ['pwd']);
     return { token: t, refresh: r };
   });
   const accessToken = await deps.tokens.sign(token);
