@@ -201,4 +201,24 @@ describe('identity provider: a second factor required by a merchant team and by 
     assert.equal(remove.statusCode, 409, remove.body);
     assert.match(remove.body, /the administration console requires a second factor/);
   });
+
+  it('an administrator removes the second factor of a user who lost it: recorded as an event of that user, by whom', async () => {
+    const root = await signInTo('/console', 'root@strict.example');
+    const adaId = (await t.testDb.db.query<{ id: string }>(`SELECT id::text FROM idp_users WHERE email = 'ada@strict.example'`)).rows[0]!.id;
+    const profile = await t.app.inject({ url: `/console/users/${adaId}`, headers: { cookie: root } });
+    assert.equal(profile.statusCode, 200, profile.body);
+    assert.match(profile.body, /id="second-factor">Authenticator app: <strong>on<\/strong>/);
+    const csrf = hiddenFields(profile.body).get('csrf')!;
+    const noCsrf = await t.app.inject({ method: 'POST', url: `/console/users/${adaId}/second-factor/remove`, headers: { ...FORM, cookie: root }, payload: '' });
+    assert.equal(noCsrf.statusCode, 403);
+    const removed = await t.app.inject({ method: 'POST', url: `/console/users/${adaId}/second-factor/remove`, headers: { ...FORM, cookie: root }, payload: `csrf=${encodeURIComponent(csrf)}` });
+    assert.equal(removed.statusCode, 303, removed.body);
+    secrets.delete('ada@strict.example');
+    assert.match((await t.app.inject({ url: `/console/users/${adaId}`, headers: { cookie: root } })).body, /Authenticator app: <strong>off<\/strong>/);
+    const events = (await t.app.inject({ url: `/admin/v1/identity/users/${adaId}/events`, headers: t.adminHeaders })).json();
+    assert.equal(events[0].type, 'second_factor_removed');
+    assert.equal(events[0].login_as_profile_id, 'root@strict.example');
+    // She signs in with her password alone now.
+    assert.deepEqual(decodeJwt((await idTokenOf('ada@strict.example')).id_token).amr, ['pwd']);
+  });
 });

@@ -2,7 +2,7 @@
 // Administrators sign in through the provider itself (the console is a first-party
 // public client with PKCE); only users with is_admin get in. Pages: applications,
 // Profiles (users) with Recent Activity and "Log in as".
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { safeEqual } from '../../platform/crypto/secrets.ts';
@@ -17,6 +17,7 @@ import type { IdentityService } from '../idp/idp.service.ts';
 import type { ManagementService } from '../idp/management.ts';
 import { AUTHORITY, MANAGEMENT_SCOPES } from '../idp/authority.ts';
 import { hasSecondFactor } from '../mfa/amr.ts';
+import { Mfa } from '../mfa/mfa.ts';
 
 export const CONSOLE_CLIENT_ID = 'payd-console';
 const COOKIE = 'payd_console';
@@ -47,6 +48,7 @@ function cookie(request: FastifyRequest, name: string): string | undefined {
 }
 
 export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps) {
+  const mfa = new Mfa(deps.db, Buffer.alloc(0), ''); // (reads and removals only: no secret is decrypted here)
   const callback = `${deps.consoleOrigin}/console/callback`;
   await idpRepo.ensureConsoleApp(deps.db, CONSOLE_CLIENT_ID, callback, deps.consoleOrigin);
   const secure = deps.consoleOrigin.startsWith('https://') ? '; Secure' : '';
@@ -243,8 +245,34 @@ ${scopesField(x)}
 <div class="payd-choice"><input type="radio" id="rt-token" name="response_type" value="token"><label for="rt-token">token</label></div></fieldset>
 <button type="submit" class="payd-pay">Log in as ${e(user.email)}</button>
 </form>
+<h2>Second factor</h2>
+${await mfa.hasFactor(user.id) ? `<p id="second-factor">Authenticator app: <strong>on</strong>.</p>
+<form method="post" action="/console/users/${user.id}/second-factor/remove" class="payd-form">
+<input type="hidden" name="csrf" value="${a.csrf}">
+<p class="muted">For a user who lost their authenticator app and recovery codes: they sign in with the password alone next time, and add a new one (a team or this console that requires one asks them to).</p>
+<button type="submit" class="secondary">Remove ${e(user.email)}'s second factor</button>
+</form>` : '<p id="second-factor">Authenticator app: <strong>off</strong>.</p>'}
 <h2>Recent Activity</h2>
 <ul id="recent-activity">${activity || '<li>No activity yet.</li>'}</ul>`, 200, apps.flatMap((x) => x.callback_urls.map((cb) => new URL(cb).origin)), a.csrf);
+  });
+
+  // A lost second factor: an administrator removes it (recorded as an event of the user, by whom).
+  app.post<{ Params: { id: string } }>('/console/users/:id/second-factor/remove', {
+    schema: { hide: true, params: UserParams, body: Type.Record(Type.String(), Type.String({ maxLength: 1000 })) },
+  }, async (request, reply) => {
+    const a = await admin(request, reply);
+    if (!a) return reply;
+    if (!checkCsrf(request, a.csrf)) return layout(reply, 'Refused', a.user.email, '<p role="alert">The form expired; reload the page.</p>', 403);
+    const user = await idpRepo.user(deps.db, request.params.id);
+    if (!user) return layout(reply, 'No such profile', a.user.email, '<p>This user does not exist.</p>', 404);
+    await deps.db.transaction(async (tx) => {
+      await new Mfa(tx, Buffer.alloc(0), '').remove(user.id); // (no secret is read)
+      await idpRepo.insertEvent(tx, {
+        id: randomUUID(), user_id: user.id, type: 'second_factor_removed', auth_type: 'console', client_id: CONSOLE_CLIENT_ID,
+        login_as_profile_id: a.user.email, login_as_actor: `user:${a.user.id}`,
+      });
+    });
+    return reply.redirect(`/console/users/${user.id}`, 303);
   });
 
   app.post<{ Params: { id: string } }>('/console/users/:id/login-as', {
