@@ -9,6 +9,7 @@ import { SignJWT } from 'jose';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/server.ts';
 import { PASSWORD, cookieOf, createClient, createUser, hiddenFields, FORM } from './idp-helpers.ts';
+import { REFRESH_REUSE_GRACE_SECONDS } from '../../src/identity/oauth/grants/refresh-token.ts';
 
 const REDIRECT = 'https://rp.example/callback';
 const LINKING = 'https://messenger.example/account_linking';
@@ -491,9 +492,14 @@ describe('identity provider: conformance and negative cases', () => {
       assert.ok(await client.refreshTokenGrant(config, narrower.refresh_token!), 'a refused request does not burn the token');
     });
 
+    /** Moves a used refresh token's use back in time, past the reuse grace (the database's clock decides it). */
+    const ageUse = (token: string, seconds: number) => t.testDb.db.query(
+      `UPDATE idp_refresh_tokens SET used_at = used_at - make_interval(secs => $2) WHERE token_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex')`, [token, seconds]);
+
     it('a used refresh token presented again revokes the whole family: every refresh and access token of it [refresh-reuse]', async () => {
       const { config, result } = await offline();
       const second = await client.refreshTokenGrant(config, result.refresh_token!);
+      await ageUse(result.refresh_token!, REFRESH_REUSE_GRACE_SECONDS + 1);
       const replay = await refreshError(config, result.refresh_token!);
       assert.ok(replay instanceof client.ResponseBodyError, String(replay));
       assert.equal(replay.error, 'invalid_grant');
@@ -502,6 +508,29 @@ describe('identity provider: conformance and negative cases', () => {
       assert.equal(after.error, 'invalid_grant', 'the newest token of the family is revoked too');
       assert.equal(await userinfoStatus(second.access_token), 401);
       assert.equal(await userinfoStatus(result.access_token), 401);
+    });
+
+    it('its client presenting it again within the grace (a lost answer) gets new tokens, and the first successor is revoked; later it is reuse', async () => {
+      const { config, result } = await offline();
+      const lost = await client.refreshTokenGrant(config, result.refresh_token!); // the answer the client never got
+      const again = await client.refreshTokenGrant(config, result.refresh_token!);
+      assert.ok(again.refresh_token && again.refresh_token !== lost.refresh_token);
+      const lostUse = await refreshError(config, lost.refresh_token!);
+      assert.ok(lostUse instanceof client.ResponseBodyError, 'the lost successor is revoked: one live refresh token per family');
+      // Presenting the revoked successor is reuse: the family ends (as with a stolen token).
+      const next = await refreshError(config, again.refresh_token!);
+      assert.ok(next instanceof client.ResponseBodyError);
+      assert.equal(next.error, 'invalid_grant');
+
+      const fresh = await offline();
+      await client.refreshTokenGrant(fresh.config, fresh.result.refresh_token!);
+      const other = await createClient(t, { name: 'Other in grace', callback_urls: [REDIRECT] });
+      const stolen = await refreshError(await rp(other), fresh.result.refresh_token!);
+      assert.ok(stolen instanceof client.ResponseBodyError, 'another client gets nothing, also within the grace');
+      await ageUse(fresh.result.refresh_token!, REFRESH_REUSE_GRACE_SECONDS + 1);
+      const late = await refreshError(fresh.config, fresh.result.refresh_token!);
+      assert.ok(late instanceof client.ResponseBodyError);
+      assert.equal(late.error, 'invalid_grant');
     });
 
     it('another client cannot use it (and cannot set off the revocation); a replayed code revokes the family it started', async () => {

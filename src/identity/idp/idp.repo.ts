@@ -298,6 +298,22 @@ export const idpRepo = {
     return rows[0];
   },
   /** Revokes a refresh-token family: every refresh token of it and the access tokens issued in it. */
+  /**
+   * A refresh token used once, presented again by a client that lost the answer: locked,
+   * and whether its use was less than graceSeconds ago (by the database's clock) and its
+   * family is not revoked. undefined when it is not such a token.
+   */
+  async lockRecentlyUsedRefresh(q: Queryable, tokenHash: string, graceSeconds: number): Promise<(RefreshRow & { in_grace: boolean }) | undefined> {
+    const { rows } = await q.query<RefreshRow & { in_grace: boolean }>(
+      `SELECT token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, amr, expires_at, used_at, revoked_at,
+              (used_at > now() - make_interval(secs => $2) AND revoked_at IS NULL AND expires_at > now()) AS in_grace
+         FROM idp_refresh_tokens WHERE token_hash = $1 AND used_at IS NOT NULL FOR UPDATE`, [tokenHash, graceSeconds]);
+    return rows[0];
+  },
+  /** Revokes the family's refresh tokens not used yet (the successor of a token presented again in its grace). */
+  async revokeUnusedOfFamily(q: Queryable, familyId: string): Promise<void> {
+    await q.query('UPDATE idp_refresh_tokens SET revoked_at = now() WHERE family_id = $1 AND used_at IS NULL AND revoked_at IS NULL', [familyId]);
+  },
   async revokeFamily(q: Queryable, familyId: string): Promise<void> {
     await q.query('UPDATE idp_refresh_tokens SET revoked_at = now() WHERE family_id = $1 AND revoked_at IS NULL', [familyId]);
     await q.query('UPDATE idp_tokens SET revoked_at = now() WHERE refresh_family = $1 AND revoked_at IS NULL', [familyId]);

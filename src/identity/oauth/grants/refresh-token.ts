@@ -6,7 +6,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../../../platform/db/index.ts';
 import { sha256 } from '../../../platform/crypto/secrets.ts';
-import { type AppRow, type UserRow, idpRepo } from '../../idp/idp.repo.ts';
+import { type AppRow, type RefreshRow, type UserRow, idpRepo } from '../../idp/idp.repo.ts';
 import { authenticateClient } from '../client-auth.ts';
 import { signIdToken } from '../id-token.ts';
 import { oauthError } from '../oauth-errors.ts';
@@ -14,6 +14,8 @@ import { type RecordedToken, TOKEN_TTL_SECONDS } from '../user-tokens.ts';
 import type { CodeGrantDeps } from './authorization-code.ts';
 
 export const REFRESH_TTL_SECONDS = 30 * 86400;
+/** A refresh token presented again this soon after its use, by its client, is answered again (a lost answer), not taken as reuse. */
+export const REFRESH_REUSE_GRACE_SECONDS = 10;
 export const OFFLINE_ACCESS = 'offline_access';
 
 const hex = (s: string) => sha256(s).toString('hex');
@@ -42,28 +44,42 @@ export async function refreshTokenGrant(deps: CodeGrantDeps, headers: Record<str
   const outcome = await db.transaction(async (tx): Promise<Outcome> => {
     const used = await idpRepo.useRefreshToken(tx, tokenHash);
     if (used === 'unknown') throw oauthError('invalid_grant', 'The refresh token is not valid.');
+    let row: RefreshRow;
     if (used === 'reused') {
-      const row = await idpRepo.refreshToken(tx, tokenHash);
-      // Only the client it was issued to can set off reuse detection.
-      if (row && row.client_id !== app.client_id) throw oauthError('invalid_grant', 'The refresh token is not valid.');
-      return { kind: 'reused', ...(row ? { familyId: row.family_id } : {}) };
+      // A client that lost the answer to its refresh (a dropped connection) presents the same
+      // token again: within REFRESH_REUSE_GRACE_SECONDS it gets new tokens, and the successor
+      // issued the first time is revoked, so the family still has one live refresh token (the
+      // other holder, if the token was stolen, sets off reuse detection with it). Later, or
+      // from another client, it is reuse.
+      const again = await idpRepo.lockRecentlyUsedRefresh(tx, tokenHash, REFRESH_REUSE_GRACE_SECONDS);
+      if (again && again.client_id === app.client_id && again.in_grace) {
+        await idpRepo.revokeUnusedOfFamily(tx, again.family_id);
+        row = again;
+      } else {
+        const known = again ?? await idpRepo.refreshToken(tx, tokenHash);
+        // Only the client it was issued to can set off reuse detection.
+        if (known && known.client_id !== app.client_id) throw oauthError('invalid_grant', 'The refresh token is not valid.');
+        return { kind: 'reused', ...(known ? { familyId: known.family_id } : {}) };
+      }
+    } else {
+      if (used.expired) throw oauthError('invalid_grant', 'The refresh token has expired.');
+      row = used;
     }
-    if (used.client_id !== app.client_id) throw oauthError('invalid_grant', 'The refresh token was issued to another client.');
-    if (used.expired) throw oauthError('invalid_grant', 'The refresh token has expired.');
-    const user = await idpRepo.user(tx, used.user_id);
+    if (row.client_id !== app.client_id) throw oauthError('invalid_grant', 'The refresh token was issued to another client.');
+    const user = await idpRepo.user(tx, row.user_id);
     if (!user || user.blocked) throw oauthError('invalid_grant', 'The user cannot sign in.');
     // RFC 6749 6: a narrower scope may be asked for, never a wider one.
-    let scope = used.scope;
+    let scope = row.scope;
     if (typeof body.scope === 'string' && body.scope !== '') {
       const asked = body.scope.split(' ').filter(Boolean);
-      const granted = used.scope.split(' ');
+      const granted = row.scope.split(' ');
       if (!asked.every((s) => granted.includes(s))) throw oauthError('invalid_scope', 'scope exceeds the scope originally granted.');
       scope = asked.join(' ');
     }
-    const token = await deps.tokens.record(tx, { userId: user.id, clientId: app.client_id, scope, codeHash: null, loginAsName: null, refreshFamily: used.family_id });
+    const token = await deps.tokens.record(tx, { userId: user.id, clientId: app.client_id, scope, codeHash: null, loginAsName: null, refreshFamily: row.family_id });
     // The family keeps the originally granted scope, so that a narrower request does not narrow later ones.
-    const refresh = await newRefreshToken(tx, { familyId: used.family_id, codeHash: used.code_hash, clientId: app.client_id, userId: user.id, scope: used.scope, authTime: used.auth_time, amr: used.amr });
-    return { kind: 'issued', app, user, scope, authTime: used.auth_time, amr: used.amr, token, refresh };
+    const refresh = await newRefreshToken(tx, { familyId: row.family_id, codeHash: row.code_hash, clientId: app.client_id, userId: user.id, scope: row.scope, authTime: row.auth_time, amr: row.amr });
+    return { kind: 'issued', app, user, scope, authTime: row.auth_time, amr: row.amr, token, refresh };
   });
   if (outcome.kind === 'reused') {
     if (outcome.familyId) await idpRepo.revokeFamily(deps.db, outcome.familyId);
