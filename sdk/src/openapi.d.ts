@@ -3097,6 +3097,7 @@ export interface operations {
                     "application/json": {
                         client_id: string;
                         client_secret?: string;
+                        grant_types?: string[];
                     } & {
                         [key: string]: unknown;
                     };

@@ -115,7 +115,17 @@ describe('identity provider protocol fixes', () => {
 
     it('an application registered with grant_types password gets tokens', async () => {
       const own = await createClient(t, { name: 'Own', callback_urls: [CALLBACK], grant_types: ['authorization_code', 'password'] });
-      assert.deepEqual(own.grant_types, ['authorization_code', 'password']);
+      assert.deepEqual(own.grant_types, ['authorization_code', 'refresh_token', 'password']);
+      // Reading the application says it too (the Management API's view).
+      const mgmt = await createClient(t, { name: 'Reader', callback_urls: [CALLBACK], management_scopes: ['read:clients'] });
+      const token = (await t.app.inject({ method: 'POST', url: '/oauth/token', headers: { ...FORM, ...basic(mgmt) }, payload: 'grant_type=client_credentials' })).json().access_token;
+      const read = async (id: string) => {
+        const res = await t.app.inject({ url: `/api/v2/clients/${id}`, headers: { authorization: `Bearer ${token}` } });
+        assert.equal(res.statusCode, 200, res.body);
+        return res.json().grant_types;
+      };
+      assert.deepEqual(await read(own.client_id), ['authorization_code', 'refresh_token', 'password']);
+      assert.deepEqual(await read(web.client_id), ['authorization_code', 'refresh_token']);
       const res = await grant(own, basic(own));
       assert.equal(res.statusCode, 200, res.body);
       assert.ok(res.json().access_token);

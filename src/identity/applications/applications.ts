@@ -210,10 +210,14 @@ export class Applications {
   }
 }
 
+/** The grants an application may use: the code flow and refresh always, the password grant when opted in. */
+export const grantTypesOf = (passwordGrant: boolean) => ['authorization_code', 'refresh_token', ...(passwordGrant ? ['password'] : [])];
+
 export function appView(a: AppRow) {
   return {
     client_id: a.client_id, name: a.name, first_party: a.first_party, callback_urls: a.callback_urls, allowed_origins: a.allowed_origins,
     token_endpoint_auth_method: a.token_endpoint_auth_method, id_token_signed_response_alg: a.secret_hash ? a.id_token_alg : 'RS256', response_types: a.response_types,
     management_scopes: a.management_scopes, created_by: a.created_by, created_at: a.created_at,
+    grant_types: grantTypesOf(a.password_grant),
   };
 }

@@ -33,6 +33,8 @@ export interface AppRow {
   /** The Management API application that registered it (null: the operator, the console or payd). */
   created_by: string | null;
   created_at: Date;
+  /** The password grant is on for it (idp_password_grant_clients; opt-in, first-party confidential only). */
+  password_grant: boolean;
 }
 
 export interface CodeRow {
@@ -67,7 +69,8 @@ export interface RefreshRow {
 }
 
 const USER_COLS = 'id, email, password_hash, given_name, family_name, email_verified, blocked, is_admin, created_at';
-const APP_COLS = 'client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types, management_scopes, id_token_alg, tokens_not_before, tokens_generation, created_by, created_at';
+const APP_COLS = 'client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types, management_scopes, id_token_alg, tokens_not_before, tokens_generation, created_by, created_at, '
+  + 'EXISTS (SELECT 1 FROM idp_password_grant_clients g WHERE g.client_id = idp_applications.client_id) AS password_grant';
 
 export const idpRepo = {
   /** Whether some application lists this origin among its Allowed Origins (CORS). */
@@ -97,7 +100,7 @@ export const idpRepo = {
     const { rows } = await q.query<UserRow>(`SELECT ${USER_COLS} FROM idp_users WHERE id = $1`, [id]);
     return rows[0];
   },
-  async insertApp(q: Queryable, a: Omit<AppRow, 'created_at' | 'tokens_not_before' | 'tokens_generation'>): Promise<AppRow> {
+  async insertApp(q: Queryable, a: Omit<AppRow, 'created_at' | 'tokens_not_before' | 'tokens_generation' | 'password_grant'>): Promise<AppRow> {
     const { rows } = await q.query<AppRow>(
       `INSERT INTO idp_applications (client_id, name, secret_hash, secret_enc, first_party, callback_urls, allowed_origins, token_endpoint_auth_method, response_types, management_scopes, id_token_alg, created_by)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${APP_COLS}`,

@@ -26,6 +26,7 @@ import { Mfa } from '../mfa/mfa.ts';
 import { mfaRoutes } from '../mfa/mfa.routes.ts';
 import { amrOf } from '../mfa/amr.ts';
 import { type Clock, systemClock } from '../../platform/clock.ts';
+import { grantTypesOf } from '../applications/applications.ts';
 
 export interface IdpRouteDeps {
   db: Db;
@@ -227,7 +228,7 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
           uniqueItems: true, description: 'password: opts a first-party confidential application into the password grant (off by default; never for public clients)',
         })),
       }, { additionalProperties: false }),
-      response: { 201: Type.Object({ client_id: Type.String(), client_secret: Type.Optional(Type.String()) }, { additionalProperties: true }), ...problemResponses(400, 401) },
+      response: { 201: Type.Object({ client_id: Type.String(), client_secret: Type.Optional(Type.String()), grant_types: Type.Optional(Type.Array(Type.String())) }, { additionalProperties: true }), ...problemResponses(400, 401) },
     },
   }, async (request, reply) => {
     const { grant_types: grantTypes, ...input } = request.body;
@@ -237,7 +238,7 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
     }
     const created = await identity.applications.create(input);
     if (password) await enablePasswordGrant(db, created.client_id);
-    return reply.code(201).send({ ...created, ...(grantTypes ? { grant_types: grantTypes } : {}) });
+    return reply.code(201).send({ ...created, grant_types: grantTypesOf(password) });
   });
 
   app.get('/admin/v1/identity/users/:id/events', {
