@@ -363,6 +363,14 @@ describe('identity provider: conformance and negative cases', () => {
       assert.equal(await stillSignedIn(cookie), false);
     });
 
+    it('the hint\'s sid ends the session it names, also when the browser sends no cookie (a third-party context)', async () => {
+      const { config, cookie, idToken } = await signedIn();
+      const end = client.buildEndSessionUrl(config, { id_token_hint: idToken, post_logout_redirect_uri: REDIRECT });
+      const out = await t.app.inject({ url: end.pathname + end.search }); // no cookie
+      assert.equal(out.statusCode, 303, out.body);
+      assert.equal(await stillSignedIn(cookie), false, 'the session named by sid ended');
+    });
+
     it('an expired id_token_hint still proves the relying party', async () => {
       const { cookie, sub } = await signedIn();
       const past = Math.floor(Date.now() / 1000) - 7200;

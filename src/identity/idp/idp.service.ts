@@ -300,6 +300,12 @@ export class IdentityService {
     return user && !user.blocked ? { amr: s.amr } : undefined;
   }
 
+  /** Ends a sign-in session by its id when it is this user's (logout with an id_token_hint's sid). */
+  async endSessionOf(sessionId: string, userId: string): Promise<void> {
+    const s = await idpRepo.session(this.db, sessionId);
+    if (s && s.user_id === userId) await idpRepo.deleteSession(this.db, sessionId);
+  }
+
   /** Ends a sign-in session by its id (the console's sign-out). */
   async endSessionById(sessionId: string): Promise<void> {
     await idpRepo.deleteSession(this.db, sessionId);

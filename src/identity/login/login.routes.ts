@@ -115,6 +115,9 @@ export async function loginRoutes(app: FastifyInstance, { identity, pages, compl
       }
     }
     await identity.endSession(cookie);
+    // The hint's sid names the sign-in session the relying party's tokens came from: it ends
+    // too, also when this browser sends no cookie (blocked as a third-party cookie, another browser).
+    if (hint?.sid) await identity.endSessionOf(hint.sid, hint.sub);
     pages.clearSession(reply);
     const next = await identity.logoutRedirect(clientId, str('post_logout_redirect_uri'), str('state'));
     if (next) return reply.redirect(next, 303);

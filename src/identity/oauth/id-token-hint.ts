@@ -15,6 +15,8 @@ export interface VerifiedHint {
   app: AppRow;
   /** The user the id_token was issued for. */
   sub: string;
+  /** The sign-in session it came from (its sid claim), when it has one. */
+  sid?: string;
 }
 
 /** The application and user of a valid id_token_hint, or undefined when it is not one. */
@@ -43,5 +45,5 @@ export async function verifyIdTokenHint(db: Queryable, keys: KeyStore, masterKey
   } catch {
     return undefined;
   }
-  return { app, sub: payload.sub };
+  return { app, sub: payload.sub, ...(typeof payload.sid === 'string' && payload.sid.length <= 128 ? { sid: payload.sid } : {}) };
 }
