@@ -240,6 +240,16 @@ localStorage.setItem('client', window.PAYD_SDK.clientId);</script><script src="/
     await page.context().close();
   });
 
+  it('a confidential client: checkSession rejects with unsupported_response_type instead of waiting', async () => {
+    const page = await open(web);
+    const answer = await Promise.race([
+      sdk(page, `checkSession({ redirectUri: '${shop}/callback' })`),
+      new Promise<{ timedOut: true }>((r) => setTimeout(() => r({ timedOut: true }), 10_000)),
+    ]);
+    assert.equal((answer as { rejected?: Record<string, unknown> }).rejected?.error, 'unsupported_response_type', JSON.stringify(answer));
+    await page.context().close();
+  });
+
   it('a forgotten password: the reset mail goes by SMTP (the console shows it with the link redacted); its link sets a new password that then signs in', async () => {
     await t.app.inject({ method: 'POST', url: '/admin/v1/identity/users', headers: t.adminHeaders, payload: { email: 'forgot@example.com', password: PASSWORD } });
     const page = await open(web);

@@ -297,7 +297,7 @@ describe('identity SDK API (/identity/v1)', () => {
     const message = (res: LightMyRequestResponse) => JSON.parse(/<script type="application\/json" id="payd-web-message">(.*?)<\/script>/s.exec(res.body)![1]!);
     const none = await t.app.inject({ url: q() });
     assert.equal(none.statusCode, 200);
-    assert.deepEqual(message(none), { origin: SHOP, message: { type: 'authorization_response', response: { error: 'login_required', error_description: 'The user is not signed in (prompt=none).' } } });
+    assert.deepEqual(message(none), { origins: [SHOP], message: { type: 'authorization_response', response: { error: 'login_required', error_description: 'The user is not signed in (prompt=none).' } } });
     assert.match(String(none.headers['content-security-policy']), new RegExp(`frame-ancestors ${SHOP};.*script-src 'self'|script-src 'self'.*frame-ancestors ${SHOP}`));
     assert.equal(none.headers['x-frame-options'], undefined, 'framed by the relying party');
 
@@ -305,7 +305,7 @@ describe('identity SDK API (/identity/v1)', () => {
     const session = cookieOf(await authorizeWithTkn(spa.client_id, tkn, { code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' }), 'payd_idp_session')!;
     const ok = await t.app.inject({ url: q(), headers: { cookie: session } });
     const m = message(ok);
-    assert.equal(m.origin, SHOP);
+    assert.deepEqual(m.origins, [SHOP]);
     assert.ok(m.message.response.code);
     const token = await t.app.inject({
       method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/json', origin: SHOP },
@@ -314,7 +314,19 @@ describe('identity SDK API (/identity/v1)', () => {
     assert.equal(token.statusCode, 200, token.body);
     assert.equal(token.headers['access-control-allow-credentials'], 'true');
     const script = await t.app.inject({ url: '/identity/v1/web-message.js' });
-    assert.match(script.body, /postMessage\(data\.message, data\.origin\)/);
+    assert.match(script.body, /postMessage\(data\.message, data\.origins\[i\]\)/);
+  });
+
+  it('web_message for a confidential application (the SDK asks response_type=token, no redirect_uri): unsupported_response_type, posted to its registered origins only', async () => {
+    const res = await t.app.inject({ url: `/oauth/authorize?${new URLSearchParams({ client_id: confidential.client_id, response_type: 'token', scope: 'openid', response_mode: 'web_message', prompt: 'none', state: 's' })}` });
+    assert.equal(res.statusCode, 200, res.body);
+    const data = JSON.parse(/<script type="application\/json" id="payd-web-message">(.*?)<\/script>/s.exec(res.body)![1]!);
+    assert.equal(data.message.response.error, 'unsupported_response_type');
+    assert.ok(data.origins.length > 0 && !data.origins.includes('*'));
+    for (const o of data.origins) assert.match(String(res.headers['content-security-policy']), new RegExp(`frame-ancestors [^;]*${o.replace(/[.]/g, '\\.')}`));
+    // An unknown application still gets the error page (no origin to post to).
+    const unknown = await t.app.inject({ url: `/oauth/authorize?${new URLSearchParams({ client_id: 'nobody', response_type: 'token', response_mode: 'web_message' })}` });
+    assert.doesNotMatch(unknown.body, /payd-web-message/);
   });
 });
 

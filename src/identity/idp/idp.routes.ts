@@ -60,9 +60,25 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
     // response_mode=web_message (the identity SDK's silent authentication): the answer,
     // code or error, is posted to the parent window of the redirect URI's origin, not redirected.
     const webMessage = q.response_mode === 'web_message';
-    const refuse = (err: AuthorizeError) => (webMessage && err.redirectUri
-      ? webMessageReply(reply, new URL(err.redirectUri).origin, { error: err.error, error_description: err.description, ...(err.state ? { state: err.state } : {}) })
-      : pages.errorPage(reply, err));
+    const refuse = async (err: AuthorizeError) => {
+      if (webMessage && err.redirectUri) {
+        return webMessageReply(reply, new URL(err.redirectUri).origin, { error: err.error, error_description: err.description, ...(err.state ? { state: err.state } : {}) });
+      }
+      // No usable redirect_uri (the SDK sends none for a confidential application, which it
+      // turns to response_type=token): the error goes to the application's registered
+      // origins only, so that checkSession rejects instead of waiting for ever.
+      const known = webMessage && typeof q.client_id === 'string' && q.client_id.length <= 100 ? await idpRepo.app(db, q.client_id) : undefined;
+      if (known) {
+        const origins = [...known.allowed_origins, ...known.callback_urls].flatMap((u) => { try { return [new URL(u).origin]; } catch { return []; } }).filter((o) => o !== 'null');
+        const implicit = q.response_type !== undefined && q.response_type !== 'code';
+        if (origins.length) {
+          return webMessageReply(reply, origins, implicit
+            ? { error: 'unsupported_response_type', error_description: 'response_type must be code: payd does not serve tokens in the browser (implicit flow). For checkSession use a public application (PKCE).' }
+            : { error: err.error, error_description: err.description });
+        }
+      }
+      return pages.errorPage(reply, err);
+    };
     let validated;
     try {
       validated = await identity.validate(q);

@@ -11,15 +11,23 @@ export const WEB_MESSAGE_SCRIPT = '/identity/v1/web-message.js';
 
 const SCRIPT = `(function () {
   var data = JSON.parse(document.getElementById('payd-web-message').textContent);
-  window.parent.postMessage(data.message, data.origin);
+  for (var i = 0; i < data.origins.length; i++) window.parent.postMessage(data.message, data.origins[i]);
 })();
 `;
 
 /** JSON inside a <script type="application/json"> element: '<' escaped so that nothing closes it. */
 const inertJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
 
-export function webMessageReply(reply: FastifyReply, targetOrigin: string, response: Record<string, string>): FastifyReply {
-  const data = { origin: targetOrigin, message: { type: 'authorization_response', response } };
+/**
+ * The page posting the answer to its parent, to each of the target origins (the browser
+ * delivers it only if the parent is of that origin): the validated redirect URI's origin,
+ * or, for an error of a request without a usable redirect_uri, the application's
+ * registered origins (so that its silent authentication rejects instead of waiting).
+ */
+export function webMessageReply(reply: FastifyReply, targetOrigins: string | readonly string[], response: Record<string, string>): FastifyReply {
+  const origins = typeof targetOrigins === 'string' ? [targetOrigins] : [...new Set(targetOrigins)];
+  const targetOrigin = origins.join(' ');
+  const data = { origins, message: { type: 'authorization_response', response } };
   return reply
     .code(200)
     .header('content-type', 'text/html; charset=utf-8')
