@@ -51,6 +51,7 @@ import { clientSessionsRoutes } from './payments/client-sessions.routes.ts';
 import { Recovery } from './payments/recovery.ts';
 import { drainBudgetMs } from './platform/lifecycle.ts';
 import { fingerprintKey } from './payments/cards.ts';
+import { ReturnLinks } from './payments/return-links.ts';
 import { createIdentityProvider } from './identity/provider.ts';
 import type { IdentityService } from './identity/idp/idp.service.ts';
 import { dashboardRoutes } from './dashboard/dashboard.routes.ts';
@@ -136,9 +137,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (db.poolStats) poolGauges(metrics.registry, db.poolStats);
   operationsBacklogGauges(metrics.registry, () => paymentsRepo.pendingOperations(db));
   const telemetry = new PartnerTelemetry(metrics.registry);
+  const returnLinks = new ReturnLinks(deps.masterKey, config.baseUrl);
   const paymentsConfig = {
     telemetry,
     baseUrl: config.baseUrl,
+    returnLinks,
     fingerprintKey: fingerprintKey(deps.masterKey),
     partnerTimeoutMs: config.partnerTimeoutMs,
     maxOperationsPerPayment: config.maxOperationsPerPayment,
@@ -157,7 +160,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     sealWebhookHeaders: (entityId, headers) => sealHeaders(deps.masterKey, entityId, headers),
     reverseDuplicatePayment: (entityId, paymentId) => afterAuthorization.reverseDuplicate(entityId, paymentId),
   });
-  const checkout = new CheckoutService(db, clientSessions, payments, links, redirection, partners, { baseUrl: config.baseUrl });
+  const checkout = new CheckoutService(db, clientSessions, payments, links, redirection, partners, { baseUrl: config.baseUrl, returnLinks });
   const identity = await createIdentityProvider({ config, db, keys, masterKey: deps.masterKey, clock });
   const services: Services = {
     entities, keys, accessTokens, revokedKeys, redirection, partners, eligibility, payments, operations, clientSessions, recovery, links, checkout,

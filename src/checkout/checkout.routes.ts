@@ -1,7 +1,7 @@
 // Shopper-facing HTTP: widget.js and its API (session credential in x-payd-session,
 // CORS open because no cookie is involved), the hosted page, the return to the merchant
 // with service-redirection-data, and the simulated acquirer's 3-D Secure page.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { problemResponses, Timestamp, Uuid } from '../platform/http/schemas.ts';
@@ -94,7 +94,11 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout }: Deps) 
       description: `Authenticated by the session's widget.data in the \`${SESSION_HEADER}\` header (never a merchant key).`,
       response: { 200: SessionInfo, ...problemResponses(401) },
     },
-  }, async (request) => checkout.describe(credential(request.headers), request.headers['accept-language']));
+  }, async (request, reply) => {
+    // The session changes as the shopper pays: a browser going Back must ask again, not show a payable form it kept.
+    reply.header('cache-control', 'no-store');
+    return checkout.describe(credential(request.headers), request.headers['accept-language']);
+  });
 
   app.post('/checkout/v1/session/payments', {
     schema: {
@@ -127,7 +131,12 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout }: Deps) 
     return fragmentCheckoutPage(reply, t(L, 'securePayment'), t(L, 'securePaymentIntro'), L);
   });
 
-  app.get('/checkout/return/:id', { schema: { hide: true, params: Type.Object({ id: Uuid() }) } }, async (request, reply) => {
+  // The outcome pages need the MAC of their address (return-links.ts): an id alone opens nothing.
+  const returnQuery = Type.Object({ t: Type.Optional(Type.String({ maxLength: 100 })) });
+  const notHere = (reply: FastifyReply) => sendPage(reply, 404, 'Payment not found', '<p>This payment does not exist, or this link is not the one payd gave.</p>');
+  app.get('/checkout/return/:id', { schema: { hide: true, params: Type.Object({ id: Uuid() }), querystring: returnQuery } }, async (request, reply) => {
+    reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
+    if (!checkout.returnOk('return', request.params.id, request.query.t)) return notHere(reply);
     const done = await checkout.finish(request.params.id).catch(() => undefined);
     if (!done) return sendPage(reply, 404, 'Payment not found', '<p>This payment does not exist.</p>');
     if (done.url) return reply.code(303).header('cache-control', 'no-store').redirect(done.url, 303);
@@ -143,10 +152,12 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout }: Deps) 
       `<p role="status">${t(L, done.authorizationStatus ? 'notCompletedText' : 'noPayment')}</p>${retry ? `<p><a href="${escapeHtml(retry)}" id="payd-retry">${t(L, 'tryAgain')}</a></p>` : ''}`);
   });
 
-  app.get('/checkout/3ds-return/:paymentId', { schema: { hide: true, params: Type.Object({ paymentId: Uuid() }) } }, async (request, reply) => {
+  app.get('/checkout/3ds-return/:paymentId', { schema: { hide: true, params: Type.Object({ paymentId: Uuid() }), querystring: returnQuery } }, async (request, reply) => {
+    reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
+    if (!checkout.returnOk('3ds', request.params.paymentId, request.query.t)) return notHere(reply);
     const done = await checkout.afterChallenge(request.params.paymentId);
-    if (done.retryUrl) return reply.code(303).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(done.retryUrl, 303);
-    if (done.sessionId) return reply.redirect(`/checkout/return/${done.sessionId}`, 303);
+    if (done.retryUrl) return reply.code(303).redirect(done.retryUrl, 303);
+    if (done.sessionId) return reply.redirect(checkout.returnUrl(done.sessionId), 303);
     const text = done.authorizationStatus === 'AUTHORIZED' ? 'Your card was confirmed.'
       : done.authorizationStatus === undefined ? 'There is no payment here.' : 'Your card was not confirmed.';
     return sendPage(reply, 200, 'Authentication finished', `<p role="status">${text} You may close this page.</p>`);

@@ -13,6 +13,7 @@ import type { Db } from '../platform/db/index.ts';
 import { entitiesRepo } from '../admin/entities.repo.ts';
 import { type Locale, pickLocale } from './i18n.ts';
 import type { PartnerRegistry } from '../partners/port.ts';
+import type { ReturnLinks, ReturnPurpose } from '../payments/return-links.ts';
 
 export interface SubmitBody {
   split: CreatePaymentBody['split'];
@@ -27,7 +28,7 @@ export class CheckoutService {
     private readonly links: PaymentLinksService,
     private readonly redirection: RedirectionTokens,
     private readonly partners: PartnerRegistry,
-    private readonly config: { baseUrl: string },
+    private readonly config: { baseUrl: string; returnLinks: ReturnLinks },
   ) {}
 
   /** The session a credential stands for; 401 for a credential payd did not make. */
@@ -40,7 +41,12 @@ export class CheckoutService {
   }
 
   returnUrl(sessionId: string): string {
-    return `${this.config.baseUrl}/checkout/return/${sessionId}`;
+    return this.config.returnLinks.returnUrl(sessionId);
+  }
+
+  /** Whether a return address's MAC (its t parameter) is payd's. */
+  returnOk(purpose: ReturnPurpose, id: string, t: unknown): boolean {
+    return this.config.returnLinks.verify(purpose, id, t);
   }
 
   /** The merchant's display name (the entity's name), shown to shoppers on every page. */

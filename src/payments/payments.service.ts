@@ -22,9 +22,12 @@ import { type Filter, listsRepo, type PageRequest } from './lists.repo.ts';
 import { paymentJson } from './payment-json.ts';
 import type { RecentPayments } from './recent-payments.ts';
 import { authorizationEventType, operationEventType, paymentEvent, recordPaymentEvents } from './payment-events.ts';
+import type { ReturnLinks } from './return-links.ts';
 
 export interface PaymentsConfig {
   baseUrl: string;
+  /** The signed addresses shoppers come back to (the 3-D Secure return). */
+  returnLinks: ReturnLinks;
   fingerprintKey: Buffer;
   partnerTimeoutMs: number;
   /** Captures, refunds and voids one payment may have, all kinds together. */
@@ -224,7 +227,7 @@ export class PaymentsService {
         customer: body.customer as Record<string, unknown> | undefined,
         browser: body.browser as Record<string, unknown> | undefined,
         three_ds: body.three_ds_authentication_options,
-        return_url: `${this.config.baseUrl}/checkout/3ds-return/${id}`,
+        return_url: this.config.returnLinks.threeDsReturnUrl(id),
       };
       return { partner: part.partner, row, request };
     });

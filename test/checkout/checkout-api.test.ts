@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { loggerOptions, redactUrl } from '../../src/platform/observability/logger.ts';
 import { createLocalJWKSet, jwtVerify } from 'jose';
-import { createTestApp, expectProblem, type Merchant, type TestApp } from '../helpers/app.ts';
+import { createTestApp, expectProblem, type Merchant, type TestApp, returnPath } from '../helpers/app.ts';
 import { TestClock } from '../helpers/clock.ts';
 
 const card = (number: string) => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2031', cvv: '123', holder_name: 'Ada Shopper' });
@@ -80,7 +80,7 @@ describe('checkout through the session credential', () => {
     expectProblem(replay, 400);
     const { rows } = await t.testDb.db.query<{ n: number }>('SELECT count(*)::int AS n FROM payments WHERE client_session_id = $1', [s.id]);
     assert.equal(rows[0]!.n, 1, 'one payment');
-    const back = await t.app.inject({ url: `/checkout/return/${s.id}` });
+    const back = await t.app.inject({ url: returnPath(s.id) });
     assert.equal(back.statusCode, 303);
     const claims = await verifyReturn(String(back.headers.location));
     assert.equal(claims.client_session_id, s.id);
@@ -102,10 +102,10 @@ describe('checkout through the session credential', () => {
     assert.equal(done.statusCode, 200);
     const next = /http-equiv="refresh" content="0;url=([^"]+)"/.exec(done.body)?.[1];
     assert.ok(next, done.body);
-    const afterAcs = await t.app.inject({ url: new URL(next).pathname });
+    const afterAcs = await t.app.inject({ url: new URL(next).pathname + new URL(next).search });
     assert.equal(afterAcs.statusCode, 303);
-    assert.equal(afterAcs.headers.location, `/checkout/return/${s.id}`);
-    const back = await t.app.inject({ url: `/checkout/return/${s.id}` });
+    assert.equal(new URL(String(afterAcs.headers.location), 'http://payd.invalid').pathname + new URL(String(afterAcs.headers.location), 'http://payd.invalid').search, returnPath(s.id));
+    const back = await t.app.inject({ url: returnPath(s.id) });
     const claims = await verifyReturn(String(back.headers.location));
     assert.equal(claims.authorization_status, 'AUTHORIZED');
     // Back (or a reload) after the challenge: the page says it is over and leads onward (issue 20, item 5).

@@ -6,7 +6,7 @@
 // cannot succeed with what the session holds are not offered.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, expectProblem, type Merchant, type TestApp } from '../helpers/app.ts';
+import { createTestApp, expectProblem, type Merchant, type TestApp, returnPath } from '../helpers/app.ts';
 
 const card = (number: string) => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2031', cvv: '123' });
 const DECLINED = '4000000000000002';
@@ -112,7 +112,7 @@ describe('checkout retries after a decline', () => {
     const done = await t.app.inject({ method: 'POST', url: acs, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'result=fail' });
     const next = /http-equiv="refresh" content="0;url=([^"]+)"/.exec(done.body)?.[1];
     assert.ok(next, done.body);
-    const back = await t.app.inject({ url: new URL(next).pathname });
+    const back = await t.app.inject({ url: new URL(next).pathname + new URL(next).search });
     assert.equal(back.statusCode, 303);
     assert.equal(back.headers.location, `http://payd.test/checkout/pay#session=${s.widget.data}`, 'back to the hosted page, which asks for another card');
     const info = (await widget(s.widget.data)).json();
@@ -133,7 +133,7 @@ describe('checkout retries after a decline', () => {
     assert.equal(refused.can_retry, true);
     const info = (await widget(data)).json();
     // The outcome page of the refused attempt leads back instead of ending there.
-    const outcome = await t.app.inject({ url: `/checkout/return/${info.client_session_id}` });
+    const outcome = await t.app.inject({ url: returnPath(info.client_session_id) });
     assert.match(outcome.body, /not completed, and no money was taken/);
     assert.doesNotMatch(outcome.body, /REFUSED/, 'no internal status on a shopper page');
     assert.match(outcome.body, /id="payd-retry"/);

@@ -3,7 +3,7 @@
 // a receipt on success, and plain words instead of internal statuses.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
+import { createTestApp, type Merchant, type TestApp, returnPath } from '../helpers/app.ts';
 import { methodLabel, pickLocale } from '../../src/checkout/i18n.ts';
 import { cardBrand, groupCardNumber } from '../../src/checkout/widget/validation.ts';
 
@@ -60,7 +60,7 @@ describe('shopper pages name the merchant and the order', () => {
       payload: { split: [{ partner: 'card-sim', method: 'CARD', amount: 3600, instrument: card('4242424242424242') }] },
     });
     assert.equal(paid.json().authorization_status, 'AUTHORIZED');
-    const page = await t.app.inject({ url: `/checkout/return/${s.id}` });
+    const page = await t.app.inject({ url: returnPath(s.id) });
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /aria-label="Receipt"/);
     assert.match(page.body, /<dt>Paid to<\/dt><dd>Mugs &amp; Co<\/dd>/);
@@ -72,9 +72,30 @@ describe('shopper pages name the merchant and the order', () => {
     assert.doesNotMatch(page.body, /AUTHORIZED|SUBMITTED/, 'no internal status');
   });
 
+  it('the outcome pages open only with the address payd gave (an id alone shows no receipt and signs no return token); nothing is cached', async () => {
+    const s = (await t.app.inject({ method: 'POST', url: '/v2/client-sessions', headers: m.auth, payload: { amount: 3600, currency: 'EUR', order: ORDER } })).json();
+    const info = await t.app.inject({ url: '/checkout/v1/session', headers: { 'x-payd-session': s.widget.data } });
+    assert.equal(info.headers['cache-control'], 'no-store', 'Back shows the session as it is now');
+    const paid = (await t.app.inject({
+      method: 'POST', url: '/checkout/v1/session/payments', headers: { 'x-payd-session': s.widget.data },
+      payload: { split: [{ partner: 'card-sim', method: 'CARD', amount: 3600, instrument: card('4242424242424242') }] },
+    })).json();
+    assert.equal(new URL(paid.return_url).search, new URL(returnPath(s.id), 'http://x').search, 'the widget is given the signed address');
+    for (const url of [`/checkout/return/${s.id}`, `/checkout/return/${s.id}?t=AAAAAAAAAAAAAAAAAAAAAA`, `/checkout/3ds-return/${paid.payment_id}`, `/checkout/3ds-return/${paid.payment_id}?t=${new URL(returnPath(s.id), 'http://x').searchParams.get('t')}`]) {
+      const res = await t.app.inject({ url });
+      assert.equal(res.statusCode, 404, url);
+      assert.doesNotMatch(res.body, /Receipt|4242|Mugs/, url);
+      assert.equal(res.headers.location, undefined, url);
+    }
+    const page = await t.app.inject({ url: returnPath(s.id) });
+    assert.equal(page.statusCode, 200);
+    assert.equal(page.headers['cache-control'], 'no-store');
+    assert.match(page.body, /aria-label="Receipt"/);
+  });
+
   it('says what happened in plain words when nothing was paid', async () => {
     const s = (await t.app.inject({ method: 'POST', url: '/v2/client-sessions', headers: m.auth, payload: { amount: 3600, currency: 'EUR' } })).json();
-    const page = await t.app.inject({ url: `/checkout/return/${s.id}` });
+    const page = await t.app.inject({ url: returnPath(s.id) });
     assert.match(page.body, /No payment was made\./);
     assert.doesNotMatch(page.body, /no payment\)|CREATED|REFUSED/);
   });
@@ -86,7 +107,7 @@ describe('shopper pages name the merchant and the order', () => {
     assert.equal((await widget(s.widget.data)).json().locale, 'en');
     const chosen = (await t.app.inject({ method: 'POST', url: '/v2/client-sessions', headers: m.auth, payload: { amount: 3600, currency: 'EUR', customer: { locale: 'fr-CA' } } })).json();
     assert.equal((await t.app.inject({ url: '/checkout/v1/session', headers: { 'x-payd-session': chosen.widget.data, 'accept-language': 'en-US' } })).json().locale, 'fr');
-    const page = await t.app.inject({ url: `/checkout/return/${chosen.id}`, headers: { 'accept-language': 'en-US' } });
+    const page = await t.app.inject({ url: returnPath(chosen.id), headers: { 'accept-language': 'en-US' } });
     assert.match(page.body, /<html lang="fr">/);
     assert.match(page.body, /Aucun paiement n’a été fait\./);
     const hosted = await t.app.inject({ url: '/checkout/pay', headers: { 'accept-language': 'fr' } });

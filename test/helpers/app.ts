@@ -7,6 +7,7 @@ import { buildApp } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { createTestDb, type TestDb } from './db.ts';
 import type { Clock } from '../../src/platform/clock.ts';
+import { ReturnLinks } from '../../src/payments/return-links.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const MASTER_KEY = randomBytes(32);
@@ -115,4 +116,10 @@ export function expectProblem(res: LightMyRequestResponse, status: number): Reco
   assert.equal(typeof body.instance, 'string');
   assert.doesNotMatch(res.body, /\bat .+\.(ts|js):\d+|SELECT |INSERT |node_modules/);
   return body;
+}
+
+/** The path and query of a client session's outcome page, as payd hands it out (its MAC included: src/payments/return-links.ts). */
+export function returnPath(sessionId: string): string {
+  const u = new URL(new ReturnLinks(MASTER_KEY, 'http://payd.invalid').returnUrl(sessionId));
+  return `${u.pathname}${u.search}`;
 }

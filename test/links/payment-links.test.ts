@@ -3,7 +3,7 @@
 // webhook events written with the change, isolation, and bad bodies that change nothing.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, expectProblem, type Merchant, type TestApp } from '../helpers/app.ts';
+import { createTestApp, expectProblem, type Merchant, type TestApp, returnPath } from '../helpers/app.ts';
 
 const card = (number: string) => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2031', cvv: '123' });
 const linkBody = (extra: Record<string, unknown> = {}) => ({
@@ -105,7 +105,7 @@ describe('payment links', () => {
     const acs = new URL(pending.json().redirection.url).pathname;
     await t.app.inject({ method: 'POST', url: acs, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'result=pass' });
     const sessionId = (await t.testDb.db.query<{ client_session_id: string }>('SELECT client_session_id FROM payments WHERE id = $1', [pending.json().payment_id])).rows[0]!.client_session_id;
-    await t.app.inject({ url: `/checkout/return/${sessionId}` });
+    await t.app.inject({ url: returnPath(sessionId) });
     const link = (await t.app.inject({ url: `/v2/payment-links/${l.id}`, headers: m.auth })).json();
     assert.equal(link.status, 'PAID');
     assert.equal(link.payment_id, paid.json().payment_id, 'the first authorized payment keeps the link');
