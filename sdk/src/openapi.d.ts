@@ -7315,6 +7315,8 @@ export interface operations {
                             url: string;
                             method: string;
                         };
+                        /** @description A refused attempt the shopper can act on: an expired card, a wrong security code, insufficient funds. Absent for every other decline (fraud and issuer declines are not named). */
+                        decline_reason?: "expired_card" | "incorrect_cvc" | "insufficient_funds";
                         return_url: string;
                     };
                 };
