@@ -67,7 +67,8 @@ export class PaymentLinksService {
       links: {
         self: { href: self, method: 'GET' },
         customer_url: { href: this.customerUrl(l.id), method: 'GET' },
-        cancel: { href: `${self}/cancel`, method: 'POST' },
+        // Only what would be accepted: a PAID, EXPIRED or CANCELLED link has nothing to cancel.
+        ...(status === 'CREATED' ? { cancel: { href: `${self}/cancel`, method: 'POST' } } : {}),
         ...(l.payment_id ? { payment: { href: `${this.config.baseUrl}/v2/payments/${l.payment_id}`, method: 'GET' } } : {}),
       },
     };
