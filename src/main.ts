@@ -304,7 +304,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof SchemaError || (err instanceof Error && err.name === 'MasterKeyMismatchError')) {
+  if (err instanceof ConfigError || err instanceof SchemaError || (err instanceof Error && (err.name === 'MasterKeyMismatchError' || err.name === 'EmbeddedDbBusyError'))) {
     console.error(`payd: ${err.message}`);
     process.exit(2);
   }
