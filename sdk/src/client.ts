@@ -8,7 +8,7 @@ import {
 import type {
   CaptureParams, ClientSession, CreateClientSessionParams, CreatePaymentLinkParams, CreatePaymentParams,
   EligibleSolutions, EligibleSolutionsParams, EventListParams, Payment, PaymentLink, PaymentOperation,
-  RefundParams, SigningJwks, VoidParams, WebhookEvent,
+  RefundParams, RotateWebhookSecretParams, SetWebhookEndpointParams, SigningJwks, VoidParams, WebhookEndpoint, WebhookEvent, WebhookSecret,
 } from './types.ts';
 
 export interface PaydOptions {
@@ -54,7 +54,7 @@ export interface IdempotentOptions {
 type Query = Record<string, string | number | boolean | undefined>;
 
 interface Call {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   query?: Query | undefined;
   body?: unknown;
@@ -85,6 +85,7 @@ export class Payd {
   readonly clientSessions: ClientSessions;
   readonly paymentLinks: PaymentLinks;
   readonly events: Events;
+  readonly webhookEndpoint: WebhookEndpointApi;
 
   private readonly base: string;
   private readonly maxRetries: number;
@@ -105,6 +106,7 @@ export class Payd {
     this.clientSessions = new ClientSessions(this);
     this.paymentLinks = new PaymentLinks(this);
     this.events = new Events(this);
+    this.webhookEndpoint = new WebhookEndpointApi(this);
   }
 
   /** Eligible partner and method pairs for an order and customer. */
@@ -362,6 +364,25 @@ class PaymentLinks {
   }
   iterate(query: Query = {}): AsyncGenerator<PaymentLink> {
     return this.c.iterate('/v2/payment-links', query);
+  }
+}
+
+/** Your webhook endpoint and its signing secret (one per entity; docs/webhooks.md). */
+class WebhookEndpointApi {
+  constructor(private readonly c: Payd) {}
+  /** Sets the endpoint (PUT: the same call twice is the same change). `secret` is in the answer once, when this call created it. */
+  set(params: SetWebhookEndpointParams): Promise<WebhookEndpoint> {
+    return this.c.json({ method: 'PUT', path: '/v2/webhook-endpoint', body: params, retrySafe: true });
+  }
+  get(): Promise<WebhookEndpoint> {
+    return this.c.json({ method: 'GET', path: '/v2/webhook-endpoint', retrySafe: true });
+  }
+  async delete(): Promise<void> {
+    await this.c.call({ method: 'DELETE', path: '/v2/webhook-endpoint', retrySafe: true });
+  }
+  /** A new signing secret, in this answer only; the previous one keeps signing for previous_secret_valid_seconds (default 24 h). Not retried when the answer is lost (a retry would rotate again). */
+  rotateSecret(params: RotateWebhookSecretParams = {}): Promise<WebhookSecret> {
+    return this.c.json({ method: 'POST', path: '/v2/webhook-endpoint/secret/rotate', body: params, retrySafe: false });
   }
 }
 

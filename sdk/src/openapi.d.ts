@@ -981,6 +981,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/webhook-endpoint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get your webhook endpoint
+         * @description Header values are masked. 404 when none is set.
+         */
+        get: operations["getWebhookEndpoint"];
+        /**
+         * Set your webhook endpoint
+         * @description Events without a target of their own (every event but those of a payment link with a webhook) are POSTed here, with the extra headers (their values are stored sealed and shown masked). When no signing secret exists yet, this call creates it and returns it once in `secret`; otherwise `secret` is absent (rotate it to get a new one). Every later attempt, retries of pending deliveries included, goes to the new URL. Calls carry payd-signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>; see docs/webhooks.md.
+         */
+        put: operations["setWebhookEndpoint"];
+        post?: never;
+        /**
+         * Remove your webhook endpoint
+         * @description Later events without a target of their own are kept (GET /v2/events) but not sent; pending deliveries are retried until an endpoint is set again or they give up.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook-endpoint/secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate your webhook signing secret
+         * @description The new secret is in this answer, once. Calls are signed with it at once; the previous secret keeps signing as a second v1 signature for previous_secret_valid_seconds (default 24 h), so that your receiver can switch.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/events": {
         parameters: {
             query?: never;
@@ -2379,6 +2427,23 @@ export interface components {
             }[];
         };
         AdminRotateWebhookSecretRequest: {
+            /**
+             * @description How long the previous secret keeps signing (a second v1), 0 to 604800 s; default 86400 (24 h)
+             * @default 86400
+             */
+            previous_secret_valid_seconds: number;
+        };
+        SetWebhookEndpointRequest: {
+            /** @description http(s) URL that receives the POSTs */
+            url: string;
+            headers?: {
+                /** @description Header name (names payd sets itself, e.g. content-type or payd-*, are refused) */
+                name: string;
+                /** @description One header line per value */
+                values: string[];
+            }[];
+        };
+        RotateWebhookSecretRequest: {
             /**
              * @description How long the previous secret keeps signing (a second v1), 0 to 604800 s; default 86400 (24 h)
              * @default 86400
@@ -8342,6 +8407,387 @@ export interface operations {
             };
         };
     };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        entity_id: string;
+                        url: string;
+                        headers: {
+                            /** @description Header name (names payd sets itself, e.g. content-type or payd-*, are refused) */
+                            name: string;
+                            /** @description One header line per value */
+                            values: string[];
+                        }[];
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description The signing secret, present only in the response that created it (first endpoint of the entity). Later: GET .../webhook-secret */
+                        secret?: string;
+                    };
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials lack the right scope or entity */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        entity_id: string;
+                        url: string;
+                        headers: {
+                            /** @description Header name (names payd sets itself, e.g. content-type or payd-*, are refused) */
+                            name: string;
+                            /** @description One header line per value */
+                            values: string[];
+                        }[];
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description The signing secret, present only in the response that created it (first endpoint of the entity). Later: GET .../webhook-secret */
+                        secret?: string;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials lack the right scope or entity */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials lack the right scope or entity */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        entity_id: string;
+                        /** @description HMAC-SHA256 key of the payd-signature header (whsec_...) */
+                        secret: string;
+                        /** @description 1 at creation, + 1 per rotation */
+                        version: number;
+                        /** Format: date-time */
+                        created_at: string;
+                        rotated_at: string | null;
+                        previous_expires_at: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials lack the right scope or entity */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
@@ -8353,8 +8799,8 @@ export interface operations {
                 starting_after?: string;
                 /** @description An event id: the page ends just before it, in the listing order (going back a page) */
                 ending_before?: string;
-                /** @description Only events of this type */
-                type?: "payment.authorized" | "payment.refused" | "payment.failed" | "payment.captured" | "payment.capture_failed" | "payment.capture_conflict" | "payment.refunded" | "payment.refund_failed" | "payment.refund_conflict" | "payment.voided" | "payment.void_failed" | "payment.void_conflict" | "payment_link.paid" | "payment_link.payment_failed" | "payment_link.cancelled";
+                /** @description Only events of these types: one, or several separated by commas (payment.captured,payment.refunded). Types: payment.authorized, payment.refused, payment.failed, payment.captured, payment.capture_failed, payment.capture_conflict, payment.refunded, payment.refund_failed, payment.refund_conflict, payment.voided, payment.void_failed, payment.void_conflict, payment_link.paid, payment_link.payment_failed, payment_link.cancelled */
+                type?: string;
                 /** @description Only events created at or after this time */
                 created_gte?: string;
                 /** @description Only events created before this time */

@@ -15,6 +15,7 @@ import { sealPlainHeaders } from './header-seal.ts';
 import { WebhookSecrets } from './secrets.ts';
 import { WebhooksService } from './webhooks.service.ts';
 import { webhooksOperatorRoutes } from './webhooks.routes.ts';
+import { merchantWebhookRoutes } from './merchant-endpoint.routes.ts';
 
 export { enqueueEvent, EVENT_TYPE_PATTERN, type EnqueuedEvent, type NewEvent } from './outbox.ts';
 export { signWebhook, verifyWebhookSignature, SIGNATURE_HEADER } from './signature.ts';
@@ -74,4 +75,5 @@ export function attachWebhooks(app: FastifyInstance, { db, masterKey, config }: 
 /** Routes of the webhooks module (operator delivery log and replay). */
 export async function webhooksRoutes(app: FastifyInstance, { webhooks }: { webhooks: Webhooks }): Promise<void> {
   await webhooksOperatorRoutes(app, { service: webhooks.service });
+  await merchantWebhookRoutes(app, { service: webhooks.service });
 }

@@ -219,4 +219,16 @@ describe('@payd/sdk against payd start', () => {
     assert.equal(await signPayload(call.body, secret, t), signWebhook([secret], call.body, t));
     assert.ok(await constructEvent(new TextEncoder().encode(call.body), signWebhook(['whsec_new', secret], call.body, t), secret));
   });
+  it('manages the webhook endpoint: set (the secret once), get, rotate the secret, delete', async () => {
+    const set = await payd.webhookEndpoint.set({ url: 'https://shop.example/payd-events', headers: [{ name: 'x-shop', values: ['k'] }] });
+    assert.equal(set.url, 'https://shop.example/payd-events');
+    const again = await payd.webhookEndpoint.set({ url: 'https://shop.example/payd-events-2' });
+    assert.equal(again.secret, undefined, 'the secret is shown once');
+    assert.equal((await payd.webhookEndpoint.get()).url, 'https://shop.example/payd-events-2');
+    const rotated = await payd.webhookEndpoint.rotateSecret();
+    assert.match(rotated.secret, /^whsec_/);
+    await payd.webhookEndpoint.delete();
+    const gone = await payd.webhookEndpoint.get().catch((e: unknown) => e);
+    assert.ok(gone instanceof NotFoundError, String(gone));
+  });
 });
