@@ -2696,7 +2696,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3041,7 +3041,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3337,7 +3337,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3507,7 +3507,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6221,7 +6221,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6337,6 +6337,16 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -6423,6 +6433,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Internal error */
             500: {
@@ -6517,7 +6537,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6640,7 +6660,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6763,7 +6783,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7157,7 +7177,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7339,7 +7359,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8306,7 +8326,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8688,7 +8708,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8774,7 +8794,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8878,7 +8898,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
