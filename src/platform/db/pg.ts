@@ -232,7 +232,7 @@ function clientClass(choice: PrimaryChoice, setup: string, heard: (client: pg.Cl
 export interface PgDbOptions {
   /** A statement's limit (QUERY_TIMEOUT_MS); tests set a short one. */
   statementTimeoutMs?: number;
-  /** A row lock's wait (LOCK_TIMEOUT_MS); also the longest a statement waits for its turn on a busy row (onRow). */
+  /** A row lock's wait (LOCK_TIMEOUT_MS). (A turn on a busy row, onRow, is awaited at most the client's statement limit.) */
   lockTimeoutMs?: number;
   /** A session idle in a transaction is ended after this long (IDLE_IN_TRANSACTION_TIMEOUT_MS). */
   idleInTransactionTimeoutMs?: number;
