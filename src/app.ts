@@ -168,7 +168,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
 
   // Reads that allow staleness go to the replica when one is set and fresh enough (platform/db/reads.ts).
-  const replica = config.databaseReadUrl && db.kind === 'pg' ? createPgDb(config.databaseReadUrl, config.dbPoolSize) : undefined;
+  const replica = config.databaseReadUrl && db.kind === 'pg' ? createPgDb(config.databaseReadUrl, config.dbPoolSize, config.dbTimeouts) : undefined;
   if (replica?.poolStats) replicaPoolGauges(metrics.registry, replica.poolStats);
   const reads: ReadRouter = replica
     ? replicaReads(db, replica, {

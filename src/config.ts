@@ -23,6 +23,14 @@ export interface Config {
    * add backends that compete for the database's CPU (docs/decisions.md, "Pool size").
    */
   dbPoolSize: number;
+  /**
+   * PostgreSQL limits on payd's sessions (platform/db/pg.ts): a statement's run
+   * (PAYD_DB_STATEMENT_TIMEOUT_MS, default 30000), a row lock's wait
+   * (PAYD_DB_LOCK_TIMEOUT_MS, default 2000: then 409 resource-busy), a session idle inside
+   * a transaction (PAYD_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS, default 10000: a frozen
+   * process's locks are released).
+   */
+  dbTimeouts: { statementTimeoutMs: number; lockTimeoutMs: number; idleInTransactionTimeoutMs: number };
   /** Where the embedded database and the development master key live. */
   dataDir: string;
   /** Bearer token of the operator API; the operator API is off when unset. */
@@ -102,6 +110,8 @@ export interface Config {
   stopWithParent: boolean;
   /** Test only (PAYD_FAULT_KILL_AT): the named step where the process kills itself (src/platform/fault-points.ts). */
   faultKillAt: string | undefined;
+  /** Test only (PAYD_FAULT_SIGNAL, default SIGKILL): the signal the process sends itself there; SIGSTOP freezes it. */
+  faultSignal: 'SIGKILL' | 'SIGSTOP';
 }
 
 /** A start-up error the operator must fix: one line on stderr, exit code 2. */
@@ -230,6 +240,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseReadUrl: parseReadUrl(env, databaseUrl),
     readMaxLagMs: int(env, 'PAYD_READ_MAX_LAG_MS', 1000, 0, 3_600_000),
     dbPoolSize: int(env, 'PAYD_DB_POOL_SIZE', 10, 1, 500),
+    dbTimeouts: {
+      statementTimeoutMs: int(env, 'PAYD_DB_STATEMENT_TIMEOUT_MS', 30000, 100, 3600000),
+      lockTimeoutMs: int(env, 'PAYD_DB_LOCK_TIMEOUT_MS', 2000, 10, 600000),
+      idleInTransactionTimeoutMs: int(env, 'PAYD_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 10000, 100, 3600000),
+    },
     dataDir: path.resolve(env.PAYD_DATA_DIR || '.payd'),
     adminToken,
     masterKey: masterKey(env),
@@ -273,6 +288,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxConnections: int(env, 'PAYD_MAX_CONNECTIONS', 1000, 1, 1000000),
     stopWithParent: env.npm_command !== undefined,
     faultKillAt: env.PAYD_FAULT_KILL_AT || undefined,
+    faultSignal: (env.PAYD_FAULT_SIGNAL || 'SIGKILL') as 'SIGKILL' | 'SIGSTOP',
   };
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError('PAYD_HEADERS_TIMEOUT_MS must not be longer than PAYD_REQUEST_TIMEOUT_MS');
@@ -296,6 +312,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   if (config.faultKillAt !== undefined && !/^[a-z-]+:[a-z-]+(@\d+)?$/.test(config.faultKillAt)) {
     throw new ConfigError(`PAYD_FAULT_KILL_AT must name a step such as capture:after-record, got "${config.faultKillAt}"`);
+  }
+  if (!['SIGKILL', 'SIGSTOP'].includes(config.faultSignal)) {
+    throw new ConfigError(`PAYD_FAULT_SIGNAL must be SIGKILL or SIGSTOP, got "${config.faultSignal}"`);
+  }
+  if (config.dbTimeouts.lockTimeoutMs >= config.dbTimeouts.statementTimeoutMs) {
+    throw new ConfigError('PAYD_DB_LOCK_TIMEOUT_MS must be shorter than PAYD_DB_STATEMENT_TIMEOUT_MS');
   }
   const merged = { ...config, ...overrides };
   return {

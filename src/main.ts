@@ -125,7 +125,7 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
         'It does not fsync and serves one process. Production uses PostgreSQL: set DATABASE_URL.',
     );
   }
-  armFaultPoint(config.faultKillAt);
+  armFaultPoint(config.faultKillAt, config.faultSignal);
   // Where a start's time goes, logged once it listens (times since the process started).
   const phases: Record<string, number> = { loaded: Math.round(performance.now()) };
   // The server's modules load while the database opens (PGlite compiles its WASM off the

@@ -2761,7 +2761,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3106,7 +3106,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3403,7 +3403,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3573,7 +3573,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6287,7 +6287,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6403,6 +6403,16 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -6489,6 +6499,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Internal error */
             500: {
@@ -6583,7 +6603,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6706,7 +6726,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6829,7 +6849,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7223,7 +7243,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7407,7 +7427,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8374,7 +8394,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9137,7 +9157,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9223,7 +9243,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9327,7 +9347,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation) */
+            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

@@ -198,7 +198,7 @@ export class OperationsService {
     const type = operationEventType(op);
     try {
       const event = type ? await paymentEvent(this.db, p, view, type, opId) : undefined;
-      const written = await paymentsRepo.insertOperationConcluded(this.db, p, now, op, children, event);
+      const written = await this.db.onRow(paymentId, () => paymentsRepo.insertOperationConcluded(this.db, p, now, op, children, event));
       if (!written) return 'stale';
       this.config.recent?.remember({ payment: written, txs: [...txs, ...children], ops: [...ops, op] });
     } catch (err) {
@@ -222,7 +222,7 @@ export class OperationsService {
    */
   private async optimisticReservation(found: Ledger, newOp: NewOperation, pending: NewPartnerTx[], auths: PartnerTxRow[]): Promise<OperationResult | 'stale'> {
     const { payment: p, txs, ops } = found;
-    const at = await paymentsRepo.reserveOperationAt(this.db, p.version, newOp, pending);
+    const at = await this.db.onRow(p.id, () => paymentsRepo.reserveOperationAt(this.db, p.version, newOp, pending));
     if (!at) return 'stale';
     this.config.recent?.forget(p.id);
     const rows = pending.map((c) => newTxRow(c, at, at));
@@ -251,9 +251,9 @@ export class OperationsService {
     const view = paymentView(next, txs, ops, this.config.baseUrl);
     const type = operationEventType(op);
     const event = type ? await paymentEvent(this.db, p, view, type, op.id) : undefined;
-    const done = await paymentsRepo.concludeOperation(this.db, {
+    const done = await this.db.onRow(p.id, () => paymentsRepo.concludeOperation(this.db, {
       tx: r.row, update, paymentId: p.id, expectedVersion: r.version, operationId: op.id, status: op.status, at, event,
-    });
+    }));
     if (!done.concluded) return undefined;
     // (Nothing PENDING was in the reading it was reserved on, or it is not remembered.)
     this.config.recent?.remember({ payment: { ...next, ...restingTotals(txs, ops) }, txs, ops });
@@ -276,9 +276,11 @@ export class OperationsService {
   private async locked(kind: OperationKind, entityId: string, paymentId: string, body: OperationBody, opts: OperationOptions, opId: string): Promise<OperationResult> {
     // A replayed key is found under the row lock below and answered after the lock is
     // released (held while the first call is in flight), before any amount check.
-    const reservation = await this.db.transaction(async (tx) => {
+    // (One such transaction per payment at a time in this process: a busy payment holds one connection, row-gate.ts.)
+    const reservation = await this.db.onRow(paymentId, () => this.db.transaction(async (tx) => {
       const p = await paymentsRepo.get(tx, entityId, paymentId, true);
       if (!p) throw problems.notFound(`Payment ${paymentId} does not exist.`);
+      faultPoint(`${kind.toLowerCase()}:under-lock`);
       if (opts.idempotencyKey && p.idempotency_key === opts.idempotencyKey) throw problems.idempotencyViolation(opts.instance, p.id);
       if (opts.idempotencyKey && (await paymentsRepo.operationByKey(tx, paymentId, opts.idempotencyKey))) return 'replay' as const;
       const { auths, nextSeq } = await paymentsRepo.authorizations(tx, paymentId, p.split.length);
@@ -291,7 +293,7 @@ export class OperationsService {
       }, rows);
       if (!reserved) return 'replay' as const;
       return { payment: p, children: rows.map((r, i) => ({ id: r.id, key: r.partner_key, amount: r.amount, auth: allocations[i]!.auth })) };
-    });
+    }));
     if (reservation === 'replay') return this.replayed(paymentId, opts.idempotencyKey!, opts.instance);
     return this.callAndSettle(kind, opId, reservation.payment, reservation.children, undefined);
   }
@@ -323,7 +325,7 @@ export class OperationsService {
         }
       }
       // (After a conclusion that did not apply, a no-op when it settled the transaction.)
-      if (update) await paymentsRepo.settleTx(this.db, c.id, update);
+      if (update) await this.db.onRow(p.id, () => paymentsRepo.settleTx(this.db, c.id, update));
     }
     faultPoint(`${step}:after-record`);
     const view = await this.payments.finalize(entityId, p.id, { endProcessing: false, recover: false });

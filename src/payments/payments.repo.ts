@@ -464,9 +464,12 @@ export const paymentsRepo = {
    */
   async saveView(q: Queryable, id: string, version: number, format: string, view: string): Promise<void> {
     // (Readers racing on a new version: the first one writes, the others find it done.)
+    // A row locked by a change under way is left as it is (SKIP LOCKED): a read never
+    // waits for a lock, and that change moves the version anyway.
     await q.query(
       `UPDATE payments SET view = $3, view_version = $2, view_format = $4
-        WHERE id = $1 AND version = $2 AND (view_version IS DISTINCT FROM $2 OR view_format IS DISTINCT FROM $4)`,
+        WHERE id = (SELECT id FROM payments WHERE id = $1 FOR UPDATE SKIP LOCKED)
+          AND version = $2 AND (view_version IS DISTINCT FROM $2 OR view_format IS DISTINCT FROM $4)`,
       [id, version, view, format],
     );
   },

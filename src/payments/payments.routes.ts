@@ -89,7 +89,7 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
       description: 'Asks the partners about pending transactions first, unless Cache-Control carries max-age.',
       params: IdParams,
       headers: CacheHeaders,
-      response: { 200: Type.Ref('Payment'), 404: NoBody('No such payment for this entity (no body)'), ...problemResponses(400, 401, 403) },
+      response: { 200: Type.Ref('Payment'), 404: NoBody('No such payment for this entity (no body)'), ...problemResponses(400, 401, 403, 409) },
     },
   }, async (request, reply) => {
     if (!hasMaxAge(request.headers['cache-control'])) return sendPayment(reply, await payments.get(entityOf(request), request.params.id));
@@ -144,7 +144,7 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
         'pending transactions first unless Cache-Control carries max-age.',
       params: Type.Object({ id: Uuid(), operation_id: Uuid() }),
       headers: CacheHeaders,
-      response: { 200: Type.Ref('PaymentOperation'), 404: NoBody('No such payment or operation for this entity (no body)'), ...problemResponses(400, 401, 403) },
+      response: { 200: Type.Ref('PaymentOperation'), 404: NoBody('No such payment or operation for this entity (no body)'), ...problemResponses(400, 401, 403, 409) },
     },
   }, async (request) => {
     const entity = entityOf(request);

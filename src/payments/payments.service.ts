@@ -276,7 +276,7 @@ export class PaymentsService {
     const rows: PartnerTxRow[] = [];
     let last: { row: PartnerTxRow; update: TxUpdate | undefined } | undefined;
     for (const [i, { partner, row, request }] of parts.entries()) {
-      const stored = i === 0 ? created.tx : await paymentsRepo.insertTx(this.db, row);
+      const stored = i === 0 ? created.tx : await this.db.onRow(id, () => paymentsRepo.insertTx(this.db, row));
       faultPoint('authorize:after-reserve');
       const connector = this.partners.get(partner)!;
       const result = await callPartner(() => connector.authorize(request), this.config.partnerTimeoutMs,
@@ -288,7 +288,7 @@ export class PaymentsService {
         last = { row: stored, update };
         break;
       }
-      const at = await paymentsRepo.settleTx(this.db, stored.id, update!);
+      const at = await this.db.onRow(id, () => paymentsRepo.settleTx(this.db, stored.id, update!));
       faultPoint('authorize:after-record');
       rows.push(at ? settledTxRow(stored, update!, at) : stored);
     }
@@ -298,7 +298,7 @@ export class PaymentsService {
       faultPoint('authorize:after-finalize');
       return fast;
     }
-    if (last?.update) await paymentsRepo.settleTx(this.db, last.row.id, last.update);
+    if (last?.update) await this.db.onRow(id, () => paymentsRepo.settleTx(this.db, last.row.id, last.update!));
     faultPoint('authorize:after-record');
     const view = await this.finalize(entityId, id, { endProcessing: true, recover: false });
     faultPoint('authorize:after-finalize');
@@ -358,7 +358,7 @@ export class PaymentsService {
     const next = { ...p, authorization_status: status, processing: false, version: p.version + 1, updated_at: at };
     const view = paymentView(next, txs, [], this.config.baseUrl);
     const event = type ? await paymentEvent(this.db, p, view, type) : undefined;
-    if (!(await paymentsRepo.settleTxAndConclude(this.db, lastRow, update, p.id, p.version, status, at, event))) return undefined;
+    if (!(await this.db.onRow(p.id, () => paymentsRepo.settleTxAndConclude(this.db, lastRow, update, p.id, p.version, status, at, event)))) return undefined;
     // The next operation on it (commonly its capture) skips the read: recent-payments.ts.
     this.config.recent?.remember({ payment: { ...next, ...restingTotals(txs, []) }, txs, ops: [] });
     return view;
@@ -477,7 +477,7 @@ export class PaymentsService {
     }, recover ? this.config.partnerTimeoutMs * 2 : this.config.partnerTimeoutMs, undefined, // (a sync, then maybe a resend)
     { telemetry: this.config.telemetry, partner: t.partner, call: 'sync', key: t.partner_key });
     const update = txUpdate(t.kind, synced);
-    if (update) await paymentsRepo.settleTx(this.db, t.id, update);
+    if (update) await this.db.onRow(p.id, () => paymentsRepo.settleTx(this.db, t.id, update));
   }
 
   /**
@@ -506,7 +506,7 @@ export class PaymentsService {
     try {
       const update = txUpdate(t.kind, result);
       if (!update || update.status === 'PENDING') return;
-      if (await paymentsRepo.settleTx(this.db, t.id, update)) {
+      if (await this.db.onRow(paymentId, () => paymentsRepo.settleTx(this.db, t.id, update))) {
         await this.finalize(entityId, paymentId, { endProcessing: false, recover: false });
         return;
       }
@@ -532,7 +532,7 @@ export class PaymentsService {
     const toReverse: Array<{ txId: string; key: string; auth: PartnerTxRow }> = [];
     let capture = 0;
     let ended: OperationRow[] = [];
-    const view = await this.db.transaction(async (tx) => {
+    const view = await this.db.onRow(id, () => this.db.transaction(async (tx) => {
       ended = []; // (a retried transaction starts again)
       const p = await paymentsRepo.get(tx, entityId, id, true);
       if (!p) return undefined;
@@ -582,7 +582,7 @@ export class PaymentsService {
       const view = paymentView(now, txs, ops, this.config.baseUrl);
       await recordPaymentEvents(tx, p, view, events);
       return view;
-    });
+    }));
     for (const o of ended) this.config.telemetry?.operationEnded(o.kind, o.status);
     if (toReverse.length) {
       faultPoint('reversal:before-send'); // the failure and its reversal are committed; no partner called yet
@@ -600,13 +600,13 @@ export class PaymentsService {
    */
   private async reverse(entityId: string, id: string, auths: PartnerTxRow[],
     opts: ReversalOptions = DEFAULT_REVERSAL(id)): Promise<void> {
-    const reserved = await this.db.transaction(async (tx) => {
+    const reserved = await this.db.onRow(id, () => this.db.transaction(async (tx) => {
       const p = await paymentsRepo.get(tx, entityId, id, true);
       if (!p) return undefined;
       const r = await this.reserveReversal(tx, id, auths, opts);
       if (r) await paymentsRepo.touch(tx, id);
       return r;
-    });
+    }));
     if (reserved) await this.sendReversal(entityId, id, reserved.children);
   }
 
@@ -656,7 +656,7 @@ export class PaymentsService {
       }), this.config.partnerTimeoutMs, (r) => void this.answeredLate(entityId, id, { id: c.txId, kind: 'VOID' }, r),
       { telemetry: this.config.telemetry, partner: c.auth.partner, call: 'void', key: c.key });
       const update = txUpdate('VOID', result);
-      if (update) await paymentsRepo.settleTx(this.db, c.txId, update);
+      if (update) await this.db.onRow(id, () => paymentsRepo.settleTx(this.db, c.txId, update));
     }
     await this.finalize(entityId, id, { endProcessing: false, recover: false });
   }

@@ -13,8 +13,8 @@ export type { Db, Queryable, QueryResult, Row } from './db.ts';
  * new embedded database starts from the migrated template unless `template` is false
  * (start --no-migrate: loading the template is migrating, which that start must not do).
  */
-export async function openDb(config: Pick<Config, 'databaseUrl' | 'dbPoolSize' | 'dataDir'>, { template = true } = {}): Promise<Db> {
-  if (config.databaseUrl) return createPgDb(config.databaseUrl, config.dbPoolSize);
+export async function openDb(config: Pick<Config, 'databaseUrl' | 'dbPoolSize' | 'dataDir'> & Partial<Pick<Config, 'dbTimeouts'>>, { template = true } = {}): Promise<Db> {
+  if (config.databaseUrl) return createPgDb(config.databaseUrl, config.dbPoolSize, config.dbTimeouts);
   const dir = path.join(config.dataDir, 'pgdata');
   mkdirSync(dir, { recursive: true });
   // Before the template or PGlite touch the directory: one process at a time (embedded-lock.ts).

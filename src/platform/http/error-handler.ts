@@ -5,7 +5,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type InvalidParam, Problem, PROBLEM_BASE, problems } from './problem.ts';
-import { DATABASE_RETRY_AFTER_SECONDS, isConnectionFailure } from '../db/errors.ts';
+import { BUSY_RETRY_AFTER_SECONDS, DATABASE_RETRY_AFTER_SECONDS, isConnectionFailure, isLockTimeout } from '../db/errors.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
@@ -227,6 +227,14 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
 
 export const errorHandlerPlugin = fp(async function errorHandler(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError | Problem, request, reply) => {
+    if (!(error instanceof Problem) && isLockTimeout(error)) {
+      // The row this request needs (one payment) is locked by another transaction for
+      // longer than payd waits (lock_timeout), or this process already waits for it: a
+      // conflict on that resource only, not an outage. Nothing was written.
+      request.log.info({ code: '55P03' }, 'resource busy');
+      return sendProblem(request, reply, problems.resourceBusy(
+        'Another request is changing this resource. Retry after Retry-After seconds, with the same idempotency key.', BUSY_RETRY_AFTER_SECONDS));
+    }
     if (!(error instanceof Problem) && isConnectionFailure(error)) {
       // The database is down or dropped the connection: not a bug, the client retries.
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;

@@ -57,6 +57,7 @@ export const PROBLEM_TYPE = {
   /** The spec's idempotency violation (a key already processed): urn:eu.service:write-conflict. */
   writeConflict: t('write-conflict'),
   tooManyRequests: t('too-many-requests'),
+  resourceBusy: t('resource-busy'),
 } as const;
 
 /** Whether err is a problem of one of these types (callers branch on a problem's type, not its status). */
@@ -105,6 +106,15 @@ export const problems = {
       status: 429,
       type: PROBLEM_TYPE.tooManyRequests,
       title: 'Too many requests',
+      detail,
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    }),
+  /** Another transaction holds the resource's row lock for longer than payd waits: nothing was done, retry (same idempotency key). */
+  resourceBusy: (detail: string, retryAfterSeconds: number) =>
+    new Problem({
+      status: 409,
+      type: PROBLEM_TYPE.resourceBusy,
+      title: 'Resource busy',
       detail,
       headers: { 'retry-after': String(retryAfterSeconds) },
     }),

@@ -61,7 +61,7 @@ const STATUS_TEXT: Record<number, string> = {
   401: 'Missing or invalid credentials',
   403: 'Credentials lack the right scope or entity',
   404: 'Not found',
-  409: 'Conflict (idempotency violation)',
+  409: 'Conflict (idempotency violation, or the resource is busy: retry after Retry-After)',
   413: 'Body too large',
   415: 'Unsupported content type',
   429: 'Too many requests',
