@@ -35,6 +35,8 @@ import type { Mailer } from '../identity/sdk/mail.ts';
 import type { WebhooksService } from '../webhooks/webhooks.service.ts';
 import { ASSETS, DASHBOARD_CSS, DASHBOARD_JS, barChart, money, page, parseAmount, plain, roleLabel, when } from './views.ts';
 import { hasSecondFactor } from '../identity/mfa/amr.ts';
+import { exampleAmount, majorText } from '../payments/currency.ts';
+import { CURRENCIES } from '../payments/common.schemas.ts';
 
 export const DASHBOARD_CLIENT_ID = 'payd-dashboard';
 const COOKIE = 'payd_dashboard';
@@ -286,11 +288,19 @@ ${barChart(series, `Volume authorised per day, last 14 days (${currency})`)}
     if (ref) filter.order_reference = ref;
     const method = str('method', 64);
     if (method) filter.method = method;
+    // Amounts are typed in major units of one currency (¥1,000 is 1000, €10.00 is 10.00): with amounts, a currency is needed.
+    const currency = str('currency', 3);
+    if (currency && CURRENCIES.includes(currency)) filter.currency = currency;
     for (const [field, key] of [['amount_min', 'amount_gte'], ['amount_max', 'amount_lte']] as const) {
       const v = str(field, 20);
       if (v === undefined) continue;
-      const minor = parseAmount(v);
-      if (minor === undefined) problems.push(`${field === 'amount_min' ? 'Minimum' : 'Maximum'} amount: write it like 12.50.`);
+      const label = field === 'amount_min' ? 'Amount from' : 'Amount to';
+      if (!filter.currency) {
+        problems.push(`${label}: choose the currency the amount is in.`);
+        continue;
+      }
+      const minor = parseAmount(v, filter.currency);
+      if (minor === undefined) problems.push(`${label}: write it in ${filter.currency} like ${exampleAmount(filter.currency)}.`);
       else filter[key] = String(minor);
     }
     for (const [field, key, shift] of [['from', 'created_gte', 0], ['to', 'created_lt', 86_400_000]] as const) {
@@ -321,7 +331,7 @@ ${barChart(series, `Volume authorised per day, last 14 days (${currency})`)}
 <td>${e(when(p.created_at))}</td><td><a href="${base}/${e(p.id)}">${e(p.order_reference ?? p.id.slice(0, 8))}</a></td>
 <td class="num">${e(money(p.amount, p.currency))}</td><td class="status">${e(p.authorization.status)}</td>
 <td>${e(p.split.map((s) => s.method).join(' + '))}</td><td class="num">${e(money(p.amounts.total_captured, p.currency))}</td><td class="num">${e(money(p.amounts.total_refunded, p.currency))}</td></tr>`).join('');
-        const keep = new URLSearchParams(Object.entries({ status, order_reference: ref, method, amount_min: str('amount_min', 20), amount_max: str('amount_max', 20), from: str('from', 10), to: str('to', 10) })
+        const keep = new URLSearchParams(Object.entries({ status, order_reference: ref, method, currency: filter.currency, amount_min: str('amount_min', 20), amount_max: str('amount_max', 20), from: str('from', 10), to: str('to', 10) })
           .filter((kv): kv is [string, string] => kv[1] !== undefined));
         const link = (k: string, v: string, label: string) => `<a href="${base}?${new URLSearchParams([...keep, [k, v]])}" rel="${k === 'after' ? 'next' : 'prev'}">${label}</a>`;
         const goingBack = !!filter.ending_before;
@@ -338,6 +348,7 @@ ${barChart(series, `Volume authorised per day, last 14 days (${currency})`)}
 ${field('order_reference', 'Order reference')}
 <div><label for="status">Status</label><select id="status" name="status">${opt('', 'Any')}${STATUSES.map((s) => opt(s, s.charAt(0) + s.slice(1).toLowerCase(), status)).join('')}</select></div>
 <div><label for="method">Method</label><select id="method" name="method">${opt('', 'Any')}${['CARD', 'GIFT_CARD', 'INSTALLMENTS_3X', 'INSTALLMENTS_4X'].map((x) => opt(x, x, method)).join('')}</select></div>
+<div><label for="currency">Currency</label><select id="currency" name="currency">${opt('', 'Any')}${CURRENCIES.map((x) => opt(x, x, filter.currency)).join('')}</select></div>
 ${field('amount_min', 'Amount from', 'text', ' inputmode="decimal" placeholder="0.00"')}
 ${field('amount_max', 'Amount to', 'text', ' inputmode="decimal" placeholder="0.00"')}
 ${field('from', 'Created from', 'date')}
@@ -389,7 +400,7 @@ ${pager}`);
 <h3>${a.verb}</h3>
 <input type="hidden" name="csrf" value="${e(m.csrf)}"><input type="hidden" name="idempotency_key" value="${randomUUID()}">
 ${withAmount ? `<label for="${id}">Amount (${e(p.currency)}), at most ${e(money(available, p.currency))}</label>
-<input id="${id}" name="amount" inputmode="decimal" required value="${e((available / 100).toFixed(2))}">` : `<p>Releases ${e(money(available, p.currency))} not captured.</p>`}
+<input id="${id}" name="amount" inputmode="decimal" required value="${e(majorText(available, p.currency, false))}">` : `<p>Releases ${e(money(available, p.currency))} not captured.</p>`}
 <button type="submit"${action === 'void' ? ' class="danger"' : ''}>${a.verb}…</button>
 </form>`;
     };
@@ -453,8 +464,8 @@ ${forms ? `<h2>Actions</h2><div class="actions">${forms}</div>` : m.entity.role 
     if (!UUID.test(key)) return detail(reply, m, p, undefined, 'The form is incomplete: reload the payment.', 400);
     let amount: number | undefined;
     if (a.kind !== 'VOID') {
-      amount = parseAmount(body.amount ?? '');
-      if (amount === undefined || amount <= 0) return detail(reply, m, p, undefined, `${a.verb}: write the amount like 12.50.`, 400);
+      amount = parseAmount(body.amount ?? '', p.currency);
+      if (amount === undefined || amount <= 0) return detail(reply, m, p, undefined, `${a.verb}: write the amount in ${p.currency} like ${exampleAmount(p.currency)}.`, 400);
     }
     const base = `/dashboard/${m.entity.entity_id}/payments/${p.id}`;
     if (body.confirm !== 'yes') {

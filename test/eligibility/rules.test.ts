@@ -23,9 +23,10 @@ describe('eligibility rules', () => {
 
   it('without rules: every pair the partners\' own limits allow, in a stable order', async () => {
     assert.deepEqual(await eligible(t, m), ALL);
-    // USD: only the card acquirer takes it; JPY: nobody.
+    // USD and JPY: only the card acquirer takes them; SEK: nobody.
     assert.deepEqual(await eligible(t, m, { currency: 'USD' }), ['card-sim/CARD']);
-    assert.deepEqual(await eligible(t, m, { currency: 'JPY' }), []);
+    assert.deepEqual(await eligible(t, m, { currency: 'JPY' }), ['card-sim/CARD']);
+    assert.deepEqual(await eligible(t, m, { currency: 'SEK' }), []);
     // BNPL takes 50.00 to 3000.00 EUR (bounds inclusive); gift cards up to 500.00 EUR.
     assert.deepEqual(await eligible(t, m, { amount: 4_999 }), without(...BNPL));
     assert.deepEqual(await eligible(t, m, { amount: 5_000 }), ALL);
