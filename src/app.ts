@@ -142,6 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     telemetry,
     baseUrl: config.baseUrl,
     returnLinks,
+    eligibility,
     fingerprintKey: fingerprintKey(deps.masterKey),
     partnerTimeoutMs: config.partnerTimeoutMs,
     maxOperationsPerPayment: config.maxOperationsPerPayment,

@@ -23,9 +23,12 @@ import { paymentJson } from './payment-json.ts';
 import type { RecentPayments } from './recent-payments.ts';
 import { authorizationEventType, operationEventType, paymentEvent, recordPaymentEvents } from './payment-events.ts';
 import type { ReturnLinks } from './return-links.ts';
+import type { EligibilityEngine } from '../eligibility/engine.ts';
 
 export interface PaymentsConfig {
   baseUrl: string;
+  /** The entity's eligibility rules, applied to API payments (absent: not checked, as in unit tests of the service alone). */
+  eligibility?: Pick<EligibilityEngine, 'refusedParts'>;
   /** The signed addresses shoppers come back to (the 3-D Secure return). */
   returnLinks: ReturnLinks;
   fingerprintKey: Buffer;
@@ -201,6 +204,14 @@ export class PaymentsService {
   async create(entityId: string, body: CreatePaymentBody, idempotencyKey: string | undefined, instance: string): Promise<PaymentViewT> {
     this.validate(entityId, body);
     if (idempotencyKey) await this.refuseReplay(entityId, idempotencyKey, instance);
+    // The entity's eligibility rules hold for API payments as for the widget's offer.
+    const refused = this.config.eligibility
+      ? await this.config.eligibility.refusedParts(entityId, { amount: body.amount, currency: body.currency, order: body.order, customer: body.customer }, body.split)
+      : [];
+    if (refused.length) {
+      throw problems.invalidField(`split[${refused[0]}]`,
+        `${body.split[refused[0]!]!.partner}/${body.split[refused[0]!]!.method} is not an eligible solution for this order under the entity's eligibility rules (POST /v2/eligible-solutions lists those that are)`);
+    }
     const captureMode = await this.captureModeOf(entityId, body);
 
     const id = randomUUID();
