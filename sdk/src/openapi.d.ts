@@ -2429,6 +2429,12 @@ export interface components {
         CacheControl: "no-store";
         /** @description The authentication scheme expected (RFC 9110 11.6.1) */
         WwwAuthenticate: string;
+        /** @description Requests the rate limit allows in its window (the tightest limit that applies) */
+        RateLimitLimit: number;
+        /** @description Requests left in the window */
+        RateLimitRemaining: number;
+        /** @description Seconds until the window ends */
+        RateLimitReset: number;
     };
     pathItems: never;
 }
@@ -2452,6 +2458,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "cache-control": components["headers"]["CacheControl"];
                     [name: string]: unknown;
                 };
@@ -2497,6 +2506,20 @@ export interface operations {
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5003,6 +5026,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5026,6 +5052,20 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5084,6 +5124,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5123,6 +5166,20 @@ export interface operations {
             403: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5169,6 +5226,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5226,6 +5286,20 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -5264,6 +5338,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5308,6 +5385,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Internal error */
             500: {
@@ -5351,6 +5442,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5395,6 +5489,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Internal error */
             500: {
@@ -5464,6 +5572,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5535,6 +5646,20 @@ export interface operations {
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6088,6 +6213,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6127,6 +6255,20 @@ export interface operations {
             403: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6176,6 +6318,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6251,6 +6396,20 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -6292,6 +6451,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6337,6 +6499,20 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -6379,6 +6555,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6423,6 +6602,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Internal error */
             500: {
@@ -6469,6 +6662,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-created-operation-id": components["headers"]["CreatedOperationId"];
                     [name: string]: unknown;
                 };
@@ -6541,6 +6737,20 @@ export interface operations {
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6592,6 +6802,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-created-operation-id": components["headers"]["CreatedOperationId"];
                     [name: string]: unknown;
                 };
@@ -6664,6 +6877,20 @@ export interface operations {
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6715,6 +6942,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-created-operation-id": components["headers"]["CreatedOperationId"];
                     [name: string]: unknown;
                 };
@@ -6787,6 +7017,20 @@ export interface operations {
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6845,6 +7089,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6884,6 +7131,20 @@ export interface operations {
             403: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6930,6 +7191,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6987,6 +7251,20 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -7025,6 +7303,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7072,6 +7353,20 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -7110,6 +7405,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7161,6 +7459,20 @@ export interface operations {
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8370,6 +8682,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8409,6 +8724,20 @@ export interface operations {
             403: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8456,6 +8785,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8500,6 +8832,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Internal error */
             500: {
