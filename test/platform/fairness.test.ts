@@ -166,6 +166,9 @@ describe('rate limits', () => {
     assert.equal((JSON.parse(idp.body) as { error: string }).error, 'too_many_requests');
     assert.ok(Number(idp.headers['retry-after']) > 0);
     assert.equal((await token(b.apiKey, '127.0.0.13')).status, 200);
+    // Client credentials with a malformed Basic header are refused as before (not a 5xx).
+    const bad = await send(port, '127.0.0.14', 'POST', '/oauth/token', { ...FORM, authorization: `Basic ${Buffer.from('%E0%A4%A:x').toString('base64')}` }, 'grant_type=client_credentials');
+    assert.ok(bad.status >= 400 && bad.status < 500, `${bad.status} ${bad.body}`);
   });
 
   it('payment API: 429 for one credential past its limit, another merchant still served', async () => {

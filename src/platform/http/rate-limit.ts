@@ -169,7 +169,8 @@ export function tokenCredential(request: FastifyRequest): string | undefined {
   if (basic) {
     const decoded = Buffer.from(basic, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
-    return `c:${secretKey(decodeURIComponent(colon >= 0 ? decoded.slice(0, colon) : decoded).slice(0, 500))}`;
+    // The client_id as sent (not URL-decoded: a malformed escape must not throw here; the grant refuses it).
+    return `c:${secretKey(colon >= 0 ? decoded.slice(0, colon) : decoded)}`;
   }
   if (typeof body.client_id === 'string') return `c:${secretKey(body.client_id)}`;
   return undefined;
