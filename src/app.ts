@@ -9,6 +9,8 @@ import { primaryReads, type ReadRouter, replicaReads } from './platform/db/reads
 import { KeyStore } from './platform/crypto/keystore.ts';
 import { authPlugin } from './platform/http/auth.ts';
 import { clientErrorHandler, errorHandlerPlugin, frameworkErrors } from './platform/http/error-handler.ts';
+import { capConnectionsPerAddress } from './platform/http/connection-cap.ts';
+import { registerRateLimits } from './platform/http/rate-limit.ts';
 import { inputGuardPlugin } from './platform/http/input-guard.ts';
 import { canonicaliseUuids } from './platform/http/ids.ts';
 import { strictDateTimeFormat } from './platform/http/date-time.ts';
@@ -211,6 +213,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler,
   });
   app.server.maxConnections = config.maxConnections;
+  // One address holds at most its share of those (connection-cap.ts).
+  capConnectionsPerAddress(app.server, config.maxConnectionsPerAddress);
   telemetry.log = app.log;
   // The request id travels with the work it starts (partner-telemetry's log lines).
   app.addHook('onRequest', (request, _reply, done) => requestContext.run({ requestId: request.id }, done));
@@ -282,6 +286,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
 
+  // Rate limits: after authentication (the payment API's are per credential), before the routes (rate-limit.ts).
+  await registerRateLimits(app, db, {
+    windowSeconds: config.rateLimitWindowSeconds, tokenPerKey: config.rateLimitTokenPerKey,
+    tokenPerAddress: config.rateLimitTokenPerAddress, apiPerKey: config.rateLimitApiPerKey,
+  }, (err) => app.log.warn({ err }, 'rate-limit counters not synced'));
   await app.register(healthRoutes, { db, isShuttingDown: () => shuttingDown });
   if (config.role !== 'worker') {
     await app.register(identityCors, { db });

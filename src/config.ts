@@ -106,6 +106,16 @@ export interface Config {
   keepAliveTimeoutMs: number;
   /** Connections above this are refused (closed at once) while the others are served. */
   maxConnections: number;
+  /** Connections one client address (the socket's peer; an IPv6 /64) may hold; those above are closed at once (0: no cap). */
+  maxConnectionsPerAddress: number;
+  /** Rate limits (docs/operations.md, Rate limits): the length of their fixed windows. */
+  rateLimitWindowSeconds: number;
+  /** Token requests per window for one credential (a merchant's API key, an identity application's client credentials); 0: no limit. */
+  rateLimitTokenPerKey: number;
+  /** Token requests per window from one client address, whatever the grant and the credential; 0: no limit. */
+  rateLimitTokenPerAddress: number;
+  /** Payment API requests per window for one credential (the API key, or the API key behind the bearer token); 0: no limit. */
+  rateLimitApiPerKey: number;
   /** Started by npm (npm start, npx): stop, as on SIGTERM, when the npm process that started us is gone. */
   stopWithParent: boolean;
   /** Test only (PAYD_FAULT_KILL_AT): the named step where the process kills itself (src/platform/fault-points.ts). */
@@ -286,6 +296,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     headersTimeoutMs: int(env, 'PAYD_HEADERS_TIMEOUT_MS', 10000, 100, 3600000),
     keepAliveTimeoutMs: int(env, 'PAYD_KEEP_ALIVE_TIMEOUT_MS', 72000, 100, 3600000),
     maxConnections: int(env, 'PAYD_MAX_CONNECTIONS', 1000, 1, 1000000),
+    maxConnectionsPerAddress: int(env, 'PAYD_MAX_CONNECTIONS_PER_ADDRESS', 500, 0, 1000000),
+    rateLimitWindowSeconds: int(env, 'PAYD_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86400),
+    rateLimitTokenPerKey: int(env, 'PAYD_RATE_LIMIT_TOKEN_PER_KEY', 600, 0, 1_000_000_000),
+    rateLimitTokenPerAddress: int(env, 'PAYD_RATE_LIMIT_TOKEN_PER_ADDRESS', 3000, 0, 1_000_000_000),
+    rateLimitApiPerKey: int(env, 'PAYD_RATE_LIMIT_API_PER_KEY', 12000, 0, 1_000_000_000),
     stopWithParent: env.npm_command !== undefined,
     faultKillAt: env.PAYD_FAULT_KILL_AT || undefined,
     faultSignal: (env.PAYD_FAULT_SIGNAL || 'SIGKILL') as 'SIGKILL' | 'SIGSTOP',
