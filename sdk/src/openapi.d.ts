@@ -6265,6 +6265,10 @@ export interface operations {
                 amount_gte?: string;
                 /** @description Amount at most this (minor units) */
                 amount_lte?: string;
+                /** @description customer.email, exactly (case does not matter) */
+                customer_email?: string;
+                /** @description Payments with a card part ending in these four digits */
+                card_last_four?: string;
             };
             header?: {
                 /** @description How stale the list may be: max-age=<seconds>, or no-cache for the primary. With a read replica (DATABASE_READ_URL) a list is read from it when it is provably no staler than that, by default PAYD_READ_MAX_LAG_MS (1 s); else, and always without a replica, from the primary */

@@ -284,8 +284,16 @@ ${barChart(series, `Volume authorised per day, last 14 days (${currency})`)}
     const filter: PaymentListQueryT = {};
     const status = str('status');
     if (status && (STATUSES as readonly string[]).includes(status)) filter.authorization_status = status;
+    // One search box: a payment id opens that payment; an email, four digits (a card's last
+    // four) or anything else (an order reference) filter the list.
     const ref = str('order_reference');
-    if (ref) filter.order_reference = ref;
+    if (ref && UUID.test(ref)) {
+      const p = await stored(m.entity.entity_id, ref.toLowerCase());
+      if (p) return reply.redirect(`/dashboard/${m.entity.entity_id}/payments/${p.id}`, 303);
+    }
+    if (ref && /^\d{4}$/.test(ref)) filter.card_last_four = ref;
+    else if (ref && ref.includes('@')) filter.customer_email = ref;
+    else if (ref) filter.order_reference = ref;
     const method = str('method', 64);
     if (method) filter.method = method;
     // Amounts are typed in major units of one currency (¥1,000 is 1000, €10.00 is 10.00): with amounts, a currency is needed.
@@ -345,7 +353,7 @@ ${barChart(series, `Volume authorised per day, last 14 days (${currency})`)}
       `<div><label for="${id}">${label}</label><input id="${id}" name="${id}" type="${type}" value="${e(str(id) ?? '')}"${extra}></div>`;
     return page(reply, 200, { title: 'Payments', email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity, current: 'payments' }, `
 <form method="get" class="filters" role="search" aria-label="Find payments">
-${field('order_reference', 'Order reference')}
+${field('order_reference', 'Search (order reference, payment id, email, last four digits)')}
 <div><label for="status">Status</label><select id="status" name="status">${opt('', 'Any')}${STATUSES.map((s) => opt(s, s.charAt(0) + s.slice(1).toLowerCase(), status)).join('')}</select></div>
 <div><label for="method">Method</label><select id="method" name="method">${opt('', 'Any')}${['CARD', 'GIFT_CARD', 'INSTALLMENTS_3X', 'INSTALLMENTS_4X'].map((x) => opt(x, x, method)).join('')}</select></div>
 <div><label for="currency">Currency</label><select id="currency" name="currency">${opt('', 'Any')}${CURRENCIES.map((x) => opt(x, x, filter.currency)).join('')}</select></div>
@@ -405,12 +413,18 @@ ${withAmount ? `<label for="${id}">Amount (${e(p.currency)}), at most ${e(money(
 </form>`;
     };
     const forms = [form('capture', true), form('refund', true), form('void', false)].join('');
+    // The card as the shopper knows it (network and last four; payd keeps no more of it).
+    const cards = p.authorization.partner_transactions.flatMap((t) => {
+      const c = t.card as { selected_network?: string; last_four_digits?: string; expiry_month?: string; expiry_year?: string } | undefined;
+      return c?.last_four_digits ? [`${c.selected_network ?? 'Card'} •••• ${c.last_four_digits}${c.expiry_month ? ` (expires ${c.expiry_month}/${String(c.expiry_year ?? '').slice(-2)})` : ''}`] : [];
+    });
     return page(reply, status, { title: `Payment ${p.order_reference ?? p.id}`, email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity, current: 'payments' }, `
 ${notice ? `<p class="notice" role="status">${e(notice)}</p>` : ''}${error ? `<div class="error" role="alert">${e(error)}</div>` : ''}
 <dl class="facts">
 <dt>Payment</dt><dd><code>${e(p.id)}</code></dd>
 <dt>Created</dt><dd>${e(when(p.created_at))}</dd>
 <dt>Amount</dt><dd>${e(money(p.amount, p.currency))}</dd>
+${cards.length ? `<dt>Card</dt><dd id="payment-card">${cards.map(e).join(', ')}</dd>` : ''}
 <dt>Authorization</dt><dd class="status">${e(p.authorization.status)}</dd>
 <dt>Captured</dt><dd>${e(money(p.amounts.total_captured, p.currency))} (${e(money(p.amounts.available_to_capture, p.currency))} left to capture)</dd>
 <dt>Refunded</dt><dd>${e(money(p.amounts.total_refunded, p.currency))} (${e(money(p.amounts.available_to_refund, p.currency))} left to refund)</dd>

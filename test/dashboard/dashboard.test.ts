@@ -178,6 +178,27 @@ describe('merchant dashboard', () => {
     assert.match(bad.body, /Amount from: write it in EUR like 12\.50/);
     assert.match((await get(vic, `/dashboard/${a.entityId}/payments?amount_min=10`)).body, /Amount from: choose the currency the amount is in/);
     assert.match(bad.body, /From: a date such as/);
+    // One search box: payment id (opens it), card's last four, customer email, order reference.
+    const withEmail = (await t.app.inject({
+      method: 'POST', url: '/v2/payments', headers: a.auth,
+      payload: { amount: 1234, currency: 'EUR', customer: { email: 'Lin@Example.com' }, order: { reference: 'FIND-BY-MAIL' }, split: [{ partner: 'card-sim', method: 'CARD', amount: 1234, instrument: { type: 'CARD', number: '5555555555554444', expiry_month: '12', expiry_year: '2031', cvv: '123' } }] },
+    })).json();
+    const byId = await get(vic, `/dashboard/${a.entityId}/payments?order_reference=${withEmail.id}`);
+    assert.equal(byId.statusCode, 303);
+    assert.equal(byId.headers.location, `/dashboard/${a.entityId}/payments/${withEmail.id}`);
+    const byLastFour = await get(vic, `/dashboard/${a.entityId}/payments?order_reference=4444`);
+    assert.match(byLastFour.body, /FIND-BY-MAIL/);
+    assert.doesNotMatch(byLastFour.body, /FIND-ME-42/);
+    const byEmail = await get(vic, `/dashboard/${a.entityId}/payments?order_reference=lin%40example.com`);
+    assert.match(byEmail.body, /FIND-BY-MAIL/);
+    assert.doesNotMatch(byEmail.body, /FIND-ME-42/);
+    const detail = await get(vic, `/dashboard/${a.entityId}/payments/${withEmail.id}`);
+    assert.match(detail.body, /id="payment-card">MASTERCARD •••• 4444|id="payment-card">[A-Za-z]+ •••• 4444/);
+    // Another merchant's payment id opens nothing.
+    const bea = await signInAs('bea@example.com');
+    const other = await get(bea, `/dashboard/${b.entityId}/payments?order_reference=${withEmail.id}`);
+    assert.equal(other.statusCode, 200);
+    assert.doesNotMatch(other.body, /FIND-BY-MAIL/);
     const home = await get(vic, `/dashboard/${a.entityId}`);
     assert.match(home.body, /Volume authorised today/);
     assert.match(home.body, /<svg role="img"/);
