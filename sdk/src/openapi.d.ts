@@ -1438,6 +1438,8 @@ export interface components {
              * @description On idempotency violations: what the first request created
              */
             resource_id?: string;
+            /** @description On idempotency violations: true when this request is the first one again (a retry), false for another request reusing the key */
+            same_request?: boolean;
             /** @description On amount-not-available: what the operation could take now */
             available_amount?: number;
             /** @description On operation-limit-reached: the most operations a payment takes */
@@ -2761,7 +2763,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3106,7 +3108,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3403,7 +3405,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3573,7 +3575,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5221,7 +5223,10 @@ export interface operations {
     createClientSession: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description One key per client session (1-255 printable ASCII characters), scoped to the entity. A key already processed is answered 409 write-conflict with resource_id (the client session the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
+                "x-idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5264,6 +5269,16 @@ export interface operations {
             };
             /** @description Credentials lack the right scope or entity */
             403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
+            409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6226,7 +6241,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description One key per operation (1-255 printable ASCII characters). A key already processed on the same payment (on the same entity for creation) is answered 409 with resource_id. */
+                /** @description One key per operation (1-255 printable ASCII characters), scoped to the payment (to the entity for a creation). A key already processed is answered 409 write-conflict with resource_id (the payment, or the capture, refund or void the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
                 "x-idempotency-key"?: string;
             };
             path?: never;
@@ -6287,7 +6302,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6403,7 +6418,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6500,7 +6515,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6537,7 +6552,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description One key per operation (1-255 printable ASCII characters). A key already processed on the same payment (on the same entity for creation) is answered 409 with resource_id. */
+                /** @description One key per operation (1-255 printable ASCII characters), scoped to the payment (to the entity for a creation). A key already processed is answered 409 write-conflict with resource_id (the payment, or the capture, refund or void the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
                 "x-idempotency-key"?: string;
             };
             path: {
@@ -6603,7 +6618,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6660,7 +6675,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description One key per operation (1-255 printable ASCII characters). A key already processed on the same payment (on the same entity for creation) is answered 409 with resource_id. */
+                /** @description One key per operation (1-255 printable ASCII characters), scoped to the payment (to the entity for a creation). A key already processed is answered 409 write-conflict with resource_id (the payment, or the capture, refund or void the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
                 "x-idempotency-key"?: string;
             };
             path: {
@@ -6726,7 +6741,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6783,7 +6798,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description One key per operation (1-255 printable ASCII characters). A key already processed on the same payment (on the same entity for creation) is answered 409 with resource_id. */
+                /** @description One key per operation (1-255 printable ASCII characters), scoped to the payment (to the entity for a creation). A key already processed is answered 409 write-conflict with resource_id (the payment, or the capture, refund or void the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
                 "x-idempotency-key"?: string;
             };
             path: {
@@ -6849,7 +6864,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7002,7 +7017,10 @@ export interface operations {
     createPaymentLink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description One key per payment link (1-255 printable ASCII characters), scoped to the entity. A key already processed is answered 409 write-conflict with resource_id (the payment link the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
+                "x-idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7045,6 +7063,16 @@ export interface operations {
             };
             /** @description Credentials lack the right scope or entity */
             403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
+            409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7243,7 +7271,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7427,7 +7455,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8394,7 +8422,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8703,7 +8731,10 @@ export interface operations {
     rotateWebhookSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description One key per rotation (1-255 printable ASCII characters), scoped to the entity. A key already processed rotates nothing: 409 write-conflict with resource_id (your entity id: the secret it rotated is shown only in the first answer; if that answer was lost, rotate again with a new key) and same_request (true for a retry of the first request). */
+                "x-idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8757,6 +8788,16 @@ export interface operations {
             };
             /** @description Credentials lack the right scope or entity */
             403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
+            409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -9157,7 +9198,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9243,7 +9284,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9347,7 +9388,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
