@@ -53,6 +53,7 @@ import { clientSessionsRoutes } from './payments/client-sessions.routes.ts';
 import { Recovery } from './payments/recovery.ts';
 import { drainBudgetMs } from './platform/lifecycle.ts';
 import { fingerprintKey } from './payments/cards.ts';
+import { bodySeen, IdempotencyKeys } from './platform/http/idempotency.ts';
 import { ReturnLinks } from './payments/return-links.ts';
 import { createIdentityProvider } from './identity/provider.ts';
 import type { IdentityService } from './identity/idp/idp.service.ts';
@@ -163,6 +164,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     sealWebhookHeaders: (entityId, headers) => sealHeaders(deps.masterKey, entityId, headers),
     reverseDuplicatePayment: (entityId, paymentId) => afterAuthorization.reverseDuplicate(entityId, paymentId),
   });
+  // Idempotency keys of every keyed creating request (platform/http/idempotency.ts).
+  const idempotency = new IdempotencyKeys(db, {
+    key: Buffer.from(hkdfSync('sha256', deps.masterKey, Buffer.alloc(0), 'payd idempotency fingerprint v1', 32)),
+    holdAttempts: config.idempotencyHoldAttempts,
+    holdIntervalMs: config.idempotencyHoldIntervalMs,
+    // A request that created nothing in this time has died: the longest it can take is
+    // bounded by its statements and its partner calls.
+    staleClaimMs: 2 * Math.max(config.dbTimeouts.statementTimeoutMs, config.partnerTimeoutMs, config.requestTimeoutMs),
+  });
   const checkout = new CheckoutService(db, clientSessions, payments, links, redirection, partners, { baseUrl: config.baseUrl, returnLinks });
   const identity = await createIdentityProvider({ config, db, keys, masterKey: deps.masterKey, clock });
   const services: Services = {
@@ -267,6 +277,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain'); // no route takes text: 415 instead of a confusing 400
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    bodySeen(request, body as string); // its HMAC, on idempotent routes with a key
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
     return parseJson(request, body as string, done);
   });
@@ -302,17 +313,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (config.role === 'all' || config.role === 'api') {
     await app.register(adminRoutes, { entities, keys, purposes, onApiKeyRevoked: (id) => revokedKeys.add(id) });
     await app.register(signingJwksRoutes, { redirection });
-    await app.register(clientSessionsRoutes, { sessions: clientSessions });
+    await app.register(clientSessionsRoutes, { sessions: clientSessions, idempotency });
     await app.register(eligibilityRoutes, { engine: eligibility, rules: eligibilityRules });
-    await app.register(paymentsRoutes, { payments, operations, reads });
-    await app.register(paymentLinksRoutes, { links });
+    await app.register(paymentsRoutes, { payments, operations, reads, idempotency });
+    await app.register(paymentLinksRoutes, { links, idempotency });
     await app.register(customerPageRoutes, { links, sessions: clientSessions, merchantName: (id) => checkout.merchantName(id) });
     await app.register(checkoutRoutes, { checkout });
     for (const connector of partners.all()) {
       if (connector.registerRoutes) await app.register(async (scope) => connector.registerRoutes!(scope));
     }
     await app.register(partnerWebhookRoutes, { partners, payments });
-    await app.register(webhooksRoutes, { webhooks });
+    await app.register(webhooksRoutes, { webhooks, idempotency });
     await app.register(merchantEventsRoutes, { reads });
     await app.register(listRoutes, { reads, payments, sessions: clientSessions, links });
     await app.register(membersRoutes, { db, entities, identity: identity.service, mailer: identity.mailer, baseUrl: config.baseUrl });

@@ -244,14 +244,20 @@ export class Payd {
     }
   }
 
-  /** @internal A write with an idempotency key; a 409 write-conflict gives resource_id. */
+  /**
+   * @internal A creating write with an idempotency key, kept across retries. A 409
+   * write-conflict with same_request true (this call is the first request again: its
+   * answer was lost) gives the first outcome through onReplay; any other 409
+   * write-conflict (the key came with another request) is thrown as IdempotencyError,
+   * never turned into another call's resource.
+   */
   async idempotent<T>(call: Omit<Call, 'retrySafe' | 'idempotencyKey'>, key: string | undefined,
-    onConflict: (resourceId: string) => Promise<T>, onAnswer: (answer: Answer) => T | Promise<T>): Promise<T> {
+    onReplay: ((resourceId: string) => Promise<T>) | undefined, onAnswer: (answer: Answer) => T | Promise<T>): Promise<T> {
     const idempotencyKey = key ?? crypto.randomUUID();
     try {
       return await onAnswer(await this.call({ ...call, idempotencyKey, retrySafe: true }));
     } catch (err) {
-      if (err instanceof IdempotencyError && err.resourceId) return onConflict(err.resourceId);
+      if (onReplay && err instanceof IdempotencyError && err.resourceId && err.sameRequest === true) return onReplay(err.resourceId);
       throw err;
     }
   }
@@ -264,9 +270,11 @@ class Payments {
 
   /**
    * Creates a payment. Retried safely: the idempotency key is kept across retries, and
-   * when payd already processed it (a lost answer, or your own late retry) the payment
-   * the first call created is returned. A payment still being authorized (PENDING without
-   * a redirection) is read again a few times before it is returned.
+   * when payd already processed it for this same request (a lost answer, or your own late
+   * retry) the payment the first call created is returned. A key that came with another
+   * request throws IdempotencyError (resourceId: that request's payment). A payment still
+   * being authorized (PENDING without a redirection) is read again a few times before it
+   * is returned.
    */
   create(params: CreatePaymentParams, opts: IdempotentOptions = {}): Promise<Payment> {
     return this.c.idempotent<Payment>({ method: 'POST', path: '/v2/payments', body: params }, opts.idempotencyKey,
@@ -309,12 +317,7 @@ class Payments {
 
   private async operate(id: string, kind: 'captures' | 'refunds' | 'voids', params: object, opts: IdempotentOptions): Promise<OperationResult> {
     return this.c.idempotent<OperationResult>({ method: 'POST', path: `/v2/payments/${enc(id)}/${kind}`, body: params }, opts.idempotencyKey,
-      async (resourceId) => {
-        if (resourceId === id) {
-          throw new PaydError('This idempotency key created the payment itself; an operation needs a key of its own.', 409);
-        }
-        return { payment: await this.get(id), operationId: resourceId, replayed: true };
-      },
+      async (resourceId) => ({ payment: await this.get(id), operationId: resourceId, replayed: true }),
       (a) => ({ payment: a.body as Payment, operationId: a.headers.get('x-created-operation-id') ?? '', replayed: false }));
   }
 
@@ -330,8 +333,10 @@ class Payments {
 
 class ClientSessions {
   constructor(private readonly c: Payd) {}
-  create(params: CreateClientSessionParams): Promise<ClientSession> {
-    return this.c.json({ method: 'POST', path: '/v2/client-sessions', body: params, retrySafe: false });
+  /** Creates a client session; retried with its idempotency key, a retry of a lost answer returns the first session (IdempotencyError for a key reused by another request). */
+  create(params: CreateClientSessionParams, opts: IdempotentOptions = {}): Promise<ClientSession> {
+    return this.c.idempotent<ClientSession>({ method: 'POST', path: '/v2/client-sessions', body: params }, opts.idempotencyKey,
+      (id) => this.get(id), (a) => a.body as ClientSession);
   }
   get(id: string): Promise<ClientSession> {
     return this.c.json({ method: 'GET', path: `/v2/client-sessions/${enc(id)}`, retrySafe: true });
@@ -350,8 +355,10 @@ class ClientSessions {
 
 class PaymentLinks {
   constructor(private readonly c: Payd) {}
-  create(params: CreatePaymentLinkParams): Promise<PaymentLink> {
-    return this.c.json({ method: 'POST', path: '/v2/payment-links', body: params, retrySafe: false });
+  /** Creates a payment link; retried with its idempotency key, a retry of a lost answer returns the first link (IdempotencyError for a key reused by another request). */
+  create(params: CreatePaymentLinkParams, opts: IdempotentOptions = {}): Promise<PaymentLink> {
+    return this.c.idempotent<PaymentLink>({ method: 'POST', path: '/v2/payment-links', body: params }, opts.idempotencyKey,
+      (id) => this.get(id), (a) => a.body as PaymentLink);
   }
   get(id: string): Promise<PaymentLink> {
     return this.c.json({ method: 'GET', path: `/v2/payment-links/${enc(id)}`, retrySafe: true });
@@ -380,9 +387,16 @@ class WebhookEndpointApi {
   async delete(): Promise<void> {
     await this.c.call({ method: 'DELETE', path: '/v2/webhook-endpoint', retrySafe: true });
   }
-  /** A new signing secret, in this answer only; the previous one keeps signing for previous_secret_valid_seconds (default 24 h). Not retried when the answer is lost (a retry would rotate again). */
-  rotateSecret(params: RotateWebhookSecretParams = {}): Promise<WebhookSecret> {
-    return this.c.json({ method: 'POST', path: '/v2/webhook-endpoint/secret/rotate', body: params, retrySafe: false });
+  /**
+   * A new signing secret, in this answer only; the previous one keeps signing for
+   * previous_secret_valid_seconds (default 24 h). Sent with an idempotency key and retried
+   * with it: it rotates at most once. When payd had already rotated with that key (the
+   * answer was lost), the secret cannot be shown again: IdempotencyError (sameRequest
+   * true); rotate again with a new key.
+   */
+  rotateSecret(params: RotateWebhookSecretParams = {}, opts: IdempotentOptions = {}): Promise<WebhookSecret> {
+    return this.c.idempotent<WebhookSecret>({ method: 'POST', path: '/v2/webhook-endpoint/secret/rotate', body: params }, opts.idempotencyKey,
+      undefined, (a) => a.body as WebhookSecret);
   }
 }
 

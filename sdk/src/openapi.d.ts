@@ -1438,6 +1438,8 @@ export interface components {
              * @description On idempotency violations: what the first request created
              */
             resource_id?: string;
+            /** @description On idempotency violations: true when this request is the first one again (a retry), false for another request reusing the key */
+            same_request?: boolean;
             /** @description On amount-not-available: what the operation could take now */
             available_amount?: number;
             /** @description On operation-limit-reached: the most operations a payment takes */
@@ -2784,7 +2786,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3129,7 +3131,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3426,7 +3428,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3596,7 +3598,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5278,7 +5280,10 @@ export interface operations {
     createClientSession: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description One key per client session (1-255 printable ASCII characters), scoped to the entity. A key already processed is answered 409 write-conflict with resource_id (the client session the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
+                "x-idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5324,6 +5329,16 @@ export interface operations {
             };
             /** @description Credentials lack the right scope or entity */
             403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
+            409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6372,7 +6387,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description One key per operation (1-255 printable ASCII characters). A key already processed on the same payment (on the same entity for creation) is answered 409 with resource_id. */
+                /** @description One key per operation (1-255 printable ASCII characters), scoped to the payment (to the entity for a creation). A key already processed is answered 409 write-conflict with resource_id (the payment, or the capture, refund or void the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
                 "x-idempotency-key"?: string;
             };
             path?: never;
@@ -6436,7 +6451,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6569,7 +6584,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6683,7 +6698,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6734,7 +6749,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description One key per operation (1-255 printable ASCII characters). A key already processed on the same payment (on the same entity for creation) is answered 409 with resource_id. */
+                /** @description One key per operation (1-255 printable ASCII characters), scoped to the payment (to the entity for a creation). A key already processed is answered 409 write-conflict with resource_id (the payment, or the capture, refund or void the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
                 "x-idempotency-key"?: string;
             };
             path: {
@@ -6803,7 +6818,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6874,7 +6889,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description One key per operation (1-255 printable ASCII characters). A key already processed on the same payment (on the same entity for creation) is answered 409 with resource_id. */
+                /** @description One key per operation (1-255 printable ASCII characters), scoped to the payment (to the entity for a creation). A key already processed is answered 409 write-conflict with resource_id (the payment, or the capture, refund or void the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
                 "x-idempotency-key"?: string;
             };
             path: {
@@ -6943,7 +6958,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7014,7 +7029,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description One key per operation (1-255 printable ASCII characters). A key already processed on the same payment (on the same entity for creation) is answered 409 with resource_id. */
+                /** @description One key per operation (1-255 printable ASCII characters), scoped to the payment (to the entity for a creation). A key already processed is answered 409 write-conflict with resource_id (the payment, or the capture, refund or void the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
                 "x-idempotency-key"?: string;
             };
             path: {
@@ -7083,7 +7098,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7267,7 +7282,10 @@ export interface operations {
     createPaymentLink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description One key per payment link (1-255 printable ASCII characters), scoped to the entity. A key already processed is answered 409 write-conflict with resource_id (the payment link the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
+                "x-idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7313,6 +7331,16 @@ export interface operations {
             };
             /** @description Credentials lack the right scope or entity */
             403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
+            409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7545,7 +7573,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7743,7 +7771,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8710,7 +8738,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9070,7 +9098,10 @@ export interface operations {
     rotateWebhookSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description One key per rotation (1-255 printable ASCII characters), scoped to the entity. A key already processed rotates nothing: 409 write-conflict with resource_id (your entity id: the secret it rotated is shown only in the first answer; if that answer was lost, rotate again with a new key) and same_request (true for a retry of the first request). */
+                "x-idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9127,6 +9158,16 @@ export interface operations {
             };
             /** @description Credentials lack the right scope or entity */
             403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
+            409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -9575,7 +9616,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9661,7 +9702,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9765,7 +9806,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict (idempotency violation, or the resource is busy: retry after Retry-After) */
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

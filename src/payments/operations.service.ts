@@ -76,15 +76,15 @@ export class OperationsService {
   }
 
   /**
-   * A key already processed on this payment, before anything else is looked at: the key
-   * that created it, or an operation's (held while that one is in flight). Answers 409;
-   * returns when the key is new to the payment (or the payment is not the entity's).
+   * What this key already made on the entity's payment: the payment itself (the key that
+   * created it), or an operation (held while that one is in flight); undefined when none.
    */
-  async refuseKnownKey(entityId: string, paymentId: string, key: string, instance: string): Promise<void> {
+  async firstWithKey(entityId: string, paymentId: string, key: string): Promise<string | undefined> {
     const p = await paymentsRepo.get(this.db, entityId, paymentId);
-    if (!p) return;
-    if (p.idempotency_key === key) throw problems.idempotencyViolation(instance, p.id);
-    await this.refuseReplay(paymentId, key, instance);
+    if (!p) return undefined;
+    if (p.idempotency_key === key) return p.id;
+    const first = await holdWhileInFlight(() => paymentsRepo.operationByKey(this.db, paymentId, key), (o) => o.status === 'PENDING', this.config);
+    return first?.id;
   }
 
   /**
@@ -161,7 +161,7 @@ export class OperationsService {
     const { payment: p, txs, ops } = found;
     const paymentId = p.id;
     // The key that created the payment counts as processed on it (Errors 5).
-    if (opts.idempotencyKey && p.idempotency_key === opts.idempotencyKey) throw problems.idempotencyViolation(opts.instance, p.id);
+    if (opts.idempotencyKey && p.idempotency_key === opts.idempotencyKey) throw problems.idempotencyViolation(opts.instance, p.id, false);
     if (opts.idempotencyKey && ops.some((o) => o.idempotency_key === opts.idempotencyKey)) return undefined;
     // (The whole ledger is read for the answer, a Payment with every operation; the
     // decision takes only the payment row's totals and its authorizations.)
@@ -281,7 +281,7 @@ export class OperationsService {
       const p = await paymentsRepo.get(tx, entityId, paymentId, true);
       if (!p) throw problems.notFound(`Payment ${paymentId} does not exist.`);
       faultPoint(`${kind.toLowerCase()}:under-lock`);
-      if (opts.idempotencyKey && p.idempotency_key === opts.idempotencyKey) throw problems.idempotencyViolation(opts.instance, p.id);
+      if (opts.idempotencyKey && p.idempotency_key === opts.idempotencyKey) throw problems.idempotencyViolation(opts.instance, p.id, false);
       if (opts.idempotencyKey && (await paymentsRepo.operationByKey(tx, paymentId, opts.idempotencyKey))) return 'replay' as const;
       const { auths, nextSeq } = await paymentsRepo.authorizations(tx, paymentId, p.split.length);
       const { amount, allocations } = await this.planWith(kind, p, auths, () => paymentsRepo.txs(tx, paymentId), body);

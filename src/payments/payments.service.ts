@@ -377,12 +377,18 @@ export class PaymentsService {
 
   /** A key already used by this entity: hold while the first request runs, then 409. */
   async refuseReplay(entityId: string, key: string, instance: string): Promise<void> {
+    const first = await this.firstWithKey(entityId, key);
+    if (first) throw problems.idempotencyViolation(instance, first);
+  }
+
+  /** The payment this entity created with this key (held while it is being authorized); undefined when none. */
+  async firstWithKey(entityId: string, key: string): Promise<string | undefined> {
     const first = await holdWhileInFlight(
       () => paymentsRepo.getByKey(this.db, entityId, key),
       (p) => p.processing,
       this.config,
     );
-    if (first) throw problems.idempotencyViolation(instance, first.id);
+    return first?.id;
   }
 
   /**

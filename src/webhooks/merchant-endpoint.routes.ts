@@ -8,6 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { entityOf } from '../platform/http/auth.ts';
 import { problemResponses } from '../platform/http/schemas.ts';
+import { type IdempotencyKeys, idempotencyHeaders, markCreated } from '../platform/http/idempotency.ts';
 import type { WebhooksService } from './webhooks.service.ts';
 import { RotateSecretBody, WebhookEndpoint, WebhookEndpointBody, WebhookSecret } from './webhooks.schemas.ts';
 
@@ -16,8 +17,10 @@ const tags = ['Webhooks'];
 const security = [{ bearerAuth: [] }];
 const SIGNING = 'Calls carry payd-signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>; see docs/webhooks.md.';
 
-export async function merchantWebhookRoutes(root: FastifyInstance, { service }: { service: WebhooksService }) {
+export async function merchantWebhookRoutes(root: FastifyInstance, { service, idempotency }: { service: WebhooksService; idempotency: IdempotencyKeys }) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
+  // Only the rotation takes a key: PUT and DELETE are idempotent by nature (the same call twice is the same change).
+  const rotationKeys = idempotency.route({ scope: () => 'webhook-secret' });
 
   app.put('/v2/webhook-endpoint', {
     config: { auth },
@@ -54,19 +57,26 @@ export async function merchantWebhookRoutes(root: FastifyInstance, { service }: 
   });
 
   app.post('/v2/webhook-endpoint/secret/rotate', {
-    config: { auth },
+    config: { auth, ...rotationKeys.config },
+    preHandler: rotationKeys.preHandler,
+    onSend: rotationKeys.onSend,
     schema: {
       tags, security, summary: 'Rotate your webhook signing secret',
       description: 'The new secret is in this answer, once. Calls are signed with it at once; the previous secret keeps ' +
         'signing as a second v1 signature for previous_secret_valid_seconds (default 24 h), so that your receiver can switch.',
+      headers: idempotencyHeaders('One key per rotation (1-255 printable ASCII characters), scoped to the entity. A key already processed ' +
+        'rotates nothing: 409 write-conflict with resource_id (your entity id: the secret it rotated is shown only in the first answer; ' +
+        'if that answer was lost, rotate again with a new key) and same_request (true for a retry of the first request).'),
       body: RotateSecretBody,
-      response: { 200: WebhookSecret, ...problemResponses(400, 401, 403, 413, 415) },
+      response: { 200: WebhookSecret, ...problemResponses(400, 401, 403, 409, 413, 415) },
     },
     preValidation: async (request) => {
       if (request.body === undefined || request.body === null) request.body = {};
     },
   }, async (request, reply) => {
     reply.header('cache-control', 'no-store');
-    return service.rotateSecret(entityOf(request), request.body.previous_secret_valid_seconds ?? 86400);
+    const rotated = await service.rotateSecret(entityOf(request), request.body.previous_secret_valid_seconds ?? 86400);
+    markCreated(request, rotated.entity_id);
+    return rotated;
   });
 }

@@ -92,13 +92,20 @@ export const problems = {
     new Problem({ status: 404, type: PROBLEM_TYPE.notFound, title: 'Not found', detail, noBody }),
   /** The spec's bodiless 404 for client sessions and payments. */
   notFoundNoBody: () => problems.notFound(undefined, true),
-  idempotencyViolation: (instance: string, resourceId: string) =>
+  /**
+   * sameRequest: whether this request is the first one again (a retry: its method, route
+   * and body are the first request's) or another request reusing the key; omitted when
+   * the first request's fingerprint is not known.
+   */
+  idempotencyViolation: (instance: string, resourceId: string, sameRequest?: boolean) =>
     new Problem({
       status: 409,
       type: PROBLEM_TYPE.writeConflict,
       title: 'Idempotency violation',
-      detail: 'This idempotency key was already used; resource_id names what the first request created.',
-      extra: { instance, resource_id: resourceId },
+      detail: sameRequest === false
+        ? 'This idempotency key was already used by another request (another body or operation); resource_id names what that first request created. Use a new key for a new request.'
+        : 'This idempotency key was already used; resource_id names what the first request created.',
+      extra: { instance, resource_id: resourceId, ...(sameRequest !== undefined ? { same_request: sameRequest } : {}) },
     }),
   conflict: (detail: string) => new Problem({ status: 409, type: PROBLEM_TYPE.conflict, title: 'Conflict', detail }),
   tooManyRequests: (detail: string, retryAfterSeconds: number) =>
