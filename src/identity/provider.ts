@@ -62,7 +62,7 @@ export async function createIdentityProvider(deps: IdentityDeps): Promise<Identi
     routes: async (app) => {
       mailer.log = app.log;
       await identityRoutes(app, {
-        db: deps.db, identity: service, baseUrl: deps.config.baseUrl, csrfKey, mailer, masterKey: deps.masterKey, allowHttpLocalhost: deps.config.identityAllowHttpLocalhost,
+        db: deps.db, identity: service, baseUrl: deps.config.baseUrl, csrfKey, mailer, masterKey: deps.masterKey, allowHttpLocalhost: deps.config.identityAllowHttpLocalhost, ...(deps.clock ? { clock: deps.clock } : {}),
       });
       await managementRoutes(app, { management, identity: service });
       await consoleRoutes(app, { db: deps.db, identity: service, management, consoleOrigin: deps.config.consoleOrigin, key: consoleKey });

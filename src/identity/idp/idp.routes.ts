@@ -24,6 +24,8 @@ import { enablePasswordGrant } from '../oauth/grants/password.ts';
 import { problems } from '../../platform/http/problem.ts';
 import { Mfa } from '../mfa/mfa.ts';
 import { mfaRoutes } from '../mfa/mfa.routes.ts';
+import { Passkeys } from '../mfa/passkeys.ts';
+import { type Clock, systemClock } from '../../platform/clock.ts';
 
 export interface IdpRouteDeps {
   db: Db;
@@ -33,13 +35,16 @@ export interface IdpRouteDeps {
   mailer: Mailer;
   masterKey: Buffer;
   allowHttpLocalhost: boolean;
+  /** The app's clock (passkey challenges' expiry); default the system clock. */
+  clock?: Clock;
 }
 
-export async function identityRoutes(root: FastifyInstance, { db, identity, baseUrl, csrfKey, mailer, masterKey, allowHttpLocalhost }: IdpRouteDeps) {
+export async function identityRoutes(root: FastifyInstance, { db, identity, baseUrl, csrfKey, mailer, masterKey, allowHttpLocalhost, clock = systemClock }: IdpRouteDeps) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const pages = loginPages(baseUrl, csrfKey);
-  const mfa = new Mfa(db, masterKey, new URL(baseUrl).host);
-  const secondStep = await mfaRoutes(root, { db, identity, pages, mfa, complete: () => complete, baseUrl });
+  const mfa = new Mfa(db, masterKey, new URL(baseUrl).host, clock);
+  const passkeys = new Passkeys(db, baseUrl, new URL(baseUrl).host, clock);
+  const secondStep = await mfaRoutes(root, { db, identity, pages, mfa, passkeys, complete: () => complete, baseUrl });
   const complete = await consentRoutes(root, { identity, pages, secondStep });
   const signups = new SignUps(db, identity, mailer, baseUrl);
   await loginRoutes(root, { identity, pages, complete, signups, baseUrl, secondStep });
