@@ -7,7 +7,7 @@
 // user, a second step's to the user and the pending sign-in (idp_mfa_pending). The
 // signature counter must grow whenever the authenticator keeps one (a cloned key is
 // refused), again by one conditional UPDATE.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID, webcrypto as crypto } from 'node:crypto';
 import {
   type AuthenticationResponseJSON, type AuthenticatorTransport, type PublicKeyCredentialCreationOptionsJSON,
   type PublicKeyCredentialRequestOptionsJSON, type RegistrationResponseJSON,
@@ -78,8 +78,11 @@ export class Passkeys {
     return (await this.db.query('SELECT 1 FROM idp_passkeys WHERE user_id = $1 LIMIT 1', [userId])).rows.length > 0;
   }
 
-  private async newChallenge(userId: string, purpose: 'register' | 'authenticate', pendingCookie?: string): Promise<string> {
-    const challenge = randomBytes(32).toString('base64url');
+  /** A new challenge (its bytes, which the library sends base64url-encoded; a string it would take as UTF-8 text). */
+  private async newChallenge(userId: string, purpose: 'register' | 'authenticate', pendingCookie?: string): Promise<Uint8Array<ArrayBuffer>> {
+    const bytes = new Uint8Array(32);
+    crypto.getRandomValues(bytes);
+    const challenge = Buffer.from(bytes).toString('base64url');
     const now = new Date(this.clock());
     await this.db.query('DELETE FROM idp_passkey_challenges WHERE expires_at < $1', [now]);
     // One live challenge per enrolment of the user, or per pending sign-in: a new page voids the one before.
@@ -87,7 +90,7 @@ export class Passkeys {
     else await this.db.query("DELETE FROM idp_passkey_challenges WHERE pending_hash = $1 AND purpose = 'authenticate'", [hex(pendingCookie!)]);
     await this.db.query('INSERT INTO idp_passkey_challenges (challenge_hash, user_id, purpose, pending_hash, expires_at) VALUES ($1, $2, $3, $4, $5)',
       [hex(challenge), userId, purpose, pendingCookie ? hex(pendingCookie) : null, new Date(this.clock() + PASSKEYS.challengeSeconds * 1000)]);
-    return challenge;
+    return bytes;
   }
 
   /** Takes the challenge once: true when it was live and bound to this user (and pending sign-in). */
