@@ -77,11 +77,12 @@ export class Recovery {
     return done;
   }
 
-  start(intervalMs = 10_000, onError: (err: unknown) => void = () => {}): void {
+  /** Runs a pass every intervalMs; onError gets a pass that failed, onSuccess one that ran to its end. */
+  start(intervalMs = 10_000, onError: (err: unknown) => void = () => {}, onSuccess: () => void = () => {}): void {
     this.stopped = undefined;
     this.timer = setInterval(() => {
       if (this.pass) return;
-      this.pass = this.runOnce().catch(onError).finally(() => {
+      this.pass = this.runOnce().then(onSuccess, onError).finally(() => {
         this.pass = undefined;
       });
     }, intervalMs);
