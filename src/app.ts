@@ -18,7 +18,7 @@ import { lazySchemaController } from './platform/http/lazy-compilers.ts';
 import { openapiPlugin } from './platform/http/openapi.ts';
 import { ProblemSchema } from './platform/http/schemas.ts';
 import { loggerOptions } from './platform/observability/logger.ts';
-import { createMetrics, metricsPlugin, operationsBacklogGauges, poolGauges, readMetrics, replicaPoolGauges, webhookBacklogGauges } from './platform/observability/metrics.ts';
+import { CHALLENGE_AGES, challengeGauges, createMetrics, metricsPlugin, operationsBacklogGauges, poolGauges, readMetrics, replicaPoolGauges, webhookBacklogGauges } from './platform/observability/metrics.ts';
 import { deliveriesRepo } from './webhooks/deliveries.repo.ts';
 import { requestContext } from './platform/observability/request-context.ts';
 import { PartnerTelemetry } from './payments/partner-telemetry.ts';
@@ -139,6 +139,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   webhookBacklogGauges(metrics.registry, () => deliveriesRepo.backlog(db));
   if (db.poolStats) poolGauges(metrics.registry, db.poolStats);
   operationsBacklogGauges(metrics.registry, () => paymentsRepo.pendingOperations(db));
+  challengeGauges(metrics.registry, () => paymentsRepo.challengeAges(db, new Date(clock()), CHALLENGE_AGES.map((a) => a.from)));
   const telemetry = new PartnerTelemetry(metrics.registry);
   const returnLinks = new ReturnLinks(deps.masterKey, config.baseUrl);
   const paymentsConfig = {
@@ -159,7 +160,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const afterAuthorization = new AfterAuthorization(db, partners, paymentsConfig);
   const { payments, operations } = afterAuthorization;
   const clientSessions = new ClientSessionsService(db, eligibility, { baseUrl: config.baseUrl, widgetKey: widgetKey(deps.masterKey), maxAttempts: config.sessionMaxAttempts, clock });
-  const recovery = new Recovery(db, payments, config.recoveryGraceSeconds);
+  const recovery = new Recovery(db, payments, config.recoveryGraceSeconds, { expirySeconds: config.challengeExpirySeconds, clock });
   const links = new PaymentLinksService(db, clientSessions, { baseUrl: config.baseUrl, allowPrivateWebhookTargets: config.webhookAllowPrivateTargets,
     sealWebhookHeaders: (entityId, headers) => sealHeaders(deps.masterKey, entityId, headers),
     reverseDuplicatePayment: (entityId, paymentId) => afterAuthorization.reverseDuplicate(entityId, paymentId),

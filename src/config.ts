@@ -60,6 +60,8 @@ export interface Config {
   recoveryGraceSeconds: number;
   /** How often the recovery worker looks for pending partner transactions. */
   recoveryIntervalMs: number;
+  /** A 3-D Secure challenge the shopper leaves longer than this is cancelled and its payment fails (PAYD_CHALLENGE_EXPIRY_SECONDS). */
+  challengeExpirySeconds: number;
   /** Latency of the simulated partners (to play slow acquirers in tests and demos). */
   simLatencyMs: number;
   /** Simulated partners answer pure decisions inline (PAYD_SIM_INLINE, default true; see docs/performance.md). */
@@ -272,6 +274,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     idempotencyHoldIntervalMs: int(env, 'PAYD_IDEMPOTENCY_HOLD_INTERVAL_MS', 100, 1, 10000),
     recoveryGraceSeconds: int(env, 'PAYD_RECOVERY_GRACE_SECONDS', 60, 1, 86400),
     recoveryIntervalMs: int(env, 'PAYD_RECOVERY_INTERVAL_MS', 10000, 100, 3600000),
+    challengeExpirySeconds: int(env, 'PAYD_CHALLENGE_EXPIRY_SECONDS', 1800, 60, 86400),
     simLatencyMs: int(env, 'PAYD_SIM_LATENCY_MS', 0, 0, 60000),
     simInline: bool(env, 'PAYD_SIM_INLINE', true),
     partners: partners(env),

@@ -765,6 +765,43 @@ export const paymentsRepo = {
   },
 
   /**
+   * 3-D Secure challenges the shopper left: authorizations PENDING with a redirection,
+   * recorded more than `olderThanSeconds` before `now` (the app clock), on payments no
+   * recovery worker holds; oldest first. Read through the partial index of challenges
+   * (migration 0040): the cost follows the challenges in flight, not the history.
+   */
+  async expiredChallenges(q: Queryable, now: Date, olderThanSeconds: number, limit: number): Promise<Array<{ id: string; entity_id: string }>> {
+    const { rows } = await q.query<{ id: string; entity_id: string }>(
+      `SELECT p.id, p.entity_id FROM partner_transactions t JOIN payments p ON p.id = t.payment_id
+        WHERE t.status = 'PENDING' AND t.redirection IS NOT NULL AND t.created_at < $1::timestamptz - make_interval(secs => $2)
+          AND NOT EXISTS (SELECT 1 FROM recovery_claims c WHERE c.payment_id = t.payment_id AND c.until > now())
+        ORDER BY t.created_at
+        LIMIT $3`,
+      [now, olderThanSeconds, limit],
+    );
+    return rows;
+  },
+
+  /**
+   * The 3-D Secure challenges awaiting the shopper at `now`, by age (metrics): how many
+   * in each range that starts at one of `from` (seconds, ascending, the first 0; a
+   * challenge recorded after `now` counts in the first), and the age of the oldest. The
+   * partial index of challenges answers it.
+   */
+  async challengeAges(q: Queryable, now: Date, from: readonly number[]): Promise<{ counts: number[]; oldest_seconds: number }> {
+    const { rows } = await q.query<{ bucket: number; n: number; oldest: number }>(
+      `SELECT greatest(width_bucket(age, $2::float8[]), 1) AS bucket, count(*)::int AS n, max(age)::float8 AS oldest
+         FROM (SELECT extract(epoch FROM $1::timestamptz - created_at)::float8 AS age FROM partner_transactions
+                WHERE status = 'PENDING' AND redirection IS NOT NULL) c
+        GROUP BY 1`,
+      [now, from],
+    );
+    const counts = from.map(() => 0);
+    for (const r of rows) counts[r.bucket - 1]! += r.n;
+    return { counts, oldest_seconds: Math.max(0, ...rows.map((r) => r.oldest)) };
+  },
+
+  /**
    * Takes (or renews) the recovery claim on a payment for `seconds`: true when this
    * owner holds it now, false when another worker's claim is still running.
    */

@@ -57,6 +57,12 @@ interface ReversalOptions {
   before?: (tx: Queryable) => Promise<boolean>;
 }
 
+/** An authorization closed because its 3-D Secure challenge was left (expireChallenges). */
+const expired = (expirySeconds: number): TxUpdate => ({
+  status: 'ERROR', partner_status: 'EXPIRED', status_code: 'CHALLENGE_EXPIRED', redirection: null,
+  partner_status_description: `The shopper did not complete 3-D Secure within ${Math.round(expirySeconds / 60)} minutes; the partner cancelled the authorization`,
+});
+
 const DEFAULT_REVERSAL = (paymentId: string): ReversalOptions =>
   ({ key: `reversal:${paymentId}`, reason: 'Reversal of a split payment that was not fully authorized' });
 
@@ -464,6 +470,65 @@ export class PaymentsService {
     faultPoint('recovery:after-partner');
     await this.finalize(p.entity_id, p.id, { endProcessing: recover, recover });
     return true;
+  }
+
+  /**
+   * The 3-D Secure challenges of a payment that the shopper left for longer than
+   * `expirySeconds` at `now` (recovery, under its claim; renew before each partner call).
+   * Each is first asked about (the shopper may have finished it without coming back:
+   * that outcome is recorded as if they had). One still awaiting the shopper is
+   * cancelled at the partner through the port, a void of the authorization with a key
+   * of its own (`challenge-expiry:<transaction id>`, so a retry or another worker asks
+   * once), and once the partner confirms it holds nothing, the authorization is closed
+   * as ERROR with status_code CHALLENGE_EXPIRED; the payment is then finalized as for
+   * any other answer (its status, the payment.failed event, the reversal of other parts
+   * of a split). A partner that does not confirm leaves the challenge PENDING for the
+   * next pass. Returns whether anything was settled.
+   */
+  async expireChallenges(p: PaymentRow, { now, expirySeconds, renew }: { now: number; expirySeconds: number; renew?: () => Promise<boolean> }): Promise<boolean> {
+    const all = await paymentsRepo.txs(this.db, p.id);
+    const left = all.filter((t) => t.kind === 'AUTHORIZATION' && t.status === 'PENDING' && t.redirection
+      && now - new Date(t.created_at).getTime() > expirySeconds * 1000);
+    let settled = false;
+    for (const t of left) {
+      if (renew && !(await renew())) break;
+      const update = await this.expireChallenge(p, t, expirySeconds);
+      if (update && await paymentsRepo.settleTx(this.db, t.id, update)) settled = true;
+    }
+    if (settled) await this.finalize(p.entity_id, p.id, { endProcessing: true, recover: true });
+    return settled;
+  }
+
+  /** What to record for one abandoned challenge, or undefined: leave it PENDING (the partner did not confirm). */
+  private async expireChallenge(p: PaymentRow, t: PartnerTxRow, expirySeconds: number): Promise<TxUpdate | undefined> {
+    const connector = this.partners.get(t.partner);
+    if (!connector) return undefined;
+    const label = (call: string) => ({ telemetry: this.config.telemetry, partner: t.partner, call, key: t.partner_key });
+    const context = { amount: t.amount, currency: p.currency, sent_at: new Date(t.created_at) };
+    // The partner's view: its answer, NOT_FOUND (it holds nothing), or undefined (no answer in time).
+    const sync = async () => {
+      let notFound = false;
+      const r = await callPartner(async () => {
+        const x = await connector.sync({ key: t.partner_key, entityId: p.entity_id, kind: 'AUTHORIZATION', context });
+        if (x !== 'NOT_FOUND') return x;
+        notFound = true;
+        return { outcome: 'PENDING' as const, partner_status: 'NOT_FOUND', status_code: 'NOT_FOUND' };
+      }, this.config.partnerTimeoutMs, undefined, label('sync'));
+      return notFound ? 'NOT_FOUND' as const : r;
+    };
+    const before = await sync();
+    if (before === 'NOT_FOUND') return expired(expirySeconds);
+    if (before && before.outcome !== 'PENDING') return txUpdate(t.kind, before);
+    const cancelled = await callPartner(() => connector.void({
+      key: `challenge-expiry:${t.id}`, entityId: p.entity_id, authorization_reference: t.partner_reference ?? '', amount: t.amount, currency: p.currency,
+    }), this.config.partnerTimeoutMs, undefined, label('void'));
+    if (cancelled?.outcome === 'SUCCESS') return expired(expirySeconds);
+    // Not cancelled: the challenge may have ended meanwhile (the shopper finished it);
+    // what the partner holds now is recorded, or nothing when it still waits.
+    const after = await sync();
+    if (after === 'NOT_FOUND') return expired(expirySeconds);
+    if (!after || after.outcome === 'PENDING') return undefined;
+    return txUpdate(t.kind, after);
   }
 
   /** True when the partner call made when this transaction was recorded has surely given up. */
