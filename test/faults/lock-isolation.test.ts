@@ -192,7 +192,10 @@ describe(`lock isolation: one locked payment under ${CLIENTS} clients (seed ${SE
         assert.match(r.contentType ?? '', /^application\/problem\+json/);
         assert.match(r.retryAfter ?? '', /^\d+$/);
       }
-      assert.ok(r.ms < LOCK_TIMEOUT_MS + 3000, `a capture of the busy payment took ${r.ms} ms`);
+      // Bounded well below the hold (not 20 s of waiting); the margin is for a loaded CI
+      // machine (6.4 s was seen with the full suite beside other work). The other merchant's
+      // 2 s bound above is the property under test.
+      assert.ok(r.ms < LOCK_TIMEOUT_MS + 8000, `a capture of the busy payment took ${r.ms} ms`);
     }
     assert.ok(peakBackends <= POOL, `payd a had ${peakBackends} backends (pool ${POOL})`);
 
