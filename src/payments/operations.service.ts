@@ -198,7 +198,7 @@ export class OperationsService {
     const type = operationEventType(op);
     try {
       const event = type ? await paymentEvent(this.db, p, view, type, opId) : undefined;
-      const written = await this.db.onRow(paymentId, () => paymentsRepo.insertOperationConcluded(this.db, p, now, op, children, event));
+      const written = await this.db.onRow(paymentId, () => paymentsRepo.insertOperationConcluded(this.db, p, now, op, children, auths, event));
       if (!written) return 'stale';
       this.config.recent?.remember({ payment: written, txs: [...txs, ...children], ops: [...ops, op] });
     } catch (err) {
@@ -222,7 +222,7 @@ export class OperationsService {
    */
   private async optimisticReservation(found: Ledger, newOp: NewOperation, pending: NewPartnerTx[], auths: PartnerTxRow[]): Promise<OperationResult | 'stale'> {
     const { payment: p, txs, ops } = found;
-    const at = await this.db.onRow(p.id, () => paymentsRepo.reserveOperationAt(this.db, p.version, newOp, pending));
+    const at = await this.db.onRow(p.id, () => paymentsRepo.reserveOperationAt(this.db, p.version, newOp, pending, auths));
     if (!at) return 'stale';
     this.config.recent?.forget(p.id);
     const rows = pending.map((c) => newTxRow(c, at, at));
@@ -252,7 +252,7 @@ export class OperationsService {
     const type = operationEventType(op);
     const event = type ? await paymentEvent(this.db, p, view, type, op.id) : undefined;
     const done = await this.db.onRow(p.id, () => paymentsRepo.concludeOperation(this.db, {
-      tx: r.row, update, paymentId: p.id, expectedVersion: r.version, operationId: op.id, status: op.status, at, event,
+      tx: r.row, parents: r.txs, update, paymentId: p.id, expectedVersion: r.version, operationId: op.id, status: op.status, at, event,
     }));
     if (!done.concluded) return undefined;
     // (Nothing PENDING was in the reading it was reserved on, or it is not remembered.)
@@ -290,7 +290,7 @@ export class OperationsService {
       const reserved = await paymentsRepo.reserveOperation(tx, {
         id: opId, payment_id: paymentId, kind, amount, status: 'PENDING', triggered_by: opts.triggeredBy ?? 'MERCHANT',
         merchant_reference: body.merchant_reference ?? null, reason: body.reason ?? null, idempotency_key: opts.idempotencyKey ?? null,
-      }, rows);
+      }, rows, auths);
       if (!reserved) return 'replay' as const;
       return { payment: p, children: rows.map((r, i) => ({ id: r.id, key: r.partner_key, amount: r.amount, auth: allocations[i]!.auth })) };
     }));

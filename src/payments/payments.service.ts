@@ -276,7 +276,7 @@ export class PaymentsService {
     const rows: PartnerTxRow[] = [];
     let last: { row: PartnerTxRow; update: TxUpdate | undefined } | undefined;
     for (const [i, { partner, row, request }] of parts.entries()) {
-      const stored = i === 0 ? created.tx : await this.db.onRow(id, () => paymentsRepo.insertTx(this.db, row));
+      const stored = i === 0 ? created.tx : await this.db.onRow(id, () => paymentsRepo.insertTx(this.db, row, []));
       faultPoint('authorize:after-reserve');
       const connector = this.partners.get(partner)!;
       const result = await callPartner(() => connector.authorize(request), this.config.partnerTimeoutMs,
@@ -640,7 +640,7 @@ export class PaymentsService {
       rows.push(await paymentsRepo.insertTx(tx, {
         id: txId, payment_id: id, operation_id: opId, parent_id: a.id, kind: 'VOID', seq: seq++,
         partner: a.partner, method: a.method, amount: a.amount, status: 'PENDING', partner_key: key, card: null, save_token: null,
-      }));
+      }, now)); // (counted against the authorization as stored: nothing, for one closed before it answered late)
       children.push({ txId, key, auth: a });
     }
     return { op, rows, children };
