@@ -1,6 +1,7 @@
 // Payments: creation (authorization across the split), reading with partner sync,
 // settling pending partner transactions, and the reversal of half-authorized splits.
 // No HTTP and no SQL here: repos hold the SQL, connectors talk to partners.
+import type { EventTypeName } from '../webhooks/catalogue.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db/index.ts';
@@ -555,7 +556,7 @@ export class PaymentsService {
           changed = true;
         }
       }
-      const events: Array<{ type: string; operationId?: string }> = [];
+      const events: Array<{ type: EventTypeName; operationId?: string }> = [];
       const authEvent = status !== p.authorization_status ? authorizationEventType(status) : undefined;
       if (authEvent) events.push({ type: authEvent });
       const childrenOf = childrenByOperation(txs); // (one pass: an operation's children, not the whole ledger per operation)
