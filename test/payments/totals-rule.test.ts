@@ -202,7 +202,7 @@ describe('the running-totals rule, once', () => {
     }
     assert.deepEqual(await storedTotalsDiffering(t.testDb.db), []);
     // (What the runs went through, for whoever raises PAYD_PROPERTY_RUNS.)
-    if (process.env.PAYD_PROPERTY_RUNS) console.log(JSON.stringify(Object.fromEntries([...seen].sort())));
+    if (process.env.PAYD_PROPERTY_RUNS) console.error(JSON.stringify(Object.fromEntries([...seen].sort())));
     assert.ok((seen.get('captures 200') ?? 0) > 0, 'some captures were made');
   });
 });
