@@ -683,7 +683,7 @@ export interface paths {
         put?: never;
         /**
          * Capture (part of) the authorized amount
-         * @description Answers the Payment with the x-created-operation-id header naming the new operation. A payment takes at most PAYD_MAX_OPERATIONS_PER_PAYMENT operations (captures, refunds and voids together, default 200); the next one is a 400 problem of type urn:eu.service:operation-limit-reached with max_operations.
+         * @description Accepted on a payment whose authorization.status is AUTHORIZED, up to what is authorized, neither captured nor voided (amounts.available_to_capture) less what captures and voids in progress reserve; the Payment's links.capture is present exactly then. On a payment PENDING, REFUSED, ERROR: a 400 problem of type urn:eu.service:payment-not-authorized; for more than is available (or nothing available): a 400 problem of type urn:eu.service:amount-not-available with available_amount. Answers the Payment with the x-created-operation-id header naming the new operation. A payment takes at most PAYD_MAX_OPERATIONS_PER_PAYMENT operations (captures, refunds and voids together, default 200); the next one is a 400 problem of type urn:eu.service:operation-limit-reached with max_operations.
          */
         post: operations["capturePayment"];
         delete?: never;
@@ -703,7 +703,7 @@ export interface paths {
         put?: never;
         /**
          * Refund (part of) the captured amount
-         * @description Answers the Payment with the x-created-operation-id header naming the new operation. A payment takes at most PAYD_MAX_OPERATIONS_PER_PAYMENT operations (captures, refunds and voids together, default 200); the next one is a 400 problem of type urn:eu.service:operation-limit-reached with max_operations.
+         * @description Accepted on a payment whose authorization.status is AUTHORIZED, up to what is captured, not refunded (amounts.available_to_refund) less what refunds in progress reserve; the Payment's links.refund is present exactly then. On a payment PENDING, REFUSED, ERROR: a 400 problem of type urn:eu.service:payment-not-authorized; for more than is available (or nothing available): a 400 problem of type urn:eu.service:amount-not-available with available_amount. Answers the Payment with the x-created-operation-id header naming the new operation. A payment takes at most PAYD_MAX_OPERATIONS_PER_PAYMENT operations (captures, refunds and voids together, default 200); the next one is a 400 problem of type urn:eu.service:operation-limit-reached with max_operations.
          */
         post: operations["refundPayment"];
         delete?: never;
@@ -723,7 +723,7 @@ export interface paths {
         put?: never;
         /**
          * Void (part of) the uncaptured authorized amount
-         * @description Answers the Payment with the x-created-operation-id header naming the new operation. A payment takes at most PAYD_MAX_OPERATIONS_PER_PAYMENT operations (captures, refunds and voids together, default 200); the next one is a 400 problem of type urn:eu.service:operation-limit-reached with max_operations.
+         * @description Accepted on a payment whose authorization.status is AUTHORIZED, up to what is authorized, neither captured nor voided (amounts.available_to_capture) less what captures and voids in progress reserve; the Payment's links.void is present exactly then. On a payment PENDING, REFUSED, ERROR: a 400 problem of type urn:eu.service:payment-not-authorized; for more than is available (or nothing available): a 400 problem of type urn:eu.service:amount-not-available with available_amount. Answers the Payment with the x-created-operation-id header naming the new operation. A payment takes at most PAYD_MAX_OPERATIONS_PER_PAYMENT operations (captures, refunds and voids together, default 200); the next one is a 400 problem of type urn:eu.service:operation-limit-reached with max_operations.
          */
         post: operations["voidPayment"];
         delete?: never;

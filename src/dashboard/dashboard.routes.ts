@@ -37,6 +37,8 @@ import { ASSETS, DASHBOARD_CSS, DASHBOARD_JS, barChart, money, page, parseAmount
 import { hasSecondFactor } from '../identity/mfa/amr.ts';
 import { exampleAmount, majorText } from '../payments/currency.ts';
 import { CURRENCIES } from '../payments/common.schemas.ts';
+import type { Reserved } from '../payments/amounts.ts';
+import { OPERATIONS, OPERATION_NAMES, availableFor } from '../payments/transitions.ts';
 
 export const DASHBOARD_CLIENT_ID = 'payd-dashboard';
 const COOKIE = 'payd_dashboard';
@@ -72,11 +74,18 @@ export interface DashboardDeps {
 
 interface Signed { userId: string; email: string; sid: string; csrf: string; memberships: Membership[]; amr: string[] }
 
-const ACTIONS: Record<string, { kind: OperationKind; verb: string; needs: Role; available: (p: PaymentViewT) => number }> = {
-  capture: { kind: 'CAPTURE', verb: 'Capture', needs: 'operator', available: (p) => p.amounts.available_to_capture },
-  refund: { kind: 'REFUND', verb: 'Refund', needs: 'operator', available: (p) => p.amounts.available_to_refund },
-  void: { kind: 'VOID', verb: 'Void', needs: 'operator', available: (p) => p.amounts.available_to_void },
-};
+/** What operations in flight (PENDING) reserve, per operation, as the Payment shows them. */
+function reservedOfView(p: PaymentViewT): Reserved {
+  const sum = (ops: Array<{ status: string; amount: number }>) => ops.filter((o) => o.status === 'PENDING').reduce((s, o) => s + o.amount, 0);
+  return { capture: sum(p.captures), refund: sum(p.refunds), void: sum(p.voids) };
+}
+
+/** The action forms: one per operation of the table (transitions.ts), shown when the payment accepts it now. */
+const ACTIONS: Record<string, { kind: OperationKind; path: string; verb: string; needs: Role; available: (p: PaymentViewT) => number }> = Object.fromEntries(
+  OPERATION_NAMES.map((op) => [op, {
+    kind: OPERATIONS[op].kind, path: OPERATIONS[op].path, verb: OPERATIONS[op].verb, needs: 'operator' as Role,
+    available: (p: PaymentViewT) => availableFor(op, p.authorization.status, p.amounts, reservedOfView(p)),
+  }]));
 
 function readCookie(request: FastifyRequest, name: string): string | undefined {
   for (const part of (request.headers.cookie ?? '').split(';')) {
@@ -497,7 +506,7 @@ ${amount === undefined ? '' : `<input type="hidden" name="amount" value="${e(bod
     let outcome: 'done' | 'declined' | 'pending';
     try {
       const result = await deps.operations.run(a.kind, m.entity.entity_id, p.id, amount === undefined ? {} : { amount }, {
-        idempotencyKey: `dashboard:${key}`, instance: `/v2/payments/${p.id}/${a.kind === 'CAPTURE' ? 'captures' : a.kind === 'REFUND' ? 'refunds' : 'voids'}`,
+        idempotencyKey: `dashboard:${key}`, instance: `/v2/payments/${p.id}/${a.path}`,
       });
       // The operation's own status says what happened: a 200 carries declined operations too.
       const op = [...result.payment.captures, ...result.payment.refunds, ...result.payment.voids].find((o) => o.id === result.operationId);

@@ -3,6 +3,7 @@
 // on the link row that lapses after ATTEMPT_CLAIM_MS), and the first authorized payment
 // makes the link PAID. Events go to the link's webhook through the outbox, in the same
 // transaction as the change.
+import type { EventTypeName } from '../webhooks/catalogue.ts';
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db/index.ts';
 import { problems } from '../platform/http/problem.ts';
@@ -197,7 +198,7 @@ export class PaymentLinksService {
     if (duplicate && this.config.reverseDuplicatePayment) await this.config.reverseDuplicatePayment(duplicate.entity_id, paymentId);
   }
 
-  private async event(tx: Queryable, link: PaymentLinkRow, type: string, extra: Record<string, unknown> = {}): Promise<void> {
+  private async event(tx: Queryable, link: PaymentLinkRow, type: EventTypeName & `payment_link.${string}`, extra: Record<string, unknown> = {}): Promise<void> {
     await enqueueEvent(tx, {
       entityId: link.entity_id,
       type,

@@ -7,7 +7,8 @@ import type { Db } from '../platform/db/index.ts';
 import { faultPoint } from '../platform/fault-points.ts';
 import { Problem, problems } from '../platform/http/problem.ts';
 import type { PartnerRegistry } from '../partners/port.ts';
-import { type Slice, allocate, availableFor, deriveAmounts } from './amounts.ts';
+import { type Slice, allocate, deriveAmounts } from './amounts.ts';
+import { OPERATIONS, REFUSALS, STATES, allowedIn, availableFor, operationOf } from './transitions.ts';
 import { holdWhileInFlight } from './idempotency.ts';
 import { answerInline } from '../partners/inline.ts';
 import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
@@ -24,8 +25,6 @@ function nextSeqOf(txs: PartnerTxRow[]): number {
   for (const t of txs) if (t.seq > max) max = t.seq;
   return max + 1;
 }
-
-const FIELD: Record<OperationKind, 'capture' | 'refund' | 'void'> = { CAPTURE: 'capture', REFUND: 'refund', VOID: 'void' };
 
 /**
  * The operation's ledger rows, PENDING, one per allocation, numbered from `seq` (the
@@ -94,10 +93,12 @@ export class OperationsService {
    * from every earlier operation.
    */
   private plan(kind: OperationKind, p: PaymentRow, slices: Slice[], body: OperationBody): { amount: number; allocations: Array<{ id: string; amount: number }> } {
-    const field = FIELD[kind];
-    if (p.authorization_status !== 'AUTHORIZED') {
-      throw problems.refused('payment-not-authorized', 'Payment not authorized',
-        `The payment is ${p.authorization_status}; only an AUTHORIZED payment can be ${kind === 'CAPTURE' ? 'captured' : kind === 'REFUND' ? 'refunded' : 'voided'}.`);
+    const op = operationOf(kind);
+    const { past } = OPERATIONS[op];
+    if (!allowedIn(p.authorization_status, op)) {
+      const from = (Object.keys(STATES) as Array<keyof typeof STATES>).filter((st) => allowedIn(st, op));
+      throw problems.refused(REFUSALS.state.type, REFUSALS.state.title,
+        `The payment is ${p.authorization_status}; only an ${from.join(' or ')} payment can be ${past}.`);
     }
     const limit = this.config.maxOperationsPerPayment;
     if (p.operation_count >= limit) {
@@ -106,15 +107,15 @@ export class OperationsService {
         { max_operations: limit });
     }
     const amounts = deriveAmounts(totalsOfPayment(p));
-    const available = availableFor(field, amounts, reservedOfPayment(p));
+    const available = availableFor(op, p.authorization_status, amounts, reservedOfPayment(p));
     const amount = body.amount ?? available;
     if (amount <= 0 || amount > available) {
-      throw problems.refused('amount-not-available', 'Amount not available',
-        `${amount} cannot be ${field === 'capture' ? 'captured' : field === 'refund' ? 'refunded' : 'voided'}: ${available} is available` +
-        (available !== amounts[`available_to_${field}`] ? ' (other operations are in progress)' : '') + '.',
+      throw problems.refused(REFUSALS.balance.type, REFUSALS.balance.title,
+        `${amount} cannot be ${past}: ${available} is available` +
+        (available !== amounts[`available_to_${op}`] ? ' (other operations are in progress)' : '') + '.',
         { available_amount: available });
     }
-    return { amount, allocations: allocate(field, amount, slices) };
+    return { amount, allocations: allocate(op, amount, slices) };
   }
 
   /** The plan with each allocation's authorization row. */
@@ -198,7 +199,7 @@ export class OperationsService {
     const type = operationEventType(op);
     try {
       const event = type ? await paymentEvent(this.db, p, view, type, opId) : undefined;
-      const written = await this.db.onRow(paymentId, () => paymentsRepo.insertOperationConcluded(this.db, p, now, op, children, event));
+      const written = await this.db.onRow(paymentId, () => paymentsRepo.insertOperationConcluded(this.db, p, now, op, children, auths, event));
       if (!written) return 'stale';
       this.config.recent?.remember({ payment: written, txs: [...txs, ...children], ops: [...ops, op] });
     } catch (err) {
@@ -222,7 +223,7 @@ export class OperationsService {
    */
   private async optimisticReservation(found: Ledger, newOp: NewOperation, pending: NewPartnerTx[], auths: PartnerTxRow[]): Promise<OperationResult | 'stale'> {
     const { payment: p, txs, ops } = found;
-    const at = await this.db.onRow(p.id, () => paymentsRepo.reserveOperationAt(this.db, p.version, newOp, pending));
+    const at = await this.db.onRow(p.id, () => paymentsRepo.reserveOperationAt(this.db, p.version, newOp, pending, auths));
     if (!at) return 'stale';
     this.config.recent?.forget(p.id);
     const rows = pending.map((c) => newTxRow(c, at, at));
@@ -252,7 +253,7 @@ export class OperationsService {
     const type = operationEventType(op);
     const event = type ? await paymentEvent(this.db, p, view, type, op.id) : undefined;
     const done = await this.db.onRow(p.id, () => paymentsRepo.concludeOperation(this.db, {
-      tx: r.row, update, paymentId: p.id, expectedVersion: r.version, operationId: op.id, status: op.status, at, event,
+      tx: r.row, parents: r.txs, update, paymentId: p.id, expectedVersion: r.version, operationId: op.id, status: op.status, at, event,
     }));
     if (!done.concluded) return undefined;
     // (Nothing PENDING was in the reading it was reserved on, or it is not remembered.)
@@ -290,7 +291,7 @@ export class OperationsService {
       const reserved = await paymentsRepo.reserveOperation(tx, {
         id: opId, payment_id: paymentId, kind, amount, status: 'PENDING', triggered_by: opts.triggeredBy ?? 'MERCHANT',
         merchant_reference: body.merchant_reference ?? null, reason: body.reason ?? null, idempotency_key: opts.idempotencyKey ?? null,
-      }, rows);
+      }, rows, auths);
       if (!reserved) return 'replay' as const;
       return { payment: p, children: rows.map((r, i) => ({ id: r.id, key: r.partner_key, amount: r.amount, auth: allocations[i]!.auth })) };
     }));

@@ -1,4 +1,5 @@
 // HTTP wiring of payments and their operations: schema, auth, call the service.
+import { operationDescription, operationOf } from './transitions.ts';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -111,7 +112,7 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
       onSend: operationKeys.onSend,
       schema: {
         tags, security, summary,
-        description: 'Answers the Payment with the x-created-operation-id header naming the new operation. ' +
+        description: `${operationDescription(operationOf(kind))} Answers the Payment with the x-created-operation-id header naming the new operation. ` +
           'A payment takes at most PAYD_MAX_OPERATIONS_PER_PAYMENT operations (captures, refunds and voids together, default 200); ' +
           'the next one is a 400 problem of type urn:eu.service:operation-limit-reached with max_operations.',
         params: IdParams,

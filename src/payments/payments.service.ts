@@ -1,6 +1,7 @@
 // Payments: creation (authorization across the split), reading with partner sync,
 // settling pending partner transactions, and the reversal of half-authorized splits.
 // No HTTP and no SQL here: repos hold the SQL, connectors talk to partners.
+import type { EventTypeName } from '../webhooks/catalogue.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db/index.ts';
@@ -293,7 +294,7 @@ export class PaymentsService {
     const rows: PartnerTxRow[] = [];
     let last: { row: PartnerTxRow; update: TxUpdate | undefined } | undefined;
     for (const [i, { partner, row, request }] of parts.entries()) {
-      const stored = i === 0 ? created.tx : await this.db.onRow(id, () => paymentsRepo.insertTx(this.db, row));
+      const stored = i === 0 ? created.tx : await this.db.onRow(id, () => paymentsRepo.insertTx(this.db, row, []));
       faultPoint('authorize:after-reserve');
       const connector = this.partners.get(partner)!;
       const result = await callPartner(() => connector.authorize(request), this.config.partnerTimeoutMs,
@@ -637,7 +638,7 @@ export class PaymentsService {
           changed = true;
         }
       }
-      const events: Array<{ type: string; operationId?: string }> = [];
+      const events: Array<{ type: EventTypeName; operationId?: string }> = [];
       const authEvent = status !== p.authorization_status ? authorizationEventType(status) : undefined;
       if (authEvent) events.push({ type: authEvent });
       const childrenOf = childrenByOperation(txs); // (one pass: an operation's children, not the whole ledger per operation)
@@ -722,7 +723,7 @@ export class PaymentsService {
       rows.push(await paymentsRepo.insertTx(tx, {
         id: txId, payment_id: id, operation_id: opId, parent_id: a.id, kind: 'VOID', seq: seq++,
         partner: a.partner, method: a.method, amount: a.amount, status: 'PENDING', partner_key: key, card: null, save_token: null,
-      }));
+      }, now)); // (counted against the authorization as stored: nothing, for one closed before it answered late)
       children.push({ txId, key, auth: a });
     }
     return { op, rows, children };

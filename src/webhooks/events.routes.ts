@@ -14,7 +14,7 @@ import { EVENT_TYPES } from './catalogue.ts';
 import { eventsRepo, type MerchantEventRow } from './events.repo.ts';
 
 const bearer = { schemes: ['bearer' as const], scope: 'payment-api' };
-const KNOWN_TYPES = new Set(EVENT_TYPES.map((e) => e.type));
+const KNOWN_TYPES = new Set<string>(EVENT_TYPES.map((e) => e.type));
 const tags = ['Events'];
 const security = [{ bearerAuth: [] }];
 
