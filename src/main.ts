@@ -35,6 +35,10 @@ Usage:
   payd listen --forward-to <url> [--secret whsec_...] [--events a,b]
                                    forward your entity's events to a local receiver, signed
   payd trigger <event>             make the API calls after which payd sends <event>
+  payd payments list|get <id>|capture <id> --amount N|refund <id> [--amount N]|void <id>
+                                   a running payd's payments (PAYD_API_KEY, PAYD_URL; --json)
+  payd events list [--type a,b]|get <id>
+                                   its events, as their webhook bodies
                                    (both: the API key from --api-key or PAYD_API_KEY; payd
                                    from --base-url, PAYD_URL or http://localhost:$PORT)
   payd --version | help
@@ -228,12 +232,14 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<void> {
-  if (argv[0] === 'listen' || argv[0] === 'trigger') {
+  if (argv[0] === 'listen' || argv[0] === 'trigger' || argv[0] === 'payments' || argv[0] === 'events') {
     // Clients of a running payd: no server configuration, no database.
     const dev = await import('./cli/dev.ts');
     const out = (line: string) => console.log(line);
     try {
       if (argv[0] === 'trigger') return await dev.trigger(argv.slice(1), process.env, out);
+      if (argv[0] === 'payments') return await (await import('./cli/resources.ts')).payments(argv.slice(1), process.env, out);
+      if (argv[0] === 'events') return await (await import('./cli/resources.ts')).events(argv.slice(1), process.env, out);
       const stop = new AbortController();
       process.once('SIGINT', () => stop.abort());
       process.once('SIGTERM', () => stop.abort());

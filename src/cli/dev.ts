@@ -22,7 +22,7 @@ interface Options {
   positionals: string[];
 }
 
-function conn(values: Options['values'], env: NodeJS.ProcessEnv): Conn {
+export function conn(values: Options['values'], env: NodeJS.ProcessEnv): Conn {
   const apiKey = (values['api-key'] as string | undefined) ?? env.PAYD_API_KEY;
   if (!apiKey) throw new CliError('an API key is needed: --api-key payd_sk_... or PAYD_API_KEY');
   const base = ((values['base-url'] as string | undefined) ?? env.PAYD_URL ?? `http://localhost:${env.PORT ?? 3000}`).replace(/\/+$/, '');
@@ -30,7 +30,7 @@ function conn(values: Options['values'], env: NodeJS.ProcessEnv): Conn {
 }
 
 /** A small API client: a cached token, JSON in and out, a clear error. */
-class Api {
+export class Api {
   private token: string | undefined;
   constructor(private readonly c: Conn) {}
 

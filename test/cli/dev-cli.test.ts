@@ -124,4 +124,40 @@ describe('payd listen and payd trigger', () => {
       assert.equal(err.stderr.trim().split('\n').length, 1, err.stderr);
     }
   });
+  // Issue 43 item 2: resources from the shell, as the SDK calls them (a key on every creating call).
+  it('payd payments list/get/capture/refund/void and payd events list/get work on a running payd', async () => {
+    const made = await payd(['trigger', 'payment.authorized'], env);
+    const id = /for ([0-9a-f-]{36})/.exec(made.stdout)![1]!;
+    const list = await payd(['payments', 'list', '--limit', '5'], env);
+    assert.match(list.stdout, new RegExp(`^${id}  .* AUTHORIZED  captured 0`, 'm'));
+    const got = JSON.parse((await payd(['payments', 'get', id], env)).stdout);
+    assert.equal(got.id, id);
+    const captured = await payd(['payments', 'capture', id, '--amount', '1000'], env);
+    assert.match(captured.stdout, /^idempotency key [0-9a-f-]{36} \(retry a lost answer with --idempotency-key/m);
+    assert.match(captured.stdout, /capture asked: payment .* captured 1000/);
+    const key = /idempotency key ([0-9a-f-]{36})/.exec(captured.stdout)![1]!;
+    // The same key again is the same operation: refused as the spec says (409), nothing more captured.
+    const again = await payd(['payments', 'capture', id, '--amount', '1000', '--idempotency-key', key], env).then(() => assert.fail('exit 0'), (e: { code: number; stderr: string }) => e);
+    assert.equal(again.code, 2);
+    assert.match(again.stderr, /HTTP 409/);
+    assert.equal(JSON.parse((await payd(['payments', 'get', id], env)).stdout).amounts.total_captured, 1000);
+    const refunded = await payd(['payments', 'refund', id, '--amount', '400'], env);
+    assert.match(refunded.stdout, /refunded 400/);
+    const events = await payd(['events', 'list', '--type', 'payment.captured,payment.refunded'], env);
+    assert.match(events.stdout, /payment\.refunded/);
+    assert.match(events.stdout, /payment\.captured/);
+    const eventId = /^([0-9a-f-]{36})  /m.exec(events.stdout)![1]!;
+    assert.equal(JSON.parse((await payd(['events', 'get', eventId], env)).stdout).id, eventId);
+    for (const [args, message] of [
+      [['payments', 'capture', id], /--amount \(minor units\) is needed/],
+      [['payments', 'get', 'nope'], /a payments id \(uuid\) is needed|id \(uuid\) is needed/],
+      [['payments', 'get', '00000000-0000-4000-8000-000000000000'], /HTTP 404/],
+      [['payments', 'explode'], /payd payments <list\|get\|capture\|refund\|void>/],
+    ] as const) {
+      const err = await payd([...args], env).then(() => assert.fail('exit 0'), (e: { code: number; stderr: string }) => e);
+      assert.equal(err.code, 2, String(args));
+      assert.match(err.stderr, message);
+      assert.equal(err.stderr.trim().split('\n').length, 1, err.stderr);
+    }
+  });
 });
