@@ -19,6 +19,7 @@ import { type MasterKeySource, readMasterKey, saveMasterKey } from './platform/c
 import { armFaultPoint } from './platform/fault-points.ts';
 import { tuneHeapGrowing } from './platform/heap.ts';
 import { packagePath } from './platform/paths.ts';
+import { entitiesRepo } from './admin/entities.repo.ts';
 
 const VERSION = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
 
@@ -160,6 +161,8 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
   const { buildApp } = await appModule;
   const app = await buildApp({ config, db, masterKey: master.key });
   phases.app = Math.round(performance.now());
+  // Read before listening (a signal after ready finds its handler installed): a new PostgreSQL database has no merchant.
+  const noMerchant = config.databaseUrl !== undefined && !config.demo && config.role !== 'worker' && (await entitiesRepo.count(db)) === 0;
   try {
     await app.listen({ port: config.port, host: config.host });
     phases.listening = Math.round(performance.now());
@@ -196,6 +199,9 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
   }
   if (!config.databaseUrl) {
     console.log('Embedded database: for evaluation and development only. Production uses PostgreSQL (DATABASE_URL).\n');
+  } else if (noMerchant) {
+    // A new PostgreSQL database has no merchant (no demo there): say how to make the first.
+    console.log(`No merchant yet. Create the first one and its API key with the operator token (PAYD_ADMIN_TOKEN):\n  curl -s -X POST ${config.baseUrl}/admin/v1/entities -H "authorization: Bearer $PAYD_ADMIN_TOKEN" -H 'content-type: application/json' -d '{"name": "My shop"}'\n  curl -s -X POST ${config.baseUrl}/admin/v1/entities/<entity id>/api-keys -H "authorization: Bearer $PAYD_ADMIN_TOKEN"\n(docs/operations.md)\n`);
   }
 
   let stopping = false;

@@ -12,5 +12,5 @@ if (!apiKey) {
 }
 const payd = (process.env.PAYD_URL ?? 'http://localhost:3000').replace(/\/$/, '');
 const shop = createShop({ payd, apiKey, ...(process.env.PAYD_ENTITY_ID ? { entityId: process.env.PAYD_ENTITY_ID } : {}) });
-const base = await shop.start(Number(process.env.PORT ?? 4242));
+const base = await shop.start(Number(process.env.SHOP_PORT ?? 4242)); // (not PORT: that is payd's own port)
 console.log(`shop on ${base}/checkout (payd at ${payd})`);

@@ -5,7 +5,8 @@ import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
-import { freePort } from '../helpers/server.ts';
+import { freePort, startServer } from '../helpers/server.ts';
+import { createPgTestDb } from '../faults/db-fixture.ts';
 import { VERSION } from '../../src/app.ts';
 import { assertOneLine, payd, place } from './startup-helpers.ts';
 
@@ -70,5 +71,19 @@ describe('payd start-up', () => {
     const run = await payd(['start'], { PORT: String(port), DATABASE_URL: `postgres://payd:s3cret-pw@127.0.0.1:${nobody}/payd` });
     assertOneLine(run, /^payd: DATABASE_URL: cannot open the database at 127\.0\.0\.1:\d+\/payd: connection refused/);
     assert.doesNotMatch(run.stderr, /s3cret-pw/);
+  });
+  // Issue 43 item 7: a PostgreSQL start gave no hint on creating the first merchant.
+  it('on a PostgreSQL database without a merchant, says how to create the first one', async () => {
+    const db = await createPgTestDb();
+    const logs: string[] = [];
+    try {
+      const server = await startServer({ DATABASE_URL: db.url }, { logs });
+      assert.equal(await server.stop(), 0);
+    } finally {
+      await db.close();
+    }
+    const text = logs.join('\n');
+    assert.match(text, /No merchant yet\. Create the first one and its API key with the operator token/);
+    assert.match(text, /POST http:\/\/127\.0\.0\.1:\d+\/admin\/v1\/entities/);
   });
 });
