@@ -140,11 +140,15 @@ describe(`lock isolation: one locked payment under ${CLIENTS} clients (seed ${SE
     assert.ok(phase1.some((r) => r.status === 409), 'some captures of the locked payment were refused busy');
     assert.ok(phase1.slice(-CLIENTS).some((r) => r.status === 200), 'captures went through once the lock was released');
 
-    // Phase 2: process b stops itself inside a capture's transaction (a replayed key takes
-    // the locked path), holding the row lock until PostgreSQL ends its idle transaction.
+    // Phase 2: process b stops itself inside a capture's transaction, holding the row lock
+    // until PostgreSQL ends its idle transaction. A replayed operation key takes the locked
+    // path (the operation is found under the row lock); the key's record in idempotency_keys
+    // is removed first, as for a key used before migration 0044, so that the replay reaches
+    // the payment instead of being answered by the key table.
     const key = `first-${SEED}`;
     const first = await call(a.base, 'POST', `/v2/payments/${busy}/captures`, { ...m1.auth, 'x-idempotency-key': key }, { amount: 10 });
     assert.equal(first.status, 200, JSON.stringify(first.body));
+    await admin.query('DELETE FROM idempotency_keys WHERE key = $1', [key]);
     const replay = timed(b.base, 'POST', `/v2/payments/${busy}/captures`, { ...m1.auth, 'x-idempotency-key': key }, { amount: 10 });
     const phase2From = busyAnswers.length;
     let frozenFor = 0;
