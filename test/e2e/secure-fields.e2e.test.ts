@@ -17,6 +17,7 @@ import { createLocalJWKSet, jwtVerify } from 'jose';
 import { type Browser, type Frame, type FrameLocator, type Page, chromium } from 'playwright-core';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/server.ts';
+import { hasMessage, t as text } from '../../src/checkout/i18n.ts';
 
 const SHOTS = 'test-results/e2e';
 const CVC = '987';
@@ -187,6 +188,26 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
     await page.close();
   });
 
+  it('says why the issuer declined when the answer carries decline_reason, else the generic text', async () => {
+    const { page, card } = await open();
+    // The answer as a later payd gives it (decline_reason is the lead's server-side change): added on the way.
+    let reason = 'expired_card';
+    await page.route('**/checkout/v1/session/payments', async (route) => {
+      const res = await route.fetch({ url: route.request().url().replace('pay.example', '127.0.0.1') }); // Node does not resolve pay.example
+      await route.fulfill({ response: res, json: { ...(await res.json()), decline_reason: reason } });
+    });
+    await fill(card, '4000 0000 0000 0069');
+    await payButton(page).click();
+    const key: string = 'decline_expired_card';
+    const expected = hasMessage(key) ? text('en', key) : text('en', 'declined');
+    await page.getByRole('alert').filter({ hasText: expected }).waitFor();
+    reason = 'a_reason_without_text';
+    await fill(card, '4000 0000 0000 0002');
+    await payButton(page).click();
+    await page.getByRole('alert').filter({ hasText: `${text('en', 'declined')} ${text('en', 'tryAnother')}` }).waitFor();
+    await page.close();
+  });
+
   it('shows an error next to the field and clears it as soon as the field is valid, before the next submit', async () => {
     const { page, card } = await open();
     await fill(card, '4242 4242 4242 4241');
@@ -232,6 +253,9 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
     const acs = page.frameLocator('dialog iframe');
     await acs.getByRole('button', { name: 'Fail authentication' }).waitFor();
     assert.match(page.url(), /shop\.test.*\/checkout/, 'the challenge is on the merchant\'s page');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Escape');
+    assert.equal(await dialog.isVisible(), true, 'Escape does not leave the challenge half done');
     await page.screenshot({ path: `${SHOTS}/secure-fields-3ds-modal.png`, fullPage: true });
     await acs.getByRole('button', { name: 'Fail authentication' }).click();
     await page.getByRole('alert').filter({ hasText: 'Your payment was declined' }).waitFor();

@@ -140,7 +140,14 @@ async function submit(m: Extract<ToFrame, { type: 'payd:submit' }>) {
       headers: { 'x-payd-session': credential, 'content-type': 'application/json' },
       body: JSON.stringify({ split, ...(m.browser ? { browser: m.browser } : {}), ...(m.customer_email ? { customer_email: m.customer_email } : {}) }),
     });
-    const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+    let text = await res.text().catch(() => '{}');
+    // payd's answers never carry the number; should one ever quote it, it stays here.
+    const pan = digitsOf(f.number);
+    if (pan && text.includes(pan)) text = text.split(pan).join('[card number]');
+    let body: Record<string, unknown> = {};
+    try {
+      body = JSON.parse(text) as Record<string, unknown>;
+    } catch { /* not JSON: the status says enough */ }
     if (res.ok) clear(); // the card data leaves the frame once payd has it
     send({ type: 'payd:result', id: m.id, status: res.status, body });
   } catch (err) {

@@ -228,9 +228,10 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   // is over (nothing more); the widget then asks payd how it went.
   let challenge: { dialog: HTMLDialogElement; frame: HTMLIFrameElement } | undefined;
   const afterChallenge = async () => {
-    challenge?.dialog.close();
-    challenge?.dialog.remove();
+    const done = challenge;
     challenge = undefined;
+    done?.dialog.close();
+    done?.dialog.remove();
     let now: SessionInfo;
     try {
       now = await loadSession();
@@ -246,8 +247,10 @@ export async function mount(target: string | Element, options: MountOptions): Pr
     const dialog = h('dialog', { class: 'payd-3ds', 'aria-label': t(L, 'threeDsTitle') });
     const f = h('iframe', { src: url, title: t(L, 'threeDsTitle'), class: 'payd-3ds-frame' });
     dialog.append(h('p', { class: 'payd-3ds-title', text: t(L, 'threeDsTitle') }), f);
-    // The bank's page decides the outcome; Escape does not leave a payment half done.
+    // The bank's page decides the outcome; Escape does not leave a payment half done
+    // (should the browser close the dialog anyway, it opens again while the challenge lasts).
     dialog.addEventListener('cancel', (event) => event.preventDefault());
+    dialog.addEventListener('close', () => { if (challenge?.dialog === dialog) dialog.showModal(); });
     document.body.append(dialog);
     dialog.showModal();
     challenge = { dialog, frame: f };
