@@ -82,7 +82,8 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
           payload: { amount: Number(url.searchParams.get('amount') ?? 2500), currency: 'EUR', shopper_redirection_url: `${shop}/return`, order: { reference: 'sf-1' } },
         });
         const data = s.json().widget.data as string;
-        const style = url.searchParams.get('style') ? ', style: { borderColor: "rgb(200, 0, 120)", fontFamily: "Georgia, serif", borderRadius: "2px" }' : '';
+        const style = (url.searchParams.get('style') ? ', style: { borderColor: "rgb(200, 0, 120)", fontFamily: "Georgia, serif", borderRadius: "2px" }' : '')
+          + (url.searchParams.get('threeDs') === 'redirect' ? ', threeDs: "redirect"' : '');
         return html(`<h1>Checkout</h1><div id="pay"></div><script>${SPY}</script><script src="${payd}/checkout/widget.js"></script>
 <script>PaydCheckout.mount('#pay', { data: ${JSON.stringify(data)}, onChange: (s) => window.__seen.changes.push(JSON.stringify(s))${style} });</script>`);
       }
@@ -265,6 +266,16 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
     await fill(card, '4000 0000 0000 3220');
     await payButton(page).click();
     await acs.getByRole('button', { name: 'Approve the payment' }).click();
+    assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
+    await page.close();
+  });
+
+  it('with threeDs: redirect, leaves for the bank\'s page and comes back through payd (here over http, where the browser sends no Sec-Fetch-Dest)', async () => {
+    const { page, card } = await open('?threeDs=redirect');
+    await fill(card, '4000 0000 0000 3220');
+    await payButton(page).click();
+    await page.waitForURL(/pay\.example.*\/sim\/acs\//);
+    await page.getByRole('button', { name: 'Approve the payment' }).click();
     assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
     await page.close();
   });

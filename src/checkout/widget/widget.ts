@@ -313,7 +313,11 @@ export async function mount(target: string | Element, options: MountOptions): Pr
     const customerEmail = needsEmail ? { customer_email: email.input.value.trim() } : {};
     if (isCard) {
       // The card fields check themselves in their frame (and show their errors there).
-      await ready;
+      // A frame that never answers (a page's CSP without payd in frame-src) is said, not waited for.
+      if (!await Promise.race([ready.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10_000))])) {
+        formError.textContent = `${t(L, 'loadFailed')} ${t(L, 'cardDetails')}`;
+        return;
+      }
       const dry = await ask({ type: 'payd:submit', split, cardIndex, dryRun: true });
       if (dry.type === 'payd:invalid') {
         frame.focus();
