@@ -112,13 +112,22 @@ async function quiet(pid: number | undefined): Promise<void> {
   }
 }
 
-/** `payd start` (bin/payd.js of `cwd`, else of this checkout) with its defaults and LOG_LEVEL=silent, on dbUrl. */
+/**
+ * The request-rate limits raised out of reach (docs/operations.md, Rate limits): the bench
+ * floods one credential from one address (7,000-9,500 tokens a second), which the default
+ * limits exist to refuse. The limiter still runs on every request, so its cost is measured.
+ */
+export const LIMITS_OUT_OF_REACH = {
+  PAYD_RATE_LIMIT_TOKEN_PER_KEY: '1000000000', PAYD_RATE_LIMIT_TOKEN_PER_ADDRESS: '1000000000', PAYD_RATE_LIMIT_API_PER_KEY: '1000000000',
+} as const;
+
+/** `payd start` (bin/payd.js of `cwd`, else of this checkout) with its defaults (but LIMITS_OUT_OF_REACH) and LOG_LEVEL=silent, on dbUrl. */
 export async function startPayd(dbUrl: string, extraEnv: Record<string, string> = {}, cwd?: string) {
   const port = await freePort();
   const env = {
     ...process.env, DATABASE_URL: dbUrl, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'silent',
     PAYD_ADMIN_TOKEN: ADMIN_TOKEN, PAYD_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'payd-bench-')),
-    PAYD_MASTER_KEY: Buffer.alloc(32, 7).toString('base64'), ...COMPILED_ONLY, ...extraEnv,
+    PAYD_MASTER_KEY: Buffer.alloc(32, 7).toString('base64'), ...COMPILED_ONLY, ...LIMITS_OUT_OF_REACH, ...extraEnv,
   };
   const { child } = await startProcess([...nodeArgs, 'bin/payd.js', 'start'], env, (l) => l.includes('listening on'), cwd);
   let peak = 0;

@@ -9,6 +9,8 @@ import { primaryReads, type ReadRouter, replicaReads } from './platform/db/reads
 import { KeyStore } from './platform/crypto/keystore.ts';
 import { authPlugin } from './platform/http/auth.ts';
 import { clientErrorHandler, errorHandlerPlugin, frameworkErrors } from './platform/http/error-handler.ts';
+import { capConnectionsPerAddress } from './platform/http/connection-cap.ts';
+import { registerRateLimits } from './platform/http/rate-limit.ts';
 import { inputGuardPlugin } from './platform/http/input-guard.ts';
 import { canonicaliseUuids } from './platform/http/ids.ts';
 import { strictDateTimeFormat } from './platform/http/date-time.ts';
@@ -16,7 +18,7 @@ import { lazySchemaController } from './platform/http/lazy-compilers.ts';
 import { openapiPlugin } from './platform/http/openapi.ts';
 import { ProblemSchema } from './platform/http/schemas.ts';
 import { loggerOptions } from './platform/observability/logger.ts';
-import { createMetrics, metricsPlugin, operationsBacklogGauges, poolGauges, readMetrics, replicaPoolGauges, webhookBacklogGauges } from './platform/observability/metrics.ts';
+import { CHALLENGE_AGES, challengeGauges, createMetrics, metricsPlugin, operationsBacklogGauges, poolGauges, readMetrics, replicaPoolGauges, webhookBacklogGauges } from './platform/observability/metrics.ts';
 import { deliveriesRepo } from './webhooks/deliveries.repo.ts';
 import { requestContext } from './platform/observability/request-context.ts';
 import { PartnerTelemetry } from './payments/partner-telemetry.ts';
@@ -51,6 +53,7 @@ import { clientSessionsRoutes } from './payments/client-sessions.routes.ts';
 import { Recovery } from './payments/recovery.ts';
 import { drainBudgetMs } from './platform/lifecycle.ts';
 import { fingerprintKey } from './payments/cards.ts';
+import { bodySeen, IdempotencyKeys } from './platform/http/idempotency.ts';
 import { ReturnLinks } from './payments/return-links.ts';
 import { createIdentityProvider } from './identity/provider.ts';
 import type { IdentityService } from './identity/idp/idp.service.ts';
@@ -136,12 +139,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   webhookBacklogGauges(metrics.registry, () => deliveriesRepo.backlog(db));
   if (db.poolStats) poolGauges(metrics.registry, db.poolStats);
   operationsBacklogGauges(metrics.registry, () => paymentsRepo.pendingOperations(db));
+  challengeGauges(metrics.registry, () => paymentsRepo.challengeAges(db, new Date(clock()), CHALLENGE_AGES.map((a) => a.from)));
   const telemetry = new PartnerTelemetry(metrics.registry);
   const returnLinks = new ReturnLinks(deps.masterKey, config.baseUrl);
   const paymentsConfig = {
     telemetry,
     baseUrl: config.baseUrl,
     returnLinks,
+    eligibility,
     fingerprintKey: fingerprintKey(deps.masterKey),
     partnerTimeoutMs: config.partnerTimeoutMs,
     maxOperationsPerPayment: config.maxOperationsPerPayment,
@@ -155,10 +160,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const afterAuthorization = new AfterAuthorization(db, partners, paymentsConfig);
   const { payments, operations } = afterAuthorization;
   const clientSessions = new ClientSessionsService(db, eligibility, { baseUrl: config.baseUrl, widgetKey: widgetKey(deps.masterKey), maxAttempts: config.sessionMaxAttempts, clock });
-  const recovery = new Recovery(db, payments, config.recoveryGraceSeconds);
+  const recovery = new Recovery(db, payments, config.recoveryGraceSeconds, { expirySeconds: config.challengeExpirySeconds, clock });
   const links = new PaymentLinksService(db, clientSessions, { baseUrl: config.baseUrl, allowPrivateWebhookTargets: config.webhookAllowPrivateTargets,
     sealWebhookHeaders: (entityId, headers) => sealHeaders(deps.masterKey, entityId, headers),
     reverseDuplicatePayment: (entityId, paymentId) => afterAuthorization.reverseDuplicate(entityId, paymentId),
+  });
+  // Idempotency keys of every keyed creating request (platform/http/idempotency.ts).
+  const idempotency = new IdempotencyKeys(db, {
+    key: Buffer.from(hkdfSync('sha256', deps.masterKey, Buffer.alloc(0), 'payd idempotency fingerprint v1', 32)),
+    holdAttempts: config.idempotencyHoldAttempts,
+    holdIntervalMs: config.idempotencyHoldIntervalMs,
+    // A request that created nothing in this time has died: the longest it can take is
+    // bounded by its statements and its partner calls.
+    staleClaimMs: 2 * Math.max(config.dbTimeouts.statementTimeoutMs, config.partnerTimeoutMs, config.requestTimeoutMs),
   });
   const checkout = new CheckoutService(db, clientSessions, payments, links, redirection, partners, { baseUrl: config.baseUrl, returnLinks });
   const identity = await createIdentityProvider({ config, db, keys, masterKey: deps.masterKey, clock });
@@ -168,7 +182,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
 
   // Reads that allow staleness go to the replica when one is set and fresh enough (platform/db/reads.ts).
-  const replica = config.databaseReadUrl && db.kind === 'pg' ? createPgDb(config.databaseReadUrl, config.dbPoolSize) : undefined;
+  const replica = config.databaseReadUrl && db.kind === 'pg' ? createPgDb(config.databaseReadUrl, config.dbPoolSize, config.dbTimeouts) : undefined;
   if (replica?.poolStats) replicaPoolGauges(metrics.registry, replica.poolStats);
   const reads: ReadRouter = replica
     ? replicaReads(db, replica, {
@@ -210,6 +224,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler,
   });
   app.server.maxConnections = config.maxConnections;
+  // One address holds at most its share of those (connection-cap.ts).
+  capConnectionsPerAddress(app.server, config.maxConnectionsPerAddress);
   telemetry.log = app.log;
   // The request id travels with the work it starts (partner-telemetry's log lines).
   app.addHook('onRequest', (request, _reply, done) => requestContext.run({ requestId: request.id }, done));
@@ -262,6 +278,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain'); // no route takes text: 415 instead of a confusing 400
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    bodySeen(request, body as string); // its HMAC, on idempotent routes with a key
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
     return parseJson(request, body as string, done);
   });
@@ -281,6 +298,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
 
+  // Rate limits: after authentication (the payment API's are per credential), before the routes (rate-limit.ts).
+  await registerRateLimits(app, db, {
+    windowSeconds: config.rateLimitWindowSeconds, tokenPerKey: config.rateLimitTokenPerKey,
+    tokenPerAddress: config.rateLimitTokenPerAddress, apiPerKey: config.rateLimitApiPerKey,
+  }, (err) => app.log.warn({ err }, 'rate-limit counters not synced'));
   await app.register(healthRoutes, { db, isShuttingDown: () => shuttingDown });
   if (config.role !== 'worker') {
     await app.register(identityCors, { db });
@@ -292,17 +314,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (config.role === 'all' || config.role === 'api') {
     await app.register(adminRoutes, { entities, keys, purposes, onApiKeyRevoked: (id) => revokedKeys.add(id) });
     await app.register(signingJwksRoutes, { redirection });
-    await app.register(clientSessionsRoutes, { sessions: clientSessions });
+    await app.register(clientSessionsRoutes, { sessions: clientSessions, idempotency });
     await app.register(eligibilityRoutes, { engine: eligibility, rules: eligibilityRules });
-    await app.register(paymentsRoutes, { payments, operations, reads });
-    await app.register(paymentLinksRoutes, { links });
+    await app.register(paymentsRoutes, { payments, operations, reads, idempotency });
+    await app.register(paymentLinksRoutes, { links, idempotency });
     await app.register(customerPageRoutes, { links, sessions: clientSessions, merchantName: (id) => checkout.merchantName(id) });
     await app.register(checkoutRoutes, { checkout });
     for (const connector of partners.all()) {
       if (connector.registerRoutes) await app.register(async (scope) => connector.registerRoutes!(scope));
     }
     await app.register(partnerWebhookRoutes, { partners, payments });
-    await app.register(webhooksRoutes, { webhooks });
+    await app.register(webhooksRoutes, { webhooks, idempotency });
     await app.register(merchantEventsRoutes, { reads });
     await app.register(listRoutes, { reads, payments, sessions: clientSessions, links });
     await app.register(membersRoutes, { db, entities, identity: identity.service, mailer: identity.mailer, baseUrl: config.baseUrl });

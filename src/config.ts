@@ -23,6 +23,14 @@ export interface Config {
    * add backends that compete for the database's CPU (docs/decisions.md, "Pool size").
    */
   dbPoolSize: number;
+  /**
+   * PostgreSQL limits on payd's sessions (platform/db/pg.ts): a statement's run
+   * (PAYD_DB_STATEMENT_TIMEOUT_MS, default 30000), a row lock's wait
+   * (PAYD_DB_LOCK_TIMEOUT_MS, default 2000: then 409 resource-busy), a session idle inside
+   * a transaction (PAYD_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS, default 10000: a frozen
+   * process's locks are released).
+   */
+  dbTimeouts: { statementTimeoutMs: number; lockTimeoutMs: number; idleInTransactionTimeoutMs: number };
   /** Where the embedded database and the development master key live. */
   dataDir: string;
   /** Bearer token of the operator API; the operator API is off when unset. */
@@ -52,6 +60,8 @@ export interface Config {
   recoveryGraceSeconds: number;
   /** How often the recovery worker looks for pending partner transactions. */
   recoveryIntervalMs: number;
+  /** A 3-D Secure challenge the shopper leaves longer than this is cancelled and its payment fails (PAYD_CHALLENGE_EXPIRY_SECONDS). */
+  challengeExpirySeconds: number;
   /** Latency of the simulated partners (to play slow acquirers in tests and demos). */
   simLatencyMs: number;
   /** Simulated partners answer pure decisions inline (PAYD_SIM_INLINE, default true; see docs/performance.md). */
@@ -98,10 +108,22 @@ export interface Config {
   keepAliveTimeoutMs: number;
   /** Connections above this are refused (closed at once) while the others are served. */
   maxConnections: number;
+  /** Connections one client address (the socket's peer; an IPv6 /64) may hold; those above are closed at once (0: no cap). */
+  maxConnectionsPerAddress: number;
+  /** Rate limits (docs/operations.md, Rate limits): the length of their fixed windows. */
+  rateLimitWindowSeconds: number;
+  /** Token requests per window for one credential (a merchant's API key, an identity application's client credentials); 0: no limit. */
+  rateLimitTokenPerKey: number;
+  /** Token requests per window from one client address, whatever the grant and the credential; 0: no limit. */
+  rateLimitTokenPerAddress: number;
+  /** Payment API requests per window for one credential (the API key, or the API key behind the bearer token); 0: no limit. */
+  rateLimitApiPerKey: number;
   /** Started by npm (npm start, npx): stop, as on SIGTERM, when the npm process that started us is gone. */
   stopWithParent: boolean;
   /** Test only (PAYD_FAULT_KILL_AT): the named step where the process kills itself (src/platform/fault-points.ts). */
   faultKillAt: string | undefined;
+  /** Test only (PAYD_FAULT_SIGNAL, default SIGKILL): the signal the process sends itself there; SIGSTOP freezes it. */
+  faultSignal: 'SIGKILL' | 'SIGSTOP';
 }
 
 /** A start-up error the operator must fix: one line on stderr, exit code 2. */
@@ -230,6 +252,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseReadUrl: parseReadUrl(env, databaseUrl),
     readMaxLagMs: int(env, 'PAYD_READ_MAX_LAG_MS', 1000, 0, 3_600_000),
     dbPoolSize: int(env, 'PAYD_DB_POOL_SIZE', 10, 1, 500),
+    dbTimeouts: {
+      statementTimeoutMs: int(env, 'PAYD_DB_STATEMENT_TIMEOUT_MS', 30000, 100, 3600000),
+      lockTimeoutMs: int(env, 'PAYD_DB_LOCK_TIMEOUT_MS', 2000, 10, 600000),
+      idleInTransactionTimeoutMs: int(env, 'PAYD_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 10000, 100, 3600000),
+    },
     dataDir: path.resolve(env.PAYD_DATA_DIR || '.payd'),
     adminToken,
     masterKey: masterKey(env),
@@ -247,6 +274,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     idempotencyHoldIntervalMs: int(env, 'PAYD_IDEMPOTENCY_HOLD_INTERVAL_MS', 100, 1, 10000),
     recoveryGraceSeconds: int(env, 'PAYD_RECOVERY_GRACE_SECONDS', 60, 1, 86400),
     recoveryIntervalMs: int(env, 'PAYD_RECOVERY_INTERVAL_MS', 10000, 100, 3600000),
+    challengeExpirySeconds: int(env, 'PAYD_CHALLENGE_EXPIRY_SECONDS', 1800, 60, 86400),
     simLatencyMs: int(env, 'PAYD_SIM_LATENCY_MS', 0, 0, 60000),
     simInline: bool(env, 'PAYD_SIM_INLINE', true),
     partners: partners(env),
@@ -271,8 +299,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     headersTimeoutMs: int(env, 'PAYD_HEADERS_TIMEOUT_MS', 10000, 100, 3600000),
     keepAliveTimeoutMs: int(env, 'PAYD_KEEP_ALIVE_TIMEOUT_MS', 72000, 100, 3600000),
     maxConnections: int(env, 'PAYD_MAX_CONNECTIONS', 1000, 1, 1000000),
+    maxConnectionsPerAddress: int(env, 'PAYD_MAX_CONNECTIONS_PER_ADDRESS', 500, 0, 1000000),
+    rateLimitWindowSeconds: int(env, 'PAYD_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86400),
+    rateLimitTokenPerKey: int(env, 'PAYD_RATE_LIMIT_TOKEN_PER_KEY', 600, 0, 1_000_000_000),
+    rateLimitTokenPerAddress: int(env, 'PAYD_RATE_LIMIT_TOKEN_PER_ADDRESS', 3000, 0, 1_000_000_000),
+    rateLimitApiPerKey: int(env, 'PAYD_RATE_LIMIT_API_PER_KEY', 12000, 0, 1_000_000_000),
     stopWithParent: env.npm_command !== undefined,
     faultKillAt: env.PAYD_FAULT_KILL_AT || undefined,
+    faultSignal: (env.PAYD_FAULT_SIGNAL || 'SIGKILL') as 'SIGKILL' | 'SIGSTOP',
   };
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError('PAYD_HEADERS_TIMEOUT_MS must not be longer than PAYD_REQUEST_TIMEOUT_MS');
@@ -296,6 +330,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   if (config.faultKillAt !== undefined && !/^[a-z-]+:[a-z-]+(@\d+)?$/.test(config.faultKillAt)) {
     throw new ConfigError(`PAYD_FAULT_KILL_AT must name a step such as capture:after-record, got "${config.faultKillAt}"`);
+  }
+  if (!['SIGKILL', 'SIGSTOP'].includes(config.faultSignal)) {
+    throw new ConfigError(`PAYD_FAULT_SIGNAL must be SIGKILL or SIGSTOP, got "${config.faultSignal}"`);
+  }
+  if (config.dbTimeouts.lockTimeoutMs >= config.dbTimeouts.statementTimeoutMs) {
+    throw new ConfigError('PAYD_DB_LOCK_TIMEOUT_MS must be shorter than PAYD_DB_STATEMENT_TIMEOUT_MS');
   }
   const merged = { ...config, ...overrides };
   return {

@@ -77,6 +77,24 @@ function databaseError(err: unknown, config: Config): Error {
   return new ConfigError(`DATABASE_URL: cannot open the database at ${where}: ${reason}`);
 }
 
+/**
+ * Applies the migrations; a role that may not change the schema (a least-privilege
+ * runtime role started without --no-migrate) is the operator's to fix: one line.
+ */
+async function migrating(db: Db, config: Config, log: pino.Logger): Promise<void> {
+  try {
+    const applied = await migrate(db);
+    if (applied.length) log.info({ applied }, 'migrations applied');
+  } catch (err) {
+    let e: unknown = err;
+    for (let depth = 0; e && depth < 3 && (e as { code?: string }).code !== '42501'; depth++) e = (e as { cause?: unknown }).cause;
+    if (!e) throw err;
+    const role = config.databaseUrl ? decodeURIComponent(new URL(splitHosts(config.databaseUrl)[0]!).username) : '';
+    throw new ConfigError(`the database role${role ? ` ${role}` : ''} may not apply migrations (${(e as Error).message.split('\n')[0]}): ` +
+      'apply them with `payd migrate` as the schema owner, then start this role with --no-migrate (docs/operations.md, A least-privilege runtime role)');
+  }
+}
+
 async function openChecked(config: Config): Promise<Db> {
   const { openDb } = await import('./platform/db/index.ts');
   const db = await openDb(config, { template: !config.noMigrate });
@@ -105,10 +123,7 @@ async function prepare(config: Config, master: MasterKeySource, log: pino.Logger
     if (config.noMigrate) await checkSchema(db);
     const { KeyStore } = await import('./platform/crypto/keystore.ts');
     await new KeyStore(db, master.key).checkMasterKey();
-    if (!config.noMigrate) {
-      const applied = await migrate(db);
-      if (applied.length) log.info({ applied }, 'migrations applied');
-    }
+    if (!config.noMigrate) await migrating(db, config, log);
     return db;
   } catch (err) {
     await db.close().catch(() => {});
@@ -125,7 +140,7 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
         'It does not fsync and serves one process. Production uses PostgreSQL: set DATABASE_URL.',
     );
   }
-  armFaultPoint(config.faultKillAt);
+  armFaultPoint(config.faultKillAt, config.faultSignal);
   // Where a start's time goes, logged once it listens (times since the process started).
   const phases: Record<string, number> = { loaded: Math.round(performance.now()) };
   // The server's modules load while the database opens (PGlite compiles its WASM off the
@@ -154,8 +169,11 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
   // up to 4 (platform/heap.ts).
   tuneHeapGrowing();
   if (config.role === 'all' || config.role === 'worker') {
-    app.services.recovery.start(config.recoveryIntervalMs, (err) => log.error({ err }, 'recovery pass failed'));
-    app.webhooks.dispatcher.start((err) => log.error({ err }, 'webhook dispatch failed'));
+    // While the database is away: one warning, then one line when it is back (outage-log.ts).
+    const { DatabaseOutageLog } = await import('./platform/observability/outage-log.ts');
+    const outage = new DatabaseOutageLog(log);
+    app.services.recovery.start(config.recoveryIntervalMs, (err) => outage.failed('recovery', err, 'recovery pass failed'), () => outage.succeeded('recovery'));
+    app.webhooks.dispatcher.start((err) => outage.failed('webhooks', err, 'webhook dispatch failed'), () => outage.succeeded('webhooks'));
   }
   const demo = config.demo ? await (await import('./admin/demo.ts')).bootstrapDemo(app.services.entities, { db, identity: app.services.identity }) : undefined;
   log.info({ startupMs: { ...phases, ready: Math.round(performance.now()) } }, 'started');
@@ -266,8 +284,7 @@ async function main(argv: string[]): Promise<void> {
     case 'migrate': {
       const db = await openChecked(config);
       try {
-        const applied = await migrate(db);
-        if (applied.length) log.info({ applied }, 'migrations applied');
+        await migrating(db, config, log);
       } finally {
         await db.close();
       }
@@ -304,7 +321,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof SchemaError || (err instanceof Error && err.name === 'MasterKeyMismatchError')) {
+  if (err instanceof ConfigError || err instanceof SchemaError || (err instanceof Error && (err.name === 'MasterKeyMismatchError' || err.name === 'EmbeddedDbBusyError'))) {
     console.error(`payd: ${err.message}`);
     process.exit(2);
   }

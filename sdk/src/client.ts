@@ -8,7 +8,7 @@ import {
 import type {
   CaptureParams, ClientSession, CreateClientSessionParams, CreatePaymentLinkParams, CreatePaymentParams,
   EligibleSolutions, EligibleSolutionsParams, EventListParams, Payment, PaymentLink, PaymentOperation,
-  RefundParams, SigningJwks, VoidParams, WebhookEvent,
+  RefundParams, RotateWebhookSecretParams, SetWebhookEndpointParams, SigningJwks, VoidParams, WebhookEndpoint, WebhookEvent, WebhookSecret,
 } from './types.ts';
 
 export interface PaydOptions {
@@ -54,7 +54,7 @@ export interface IdempotentOptions {
 type Query = Record<string, string | number | boolean | undefined>;
 
 interface Call {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   query?: Query | undefined;
   body?: unknown;
@@ -85,6 +85,7 @@ export class Payd {
   readonly clientSessions: ClientSessions;
   readonly paymentLinks: PaymentLinks;
   readonly events: Events;
+  readonly webhookEndpoint: WebhookEndpointApi;
 
   private readonly base: string;
   private readonly maxRetries: number;
@@ -105,6 +106,7 @@ export class Payd {
     this.clientSessions = new ClientSessions(this);
     this.paymentLinks = new PaymentLinks(this);
     this.events = new Events(this);
+    this.webhookEndpoint = new WebhookEndpointApi(this);
   }
 
   /** Eligible partner and method pairs for an order and customer. */
@@ -242,14 +244,20 @@ export class Payd {
     }
   }
 
-  /** @internal A write with an idempotency key; a 409 write-conflict gives resource_id. */
+  /**
+   * @internal A creating write with an idempotency key, kept across retries. A 409
+   * write-conflict with same_request true (this call is the first request again: its
+   * answer was lost) gives the first outcome through onReplay; any other 409
+   * write-conflict (the key came with another request) is thrown as IdempotencyError,
+   * never turned into another call's resource.
+   */
   async idempotent<T>(call: Omit<Call, 'retrySafe' | 'idempotencyKey'>, key: string | undefined,
-    onConflict: (resourceId: string) => Promise<T>, onAnswer: (answer: Answer) => T | Promise<T>): Promise<T> {
+    onReplay: ((resourceId: string) => Promise<T>) | undefined, onAnswer: (answer: Answer) => T | Promise<T>): Promise<T> {
     const idempotencyKey = key ?? crypto.randomUUID();
     try {
       return await onAnswer(await this.call({ ...call, idempotencyKey, retrySafe: true }));
     } catch (err) {
-      if (err instanceof IdempotencyError && err.resourceId) return onConflict(err.resourceId);
+      if (onReplay && err instanceof IdempotencyError && err.resourceId && err.sameRequest === true) return onReplay(err.resourceId);
       throw err;
     }
   }
@@ -262,9 +270,11 @@ class Payments {
 
   /**
    * Creates a payment. Retried safely: the idempotency key is kept across retries, and
-   * when payd already processed it (a lost answer, or your own late retry) the payment
-   * the first call created is returned. A payment still being authorized (PENDING without
-   * a redirection) is read again a few times before it is returned.
+   * when payd already processed it for this same request (a lost answer, or your own late
+   * retry) the payment the first call created is returned. A key that came with another
+   * request throws IdempotencyError (resourceId: that request's payment). A payment still
+   * being authorized (PENDING without a redirection) is read again a few times before it
+   * is returned.
    */
   create(params: CreatePaymentParams, opts: IdempotentOptions = {}): Promise<Payment> {
     return this.c.idempotent<Payment>({ method: 'POST', path: '/v2/payments', body: params }, opts.idempotencyKey,
@@ -307,12 +317,7 @@ class Payments {
 
   private async operate(id: string, kind: 'captures' | 'refunds' | 'voids', params: object, opts: IdempotentOptions): Promise<OperationResult> {
     return this.c.idempotent<OperationResult>({ method: 'POST', path: `/v2/payments/${enc(id)}/${kind}`, body: params }, opts.idempotencyKey,
-      async (resourceId) => {
-        if (resourceId === id) {
-          throw new PaydError('This idempotency key created the payment itself; an operation needs a key of its own.', 409);
-        }
-        return { payment: await this.get(id), operationId: resourceId, replayed: true };
-      },
+      async (resourceId) => ({ payment: await this.get(id), operationId: resourceId, replayed: true }),
       (a) => ({ payment: a.body as Payment, operationId: a.headers.get('x-created-operation-id') ?? '', replayed: false }));
   }
 
@@ -328,8 +333,10 @@ class Payments {
 
 class ClientSessions {
   constructor(private readonly c: Payd) {}
-  create(params: CreateClientSessionParams): Promise<ClientSession> {
-    return this.c.json({ method: 'POST', path: '/v2/client-sessions', body: params, retrySafe: false });
+  /** Creates a client session; retried with its idempotency key, a retry of a lost answer returns the first session (IdempotencyError for a key reused by another request). */
+  create(params: CreateClientSessionParams, opts: IdempotentOptions = {}): Promise<ClientSession> {
+    return this.c.idempotent<ClientSession>({ method: 'POST', path: '/v2/client-sessions', body: params }, opts.idempotencyKey,
+      (id) => this.get(id), (a) => a.body as ClientSession);
   }
   get(id: string): Promise<ClientSession> {
     return this.c.json({ method: 'GET', path: `/v2/client-sessions/${enc(id)}`, retrySafe: true });
@@ -348,8 +355,10 @@ class ClientSessions {
 
 class PaymentLinks {
   constructor(private readonly c: Payd) {}
-  create(params: CreatePaymentLinkParams): Promise<PaymentLink> {
-    return this.c.json({ method: 'POST', path: '/v2/payment-links', body: params, retrySafe: false });
+  /** Creates a payment link; retried with its idempotency key, a retry of a lost answer returns the first link (IdempotencyError for a key reused by another request). */
+  create(params: CreatePaymentLinkParams, opts: IdempotentOptions = {}): Promise<PaymentLink> {
+    return this.c.idempotent<PaymentLink>({ method: 'POST', path: '/v2/payment-links', body: params }, opts.idempotencyKey,
+      (id) => this.get(id), (a) => a.body as PaymentLink);
   }
   get(id: string): Promise<PaymentLink> {
     return this.c.json({ method: 'GET', path: `/v2/payment-links/${enc(id)}`, retrySafe: true });
@@ -362,6 +371,32 @@ class PaymentLinks {
   }
   iterate(query: Query = {}): AsyncGenerator<PaymentLink> {
     return this.c.iterate('/v2/payment-links', query);
+  }
+}
+
+/** Your webhook endpoint and its signing secret (one per entity; docs/webhooks.md). */
+class WebhookEndpointApi {
+  constructor(private readonly c: Payd) {}
+  /** Sets the endpoint (PUT: the same call twice is the same change). `secret` is in the answer once, when this call created it. */
+  set(params: SetWebhookEndpointParams): Promise<WebhookEndpoint> {
+    return this.c.json({ method: 'PUT', path: '/v2/webhook-endpoint', body: params, retrySafe: true });
+  }
+  get(): Promise<WebhookEndpoint> {
+    return this.c.json({ method: 'GET', path: '/v2/webhook-endpoint', retrySafe: true });
+  }
+  async delete(): Promise<void> {
+    await this.c.call({ method: 'DELETE', path: '/v2/webhook-endpoint', retrySafe: true });
+  }
+  /**
+   * A new signing secret, in this answer only; the previous one keeps signing for
+   * previous_secret_valid_seconds (default 24 h). Sent with an idempotency key and retried
+   * with it: it rotates at most once. When payd had already rotated with that key (the
+   * answer was lost), the secret cannot be shown again: IdempotencyError (sameRequest
+   * true); rotate again with a new key.
+   */
+  rotateSecret(params: RotateWebhookSecretParams = {}, opts: IdempotentOptions = {}): Promise<WebhookSecret> {
+    return this.c.idempotent<WebhookSecret>({ method: 'POST', path: '/v2/webhook-endpoint/secret/rotate', body: params }, opts.idempotencyKey,
+      undefined, (a) => a.body as WebhookSecret);
   }
 }
 

@@ -11,6 +11,7 @@ export interface Problem {
   request_id?: string;
   invalid_params?: Array<{ name: string; in: string; reason: string }>;
   resource_id?: string;
+  same_request?: boolean;
   available_amount?: number;
   max_operations?: number;
   [member: string]: unknown;
@@ -53,13 +54,19 @@ export class PermissionError extends PaydError {}
 /** 404: no such object for this entity. */
 export class NotFoundError extends PaydError {}
 /**
- * 409 urn:eu.service:write-conflict: the idempotency key was already processed;
- * resourceId names what the first call created. The client fetches it itself: you see
- * this error only when that fetch failed too.
+ * 409 urn:eu.service:write-conflict: the idempotency key was already used by another
+ * request (another body or operation, or one payd refused); resourceId names what that
+ * first request created, which this call did not make. Use a new key for a new request.
+ * (A retry of the first request itself is not an error: the client returns the first
+ * outcome, with `replayed`.)
  */
 export class IdempotencyError extends PaydError {
   get resourceId(): string | undefined {
     return this.problem?.resource_id;
+  }
+  /** true: payd says this was the first request again (seen only where the first outcome cannot be read back: a secret rotation). */
+  get sameRequest(): boolean | undefined {
+    return this.problem?.same_request;
   }
 }
 /** 429, after the client's own retries. */

@@ -13,6 +13,7 @@ import { THREE_DS_DONE } from './widget/frame-protocol.ts';
 import { formatAmount } from './widget/validation.ts';
 import { type Locale, intlLocale, pickLocale, t } from './i18n.ts';
 import { sessionLocale } from './checkout.service.ts';
+import { DECLINE_REASONS } from './decline-reasons.ts';
 
 const SESSION_HEADER = 'x-payd-session';
 const tags = ['Checkout (browser)'];
@@ -52,6 +53,9 @@ const SubmitResult = Type.Object({
   can_retry: Type.Boolean({ description: 'The attempt was refused or failed and the shopper may try another card or method' }),
   attempts_left: Type.Integer({ minimum: 0 }),
   redirection: Type.Optional(Type.Object({ url: Type.String(), method: Type.String() })),
+  decline_reason: Type.Optional(Type.Union([Type.Literal(DECLINE_REASONS[0]), Type.Literal(DECLINE_REASONS[1]), Type.Literal(DECLINE_REASONS[2])], {
+    description: 'A refused attempt the shopper can act on: an expired card, a wrong security code, insufficient funds. Absent for every other decline (fraud and issuer declines are not named).',
+  })),
   return_url: Type.String(),
 });
 

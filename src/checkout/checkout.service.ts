@@ -14,6 +14,7 @@ import { entitiesRepo } from '../admin/entities.repo.ts';
 import { type Locale, pickLocale } from './i18n.ts';
 import type { PartnerRegistry } from '../partners/port.ts';
 import type { ReturnLinks, ReturnPurpose } from '../payments/return-links.ts';
+import { declineReason } from './decline-reasons.ts';
 
 export interface SubmitBody {
   split: CreatePaymentBody['split'];
@@ -146,6 +147,8 @@ export class CheckoutService {
     }
     await this.links.attemptOutcome(s, payment.id, payment.authorization.status);
     const redirection = payment.authorization.status === 'PENDING' ? payment.authorization.redirection : undefined;
+    const reason = payment.authorization.status === 'REFUSED'
+      ? declineReason(payment.authorization.partner_transactions.filter((t) => t.status === 'REFUSED').map((t) => t.status_code)) : undefined;
     const after = await this.sessions.payability((await this.sessions.byId(s.id))!);
     return {
       payment_id: payment.id,
@@ -153,6 +156,7 @@ export class CheckoutService {
       can_retry: after.can_pay,
       attempts_left: after.attempts_left,
       ...(redirection ? { redirection } : {}),
+      ...(reason ? { decline_reason: reason } : {}),
       return_url: this.returnUrl(s.id),
     };
   }

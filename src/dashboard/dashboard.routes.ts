@@ -35,6 +35,10 @@ import type { Mailer } from '../identity/sdk/mail.ts';
 import type { WebhooksService } from '../webhooks/webhooks.service.ts';
 import { ASSETS, DASHBOARD_CSS, DASHBOARD_JS, barChart, money, page, parseAmount, plain, roleLabel, when } from './views.ts';
 import { hasSecondFactor } from '../identity/mfa/amr.ts';
+import { exampleAmount, majorText } from '../payments/currency.ts';
+import { CURRENCIES } from '../payments/common.schemas.ts';
+import type { Reserved } from '../payments/amounts.ts';
+import { OPERATIONS, OPERATION_NAMES, availableFor } from '../payments/transitions.ts';
 
 export const DASHBOARD_CLIENT_ID = 'payd-dashboard';
 const COOKIE = 'payd_dashboard';
@@ -70,11 +74,18 @@ export interface DashboardDeps {
 
 interface Signed { userId: string; email: string; sid: string; csrf: string; memberships: Membership[]; amr: string[] }
 
-const ACTIONS: Record<string, { kind: OperationKind; verb: string; needs: Role; available: (p: PaymentViewT) => number }> = {
-  capture: { kind: 'CAPTURE', verb: 'Capture', needs: 'operator', available: (p) => p.amounts.available_to_capture },
-  refund: { kind: 'REFUND', verb: 'Refund', needs: 'operator', available: (p) => p.amounts.available_to_refund },
-  void: { kind: 'VOID', verb: 'Void', needs: 'operator', available: (p) => p.amounts.available_to_void },
-};
+/** What operations in flight (PENDING) reserve, per operation, as the Payment shows them. */
+function reservedOfView(p: PaymentViewT): Reserved {
+  const sum = (ops: Array<{ status: string; amount: number }>) => ops.filter((o) => o.status === 'PENDING').reduce((s, o) => s + o.amount, 0);
+  return { capture: sum(p.captures), refund: sum(p.refunds), void: sum(p.voids) };
+}
+
+/** The action forms: one per operation of the table (transitions.ts), shown when the payment accepts it now. */
+const ACTIONS: Record<string, { kind: OperationKind; path: string; verb: string; needs: Role; available: (p: PaymentViewT) => number }> = Object.fromEntries(
+  OPERATION_NAMES.map((op) => [op, {
+    kind: OPERATIONS[op].kind, path: OPERATIONS[op].path, verb: OPERATIONS[op].verb, needs: 'operator' as Role,
+    available: (p: PaymentViewT) => availableFor(op, p.authorization.status, p.amounts, reservedOfView(p)),
+  }]));
 
 function readCookie(request: FastifyRequest, name: string): string | undefined {
   for (const part of (request.headers.cookie ?? '').split(';')) {
@@ -282,15 +293,31 @@ ${barChart(series, `Volume authorised per day, last 14 days (${currency})`)}
     const filter: PaymentListQueryT = {};
     const status = str('status');
     if (status && (STATUSES as readonly string[]).includes(status)) filter.authorization_status = status;
+    // One search box: a payment id opens that payment; an email, four digits (a card's last
+    // four) or anything else (an order reference) filter the list.
     const ref = str('order_reference');
-    if (ref) filter.order_reference = ref;
+    if (ref && UUID.test(ref)) {
+      const p = await stored(m.entity.entity_id, ref.toLowerCase());
+      if (p) return reply.redirect(`/dashboard/${m.entity.entity_id}/payments/${p.id}`, 303);
+    }
+    if (ref && /^\d{4}$/.test(ref)) filter.card_last_four = ref;
+    else if (ref && ref.includes('@')) filter.customer_email = ref;
+    else if (ref) filter.order_reference = ref;
     const method = str('method', 64);
     if (method) filter.method = method;
+    // Amounts are typed in major units of one currency (¥1,000 is 1000, €10.00 is 10.00): with amounts, a currency is needed.
+    const currency = str('currency', 3);
+    if (currency && CURRENCIES.includes(currency)) filter.currency = currency;
     for (const [field, key] of [['amount_min', 'amount_gte'], ['amount_max', 'amount_lte']] as const) {
       const v = str(field, 20);
       if (v === undefined) continue;
-      const minor = parseAmount(v);
-      if (minor === undefined) problems.push(`${field === 'amount_min' ? 'Minimum' : 'Maximum'} amount: write it like 12.50.`);
+      const label = field === 'amount_min' ? 'Amount from' : 'Amount to';
+      if (!filter.currency) {
+        problems.push(`${label}: choose the currency the amount is in.`);
+        continue;
+      }
+      const minor = parseAmount(v, filter.currency);
+      if (minor === undefined) problems.push(`${label}: write it in ${filter.currency} like ${exampleAmount(filter.currency)}.`);
       else filter[key] = String(minor);
     }
     for (const [field, key, shift] of [['from', 'created_gte', 0], ['to', 'created_lt', 86_400_000]] as const) {
@@ -321,7 +348,7 @@ ${barChart(series, `Volume authorised per day, last 14 days (${currency})`)}
 <td>${e(when(p.created_at))}</td><td><a href="${base}/${e(p.id)}">${e(p.order_reference ?? p.id.slice(0, 8))}</a></td>
 <td class="num">${e(money(p.amount, p.currency))}</td><td class="status">${e(p.authorization.status)}</td>
 <td>${e(p.split.map((s) => s.method).join(' + '))}</td><td class="num">${e(money(p.amounts.total_captured, p.currency))}</td><td class="num">${e(money(p.amounts.total_refunded, p.currency))}</td></tr>`).join('');
-        const keep = new URLSearchParams(Object.entries({ status, order_reference: ref, method, amount_min: str('amount_min', 20), amount_max: str('amount_max', 20), from: str('from', 10), to: str('to', 10) })
+        const keep = new URLSearchParams(Object.entries({ status, order_reference: ref, method, currency: filter.currency, amount_min: str('amount_min', 20), amount_max: str('amount_max', 20), from: str('from', 10), to: str('to', 10) })
           .filter((kv): kv is [string, string] => kv[1] !== undefined));
         const link = (k: string, v: string, label: string) => `<a href="${base}?${new URLSearchParams([...keep, [k, v]])}" rel="${k === 'after' ? 'next' : 'prev'}">${label}</a>`;
         const goingBack = !!filter.ending_before;
@@ -335,9 +362,10 @@ ${barChart(series, `Volume authorised per day, last 14 days (${currency})`)}
       `<div><label for="${id}">${label}</label><input id="${id}" name="${id}" type="${type}" value="${e(str(id) ?? '')}"${extra}></div>`;
     return page(reply, 200, { title: 'Payments', email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity, current: 'payments' }, `
 <form method="get" class="filters" role="search" aria-label="Find payments">
-${field('order_reference', 'Order reference')}
+${field('order_reference', 'Search (order reference, payment id, email, last four digits)')}
 <div><label for="status">Status</label><select id="status" name="status">${opt('', 'Any')}${STATUSES.map((s) => opt(s, s.charAt(0) + s.slice(1).toLowerCase(), status)).join('')}</select></div>
 <div><label for="method">Method</label><select id="method" name="method">${opt('', 'Any')}${['CARD', 'GIFT_CARD', 'INSTALLMENTS_3X', 'INSTALLMENTS_4X'].map((x) => opt(x, x, method)).join('')}</select></div>
+<div><label for="currency">Currency</label><select id="currency" name="currency">${opt('', 'Any')}${CURRENCIES.map((x) => opt(x, x, filter.currency)).join('')}</select></div>
 ${field('amount_min', 'Amount from', 'text', ' inputmode="decimal" placeholder="0.00"')}
 ${field('amount_max', 'Amount to', 'text', ' inputmode="decimal" placeholder="0.00"')}
 ${field('from', 'Created from', 'date')}
@@ -389,17 +417,23 @@ ${pager}`);
 <h3>${a.verb}</h3>
 <input type="hidden" name="csrf" value="${e(m.csrf)}"><input type="hidden" name="idempotency_key" value="${randomUUID()}">
 ${withAmount ? `<label for="${id}">Amount (${e(p.currency)}), at most ${e(money(available, p.currency))}</label>
-<input id="${id}" name="amount" inputmode="decimal" required value="${e((available / 100).toFixed(2))}">` : `<p>Releases ${e(money(available, p.currency))} not captured.</p>`}
+<input id="${id}" name="amount" inputmode="decimal" required value="${e(majorText(available, p.currency, false))}">` : `<p>Releases ${e(money(available, p.currency))} not captured.</p>`}
 <button type="submit"${action === 'void' ? ' class="danger"' : ''}>${a.verb}…</button>
 </form>`;
     };
     const forms = [form('capture', true), form('refund', true), form('void', false)].join('');
+    // The card as the shopper knows it (network and last four; payd keeps no more of it).
+    const cards = p.authorization.partner_transactions.flatMap((t) => {
+      const c = t.card as { selected_network?: string; last_four_digits?: string; expiry_month?: string; expiry_year?: string } | undefined;
+      return c?.last_four_digits ? [`${c.selected_network ?? 'Card'} •••• ${c.last_four_digits}${c.expiry_month ? ` (expires ${c.expiry_month}/${String(c.expiry_year ?? '').slice(-2)})` : ''}`] : [];
+    });
     return page(reply, status, { title: `Payment ${p.order_reference ?? p.id}`, email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity, current: 'payments' }, `
 ${notice ? `<p class="notice" role="status">${e(notice)}</p>` : ''}${error ? `<div class="error" role="alert">${e(error)}</div>` : ''}
 <dl class="facts">
 <dt>Payment</dt><dd><code>${e(p.id)}</code></dd>
 <dt>Created</dt><dd>${e(when(p.created_at))}</dd>
 <dt>Amount</dt><dd>${e(money(p.amount, p.currency))}</dd>
+${cards.length ? `<dt>Card</dt><dd id="payment-card">${cards.map(e).join(', ')}</dd>` : ''}
 <dt>Authorization</dt><dd class="status">${e(p.authorization.status)}</dd>
 <dt>Captured</dt><dd>${e(money(p.amounts.total_captured, p.currency))} (${e(money(p.amounts.available_to_capture, p.currency))} left to capture)</dd>
 <dt>Refunded</dt><dd>${e(money(p.amounts.total_refunded, p.currency))} (${e(money(p.amounts.available_to_refund, p.currency))} left to refund)</dd>
@@ -453,8 +487,8 @@ ${forms ? `<h2>Actions</h2><div class="actions">${forms}</div>` : m.entity.role 
     if (!UUID.test(key)) return detail(reply, m, p, undefined, 'The form is incomplete: reload the payment.', 400);
     let amount: number | undefined;
     if (a.kind !== 'VOID') {
-      amount = parseAmount(body.amount ?? '');
-      if (amount === undefined || amount <= 0) return detail(reply, m, p, undefined, `${a.verb}: write the amount like 12.50.`, 400);
+      amount = parseAmount(body.amount ?? '', p.currency);
+      if (amount === undefined || amount <= 0) return detail(reply, m, p, undefined, `${a.verb}: write the amount in ${p.currency} like ${exampleAmount(p.currency)}.`, 400);
     }
     const base = `/dashboard/${m.entity.entity_id}/payments/${p.id}`;
     if (body.confirm !== 'yes') {
@@ -472,7 +506,7 @@ ${amount === undefined ? '' : `<input type="hidden" name="amount" value="${e(bod
     let outcome: 'done' | 'declined' | 'pending';
     try {
       const result = await deps.operations.run(a.kind, m.entity.entity_id, p.id, amount === undefined ? {} : { amount }, {
-        idempotencyKey: `dashboard:${key}`, instance: `/v2/payments/${p.id}/${a.kind === 'CAPTURE' ? 'captures' : a.kind === 'REFUND' ? 'refunds' : 'voids'}`,
+        idempotencyKey: `dashboard:${key}`, instance: `/v2/payments/${p.id}/${a.path}`,
       });
       // The operation's own status says what happened: a 200 carries declined operations too.
       const op = [...result.payment.captures, ...result.payment.refunds, ...result.payment.voids].find((o) => o.id === result.operationId);

@@ -17,6 +17,7 @@ import { listsRepo } from '../payments/lists.repo.ts';
 import { pageRequest } from '../payments/lists.routes.ts';
 import { type Membership, type Role, can, membersRepo } from './members.ts';
 import { money, page, parseAmount, when } from './views.ts';
+import { exampleAmount } from '../payments/currency.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const CURRENCIES = ['EUR', 'USD', 'GBP', 'CHF'];
@@ -93,9 +94,9 @@ ${create}
     if (!UUID.test(key)) return linksPage(reply, m, 400, { error: 'The form is incomplete: reload the page.' });
     if (await membersRepo.actionDone(deps.db, m.entity.entity_id, key)) return reply.redirect(`/dashboard/${m.entity.entity_id}/links?created=1`, 303);
     const again = (error: string) => linksPage(reply, m, 400, { error }, b);
-    const amount = parseAmount(b.amount ?? '');
-    if (amount === undefined || amount <= 0) return again('Amount: write it like 12.50.');
     if (!CURRENCIES.includes(b.currency ?? '')) return again(`Currency: one of ${CURRENCIES.join(', ')}.`);
+    const amount = parseAmount(b.amount ?? '', b.currency!);
+    if (amount === undefined || amount <= 0) return again(`Amount: write it in ${b.currency} like ${exampleAmount(b.currency!)}.`);
     const days = Number(b.days || '7');
     if (!Number.isInteger(days) || days < 1 || days > 90) return again('Expires in: 1 to 90 days.');
     const ret = (b.return_url ?? '').trim();

@@ -30,7 +30,8 @@ export const membersRepo = {
   async of(q: Queryable, entityId: string): Promise<Member[]> {
     const { rows } = await q.query<Member>(
       `SELECT m.user_id::text, u.email, m.role, m.invited_by, m.created_at,
-              EXISTS (SELECT 1 FROM idp_mfa_totp t WHERE t.user_id = m.user_id AND t.confirmed_at IS NOT NULL) AS has_second_factor
+              (EXISTS (SELECT 1 FROM idp_mfa_totp t WHERE t.user_id = m.user_id AND t.confirmed_at IS NOT NULL)
+               OR EXISTS (SELECT 1 FROM idp_passkeys k WHERE k.user_id = m.user_id)) AS has_second_factor
          FROM dashboard_members m JOIN idp_users u ON u.id = m.user_id
         WHERE m.entity_id = $1 ORDER BY m.created_at, u.email`, [entityId]);
     return rows;

@@ -6,22 +6,18 @@
 import type { FastifyReply } from 'fastify';
 import { escapeHtml as e } from '../checkout/pages.ts';
 import type { Membership, Role } from './members.ts';
+import { majorText, minorOf } from '../payments/currency.ts';
 
 export const ASSETS = '/dashboard/assets';
 const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
+/** An amount in minor units, shown in major units of its currency: "1,234.56 EUR", "1,000 JPY". */
 export function money(minor: number, currency: string): string {
-  const sign = minor < 0 ? '-' : '';
-  const abs = Math.abs(minor);
-  return `${sign}${Math.floor(abs / 100).toLocaleString('en-US')}.${String(abs % 100).padStart(2, '0')} ${currency}`;
+  return `${majorText(minor, currency)} ${currency}`;
 }
 
-/** "12.5" or "12.50" in major units to minor units; undefined when it is not such an amount. */
-export function parseAmount(text: string): number | undefined {
-  const m = /^\s*(\d{1,12})(?:[.,](\d{1,2}))?\s*$/.exec(text);
-  if (!m) return undefined;
-  return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
-}
+/** An amount typed in major units of the currency ("12.50", "1000" for JPY) to minor units; undefined when it is not one. */
+export const parseAmount = (text: string, currency: string): number | undefined => minorOf(text, currency);
 
 export const when = (d: Date | string) => new Date(d).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 

@@ -48,4 +48,16 @@ export class EligibilityEngine {
     }
     return out;
   }
+
+  /**
+   * The split parts (partner and method) the entity's rules do not allow for this order:
+   * the same rules as the widget's offer, applied to payments created through the API
+   * (POST /v2/payments). Partner limits are checked by the payment's own validation.
+   */
+  async refusedParts(entityId: string, q: EligibilityQuery, parts: ReadonlyArray<{ partner: string; method: string }>): Promise<number[]> {
+    const rules = await this.rules.rulesOf(entityId);
+    if (!rules.length) return [];
+    const facts = factsOf(q);
+    return parts.flatMap((p, i) => (allowedByRules(rules, p.partner, p.method, facts) ? [] : [i]));
+  }
 }

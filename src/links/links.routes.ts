@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { entityOf } from '../platform/http/auth.ts';
 import { IdParams, problemResponses } from '../platform/http/schemas.ts';
+import { type IdempotencyKeys, idempotencyHeaders, markCreated } from '../platform/http/idempotency.ts';
 import { CreatePaymentLinkBody } from './links.schemas.ts';
 import type { CreatePaymentLinkBody as CreateInput } from './links.schemas.ts';
 import type { PaymentLinksService } from './links.service.ts';
@@ -12,11 +13,14 @@ const auth = { schemes: ['bearer' as const], scope: 'payment-api' };
 const tags = ['Payment links'];
 const security = [{ bearerAuth: [] }];
 
-export async function paymentLinksRoutes(root: FastifyInstance, { links }: { links: PaymentLinksService }) {
+export async function paymentLinksRoutes(root: FastifyInstance, { links, idempotency }: { links: PaymentLinksService; idempotency: IdempotencyKeys }) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
+  const keys = idempotency.route({ scope: () => 'payment-links' });
 
   app.post('/v2/payment-links', {
-    config: { auth },
+    config: { auth, ...keys.config },
+    preHandler: keys.preHandler,
+    onSend: keys.onSend,
     schema: {
       tags, security, summary: 'Create a payment link',
       description:
@@ -24,10 +28,17 @@ export async function paymentLinksRoutes(root: FastifyInstance, { links }: { lin
         'payment is authorized, stays payable after a refused or failed attempt, and accepts nothing once CANCELLED or ' +
         'EXPIRED. Events `payment_link.paid`, `payment_link.payment_failed` and `payment_link.cancelled` go to `webhook.url` ' +
         '(see docs/webhooks.md). Answered 200, as the spec shows.',
+      headers: idempotencyHeaders('One key per payment link (1-255 printable ASCII characters), scoped to the entity. A key already processed is answered 409 write-conflict ' +
+        'with resource_id (the payment link the first call created) and same_request: true for a retry of the first request, false for another ' +
+        'request reusing the key (another body, or one that is not valid or not JSON at all).'),
       body: CreatePaymentLinkBody,
-      response: { 200: Type.Ref('PaymentLink'), ...problemResponses(400, 401, 403, 413, 415) },
+      response: { 200: Type.Ref('PaymentLink'), ...problemResponses(400, 401, 403, 409, 413, 415) },
     },
-  }, async (request) => links.create(entityOf(request), request.body as CreateInput));
+  }, async (request) => {
+    const link = await links.create(entityOf(request), request.body as CreateInput);
+    markCreated(request, link.id);
+    return link;
+  });
 
   app.get('/v2/payment-links/:id', {
     config: { auth },

@@ -3,6 +3,7 @@
 // on the link row that lapses after ATTEMPT_CLAIM_MS), and the first authorized payment
 // makes the link PAID. Events go to the link's webhook through the outbox, in the same
 // transaction as the change.
+import type { EventTypeName } from '../webhooks/catalogue.ts';
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db/index.ts';
 import { problems } from '../platform/http/problem.ts';
@@ -67,7 +68,8 @@ export class PaymentLinksService {
       links: {
         self: { href: self, method: 'GET' },
         customer_url: { href: this.customerUrl(l.id), method: 'GET' },
-        cancel: { href: `${self}/cancel`, method: 'POST' },
+        // Only what would be accepted: a PAID, EXPIRED or CANCELLED link has nothing to cancel.
+        ...(status === 'CREATED' ? { cancel: { href: `${self}/cancel`, method: 'POST' } } : {}),
         ...(l.payment_id ? { payment: { href: `${this.config.baseUrl}/v2/payments/${l.payment_id}`, method: 'GET' } } : {}),
       },
     };
@@ -196,7 +198,7 @@ export class PaymentLinksService {
     if (duplicate && this.config.reverseDuplicatePayment) await this.config.reverseDuplicatePayment(duplicate.entity_id, paymentId);
   }
 
-  private async event(tx: Queryable, link: PaymentLinkRow, type: string, extra: Record<string, unknown> = {}): Promise<void> {
+  private async event(tx: Queryable, link: PaymentLinkRow, type: EventTypeName & `payment_link.${string}`, extra: Record<string, unknown> = {}): Promise<void> {
     await enqueueEvent(tx, {
       entityId: link.entity_id,
       type,

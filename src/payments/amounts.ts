@@ -59,17 +59,8 @@ export function deriveOverview(a: Amounts): Overview {
   };
 }
 
-/** What an operation of this kind may still take, after the reservations of in-flight operations. */
-export function availableFor(kind: keyof Reserved, a: Amounts, reserved: Reserved): number {
-  const uncapturedLeft = a.available_to_capture - reserved.capture - reserved.void;
-  switch (kind) {
-    case 'capture':
-    case 'void':
-      return Math.max(0, uncapturedLeft);
-    case 'refund':
-      return Math.max(0, a.available_to_refund - reserved.refund);
-  }
-}
+// (What an operation may still take, after the reservations of operations in flight, is
+// the table's: transitions.ts, availableFor.)
 
 /** One authorization's share of the payment, for allocating operations across a split. */
 export interface Slice {

@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { entityOf } from '../platform/http/auth.ts';
 import { IdParams, NoBody, problemResponses } from '../platform/http/schemas.ts';
+import { type IdempotencyKeys, idempotencyHeaders, markCreated } from '../platform/http/idempotency.ts';
 import { AbortBody, CreateClientSessionBody } from './client-sessions.schemas.ts';
 import type { CreateClientSessionBody as CreateInput } from './client-sessions.schemas.ts';
 import type { ClientSessionsService } from './client-sessions.service.ts';
@@ -12,17 +13,27 @@ const auth = { schemes: ['bearer' as const], scope: 'payment-api' };
 const tags = ['Client sessions'];
 const security = [{ bearerAuth: [] }];
 
-export async function clientSessionsRoutes(root: FastifyInstance, { sessions }: { sessions: ClientSessionsService }) {
+export async function clientSessionsRoutes(root: FastifyInstance, { sessions, idempotency }: { sessions: ClientSessionsService; idempotency: IdempotencyKeys }) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
+  const keys = idempotency.route({ scope: () => 'client-sessions' });
 
   app.post('/v2/client-sessions', {
-    config: { auth },
+    config: { auth, ...keys.config },
+    preHandler: keys.preHandler,
+    onSend: keys.onSend,
     schema: {
       tags, security, summary: 'Create a client session',
+      headers: idempotencyHeaders('One key per client session (1-255 printable ASCII characters), scoped to the entity. A key already processed is answered 409 write-conflict ' +
+        'with resource_id (the client session the first call created) and same_request: true for a retry of the first request, false for another ' +
+        'request reusing the key (another body, or one that is not valid or not JSON at all).'),
       body: CreateClientSessionBody,
-      response: { 200: Type.Ref('ClientSession'), ...problemResponses(400, 401, 403, 413, 415) },
+      response: { 200: Type.Ref('ClientSession'), ...problemResponses(400, 401, 403, 409, 413, 415) },
     },
-  }, async (request) => sessions.create(entityOf(request), request.body as CreateInput));
+  }, async (request) => {
+    const session = await sessions.create(entityOf(request), request.body as CreateInput);
+    markCreated(request, session.id);
+    return session;
+  });
 
   app.get('/v2/client-sessions/:id', {
     config: { auth },

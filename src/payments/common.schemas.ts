@@ -3,6 +3,7 @@
 // Bounds the spec leaves open are documented in docs/decisions.md.
 import { Type, type Static } from 'typebox';
 import { Timestamp } from '../platform/http/schemas.ts';
+import { CURRENCY_DIGITS } from './currency.ts';
 
 const Str = (max = 255, extra: Record<string, unknown> = {}) => Type.String({ maxLength: max, ...extra });
 const Opt = <T extends Parameters<typeof Type.Optional>[0]>(t: T) => Type.Optional(t);
@@ -12,8 +13,8 @@ export const Amount = (description = 'Integer amount in the minor unit of the cu
   Type.Integer({ minimum: 1, maximum: MAX_AMOUNT, description });
 export const NonNegativeAmount = () => Type.Integer({ minimum: 0, maximum: MAX_AMOUNT });
 
-/** ISO 4217 currencies payd accepts, with their minor units. */
-export const CURRENCY_DIGITS: Record<string, number> = { EUR: 2, USD: 2, GBP: 2, CHF: 2, JPY: 0, SEK: 2, DKK: 2, NOK: 2, PLN: 2, CZK: 2 };
+/** ISO 4217 currencies payd accepts, with their minor units (src/payments/currency.ts). */
+export { CURRENCY_DIGITS } from './currency.ts';
 export const Currency = Type.Union(Object.keys(CURRENCY_DIGITS).map((c) => Type.Literal(c)), { description: 'ISO 4217 code' });
 /** The values of closed fields, for response schemas (StringEnum). */
 export const CURRENCIES = Object.keys(CURRENCY_DIGITS);

@@ -24,6 +24,3 @@ export async function holdWhileInFlight<T>(
   }
   return record;
 }
-
-/** Shape check of an x-idempotency-key header value. */
-export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;

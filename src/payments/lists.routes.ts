@@ -48,6 +48,8 @@ const PaymentListQuery = Type.Object({
   currency: Type.Optional(StringEnum(CURRENCIES, 'Currency')),
   amount_gte: Type.Optional(AmountQuery('Amount at least this (minor units)')),
   amount_lte: Type.Optional(AmountQuery('Amount at most this (minor units)')),
+  customer_email: Type.Optional(Type.String({ minLength: 3, maxLength: 254, description: 'customer.email, exactly (case does not matter)' })),
+  card_last_four: Type.Optional(Type.String({ pattern: '^[0-9]{4}$', description: 'Payments with a card part ending in these four digits' })),
 }, { additionalProperties: false });
 export type PaymentListQueryT = Static<typeof PaymentListQuery>;
 
@@ -133,6 +135,10 @@ export function paymentListFilter(q: PaymentListQueryT): Filter {
   if (q.currency) addCondition(f, (p) => `currency = ${p}`, q.currency);
   if (q.amount_gte) addCondition(f, (p) => `amount >= ${p}`, Number(q.amount_gte));
   if (q.amount_lte) addCondition(f, (p) => `amount <= ${p}`, Number(q.amount_lte));
+  if (q.customer_email) addCondition(f, (p) => `lower(customer->>'email') = lower(${p})`, q.customer_email);
+  if (q.card_last_four) {
+    addCondition(f, (p) => `EXISTS (SELECT 1 FROM partner_transactions t WHERE t.payment_id = payments.id AND t.kind = 'AUTHORIZATION' AND t.card->>'last_four_digits' = ${p})`, q.card_last_four);
+  }
   return f;
 }
 

@@ -7,7 +7,8 @@ import type { Db } from '../platform/db/index.ts';
 import { faultPoint } from '../platform/fault-points.ts';
 import { Problem, problems } from '../platform/http/problem.ts';
 import type { PartnerRegistry } from '../partners/port.ts';
-import { type Slice, allocate, availableFor, deriveAmounts } from './amounts.ts';
+import { type Slice, allocate, deriveAmounts } from './amounts.ts';
+import { OPERATIONS, REFUSALS, STATES, allowedIn, availableFor, operationOf } from './transitions.ts';
 import { holdWhileInFlight } from './idempotency.ts';
 import { answerInline } from '../partners/inline.ts';
 import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
@@ -24,8 +25,6 @@ function nextSeqOf(txs: PartnerTxRow[]): number {
   for (const t of txs) if (t.seq > max) max = t.seq;
   return max + 1;
 }
-
-const FIELD: Record<OperationKind, 'capture' | 'refund' | 'void'> = { CAPTURE: 'capture', REFUND: 'refund', VOID: 'void' };
 
 /**
  * The operation's ledger rows, PENDING, one per allocation, numbered from `seq` (the
@@ -76,15 +75,15 @@ export class OperationsService {
   }
 
   /**
-   * A key already processed on this payment, before anything else is looked at: the key
-   * that created it, or an operation's (held while that one is in flight). Answers 409;
-   * returns when the key is new to the payment (or the payment is not the entity's).
+   * What this key already made on the entity's payment: the payment itself (the key that
+   * created it), or an operation (held while that one is in flight); undefined when none.
    */
-  async refuseKnownKey(entityId: string, paymentId: string, key: string, instance: string): Promise<void> {
+  async firstWithKey(entityId: string, paymentId: string, key: string): Promise<string | undefined> {
     const p = await paymentsRepo.get(this.db, entityId, paymentId);
-    if (!p) return;
-    if (p.idempotency_key === key) throw problems.idempotencyViolation(instance, p.id);
-    await this.refuseReplay(paymentId, key, instance);
+    if (!p) return undefined;
+    if (p.idempotency_key === key) return p.id;
+    const first = await holdWhileInFlight(() => paymentsRepo.operationByKey(this.db, paymentId, key), (o) => o.status === 'PENDING', this.config);
+    return first?.id;
   }
 
   /**
@@ -94,10 +93,12 @@ export class OperationsService {
    * from every earlier operation.
    */
   private plan(kind: OperationKind, p: PaymentRow, slices: Slice[], body: OperationBody): { amount: number; allocations: Array<{ id: string; amount: number }> } {
-    const field = FIELD[kind];
-    if (p.authorization_status !== 'AUTHORIZED') {
-      throw problems.refused('payment-not-authorized', 'Payment not authorized',
-        `The payment is ${p.authorization_status}; only an AUTHORIZED payment can be ${kind === 'CAPTURE' ? 'captured' : kind === 'REFUND' ? 'refunded' : 'voided'}.`);
+    const op = operationOf(kind);
+    const { past } = OPERATIONS[op];
+    if (!allowedIn(p.authorization_status, op)) {
+      const from = (Object.keys(STATES) as Array<keyof typeof STATES>).filter((st) => allowedIn(st, op));
+      throw problems.refused(REFUSALS.state.type, REFUSALS.state.title,
+        `The payment is ${p.authorization_status}; only an ${from.join(' or ')} payment can be ${past}.`);
     }
     const limit = this.config.maxOperationsPerPayment;
     if (p.operation_count >= limit) {
@@ -106,15 +107,15 @@ export class OperationsService {
         { max_operations: limit });
     }
     const amounts = deriveAmounts(totalsOfPayment(p));
-    const available = availableFor(field, amounts, reservedOfPayment(p));
+    const available = availableFor(op, p.authorization_status, amounts, reservedOfPayment(p));
     const amount = body.amount ?? available;
     if (amount <= 0 || amount > available) {
-      throw problems.refused('amount-not-available', 'Amount not available',
-        `${amount} cannot be ${field === 'capture' ? 'captured' : field === 'refund' ? 'refunded' : 'voided'}: ${available} is available` +
-        (available !== amounts[`available_to_${field}`] ? ' (other operations are in progress)' : '') + '.',
+      throw problems.refused(REFUSALS.balance.type, REFUSALS.balance.title,
+        `${amount} cannot be ${past}: ${available} is available` +
+        (available !== amounts[`available_to_${op}`] ? ' (other operations are in progress)' : '') + '.',
         { available_amount: available });
     }
-    return { amount, allocations: allocate(field, amount, slices) };
+    return { amount, allocations: allocate(op, amount, slices) };
   }
 
   /** The plan with each allocation's authorization row. */
@@ -161,7 +162,7 @@ export class OperationsService {
     const { payment: p, txs, ops } = found;
     const paymentId = p.id;
     // The key that created the payment counts as processed on it (Errors 5).
-    if (opts.idempotencyKey && p.idempotency_key === opts.idempotencyKey) throw problems.idempotencyViolation(opts.instance, p.id);
+    if (opts.idempotencyKey && p.idempotency_key === opts.idempotencyKey) throw problems.idempotencyViolation(opts.instance, p.id, false);
     if (opts.idempotencyKey && ops.some((o) => o.idempotency_key === opts.idempotencyKey)) return undefined;
     // (The whole ledger is read for the answer, a Payment with every operation; the
     // decision takes only the payment row's totals and its authorizations.)
@@ -198,7 +199,7 @@ export class OperationsService {
     const type = operationEventType(op);
     try {
       const event = type ? await paymentEvent(this.db, p, view, type, opId) : undefined;
-      const written = await paymentsRepo.insertOperationConcluded(this.db, p, now, op, children, event);
+      const written = await this.db.onRow(paymentId, () => paymentsRepo.insertOperationConcluded(this.db, p, now, op, children, auths, event));
       if (!written) return 'stale';
       this.config.recent?.remember({ payment: written, txs: [...txs, ...children], ops: [...ops, op] });
     } catch (err) {
@@ -222,7 +223,7 @@ export class OperationsService {
    */
   private async optimisticReservation(found: Ledger, newOp: NewOperation, pending: NewPartnerTx[], auths: PartnerTxRow[]): Promise<OperationResult | 'stale'> {
     const { payment: p, txs, ops } = found;
-    const at = await paymentsRepo.reserveOperationAt(this.db, p.version, newOp, pending);
+    const at = await this.db.onRow(p.id, () => paymentsRepo.reserveOperationAt(this.db, p.version, newOp, pending, auths));
     if (!at) return 'stale';
     this.config.recent?.forget(p.id);
     const rows = pending.map((c) => newTxRow(c, at, at));
@@ -251,9 +252,9 @@ export class OperationsService {
     const view = paymentView(next, txs, ops, this.config.baseUrl);
     const type = operationEventType(op);
     const event = type ? await paymentEvent(this.db, p, view, type, op.id) : undefined;
-    const done = await paymentsRepo.concludeOperation(this.db, {
-      tx: r.row, update, paymentId: p.id, expectedVersion: r.version, operationId: op.id, status: op.status, at, event,
-    });
+    const done = await this.db.onRow(p.id, () => paymentsRepo.concludeOperation(this.db, {
+      tx: r.row, parents: r.txs, update, paymentId: p.id, expectedVersion: r.version, operationId: op.id, status: op.status, at, event,
+    }));
     if (!done.concluded) return undefined;
     // (Nothing PENDING was in the reading it was reserved on, or it is not remembered.)
     this.config.recent?.remember({ payment: { ...next, ...restingTotals(txs, ops) }, txs, ops });
@@ -276,10 +277,12 @@ export class OperationsService {
   private async locked(kind: OperationKind, entityId: string, paymentId: string, body: OperationBody, opts: OperationOptions, opId: string): Promise<OperationResult> {
     // A replayed key is found under the row lock below and answered after the lock is
     // released (held while the first call is in flight), before any amount check.
-    const reservation = await this.db.transaction(async (tx) => {
+    // (One such transaction per payment at a time in this process: a busy payment holds one connection, row-gate.ts.)
+    const reservation = await this.db.onRow(paymentId, () => this.db.transaction(async (tx) => {
       const p = await paymentsRepo.get(tx, entityId, paymentId, true);
       if (!p) throw problems.notFound(`Payment ${paymentId} does not exist.`);
-      if (opts.idempotencyKey && p.idempotency_key === opts.idempotencyKey) throw problems.idempotencyViolation(opts.instance, p.id);
+      faultPoint(`${kind.toLowerCase()}:under-lock`);
+      if (opts.idempotencyKey && p.idempotency_key === opts.idempotencyKey) throw problems.idempotencyViolation(opts.instance, p.id, false);
       if (opts.idempotencyKey && (await paymentsRepo.operationByKey(tx, paymentId, opts.idempotencyKey))) return 'replay' as const;
       const { auths, nextSeq } = await paymentsRepo.authorizations(tx, paymentId, p.split.length);
       const { amount, allocations } = await this.planWith(kind, p, auths, () => paymentsRepo.txs(tx, paymentId), body);
@@ -288,10 +291,10 @@ export class OperationsService {
       const reserved = await paymentsRepo.reserveOperation(tx, {
         id: opId, payment_id: paymentId, kind, amount, status: 'PENDING', triggered_by: opts.triggeredBy ?? 'MERCHANT',
         merchant_reference: body.merchant_reference ?? null, reason: body.reason ?? null, idempotency_key: opts.idempotencyKey ?? null,
-      }, rows);
+      }, rows, auths);
       if (!reserved) return 'replay' as const;
       return { payment: p, children: rows.map((r, i) => ({ id: r.id, key: r.partner_key, amount: r.amount, auth: allocations[i]!.auth })) };
-    });
+    }));
     if (reservation === 'replay') return this.replayed(paymentId, opts.idempotencyKey!, opts.instance);
     return this.callAndSettle(kind, opId, reservation.payment, reservation.children, undefined);
   }
@@ -323,7 +326,7 @@ export class OperationsService {
         }
       }
       // (After a conclusion that did not apply, a no-op when it settled the transaction.)
-      if (update) await paymentsRepo.settleTx(this.db, c.id, update);
+      if (update) await this.db.onRow(p.id, () => paymentsRepo.settleTx(this.db, c.id, update));
     }
     faultPoint(`${step}:after-record`);
     const view = await this.payments.finalize(entityId, p.id, { endProcessing: false, recover: false });

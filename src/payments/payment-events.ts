@@ -6,6 +6,8 @@
 // the authorization (authorization events) or the one operation (operation events),
 // never the lists of earlier operations (PaymentEventData in payments.schemas.ts), so
 // its size does not depend on how many operations the payment had before.
+import type { EventTypeName } from '../webhooks/catalogue.ts';
+import { operationOf } from './transitions.ts';
 import type { Queryable } from '../platform/db/index.ts';
 import { enqueueEvent, type NewEvent } from '../webhooks/outbox.ts';
 import type { OperationKind, OperationRow, PaymentRow } from './payments.repo.ts';
@@ -14,11 +16,11 @@ import { paymentEventJson } from './payment-json.ts';
 import type { PaymentEventDataT } from './payments.schemas.ts';
 import type { PaymentViewT } from './payments.service.ts';
 
-const DONE: Record<OperationKind, string> = { CAPTURE: 'captured', REFUND: 'refunded', VOID: 'voided' };
+const DONE = { CAPTURE: 'captured', REFUND: 'refunded', VOID: 'voided' } as const satisfies Record<OperationKind, string>;
 
 /** payment.captured, payment.capture_failed, payment.capture_conflict, ... for a settled operation. */
-export function operationEventType(o: Pick<OperationRow, 'kind' | 'status'>): string | undefined {
-  const kind = o.kind.toLowerCase();
+export function operationEventType(o: Pick<OperationRow, 'kind' | 'status'>): EventTypeName | undefined {
+  const kind = operationOf(o.kind);
   switch (o.status) {
     case 'SUCCESS': return `payment.${DONE[o.kind]}`;
     case 'FAILURE': return `payment.${kind}_failed`;
@@ -28,7 +30,7 @@ export function operationEventType(o: Pick<OperationRow, 'kind' | 'status'>): st
   }
 }
 
-export function authorizationEventType(status: AuthorizationStatus): string | undefined {
+export function authorizationEventType(status: AuthorizationStatus): EventTypeName | undefined {
   switch (status) {
     case 'AUTHORIZED': return 'payment.authorized';
     case 'REFUSED': return 'payment.refused';
@@ -49,7 +51,7 @@ async function linkWebhook(q: Queryable, p: EventPayment) {
 
 /** One event to write: its type, and for an operation's event the operation's id. */
 export interface PaymentEventSpec {
-  type: string;
+  type: EventTypeName;
   operationId?: string;
 }
 
@@ -94,7 +96,7 @@ export async function paymentEvents(q: Queryable, p: EventPayment, view: Payment
 }
 
 /** One event, to write within the change's own statement. */
-export async function paymentEvent(q: Queryable, p: EventPayment, view: PaymentViewT, type: string, operationId?: string): Promise<NewEvent> {
+export async function paymentEvent(q: Queryable, p: EventPayment, view: PaymentViewT, type: EventTypeName, operationId?: string): Promise<NewEvent> {
   return (await paymentEvents(q, p, view, [{ type, ...(operationId ? { operationId } : {}) }]))[0]!;
 }
 

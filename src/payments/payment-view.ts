@@ -1,47 +1,53 @@
 // Builds the Payment resource from its rows: the ledger (partner transactions) is the
 // source of every amount; amounts.ts derives the rest.
 import { type Amounts, type Overview, type Reserved, type Slice, type Totals, deriveAmounts, deriveOverview } from './amounts.ts';
+import { type CountedRow, type LedgerSums, ledgerTotals } from './ledger-totals.ts';
+import { OPERATIONS, allowedOperations } from './transitions.ts';
 import type { OperationRow, PartnerTxRow, PaymentBase, PaymentTotals } from './payments.repo.ts';
 
-export function totalsOf(txs: PartnerTxRow[]): Totals {
-  const sum = (kind: string, status: string) =>
-    txs.filter((t) => t.kind === kind && t.status === status).reduce((s, t) => s + t.amount, 0);
-  // The void of an authorization the partner approved after payd closed it (ANSWERED_LATE)
-  // gives back what was never counted as authorized: it is not part of the totals.
-  const late = txs.some((t) => t.status_code === 'ANSWERED_LATE')
-    ? new Set(txs.filter((t) => t.status_code === 'ANSWERED_LATE').map((t) => t.id)) : undefined;
-  const voided = late
-    ? txs.filter((t) => t.kind === 'VOID' && t.status === 'SUCCESS' && !late.has(t.parent_id ?? '')).reduce((s, t) => s + t.amount, 0)
-    : sum('VOID', 'SUCCESS');
+// The amounts of the Payment are the running-totals rule of ledger-totals.ts, the same
+// function whose sums the statements store on the payment row.
+
+export function totalsOf(txs: readonly CountedRow[]): Totals {
+  return totalsOfSums(ledgerTotals(txs));
+}
+
+export function reservedOf(txs: readonly CountedRow[]): Reserved {
+  return reservedOfSums(ledgerTotals(txs));
+}
+
+function totalsOfSums(s: LedgerSums): Totals {
   return {
-    authorize_pending: sum('AUTHORIZATION', 'PENDING'),
-    total_authorized: sum('AUTHORIZATION', 'AUTHORIZED'),
-    total_voided: voided,
-    total_captured: sum('CAPTURE', 'SUCCESS'),
-    total_refunded: sum('REFUND', 'SUCCESS'),
+    authorize_pending: s.authorize_pending, total_authorized: s.total_authorized, total_voided: s.total_voided,
+    total_captured: s.total_captured, total_refunded: s.total_refunded,
   };
 }
 
-export function reservedOf(txs: PartnerTxRow[]): Reserved {
-  const sum = (kind: string) => txs.filter((t) => t.kind === kind && t.status === 'PENDING').reduce((s, t) => s + t.amount, 0);
-  return { capture: sum('CAPTURE'), void: sum('VOID'), refund: sum('REFUND') };
+function reservedOfSums(s: LedgerSums): Reserved {
+  return { capture: s.reserved_capture, void: s.reserved_void, refund: s.reserved_refund };
 }
 
 /**
- * Each authorization with what its children took or reserved: captures settled and
- * PENDING apart (a refund draws only on settled ones), voids and refunds SUCCESS or
- * PENDING together.
+ * Each authorization with what its children took or reserved (the rule applied to the
+ * authorization and its children): captures settled and PENDING apart (a refund draws
+ * only on settled ones), voids and refunds SUCCESS or PENDING together.
  */
 export function slicesOf(txs: PartnerTxRow[]): Slice[] {
+  const children = new Map<string, PartnerTxRow[]>();
+  for (const t of txs) {
+    if (t.parent_id === null) continue;
+    const list = children.get(t.parent_id);
+    if (list) list.push(t);
+    else children.set(t.parent_id, [t]);
+  }
   return txs
     .filter((t) => t.kind === 'AUTHORIZATION' && t.status === 'AUTHORIZED')
     .map((a) => {
-      const taken = (kind: string, statuses: string[]) =>
-        txs.filter((t) => t.parent_id === a.id && t.kind === kind && statuses.includes(t.status)).reduce((s, t) => s + t.amount, 0);
+      const s = ledgerTotals([a, ...(children.get(a.id) ?? [])]);
       return {
         id: a.id, method: a.method, authorized: a.amount,
-        captured: taken('CAPTURE', ['SUCCESS']), capturing: taken('CAPTURE', ['PENDING']),
-        voided: taken('VOID', ['SUCCESS', 'PENDING']), refunded: taken('REFUND', ['SUCCESS', 'PENDING']),
+        captured: s.total_captured, capturing: s.reserved_capture,
+        voided: s.total_voided + s.reserved_void, refunded: s.total_refunded + s.reserved_refund,
       };
     });
 }
@@ -106,14 +112,11 @@ export function stateOf(txs: PartnerTxRow[]): PaymentState {
 // ledger the row was read with (test/payments/operation-limits.test.ts checks it).
 
 export function totalsOfPayment(p: PaymentTotals): Totals {
-  return {
-    authorize_pending: p.authorize_pending, total_authorized: p.total_authorized, total_voided: p.total_voided,
-    total_captured: p.total_captured, total_refunded: p.total_refunded,
-  };
+  return totalsOfSums(p);
 }
 
 export function reservedOfPayment(p: PaymentTotals): Reserved {
-  return { capture: p.reserved_capture, void: p.reserved_void, refund: p.reserved_refund };
+  return reservedOfSums(p);
 }
 
 /**
@@ -138,10 +141,12 @@ export async function slicesOfPayment(p: PaymentTotals, auths: PartnerTxRow[], l
  * test/payments/stored-view.test.ts fails when the view of a sample payment changes
  * while this stays the same.
  */
-export const VIEW_FORMAT = 'payment-view/2'; // 2: status enums in the schema; token_saved as the partner says
+export const VIEW_FORMAT = 'payment-view/3'; // 2: status enums in the schema; token_saved as the partner says; 3: links only for the operations allowed now
 
 export function paymentView(p: PaymentBase, txs: PartnerTxRow[], ops: OperationRow[], baseUrl: string) {
-  const { amounts, overview } = stateOf(txs);
+  const sums = ledgerTotals(txs);
+  const amounts = deriveAmounts(totalsOfSums(sums));
+  const overview = deriveOverview(amounts);
   const auths = txs.filter((t) => t.kind === 'AUTHORIZATION');
   const redirection = auths.find((t) => t.status === 'PENDING' && t.redirection)?.redirection;
   const self = `${baseUrl}/v2/payments/${p.id}`;
@@ -171,11 +176,13 @@ export function paymentView(p: PaymentBase, txs: PartnerTxRow[], ops: OperationR
     captures: ops.filter((o) => o.kind === 'CAPTURE').map(opView),
     voids: ops.filter((o) => o.kind === 'VOID').map(opView),
     refunds: ops.filter((o) => o.kind === 'REFUND').map(opView),
+    // The operations the payment accepts now (the table of transitions.ts), as the
+    // operations themselves decide: a link a client follows is never refused for the
+    // payment's state or an empty balance.
     links: {
       self: { href: self, method: 'GET' },
-      capture: { href: `${self}/captures`, method: 'POST' },
-      refund: { href: `${self}/refunds`, method: 'POST' },
-      void: { href: `${self}/voids`, method: 'POST' },
+      ...Object.fromEntries(allowedOperations(p.authorization_status, amounts, reservedOfSums(sums))
+        .map(({ op }) => [op, { href: `${self}/${OPERATIONS[op].path}`, method: 'POST' }])),
     },
   };
 }

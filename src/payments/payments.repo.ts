@@ -2,6 +2,7 @@
 import type { Queryable } from '../platform/db/index.ts';
 import { eventCtes, type NewEvent } from '../webhooks/outbox.ts';
 import type { AuthorizationStatus, CaptureModeValue, OperationStatus, Trigger, TxStatus } from './common.schemas.ts';
+import { type CountedRow, type LedgerSums, type ParentRow, SUM_COLS, ledgerTotals, settleSums } from './ledger-totals.ts';
 
 /**
  * Sums of the payment's ledger and its operation count, kept on the payment row by the
@@ -236,50 +237,15 @@ function sqlFor(shape: string, build: () => string): string {
   return sql;
 }
 
-/** A payment's running totals but its operation count: the sums of its ledger. */
-export type LedgerSums = Omit<PaymentTotals, 'operation_count'>;
-
-const SUM_COLS = ['authorize_pending', 'total_authorized', 'total_captured', 'total_voided', 'total_refunded',
-  'reserved_capture', 'reserved_void', 'reserved_refund'] as const;
-
-/**
- * What ledger rows add to their payment's running totals, by the rules of
- * payd_ledger_totals (migration 0015): the statements that insert ledger rows or
- * operations write these sums themselves, in the same statement, and mark the rows
- * (sums_by_statement 1, counted_by_statement true) so that the insert triggers, kept for
- * the rows of a process of an earlier version during a rolling upgrade, leave them
- * (migration 0031). A row's later changes of status or amount are counted by the update
- * trigger, unless the statement making the change counts it (settleSums).
- */
-export function ledgerSums(txs: Array<Pick<PartnerTxRow, 'kind' | 'status' | 'amount'>>): LedgerSums {
-  const s = { authorize_pending: 0, total_authorized: 0, total_captured: 0, total_voided: 0, total_refunded: 0, reserved_capture: 0, reserved_void: 0, reserved_refund: 0 };
-  for (const t of txs) {
-    if (t.kind === 'AUTHORIZATION') {
-      if (t.status === 'PENDING') s.authorize_pending += t.amount;
-      else if (t.status === 'AUTHORIZED') s.total_authorized += t.amount;
-    } else if (t.status === 'SUCCESS') {
-      if (t.kind === 'CAPTURE') s.total_captured += t.amount;
-      else if (t.kind === 'VOID') s.total_voided += t.amount;
-      else s.total_refunded += t.amount;
-    } else if (t.status === 'PENDING') {
-      if (t.kind === 'CAPTURE') s.reserved_capture += t.amount;
-      else if (t.kind === 'VOID') s.reserved_void += t.amount;
-      else s.reserved_refund += t.amount;
-    }
-  }
-  return s;
-}
-
-/**
- * What a PENDING ledger row settling to `status` changes in its payment's sums (the update
- * trigger's rules): out of its PENDING sum, into the sum of its new status.
- */
-export function settleSums(t: Pick<PartnerTxRow, 'kind' | 'amount'>, status: TxStatus): LedgerSums {
-  const before = ledgerSums([{ kind: t.kind, amount: t.amount, status: 'PENDING' }]);
-  const after = ledgerSums([{ kind: t.kind, amount: t.amount, status }]);
-  for (const c of SUM_COLS) after[c] -= before[c];
-  return after;
-}
+// The sums of ledger rows are the running-totals rule of ledger-totals.ts (ledgerTotals,
+// settleSums): the statements that insert ledger rows or operations write these sums
+// themselves, in the same statement, and mark the rows (sums_by_statement 1,
+// counted_by_statement true) so that the insert triggers, kept for the rows of a process
+// of an earlier version during a rolling upgrade, leave them (migration 0031). A row's
+// later changes of status or amount are counted by the update trigger (the database's
+// copy of the rule, migration 0043), unless the statement making the change counts it
+// (settleSums, migration 0032).
+export type { LedgerSums } from './ledger-totals.ts';
 
 /** `SET` terms adding operations and ledger sums to a payment, parameters from `first` on (addParams' order). */
 function addSql(first: number): string {
@@ -309,7 +275,7 @@ function added<T extends PaymentTotals>(p: T, operations: number, s: LedgerSums)
  * that wrote it.
  */
 export function restingTotals(txs: PartnerTxRow[], ops: OperationRow[]): PaymentTotals {
-  return { operation_count: ops.length, ...ledgerSums(txs) };
+  return { operation_count: ops.length, ...ledgerTotals(txs) };
 }
 
 /** Unique violation of payment_operations (payment_id, idempotency_key): another request took the key. */
@@ -328,7 +294,7 @@ export const paymentsRepo = {
    * column (four of them JSON) is sent and parsed again.
    */
   async insertConcluded(q: Queryable, p: PaymentBase, txs: PartnerTxRow[], event: NewEvent | undefined): Promise<PaymentRow | undefined> {
-    const sums = ledgerSums(txs);
+    const sums = ledgerTotals(txs);
     const params: unknown[] = [p.id, p.entity_id, p.version, p.amount, p.currency, p.capture_mode, p.allow_future_usage, p.client_session_id,
       p.order_reference, json(p.order), json(p.customer), json(p.browser), json(p.split), p.authorization_status,
       p.processing, p.idempotency_key, p.created_at, p.updated_at, ...sumValues(sums)];
@@ -358,13 +324,13 @@ export const paymentsRepo = {
    * its ledger rows and its event are written only then. Returns the payment row as
    * written, or undefined on a version conflict (nothing written); throws a unique violation (isOperationKeyConflict) when
    * the idempotency key was taken meanwhile (nothing written either). The payment's
-   * version, operation count and sums move in that one row write (ledgerSums). `p` is the row at
+   * version, operation count and sums move in that one row write (ledgerTotals). `p` is the row at
    * the version read; the row returned is `p` moved as the statement moved it, not read
    * back (the write happened only if the row was still at that version).
    */
   async insertOperationConcluded(q: Queryable, p: PaymentRow, updatedAt: Date, o: OperationRow,
-    txs: PartnerTxRow[], event: NewEvent | undefined): Promise<PaymentRow | undefined> {
-    const sums = ledgerSums(txs);
+    txs: PartnerTxRow[], parents: readonly ParentRow[], event: NewEvent | undefined): Promise<PaymentRow | undefined> {
+    const sums = ledgerTotals(txs, parents);
     const params: unknown[] = [p.id, p.version, updatedAt,
       o.id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key, o.created_at, o.updated_at,
       ...addParams(1, sums)];
@@ -390,11 +356,11 @@ export const paymentsRepo = {
 
   /**
    * The payment and its first authorization row in one statement (the common case of
-   * payment creation), the payment with that row's sums (ledgerSums); undefined when the
+   * payment creation), the payment with that row's sums (ledgerTotals); undefined when the
    * entity already used the idempotency key.
    */
   async insertWithTx(q: Queryable, p: NewPayment, t: NewPartnerTx): Promise<{ payment: PaymentRow; tx: PartnerTxRow } | undefined> {
-    const sums = ledgerSums([t]);
+    const sums = ledgerTotals([t]);
     const { rows } = await q.query<PaymentRow & { tx_created_at: Date; tx_updated_at: Date }>(
       `WITH p AS (
          INSERT INTO payments (id, entity_id, amount, currency, capture_mode, allow_future_usage, client_session_id,
@@ -464,9 +430,12 @@ export const paymentsRepo = {
    */
   async saveView(q: Queryable, id: string, version: number, format: string, view: string): Promise<void> {
     // (Readers racing on a new version: the first one writes, the others find it done.)
+    // A row locked by a change under way is left as it is (SKIP LOCKED): a read never
+    // waits for a lock, and that change moves the version anyway.
     await q.query(
       `UPDATE payments SET view = $3, view_version = $2, view_format = $4
-        WHERE id = $1 AND version = $2 AND (view_version IS DISTINCT FROM $2 OR view_format IS DISTINCT FROM $4)`,
+        WHERE id = (SELECT id FROM payments WHERE id = $1 FOR UPDATE SKIP LOCKED)
+          AND version = $2 AND (view_version IS DISTINCT FROM $2 OR view_format IS DISTINCT FROM $4)`,
       [id, version, view, format],
     );
   },
@@ -523,8 +492,8 @@ export const paymentsRepo = {
     );
   },
 
-  /** One ledger row, added to its payment's sums in the same statement (ledgerSums). */
-  async insertTx(q: Queryable, t: NewPartnerTx): Promise<PartnerTxRow> {
+  /** One ledger row, added to its payment's sums in the same statement (ledgerTotals). */
+  async insertTx(q: Queryable, t: NewPartnerTx, parents: readonly ParentRow[]): Promise<PartnerTxRow> {
     const { rows } = await q.query<{ created_at: Date; updated_at: Date }>(
       `WITH t AS (
          INSERT INTO partner_transactions (id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key, card, save_token,
@@ -533,7 +502,7 @@ export const paymentsRepo = {
        u AS (UPDATE payments SET ${addSql(14)} WHERE id = $2)
        SELECT created_at, updated_at FROM t`,
       [t.id, t.payment_id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key, json(t.card), t.save_token,
-        ...addParams(0, ledgerSums([t]))],
+        ...addParams(0, ledgerTotals([t], parents))],
     );
     return newTxRow(t, rows[0]!.created_at, rows[0]!.updated_at);
   },
@@ -558,7 +527,7 @@ export const paymentsRepo = {
    * on) in a write of the sums alone. The ledger row is written before the payment, the
    * lock order of every settlement.
    */
-  async settleTxAndConclude(q: Queryable, tx: Pick<PartnerTxRow, 'id' | 'kind' | 'amount'>, u: TxUpdate, paymentId: string, expectedVersion: number,
+  async settleTxAndConclude(q: Queryable, tx: CountedRow, u: TxUpdate, paymentId: string, expectedVersion: number,
     status: AuthorizationStatus, at: Date, event: NewEvent | undefined): Promise<boolean> {
     const params: unknown[] = [...settleParams(tx.id, u, at), status, paymentId, expectedVersion, ...addParams(0, settleSums(tx, u.status))];
     const e = withEvent(event, params.length + 1, 'u');
@@ -579,15 +548,15 @@ export const paymentsRepo = {
    * and no operation of the payment has the key. Returns the time of the reservation
    * (the database's, as on the locked path: recovery's grace period is counted from it),
    * or undefined when nothing was written. The payment's row takes the operation and the
-   * PENDING rows' sums in the same write (ledgerSums). An operation of the payment that
+   * PENDING rows' sums in the same write (ledgerTotals). An operation of the payment that
    * took the key meanwhile makes the statement fail whole (a unique violation, nothing
    * written: undefined), never leave the sums moved without their rows.
    */
-  async reserveOperationAt(q: Queryable, expectedVersion: number, o: NewOperation, rows: NewPartnerTx[]): Promise<Date | undefined> {
+  async reserveOperationAt(q: Queryable, expectedVersion: number, o: NewOperation, rows: NewPartnerTx[], parents: readonly ParentRow[]): Promise<Date | undefined> {
     const params: unknown[] = [o.payment_id, expectedVersion, o.id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key,
       ...newTxParams(rows)];
     const sumsAt = params.length + 1;
-    params.push(...addParams(1, ledgerSums(rows)));
+    params.push(...addParams(1, ledgerTotals(rows, parents)));
     try {
       const { rows: out } = await q.query<{ created_at: Date }>(sqlFor(`reserveOperationAt|${rows.length}`, () =>
         `WITH u AS (
@@ -617,10 +586,10 @@ export const paymentsRepo = {
    * and the payment did too (else the caller finalizes under the row lock). The
    * settlement's sums are written as settleTxAndConclude writes them.
    */
-  async concludeOperation(q: Queryable, c: { tx: Pick<PartnerTxRow, 'id' | 'kind' | 'amount'>; update: TxUpdate; paymentId: string; expectedVersion: number;
+  async concludeOperation(q: Queryable, c: { tx: CountedRow; parents: readonly ParentRow[]; update: TxUpdate; paymentId: string; expectedVersion: number;
     operationId: string; status: OperationStatus; at: Date; event: NewEvent | undefined }): Promise<{ settled: boolean; concluded: boolean }> {
     const params: unknown[] = [...settleParams(c.tx.id, c.update, c.at), c.paymentId, c.expectedVersion, c.operationId, c.status,
-      ...addParams(0, settleSums(c.tx, c.update.status))];
+      ...addParams(0, settleSums(c.tx, c.update.status, c.parents))];
     const e = withEvent(c.event, params.length + 1, 'o');
     params.push(...e.params);
     const { rows } = await q.query<{ settled: number; concluded: number }>(sqlFor(`concludeOperation|${e.sql !== ''}`, () =>
@@ -673,13 +642,13 @@ export const paymentsRepo = {
    * (PENDING), its PENDING ledger rows and the payment's next version. false when the
    * payment already has an operation with this idempotency key (nothing is written).
    * The payment's row takes the operation and the PENDING rows' sums in the same write
-   * as its version (ledgerSums).
+   * as its version (ledgerTotals).
    */
-  async reserveOperation(q: Queryable, o: NewOperation, rows: NewPartnerTx[]): Promise<boolean> {
+  async reserveOperation(q: Queryable, o: NewOperation, rows: NewPartnerTx[], parents: readonly ParentRow[]): Promise<boolean> {
     const params: unknown[] = [o.id, o.payment_id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key,
       ...newTxParams(rows)];
     const sumsAt = params.length + 1;
-    params.push(...addParams(1, ledgerSums(rows)));
+    params.push(...addParams(1, ledgerTotals(rows, parents)));
     const { rows: out } = await q.query<{ id: string }>(sqlFor(`reserveOperation|${rows.length}`, () =>
       `WITH o AS (
          INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, counted_by_statement)
@@ -759,6 +728,43 @@ export const paymentsRepo = {
       [olderThanSeconds, limit],
     );
     return rows;
+  },
+
+  /**
+   * 3-D Secure challenges the shopper left: authorizations PENDING with a redirection,
+   * recorded more than `olderThanSeconds` before `now` (the app clock), on payments no
+   * recovery worker holds; oldest first. Read through the partial index of challenges
+   * (migration 0040): the cost follows the challenges in flight, not the history.
+   */
+  async expiredChallenges(q: Queryable, now: Date, olderThanSeconds: number, limit: number): Promise<Array<{ id: string; entity_id: string }>> {
+    const { rows } = await q.query<{ id: string; entity_id: string }>(
+      `SELECT p.id, p.entity_id FROM partner_transactions t JOIN payments p ON p.id = t.payment_id
+        WHERE t.status = 'PENDING' AND t.redirection IS NOT NULL AND t.created_at < $1::timestamptz - make_interval(secs => $2)
+          AND NOT EXISTS (SELECT 1 FROM recovery_claims c WHERE c.payment_id = t.payment_id AND c.until > now())
+        ORDER BY t.created_at
+        LIMIT $3`,
+      [now, olderThanSeconds, limit],
+    );
+    return rows;
+  },
+
+  /**
+   * The 3-D Secure challenges awaiting the shopper at `now`, by age (metrics): how many
+   * in each range that starts at one of `from` (seconds, ascending, the first 0; a
+   * challenge recorded after `now` counts in the first), and the age of the oldest. The
+   * partial index of challenges answers it.
+   */
+  async challengeAges(q: Queryable, now: Date, from: readonly number[]): Promise<{ counts: number[]; oldest_seconds: number }> {
+    const { rows } = await q.query<{ bucket: number; n: number; oldest: number }>(
+      `SELECT greatest(width_bucket(age, $2::float8[]), 1) AS bucket, count(*)::int AS n, max(age)::float8 AS oldest
+         FROM (SELECT extract(epoch FROM $1::timestamptz - created_at)::float8 AS age FROM partner_transactions
+                WHERE status = 'PENDING' AND redirection IS NOT NULL) c
+        GROUP BY 1`,
+      [now, from],
+    );
+    const counts = from.map(() => 0);
+    for (const r of rows) counts[r.bucket - 1]! += r.n;
+    return { counts, oldest_seconds: Math.max(0, ...rows.map((r) => r.oldest)) };
   },
 
   /**

@@ -1,9 +1,10 @@
 // HTTP wiring of payments and their operations: schema, auth, call the service.
+import { operationDescription, operationOf } from './transitions.ts';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { entityOf } from '../platform/http/auth.ts';
-import { IDEMPOTENCY_KEY } from './idempotency.ts';
+import { type IdempotencyKeys, idempotencyHeaders, markCreated } from '../platform/http/idempotency.ts';
 import { IdParams, NoBody, problemResponses, Uuid } from '../platform/http/schemas.ts';
 import { problems } from '../platform/http/problem.ts';
 import { CaptureBody, CreatePaymentBody, RefundBody, VoidBody } from './payments.schemas.ts';
@@ -19,12 +20,9 @@ const bearer = { schemes: ['bearer' as const], scope: 'payment-api' };
 const tags = ['Payments'];
 const security = [{ bearerAuth: [] }];
 
-export const IdempotencyHeaders = Type.Object({
-  'x-idempotency-key': Type.Optional(Type.String({
-    pattern: '^[\\x21-\\x7e]{1,255}$',
-    description: 'One key per operation (1-255 printable ASCII characters). A key already processed on the same payment (on the same entity for creation) is answered 409 with resource_id.',
-  })),
-});
+const IdempotencyHeaders = idempotencyHeaders('One key per operation (1-255 printable ASCII characters), scoped to the payment (to the entity for a creation). ' +
+  'A key already processed is answered 409 write-conflict with resource_id (the payment, or the capture, refund or void the first call created) ' +
+  'and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all).');
 
 const CacheHeaders = Type.Object({
   'cache-control': Type.Optional(Type.String({ maxLength: 200, description: 'With max-age=<seconds>, stored data is served and partners are not asked. ' +
@@ -45,17 +43,30 @@ function sendPayment(reply: FastifyReply, payment: object | string) {
   return reply.type('application/json; charset=utf-8').send(typeof payment === 'string' ? payment : paymentJson(payment));
 }
 
-/** The idempotency key to look up before answering a body that failed validation (a well-formed key only). */
-function replayKey(error: Error & { validationContext?: string }, key: unknown): string | undefined {
-  return error.validationContext === 'body' && typeof key === 'string' && IDEMPOTENCY_KEY.test(key) ? key : undefined;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The scope of an operation's key: its payment (a well-formed id only). */
+function paymentScope(request: { params: unknown }): string | undefined {
+  const id = (request.params as { id?: unknown }).id;
+  return typeof id === 'string' && UUID.test(id) ? `payment:${id.toLowerCase()}` : undefined;
 }
 
-export async function paymentsRoutes(root: FastifyInstance, { payments, operations, reads }: { payments: PaymentsService; operations: OperationsService; reads: ReadRouter }) {
+export async function paymentsRoutes(root: FastifyInstance, { payments, operations, reads, idempotency }:
+  { payments: PaymentsService; operations: OperationsService; reads: ReadRouter; idempotency: IdempotencyKeys }) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const path = (url: string) => url.split('?')[0]!;
+  // Keys (docs/decisions.md, Idempotency): of a creation, scoped to the entity; of a
+  // capture, refund or void, to the payment (the key that created it counts there too).
+  const creationKeys = idempotency.route({ scope: () => 'payments', lookup: (entityId, _scope, key) => payments.firstWithKey(entityId, key) });
+  const operationKeys = idempotency.route({
+    scope: paymentScope,
+    lookup: (entityId, scope, key) => operations.firstWithKey(entityId, scope.slice('payment:'.length), key),
+  });
 
   app.post('/v2/payments', {
-    config: { auth: { schemes: ['bearer', 'apiKey'], scope: 'payment-api' } },
+    config: { auth: { schemes: ['bearer', 'apiKey'], scope: 'payment-api' }, ...creationKeys.config },
+    preHandler: creationKeys.preHandler,
+    onSend: creationKeys.onSend,
     schema: {
       tags, summary: 'Create a payment',
       description: 'Authorizes the amount across the split (gift cards first, cards last). The outcome is in authorization.status: ' +
@@ -69,16 +80,9 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
         ...problemResponses(400, 401, 403, 409, 413, 415),
       },
     },
-    attachValidation: true,
   }, async (request, reply) => {
-    // A key already used is answered 409 whatever the body (Errors 5): the key is looked at
-    // before the body's validation error is.
-    if (request.validationError) {
-      const key = replayKey(request.validationError, request.headers['x-idempotency-key']);
-      if (key) await payments.refuseReplay(entityOf(request), key, path(request.url));
-      throw request.validationError;
-    }
     const view = await payments.create(entityOf(request), request.body as CreatePaymentInput, request.headers['x-idempotency-key'], path(request.url));
+    markCreated(request, view.id);
     return sendPayment(reply, view);
   });
 
@@ -89,7 +93,7 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
       description: 'Asks the partners about pending transactions first, unless Cache-Control carries max-age.',
       params: IdParams,
       headers: CacheHeaders,
-      response: { 200: Type.Ref('Payment'), 404: NoBody('No such payment for this entity (no body)'), ...problemResponses(400, 401, 403) },
+      response: { 200: Type.Ref('Payment'), 404: NoBody('No such payment for this entity (no body)'), ...problemResponses(400, 401, 403, 409) },
     },
   }, async (request, reply) => {
     if (!hasMaxAge(request.headers['cache-control'])) return sendPayment(reply, await payments.get(entityOf(request), request.params.id));
@@ -103,10 +107,12 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
 
   const operation = (kind: OperationKind, suffix: string, body: typeof CaptureBody | typeof RefundBody | typeof VoidBody, summary: string) =>
     app.post(`/v2/payments/:id/${suffix}`, {
-      config: { auth: bearer },
+      config: { auth: bearer, ...operationKeys.config },
+      preHandler: operationKeys.preHandler,
+      onSend: operationKeys.onSend,
       schema: {
         tags, security, summary,
-        description: 'Answers the Payment with the x-created-operation-id header naming the new operation. ' +
+        description: `${operationDescription(operationOf(kind))} Answers the Payment with the x-created-operation-id header naming the new operation. ` +
           'A payment takes at most PAYD_MAX_OPERATIONS_PER_PAYMENT operations (captures, refunds and voids together, default 200); ' +
           'the next one is a 400 problem of type urn:eu.service:operation-limit-reached with max_operations.',
         params: IdParams,
@@ -118,20 +124,13 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
       preValidation: async (request) => {
         if (kind !== 'CAPTURE' && (request.body === undefined || request.body === null)) request.body = {};
       },
-      attachValidation: true,
     }, async (request, reply) => {
-      // A key already processed on this payment is answered 409 whatever the body (Errors 5).
-      if (request.validationError) {
-        const key = replayKey(request.validationError, request.headers['x-idempotency-key']);
-        // (Fastify validates params before the body: a body error means the id is a valid, canonical uuid.)
-        if (key) await operations.refuseKnownKey(entityOf(request), request.params.id, key, path(request.url));
-        throw request.validationError;
-      }
       const result = await operations.run(kind, entityOf(request), request.params.id, (request.body ?? {}) as OperationBody, {
         idempotencyKey: request.headers['x-idempotency-key'],
         instance: path(request.url),
       });
       reply.header('x-created-operation-id', result.operationId);
+      markCreated(request, result.operationId);
       return sendPayment(reply, result.payment);
     });
 
@@ -144,7 +143,7 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
         'pending transactions first unless Cache-Control carries max-age.',
       params: Type.Object({ id: Uuid(), operation_id: Uuid() }),
       headers: CacheHeaders,
-      response: { 200: Type.Ref('PaymentOperation'), 404: NoBody('No such payment or operation for this entity (no body)'), ...problemResponses(400, 401, 403) },
+      response: { 200: Type.Ref('PaymentOperation'), 404: NoBody('No such payment or operation for this entity (no body)'), ...problemResponses(400, 401, 403, 409) },
     },
   }, async (request) => {
     const entity = entityOf(request);

@@ -1,6 +1,7 @@
 // Payments: creation (authorization across the split), reading with partner sync,
 // settling pending partner transactions, and the reversal of half-authorized splits.
 // No HTTP and no SQL here: repos hold the SQL, connectors talk to partners.
+import type { EventTypeName } from '../webhooks/catalogue.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db/index.ts';
@@ -23,9 +24,12 @@ import { paymentJson } from './payment-json.ts';
 import type { RecentPayments } from './recent-payments.ts';
 import { authorizationEventType, operationEventType, paymentEvent, recordPaymentEvents } from './payment-events.ts';
 import type { ReturnLinks } from './return-links.ts';
+import type { EligibilityEngine } from '../eligibility/engine.ts';
 
 export interface PaymentsConfig {
   baseUrl: string;
+  /** The entity's eligibility rules, applied to API payments (absent: not checked, as in unit tests of the service alone). */
+  eligibility?: Pick<EligibilityEngine, 'refusedParts'>;
   /** The signed addresses shoppers come back to (the 3-D Secure return). */
   returnLinks: ReturnLinks;
   fingerprintKey: Buffer;
@@ -53,6 +57,12 @@ interface ReversalOptions {
   /** Runs first, under the row lock; false: nothing to reverse. */
   before?: (tx: Queryable) => Promise<boolean>;
 }
+
+/** An authorization closed because its 3-D Secure challenge was left (expireChallenges). */
+const expired = (expirySeconds: number): TxUpdate => ({
+  status: 'ERROR', partner_status: 'EXPIRED', status_code: 'CHALLENGE_EXPIRED', redirection: null,
+  partner_status_description: `The shopper did not complete 3-D Secure within ${Math.round(expirySeconds / 60)} minutes; the partner cancelled the authorization`,
+});
 
 const DEFAULT_REVERSAL = (paymentId: string): ReversalOptions =>
   ({ key: `reversal:${paymentId}`, reason: 'Reversal of a split payment that was not fully authorized' });
@@ -201,6 +211,14 @@ export class PaymentsService {
   async create(entityId: string, body: CreatePaymentBody, idempotencyKey: string | undefined, instance: string): Promise<PaymentViewT> {
     this.validate(entityId, body);
     if (idempotencyKey) await this.refuseReplay(entityId, idempotencyKey, instance);
+    // The entity's eligibility rules hold for API payments as for the widget's offer.
+    const refused = this.config.eligibility
+      ? await this.config.eligibility.refusedParts(entityId, { amount: body.amount, currency: body.currency, order: body.order, customer: body.customer }, body.split)
+      : [];
+    if (refused.length) {
+      throw problems.invalidField(`split[${refused[0]}]`,
+        `${body.split[refused[0]!]!.partner}/${body.split[refused[0]!]!.method} is not an eligible solution for this order under the entity's eligibility rules (POST /v2/eligible-solutions lists those that are)`);
+    }
     const captureMode = await this.captureModeOf(entityId, body);
 
     const id = randomUUID();
@@ -276,7 +294,7 @@ export class PaymentsService {
     const rows: PartnerTxRow[] = [];
     let last: { row: PartnerTxRow; update: TxUpdate | undefined } | undefined;
     for (const [i, { partner, row, request }] of parts.entries()) {
-      const stored = i === 0 ? created.tx : await paymentsRepo.insertTx(this.db, row);
+      const stored = i === 0 ? created.tx : await this.db.onRow(id, () => paymentsRepo.insertTx(this.db, row, []));
       faultPoint('authorize:after-reserve');
       const connector = this.partners.get(partner)!;
       const result = await callPartner(() => connector.authorize(request), this.config.partnerTimeoutMs,
@@ -288,7 +306,7 @@ export class PaymentsService {
         last = { row: stored, update };
         break;
       }
-      const at = await paymentsRepo.settleTx(this.db, stored.id, update!);
+      const at = await this.db.onRow(id, () => paymentsRepo.settleTx(this.db, stored.id, update!));
       faultPoint('authorize:after-record');
       rows.push(at ? settledTxRow(stored, update!, at) : stored);
     }
@@ -298,7 +316,7 @@ export class PaymentsService {
       faultPoint('authorize:after-finalize');
       return fast;
     }
-    if (last?.update) await paymentsRepo.settleTx(this.db, last.row.id, last.update);
+    if (last?.update) await this.db.onRow(id, () => paymentsRepo.settleTx(this.db, last.row.id, last.update!));
     faultPoint('authorize:after-record');
     const view = await this.finalize(entityId, id, { endProcessing: true, recover: false });
     faultPoint('authorize:after-finalize');
@@ -358,7 +376,7 @@ export class PaymentsService {
     const next = { ...p, authorization_status: status, processing: false, version: p.version + 1, updated_at: at };
     const view = paymentView(next, txs, [], this.config.baseUrl);
     const event = type ? await paymentEvent(this.db, p, view, type) : undefined;
-    if (!(await paymentsRepo.settleTxAndConclude(this.db, lastRow, update, p.id, p.version, status, at, event))) return undefined;
+    if (!(await this.db.onRow(p.id, () => paymentsRepo.settleTxAndConclude(this.db, lastRow, update, p.id, p.version, status, at, event)))) return undefined;
     // The next operation on it (commonly its capture) skips the read: recent-payments.ts.
     this.config.recent?.remember({ payment: { ...next, ...restingTotals(txs, []) }, txs, ops: [] });
     return view;
@@ -366,12 +384,18 @@ export class PaymentsService {
 
   /** A key already used by this entity: hold while the first request runs, then 409. */
   async refuseReplay(entityId: string, key: string, instance: string): Promise<void> {
+    const first = await this.firstWithKey(entityId, key);
+    if (first) throw problems.idempotencyViolation(instance, first);
+  }
+
+  /** The payment this entity created with this key (held while it is being authorized); undefined when none. */
+  async firstWithKey(entityId: string, key: string): Promise<string | undefined> {
     const first = await holdWhileInFlight(
       () => paymentsRepo.getByKey(this.db, entityId, key),
       (p) => p.processing,
       this.config,
     );
-    if (first) throw problems.idempotencyViolation(instance, first.id);
+    return first?.id;
   }
 
   /**
@@ -449,6 +473,65 @@ export class PaymentsService {
     return true;
   }
 
+  /**
+   * The 3-D Secure challenges of a payment that the shopper left for longer than
+   * `expirySeconds` at `now` (recovery, under its claim; renew before each partner call).
+   * Each is first asked about (the shopper may have finished it without coming back:
+   * that outcome is recorded as if they had). One still awaiting the shopper is
+   * cancelled at the partner through the port, a void of the authorization with a key
+   * of its own (`challenge-expiry:<transaction id>`, so a retry or another worker asks
+   * once), and once the partner confirms it holds nothing, the authorization is closed
+   * as ERROR with status_code CHALLENGE_EXPIRED; the payment is then finalized as for
+   * any other answer (its status, the payment.failed event, the reversal of other parts
+   * of a split). A partner that does not confirm leaves the challenge PENDING for the
+   * next pass. Returns whether anything was settled.
+   */
+  async expireChallenges(p: PaymentRow, { now, expirySeconds, renew }: { now: number; expirySeconds: number; renew?: () => Promise<boolean> }): Promise<boolean> {
+    const all = await paymentsRepo.txs(this.db, p.id);
+    const left = all.filter((t) => t.kind === 'AUTHORIZATION' && t.status === 'PENDING' && t.redirection
+      && now - new Date(t.created_at).getTime() > expirySeconds * 1000);
+    let settled = false;
+    for (const t of left) {
+      if (renew && !(await renew())) break;
+      const update = await this.expireChallenge(p, t, expirySeconds);
+      if (update && await paymentsRepo.settleTx(this.db, t.id, update)) settled = true;
+    }
+    if (settled) await this.finalize(p.entity_id, p.id, { endProcessing: true, recover: true });
+    return settled;
+  }
+
+  /** What to record for one abandoned challenge, or undefined: leave it PENDING (the partner did not confirm). */
+  private async expireChallenge(p: PaymentRow, t: PartnerTxRow, expirySeconds: number): Promise<TxUpdate | undefined> {
+    const connector = this.partners.get(t.partner);
+    if (!connector) return undefined;
+    const label = (call: string) => ({ telemetry: this.config.telemetry, partner: t.partner, call, key: t.partner_key });
+    const context = { amount: t.amount, currency: p.currency, sent_at: new Date(t.created_at) };
+    // The partner's view: its answer, NOT_FOUND (it holds nothing), or undefined (no answer in time).
+    const sync = async () => {
+      let notFound = false;
+      const r = await callPartner(async () => {
+        const x = await connector.sync({ key: t.partner_key, entityId: p.entity_id, kind: 'AUTHORIZATION', context });
+        if (x !== 'NOT_FOUND') return x;
+        notFound = true;
+        return { outcome: 'PENDING' as const, partner_status: 'NOT_FOUND', status_code: 'NOT_FOUND' };
+      }, this.config.partnerTimeoutMs, undefined, label('sync'));
+      return notFound ? 'NOT_FOUND' as const : r;
+    };
+    const before = await sync();
+    if (before === 'NOT_FOUND') return expired(expirySeconds);
+    if (before && before.outcome !== 'PENDING') return txUpdate(t.kind, before);
+    const cancelled = await callPartner(() => connector.void({
+      key: `challenge-expiry:${t.id}`, entityId: p.entity_id, authorization_reference: t.partner_reference ?? '', amount: t.amount, currency: p.currency,
+    }), this.config.partnerTimeoutMs, undefined, label('void'));
+    if (cancelled?.outcome === 'SUCCESS') return expired(expirySeconds);
+    // Not cancelled: the challenge may have ended meanwhile (the shopper finished it);
+    // what the partner holds now is recorded, or nothing when it still waits.
+    const after = await sync();
+    if (after === 'NOT_FOUND') return expired(expirySeconds);
+    if (!after || after.outcome === 'PENDING') return undefined;
+    return txUpdate(t.kind, after);
+  }
+
   /** True when the partner call made when this transaction was recorded has surely given up. */
   private pastDeadline(t: PartnerTxRow): boolean {
     return Date.now() - new Date(t.created_at).getTime() > this.config.partnerTimeoutMs + DEADLINE_MARGIN_MS;
@@ -477,7 +560,7 @@ export class PaymentsService {
     }, recover ? this.config.partnerTimeoutMs * 2 : this.config.partnerTimeoutMs, undefined, // (a sync, then maybe a resend)
     { telemetry: this.config.telemetry, partner: t.partner, call: 'sync', key: t.partner_key });
     const update = txUpdate(t.kind, synced);
-    if (update) await paymentsRepo.settleTx(this.db, t.id, update);
+    if (update) await this.db.onRow(p.id, () => paymentsRepo.settleTx(this.db, t.id, update));
   }
 
   /**
@@ -506,7 +589,7 @@ export class PaymentsService {
     try {
       const update = txUpdate(t.kind, result);
       if (!update || update.status === 'PENDING') return;
-      if (await paymentsRepo.settleTx(this.db, t.id, update)) {
+      if (await this.db.onRow(paymentId, () => paymentsRepo.settleTx(this.db, t.id, update))) {
         await this.finalize(entityId, paymentId, { endProcessing: false, recover: false });
         return;
       }
@@ -532,7 +615,7 @@ export class PaymentsService {
     const toReverse: Array<{ txId: string; key: string; auth: PartnerTxRow }> = [];
     let capture = 0;
     let ended: OperationRow[] = [];
-    const view = await this.db.transaction(async (tx) => {
+    const view = await this.db.onRow(id, () => this.db.transaction(async (tx) => {
       ended = []; // (a retried transaction starts again)
       const p = await paymentsRepo.get(tx, entityId, id, true);
       if (!p) return undefined;
@@ -555,7 +638,7 @@ export class PaymentsService {
           changed = true;
         }
       }
-      const events: Array<{ type: string; operationId?: string }> = [];
+      const events: Array<{ type: EventTypeName; operationId?: string }> = [];
       const authEvent = status !== p.authorization_status ? authorizationEventType(status) : undefined;
       if (authEvent) events.push({ type: authEvent });
       const childrenOf = childrenByOperation(txs); // (one pass: an operation's children, not the whole ledger per operation)
@@ -582,7 +665,7 @@ export class PaymentsService {
       const view = paymentView(now, txs, ops, this.config.baseUrl);
       await recordPaymentEvents(tx, p, view, events);
       return view;
-    });
+    }));
     for (const o of ended) this.config.telemetry?.operationEnded(o.kind, o.status);
     if (toReverse.length) {
       faultPoint('reversal:before-send'); // the failure and its reversal are committed; no partner called yet
@@ -600,13 +683,13 @@ export class PaymentsService {
    */
   private async reverse(entityId: string, id: string, auths: PartnerTxRow[],
     opts: ReversalOptions = DEFAULT_REVERSAL(id)): Promise<void> {
-    const reserved = await this.db.transaction(async (tx) => {
+    const reserved = await this.db.onRow(id, () => this.db.transaction(async (tx) => {
       const p = await paymentsRepo.get(tx, entityId, id, true);
       if (!p) return undefined;
       const r = await this.reserveReversal(tx, id, auths, opts);
       if (r) await paymentsRepo.touch(tx, id);
       return r;
-    });
+    }));
     if (reserved) await this.sendReversal(entityId, id, reserved.children);
   }
 
@@ -640,7 +723,7 @@ export class PaymentsService {
       rows.push(await paymentsRepo.insertTx(tx, {
         id: txId, payment_id: id, operation_id: opId, parent_id: a.id, kind: 'VOID', seq: seq++,
         partner: a.partner, method: a.method, amount: a.amount, status: 'PENDING', partner_key: key, card: null, save_token: null,
-      }));
+      }, now)); // (counted against the authorization as stored: nothing, for one closed before it answered late)
       children.push({ txId, key, auth: a });
     }
     return { op, rows, children };
@@ -656,7 +739,7 @@ export class PaymentsService {
       }), this.config.partnerTimeoutMs, (r) => void this.answeredLate(entityId, id, { id: c.txId, kind: 'VOID' }, r),
       { telemetry: this.config.telemetry, partner: c.auth.partner, call: 'void', key: c.key });
       const update = txUpdate('VOID', result);
-      if (update) await paymentsRepo.settleTx(this.db, c.txId, update);
+      if (update) await this.db.onRow(id, () => paymentsRepo.settleTx(this.db, c.txId, update));
     }
     await this.finalize(entityId, id, { endProcessing: false, recover: false });
   }

@@ -4,10 +4,13 @@
 // asking the partner with the same key. A worker settles a payment only while it holds
 // the payment's claim (a lease renewed before each partner call), so that two payd
 // processes never resend the same transaction at once (docs/decisions.md, "Recovery").
+// The same pass expires the 3-D Secure challenges shoppers left for longer than
+// PAYD_CHALLENGE_EXPIRY_SECONDS (PaymentsService.expireChallenges), under the same claim.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../platform/db/index.ts';
 import { faultPoint } from '../platform/fault-points.ts';
 import { settledWithin } from '../platform/lifecycle.ts';
+import { type Clock, systemClock } from '../platform/clock.ts';
 import { paymentsRepo } from './payments.repo.ts';
 import type { PaymentsService } from './payments.service.ts';
 
@@ -23,6 +26,7 @@ export class Recovery {
     private readonly db: Db,
     private readonly payments: PaymentsService,
     private readonly graceSeconds = 60,
+    private readonly challenges: { expirySeconds: number; clock?: Clock } = { expirySeconds: 1800 },
   ) {}
 
   /**
@@ -50,14 +54,35 @@ export class Recovery {
         await paymentsRepo.releaseRecovery(this.db, s.id, this.owner);
       }
     }
-    return settled;
+    return settled + (await this.expireChallenges(limit));
   }
 
-  start(intervalMs = 10_000, onError: (err: unknown) => void = () => {}): void {
+  /** Abandoned 3-D Secure challenges, claimed as above; returns how many payments it looked at. */
+  private async expireChallenges(limit: number): Promise<number> {
+    const now = (this.challenges.clock ?? systemClock)();
+    const left = await paymentsRepo.expiredChallenges(this.db, new Date(now), this.challenges.expirySeconds, limit);
+    let done = 0;
+    for (const s of left) {
+      if (this.stopped) break;
+      const claim = () => paymentsRepo.claimRecovery(this.db, s.id, this.owner, this.leaseSeconds);
+      if (!(await claim())) continue;
+      try {
+        const p = await paymentsRepo.get(this.db, s.entity_id, s.id);
+        if (p) await this.payments.expireChallenges(p, { now, expirySeconds: this.challenges.expirySeconds, renew: claim });
+        done += 1;
+      } finally {
+        await paymentsRepo.releaseRecovery(this.db, s.id, this.owner);
+      }
+    }
+    return done;
+  }
+
+  /** Runs a pass every intervalMs; onError gets a pass that failed, onSuccess one that ran to its end. */
+  start(intervalMs = 10_000, onError: (err: unknown) => void = () => {}, onSuccess: () => void = () => {}): void {
     this.stopped = undefined;
     this.timer = setInterval(() => {
       if (this.pass) return;
-      this.pass = this.runOnce().catch(onError).finally(() => {
+      this.pass = this.runOnce().then(onSuccess, onError).finally(() => {
         this.pass = undefined;
       });
     }, intervalMs);

@@ -1,15 +1,21 @@
 // The webhook events payd sends, by type: what each means and the schema of its `data`.
 // The OpenAPI document's `webhooks` section, the events API and `payd trigger` read it.
 
+type OperationEventTypeName = `payment.${'captured' | 'refunded' | 'voided'}` | `payment.${'capture' | 'refund' | 'void'}_${'failed' | 'conflict'}`;
+
+/** Every event type payd emits: a closed union, so that an event written with a type the catalogue lacks does not compile. */
+export type EventTypeName = 'payment.authorized' | 'payment.refused' | 'payment.failed' | OperationEventTypeName
+  | 'payment_link.paid' | 'payment_link.payment_failed' | 'payment_link.cancelled';
+
 export interface EventType {
-  type: string;
+  type: EventTypeName;
   summary: string;
   /** components.schemas name of the event's `data`. */
   data: 'PaymentEventData' | 'PaymentLinkEventData';
 }
 
 const operationEvents = (['capture', 'refund', 'void'] as const).flatMap((kind): EventType[] => {
-  const done = { capture: 'captured', refund: 'refunded', void: 'voided' }[kind];
+  const done = ({ capture: 'captured', refund: 'refunded', void: 'voided' } as const)[kind];
   return [
     { type: `payment.${done}`, summary: `A ${kind} succeeded at every partner`, data: 'PaymentEventData' },
     { type: `payment.${kind}_failed`, summary: `A ${kind} was refused by every partner it went to`, data: 'PaymentEventData' },

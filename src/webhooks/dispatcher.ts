@@ -42,6 +42,7 @@ export class WebhookDispatcher {
   private readonly inFlight = new Set<Promise<unknown>>();
   private stopCtl = new AbortController();
   private onError: (err: unknown) => void = () => {};
+  private onSuccess: () => void = () => {};
   private readonly concurrency: number;
 
   constructor(
@@ -60,11 +61,13 @@ export class WebhookDispatcher {
     return this.stopped !== undefined;
   }
 
-  start(onError: (err: unknown) => void = () => {}): void {
+  /** onError: a tick or a delivery's record that failed; onSuccess: a tick that claimed (the database answered). */
+  start(onError: (err: unknown) => void = () => {}, onSuccess: () => void = () => {}): void {
     if (this.running) return;
     this.running = true;
     this.stopped = undefined;
     this.onError = onError;
+    this.onSuccess = onSuccess;
     this.stopCtl = new AbortController();
     this.schedule(0);
   }
@@ -106,6 +109,7 @@ export class WebhookDispatcher {
       const free = this.concurrency - this.inFlight.size;
       if (free > 0) {
         const claimed = await this.claim(free);
+        this.onSuccess();
         saturated = claimed.length === free;
         for (const d of claimed) {
           if (!this.running) {

@@ -53,7 +53,8 @@ export interface EventFilter {
 export interface MerchantEventQuery {
   limit: number;
   order: 'asc' | 'desc';
-  type?: string | undefined;
+  /** Only events of these types. */
+  types?: string[] | undefined;
   createdGte?: Date | undefined;
   createdLt?: Date | undefined;
   after?: string | undefined;
@@ -151,7 +152,7 @@ export const eventsRepo = {
   async page(q: Queryable, entityId: string, p: MerchantEventQuery): Promise<MerchantEventRow[] | undefined> {
     const params: unknown[] = [entityId, p.limit + 1];
     const where = ['entity_id = $1'];
-    if (p.type !== undefined) where.push(`type = $${params.push(p.type)}`);
+    if (p.types !== undefined) where.push(`type = ANY($${params.push(p.types)}::text[])`);
     if (p.createdGte !== undefined) where.push(`created_at >= $${params.push(p.createdGte)}`);
     if (p.createdLt !== undefined) where.push(`created_at < $${params.push(p.createdLt)}`);
     const cursor = p.after ?? p.before;

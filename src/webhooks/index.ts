@@ -15,6 +15,8 @@ import { sealPlainHeaders } from './header-seal.ts';
 import { WebhookSecrets } from './secrets.ts';
 import { WebhooksService } from './webhooks.service.ts';
 import { webhooksOperatorRoutes } from './webhooks.routes.ts';
+import { merchantWebhookRoutes } from './merchant-endpoint.routes.ts';
+import type { IdempotencyKeys } from '../platform/http/idempotency.ts';
 
 export { enqueueEvent, EVENT_TYPE_PATTERN, type EnqueuedEvent, type NewEvent } from './outbox.ts';
 export { signWebhook, verifyWebhookSignature, SIGNATURE_HEADER } from './signature.ts';
@@ -72,6 +74,7 @@ export function attachWebhooks(app: FastifyInstance, { db, masterKey, config }: 
 }
 
 /** Routes of the webhooks module (operator delivery log and replay). */
-export async function webhooksRoutes(app: FastifyInstance, { webhooks }: { webhooks: Webhooks }): Promise<void> {
+export async function webhooksRoutes(app: FastifyInstance, { webhooks, idempotency }: { webhooks: Webhooks; idempotency: IdempotencyKeys }): Promise<void> {
   await webhooksOperatorRoutes(app, { service: webhooks.service });
+  await merchantWebhookRoutes(app, { service: webhooks.service, idempotency });
 }

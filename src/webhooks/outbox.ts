@@ -29,6 +29,7 @@
 //   has none at this moment, the event is kept (visible to the operator, replayable
 //   later) but not sent.
 // - Events are signed with the entity's secret (payd-signature) whatever the target.
+import type { EventTypeName } from './catalogue.ts';
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../platform/db/index.ts';
 import { problems } from '../platform/http/problem.ts';
@@ -40,7 +41,7 @@ export const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
 
 export interface NewEvent {
   entityId: string;
-  type: string;
+  type: EventTypeName;
   /** JSON snapshot of the object the event is about (sent as the envelope's `data`), or its JSON text. */
   data: Record<string, unknown> | string;
   /** The event's own target (a payment link's webhook.url); absent: the entity's endpoint. */

@@ -74,6 +74,17 @@ describe('checkout retries after a decline', () => {
     assert.equal((await widget(s.widget.data)).json().can_pay, false);
   });
 
+  it('names the declines a shopper can act on (expired card, wrong CVC, insufficient funds) and no other', async () => {
+    for (const [number, reason] of [['4000000000000069', 'expired_card'], ['4000000000000127', 'incorrect_cvc'], ['4000000000009995', 'insufficient_funds'], [DECLINED, undefined]] as const) {
+      const s = await newSession();
+      const res = (await submit(s.widget.data, number)).json();
+      assert.equal(res.authorization_status, 'REFUSED');
+      assert.equal(res.decline_reason, reason, number);
+    }
+    const ok = (await submit((await newSession()).widget.data, '4242424242424242')).json();
+    assert.equal(ok.decline_reason, undefined);
+  });
+
   it('caps the attempts of one session (card testing); the last decline says no retry', async () => {
     const s = await newSession();
     for (let i = 0; i < 2; i++) assert.equal((await submit(s.widget.data, DECLINED)).json().can_retry, true);

@@ -34,10 +34,10 @@ describe('merchant dashboard', () => {
   });
 
   const { signInAs, get, post } = dashboardClient(() => t);
-  const pay = async (m: Merchant, reference: string, amount = 10000) => {
+  const pay = async (m: Merchant, reference: string, amount = 10000, currency = 'EUR') => {
     const res = await t.app.inject({
       method: 'POST', url: '/v2/payments', headers: m.auth,
-      payload: { amount, currency: 'EUR', capture_mode: 'MANUAL', order: { reference }, split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2031', cvv: '123' } }] },
+      payload: { amount, currency, capture_mode: 'MANUAL', order: { reference }, split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2031', cvv: '123' } }] },
     });
     assert.equal(res.statusCode, 200, res.body);
     return res.json() as { id: string };
@@ -98,6 +98,26 @@ describe('merchant dashboard', () => {
     assert.match(list.body, /value="REFUSED"/);
   });
 
+  // Issue 44, item 4: the dashboard showed ¥1,000 as "10.00 JPY" and turned a typed "1000" into 100000.
+  it('shows and reads amounts in the currency\'s own units: ¥1,000 is "1,000 JPY", and a typed 1000 captures ¥1,000', async () => {
+    const p = await pay(a, 'ORDER-YEN-1', 1000, 'JPY');
+    const olga = await signInAs('olga@example.com', `/dashboard/${a.entityId}/payments/${p.id}`);
+    const detail = await get(olga, `/dashboard/${a.entityId}/payments/${p.id}`);
+    assert.match(detail.body, /1,000 JPY/);
+    assert.doesNotMatch(detail.body, /10\.00 JPY/);
+    const form = hiddenFields(/<form method="post" action="[^"]+\/capture"[^]*?<\/form>/.exec(detail.body)![0]);
+    assert.match(detail.body, /name="amount" inputmode="decimal" required value="1000"/, 'the suggested amount in yen');
+    const fraction = await post(olga, `/dashboard/${a.entityId}/payments/${p.id}/capture`, { ...Object.fromEntries(form), amount: '10.50' });
+    assert.equal(fraction.statusCode, 400, 'the yen has no minor unit');
+    const confirm = await post(olga, `/dashboard/${a.entityId}/payments/${p.id}/capture`, { ...Object.fromEntries(form), amount: '1000' });
+    assert.match(confirm.body, /Capture 1,000 JPY\?/);
+    const done = await post(olga, `/dashboard/${a.entityId}/payments/${p.id}/capture`, Object.fromEntries(hiddenFields(confirm.body)));
+    assert.equal(done.statusCode, 303, done.body);
+    assert.deepEqual(await operations(p.id), [{ kind: 'CAPTURE', amount: '1000' }]);
+    const found = await get(olga, `/dashboard/${a.entityId}/payments?currency=JPY&amount_min=1000&amount_max=1000`);
+    assert.match(found.body, /ORDER-YEN-1/);
+  });
+
   it('refuses a form without its CSRF token, and an amount over what is available, with the reason', async () => {
     const p = await pay(a, 'ORDER-CSRF');
     const olga = await signInAs('olga@example.com');
@@ -151,12 +171,34 @@ describe('merchant dashboard', () => {
     assert.equal(list.statusCode, 200);
     assert.match(list.body, /FIND-ME-42/);
     assert.doesNotMatch(list.body, /ORDER-VIEW/);
-    const byAmount = await get(vic, `/dashboard/${a.entityId}/payments?amount_min=42.42&amount_max=42.42&status=AUTHORIZED`);
+    const byAmount = await get(vic, `/dashboard/${a.entityId}/payments?currency=EUR&amount_min=42.42&amount_max=42.42&status=AUTHORIZED`);
     assert.match(byAmount.body, /FIND-ME-42/);
-    const bad = await get(vic, `/dashboard/${a.entityId}/payments?amount_min=lots&from=yesterday`);
+    const bad = await get(vic, `/dashboard/${a.entityId}/payments?currency=EUR&amount_min=lots&from=yesterday`);
     assert.equal(bad.statusCode, 200);
-    assert.match(bad.body, /Minimum amount: write it like 12\.50/);
+    assert.match(bad.body, /Amount from: write it in EUR like 12\.50/);
+    assert.match((await get(vic, `/dashboard/${a.entityId}/payments?amount_min=10`)).body, /Amount from: choose the currency the amount is in/);
     assert.match(bad.body, /From: a date such as/);
+    // One search box: payment id (opens it), card's last four, customer email, order reference.
+    const withEmail = (await t.app.inject({
+      method: 'POST', url: '/v2/payments', headers: a.auth,
+      payload: { amount: 1234, currency: 'EUR', customer: { email: 'Lin@Example.com' }, order: { reference: 'FIND-BY-MAIL' }, split: [{ partner: 'card-sim', method: 'CARD', amount: 1234, instrument: { type: 'CARD', number: '5555555555554444', expiry_month: '12', expiry_year: '2031', cvv: '123' } }] },
+    })).json();
+    const byId = await get(vic, `/dashboard/${a.entityId}/payments?order_reference=${withEmail.id}`);
+    assert.equal(byId.statusCode, 303);
+    assert.equal(byId.headers.location, `/dashboard/${a.entityId}/payments/${withEmail.id}`);
+    const byLastFour = await get(vic, `/dashboard/${a.entityId}/payments?order_reference=4444`);
+    assert.match(byLastFour.body, /FIND-BY-MAIL/);
+    assert.doesNotMatch(byLastFour.body, /FIND-ME-42/);
+    const byEmail = await get(vic, `/dashboard/${a.entityId}/payments?order_reference=lin%40example.com`);
+    assert.match(byEmail.body, /FIND-BY-MAIL/);
+    assert.doesNotMatch(byEmail.body, /FIND-ME-42/);
+    const detail = await get(vic, `/dashboard/${a.entityId}/payments/${withEmail.id}`);
+    assert.match(detail.body, /id="payment-card">MASTERCARD •••• 4444|id="payment-card">[A-Za-z]+ •••• 4444/);
+    // Another merchant's payment id opens nothing.
+    const bea = await signInAs('bea@example.com');
+    const other = await get(bea, `/dashboard/${b.entityId}/payments?order_reference=${withEmail.id}`);
+    assert.equal(other.statusCode, 200);
+    assert.doesNotMatch(other.body, /FIND-BY-MAIL/);
     const home = await get(vic, `/dashboard/${a.entityId}`);
     assert.match(home.body, /Volume authorised today/);
     assert.match(home.body, /<svg role="img"/);
@@ -178,7 +220,7 @@ describe('merchant dashboard', () => {
     assert.match(page.body, /data-copy=/);
     const bad = await post(olga, `/dashboard/${a.entityId}/links`, { ...form, form_key: crypto.randomUUID(), amount: 'free', currency: 'EUR' });
     assert.equal(bad.statusCode, 400);
-    assert.match(bad.body, /Amount: write it like 12\.50/);
+    assert.match(bad.body, /Amount: write it in EUR like 12\.50/);
     const csrf = hiddenFields(page.body).get('csrf')!;
     assert.equal((await post(olga, `/dashboard/${a.entityId}/links/${links[0]!.id}/cancel`, { csrf })).statusCode, 303);
     assert.equal((await t.testDb.db.query<{ status: string }>('SELECT status FROM payment_links WHERE id = $1', [links[0]!.id])).rows[0]!.status, 'CANCELLED');

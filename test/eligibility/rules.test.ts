@@ -23,9 +23,10 @@ describe('eligibility rules', () => {
 
   it('without rules: every pair the partners\' own limits allow, in a stable order', async () => {
     assert.deepEqual(await eligible(t, m), ALL);
-    // USD: only the card acquirer takes it; JPY: nobody.
+    // USD and JPY: only the card acquirer takes them; SEK: nobody.
     assert.deepEqual(await eligible(t, m, { currency: 'USD' }), ['card-sim/CARD']);
-    assert.deepEqual(await eligible(t, m, { currency: 'JPY' }), []);
+    assert.deepEqual(await eligible(t, m, { currency: 'JPY' }), ['card-sim/CARD']);
+    assert.deepEqual(await eligible(t, m, { currency: 'SEK' }), []);
     // BNPL takes 50.00 to 3000.00 EUR (bounds inclusive); gift cards up to 500.00 EUR.
     assert.deepEqual(await eligible(t, m, { amount: 4_999 }), without(...BNPL));
     assert.deepEqual(await eligible(t, m, { amount: 5_000 }), ALL);
@@ -128,6 +129,30 @@ describe('eligibility rules', () => {
     assert.deepEqual(await eligible(t, m, { order: orderIn('FR'), customer: { type: 'COMPANY' } }), ALL);
     assert.deepEqual(await eligible(t, m, { order: orderIn('US'), customer: { type: 'COMPANY' } }), without('card-sim/CARD'));
     assert.deepEqual(await eligible(t, m, { order: orderIn('FR') }), without('card-sim/CARD'));
+  });
+
+  // Issue 43 item 4: the rules applied only to the widget; the API authorized a 6,000 EUR
+  // card payment and a German BNPL payment under the documented rules.
+  it('the rules hold for payments created through the API too: a refused pair is a 400 naming its split part', async () => {
+    await setRules(t, m, [
+      { partner: 'bnpl-sim', billing_countries: { allow: ['FR', 'BE'] }, marketplace: false },
+      { partner: 'card-sim', method: 'CARD', amounts: { EUR: { max_amount: 500000 } } },
+    ]);
+    const card = { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2031', cvv: '123' };
+    const pay = (payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/v2/payments', headers: m.auth, payload });
+    const big = await pay({ amount: 600000, currency: 'EUR', split: [{ partner: 'card-sim', method: 'CARD', amount: 600000, instrument: card }] });
+    assert.equal(big.statusCode, 400, big.body);
+    assert.equal(big.json().invalid_params[0].name, 'split[0]');
+    assert.match(big.json().invalid_params[0].reason, /not an eligible solution for this order under the entity's eligibility rules/);
+    const german = await pay({ amount: 6000, currency: 'EUR', order: orderIn('DE'), customer: { email: 'ada@example.de' }, split: [{ partner: 'bnpl-sim', method: 'INSTALLMENTS_3X', amount: 6000 }] });
+    assert.equal(german.statusCode, 400, german.body);
+    const count = await t.testDb.db.query('SELECT 1 FROM payments WHERE entity_id = $1', [m.entityId]);
+    assert.equal(count.rows.length, 0, 'nothing written');
+    // Within the rules: paid.
+    const ok = await pay({ amount: 500000, currency: 'EUR', split: [{ partner: 'card-sim', method: 'CARD', amount: 500000, instrument: card }] });
+    assert.equal(ok.json().authorization.status, 'AUTHORIZED', ok.body);
+    const french = await pay({ amount: 6000, currency: 'EUR', order: orderIn('FR'), customer: { email: 'ada@example.fr' }, split: [{ partner: 'bnpl-sim', method: 'INSTALLMENTS_3X', amount: 6000 }] });
+    assert.equal(french.statusCode, 200, french.body);
   });
 
   it('an empty rule set restores the defaults', async () => {

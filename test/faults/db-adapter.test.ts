@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import pg from 'pg';
-import { DatabaseUnavailableError, isConnectionFailure, toDbError } from '../../src/platform/db/errors.ts';
+import { DatabaseBusyError, DatabaseUnavailableError, isConnectionFailure, toDbError } from '../../src/platform/db/errors.ts';
 import { backoffMs, createPgDb } from '../../src/platform/db/pg.ts';
 import type { Db } from '../../src/platform/db/index.ts';
 import type { TestDb } from '../helpers/db.ts';
@@ -19,6 +19,9 @@ describe('connection failure classification', () => {
   it('connection-level failures are unavailable; statement errors are not', () => {
     for (const e of [
       withCode('ECONNREFUSED'), withCode('ECONNRESET'), withCode('57P01'), withCode('57P03'), withCode('53300'), withCode('53100'), withCode('53200'), withCode('08006'),
+      // PostgreSQL's statement_timeout (or the cancel sent when the client gave up), and a
+      // session ended for idling in its transaction (issue 45): 503, the connection discarded.
+      withCode('57014'), withCode('25P03'),
       new Error('Connection terminated unexpectedly'), new Error('timeout exceeded when trying to connect'),
       new Error('Connection terminated due to connection timeout'), new Error('Query read timeout'),
       new Error('wrapped', { cause: withCode('ECONNREFUSED') }),
@@ -26,10 +29,13 @@ describe('connection failure classification', () => {
       assert.ok(isConnectionFailure(e), e.message);
       assert.ok(toDbError(e) instanceof DatabaseUnavailableError, e.message);
     }
-    for (const e of [withCode('23505'), withCode('40001'), withCode('42601'), withCode('57014'), new Error('bad channel name'), undefined, 'text']) {
+    for (const e of [withCode('23505'), withCode('40001'), withCode('42601'), new Error('bad channel name'), undefined, 'text']) {
       assert.equal(isConnectionFailure(e), false, String(e));
       assert.equal(toDbError(e), e);
     }
+    // A lock wait past lock_timeout: busy (409), not unavailable.
+    assert.equal(isConnectionFailure(withCode('55P03')), false);
+    assert.ok(toDbError(withCode('55P03')) instanceof DatabaseBusyError);
     assert.equal(new DatabaseUnavailableError(withCode('57P01')).code, '57P01');
   });
 

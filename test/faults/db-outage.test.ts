@@ -5,7 +5,9 @@
 // sockets and memory bounded, answer 503 problem+json with Retry-After (readiness 503,
 // liveness 200), serve again within 5 s of the database returning, and keep the money
 // invariants. Then the same with a blackhole (the network eats packets: connects and
-// queries hang instead of failing, until their timeouts).
+// queries hang instead of failing, until their timeouts). The background workers log the
+// outage once (a warning) and its end once (an info line with the ticks that failed),
+// never an error with a stack per tick (issue 45, item 5).
 import { after, before, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestDb } from '../helpers/db.ts';
@@ -27,6 +29,14 @@ describe(`database outage under load (${OUTAGE_MS} ms, ${WORKERS} clients)`, () 
   let server: ServerProcess;
   let auth: { authorization: string };
   const acknowledged: Acknowledged = new Map();
+  const logs: string[] = [];
+  const logged = (from: number) => logs.slice(from).flatMap((l) => {
+    try {
+      return [JSON.parse(l) as { level: number; msg: string; ticksFailed?: Record<string, number>; err?: unknown }];
+    } catch {
+      return [];
+    }
+  });
 
   before(async () => {
     t = await createPgTestDb();
@@ -34,7 +44,8 @@ describe(`database outage under load (${OUTAGE_MS} ms, ${WORKERS} clients)`, () 
     proxy = await startFaultProxy({ host: u.hostname, port: Number(u.port || 5432) });
     server = await startServer({
       DATABASE_URL: proxy.rewrite(t.url), PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_PARTNER_TIMEOUT_MS: '500', PAYD_RECOVERY_INTERVAL_MS: '500', PAYD_DB_POOL_SIZE: '10',
-    });
+      LOG_LEVEL: 'info',
+    }, { logs });
     auth = (await onboard(server.base)).auth;
   });
   after(async () => {
@@ -80,6 +91,7 @@ describe(`database outage under load (${OUTAGE_MS} ms, ${WORKERS} clients)`, () 
       await until(server.child, 'load before the fault', () => answers.before.filter((a) => a.status === 200).length >= 4 * WORKERS);
       const baseline = probe(pid);
 
+      const logMark = logs.length;
       await proxy.set(fault);
       phase = 'outage';
       const outageEnds = Date.now() + OUTAGE_MS;
@@ -104,6 +116,25 @@ describe(`database outage under load (${OUTAGE_MS} ms, ${WORKERS} clients)`, () 
         await sleep(50);
       }
       const recoveredMs = Date.now() - returned;
+      // The workers' lines: one warning when the database went away, one info line when
+      // it answered again (with the ticks that failed), nothing per tick in between.
+      const WENT = /^database unreachable/;
+      const BACK = /^database reachable again/;
+      if (fault === 'close') await until(server.child, 'the workers\' line saying the database is back', () => logged(logMark).some((l) => BACK.test(l.msg)));
+      const lines = logged(logMark);
+      const went = lines.filter((l) => WENT.test(l.msg));
+      const back = lines.filter((l) => BACK.test(l.msg));
+      const perTick = lines.filter((l) => /^(recovery pass failed|webhook dispatch failed)$/.test(l.msg));
+      assert.deepEqual(perTick.map((l) => l.msg), [], 'no error line per failed tick');
+      assert.ok(went.length <= 1 && back.length <= went.length, `one warning and one line when back: ${JSON.stringify([...went, ...back])}`);
+      if (fault === 'close') {
+        assert.equal(went.length, 1, 'one warning when the database went away');
+        assert.equal(went[0]!.level, 40);
+        assert.equal(back.length, 1);
+        assert.equal(back[0]!.level, 30);
+        const failed = Object.values(back[0]!.ticksFailed ?? {}).reduce((a, b) => a + b, 0);
+        assert.ok(failed >= 2, `the ticks that failed are counted: ${JSON.stringify(back[0])}`);
+      }
       await until(server.child, 'load after the fault', () => answers.after.filter((a) => a.status === 200).length >= 4 * WORKERS);
       stop = true;
       await Promise.all(workers);

@@ -3,6 +3,7 @@
 // (sim_partner_operations) and the running totals stored on each payment row. A
 // violation is a sentence naming the payment and the rule.
 import type { Queryable } from '../../src/platform/db/index.ts';
+import { type CountedRow, SUM_COLS, ledgerTotals } from '../../src/payments/ledger-totals.ts';
 
 export interface LedgerTotals {
   authorized: number;
@@ -26,19 +27,29 @@ const PARTNER_MOVED = new Set(['AUTHORIZED', 'SUCCEEDED']);
 /** payd ledger statuses that mean the same. */
 const PAYD_MOVED = new Set(['AUTHORIZED', 'SUCCESS']);
 
+/** Every ledger row of every payment, with its payment's PENDING operations, in one statement (one snapshot). */
+async function ledgers(db: Pick<Queryable, 'query'>): Promise<Map<string, { rows: CountedRow[]; pendingOps: number; operations: number }>> {
+  const { rows } = await db.query<{ payment_id: string; rows: CountedRow[] | null; pending_ops: string; operations: string }>(
+    `SELECT p.id AS payment_id,
+            (SELECT json_agg(json_build_object('id', t.id, 'kind', t.kind, 'status', t.status, 'amount', t.amount, 'parent_id', t.parent_id))
+               FROM partner_transactions t WHERE t.payment_id = p.id) AS rows,
+            (SELECT count(*) FROM payment_operations o WHERE o.payment_id = p.id AND o.status = 'PENDING') AS pending_ops,
+            (SELECT count(*) FROM payment_operations o WHERE o.payment_id = p.id) AS operations
+       FROM payments p`);
+  return new Map(rows.map((r) => [r.payment_id, {
+    rows: (r.rows ?? []).map((t) => ({ ...t, amount: Number(t.amount) })), pendingOps: Number(r.pending_ops), operations: Number(r.operations),
+  }]));
+}
+
 export async function moneyInvariants(db: Queryable): Promise<InvariantReport> {
   const violations: string[] = [];
-  const { rows: totals } = await db.query<{ payment_id: string; authorized: string; captured: string; voided: string; refunded: string; pending: string; pending_ops: string }>(
-    `SELECT p.id AS payment_id,
-            coalesce(sum(t.amount) FILTER (WHERE t.kind = 'AUTHORIZATION' AND t.status = 'AUTHORIZED'), 0) AS authorized,
-            coalesce(sum(t.amount) FILTER (WHERE t.kind = 'CAPTURE' AND t.status = 'SUCCESS'), 0) AS captured,
-            coalesce(sum(t.amount) FILTER (WHERE t.kind = 'VOID' AND t.status = 'SUCCESS'), 0) AS voided,
-            coalesce(sum(t.amount) FILTER (WHERE t.kind = 'REFUND' AND t.status = 'SUCCESS'), 0) AS refunded,
-            count(t.id) FILTER (WHERE t.status = 'PENDING') AS pending,
-            (SELECT count(*) FROM payment_operations o WHERE o.payment_id = p.id AND o.status = 'PENDING') AS pending_ops
-       FROM payments p LEFT JOIN partner_transactions t ON t.payment_id = p.id
-      GROUP BY p.id`,
-  );
+  // The totals by the running-totals rule itself (ledgerTotals, the function the API's
+  // amounts and the stored sums come from).
+  const totals = [...(await ledgers(db))].map(([payment_id, l]) => {
+    const s = ledgerTotals(l.rows);
+    return { payment_id, authorized: s.total_authorized, captured: s.total_captured, voided: s.total_voided, refunded: s.total_refunded,
+      pending: l.rows.filter((t) => t.status === 'PENDING').length, pending_ops: l.pendingOps };
+  });
   // What is PENDING is counted in the same statement (one snapshot) as the totals: a
   // caller waits for nothing PENDING and then compares the totals with the API, so a
   // count read later than the totals would pass totals that miss the last settlement.
@@ -108,28 +119,23 @@ export function apiAgreesWithLedger(paymentId: string, amounts: Record<string, n
 }
 
 /**
- * The running totals stored on each payment row (migrations 0015, 0017, 0031, 0032)
- * against the sums of its ledger and its operation count: [] when they agree, else one
- * "id column stored≠ledger" per difference.
+ * The running totals stored on each payment row (migrations 0015, 0017, 0031, 0032,
+ * 0043) against the sums of its ledger by the running-totals rule (ledgerTotals) and its
+ * operation count: [] when they agree, else one "id column stored≠ledger" per difference.
  */
 export async function storedTotalsDiffering(db: Pick<Queryable, 'query'>): Promise<string[]> {
-  const { rows } = await db.query<Record<string, string | number>>(
-    `SELECT p.id,
-       p.operation_count, (SELECT count(*) FROM payment_operations o WHERE o.payment_id = p.id)::int AS l_operation_count,
-       p.authorize_pending, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'AUTHORIZATION' AND t.status = 'PENDING'), 0) AS l_authorize_pending,
-       p.total_authorized, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'AUTHORIZATION' AND t.status = 'AUTHORIZED'), 0) AS l_total_authorized,
-       p.total_captured, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'CAPTURE' AND t.status = 'SUCCESS'), 0) AS l_total_captured,
-       p.total_voided, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'VOID' AND t.status = 'SUCCESS'), 0) AS l_total_voided,
-       p.total_refunded, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'REFUND' AND t.status = 'SUCCESS'), 0) AS l_total_refunded,
-       p.reserved_capture, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'CAPTURE' AND t.status = 'PENDING'), 0) AS l_reserved_capture,
-       p.reserved_void, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'VOID' AND t.status = 'PENDING'), 0) AS l_reserved_void,
-       p.reserved_refund, coalesce(sum(t.amount) FILTER (WHERE t.kind = 'REFUND' AND t.status = 'PENDING'), 0) AS l_reserved_refund
-     FROM payments p LEFT JOIN partner_transactions t ON t.payment_id = p.id GROUP BY p.id`);
+  // (One statement: the stored sums and the ledger rows of one snapshot.)
+  const { rows } = await db.query<Record<string, string | number> & { id: string; rows: CountedRow[] | null; l_operation_count: number }>(
+    `SELECT p.id, p.operation_count, ${SUM_COLS.map((c) => `p.${c}`).join(', ')},
+       (SELECT count(*) FROM payment_operations o WHERE o.payment_id = p.id)::int AS l_operation_count,
+       (SELECT json_agg(json_build_object('id', t.id, 'kind', t.kind, 'status', t.status, 'amount', t.amount, 'parent_id', t.parent_id))
+          FROM partner_transactions t WHERE t.payment_id = p.id) AS rows
+     FROM payments p`);
   const out: string[] = [];
   for (const r of rows) {
-    for (const k of Object.keys(r).filter((c) => c.startsWith('l_'))) {
-      const col = k.slice(2);
-      if (Number(r[col]) !== Number(r[k])) out.push(`${r.id} ${col} ${r[col]}≠${r[k]}`);
+    const want: Record<string, number> = { operation_count: Number(r.l_operation_count), ...ledgerTotals((r.rows ?? []).map((t) => ({ ...t, amount: Number(t.amount) }))) };
+    for (const [col, v] of Object.entries(want)) {
+      if (Number(r[col]) !== v) out.push(`${r.id} ${col} ${r[col]}≠${v}`);
     }
   }
   return out;

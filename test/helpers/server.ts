@@ -24,7 +24,7 @@ export async function freePort(): Promise<number> {
 export const SERVER_MASTER_KEY = randomBytes(32).toString('base64');
 
 /** Starts `node bin/payd.js start` and waits until /readyz answers 200 (env.PORT keeps a port, and so the token issuer, across restarts). */
-export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
+export async function startServer(env: Record<string, string>, opts: { logs?: string[] } = {}): Promise<ServerProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const base = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, ['bin/payd.js', 'start'], {
@@ -32,8 +32,17 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
       PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', PAYD_BASE_URL: base, PAYD_ADMIN_TOKEN: ADMIN_TOKEN,
       PAYD_MASTER_KEY: SERVER_MASTER_KEY, PAYD_DEMO: '0', LOG_LEVEL: 'warn', ...env,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', opts.logs ? 'pipe' : 'ignore', 'inherit'],
   });
+  // opts.logs: the server's log lines (stdout), as they come.
+  if (opts.logs && child.stdout) {
+    let rest = '';
+    child.stdout.on('data', (d: Buffer) => {
+      const lines = (rest + d.toString()).split('\n');
+      rest = lines.pop()!;
+      opts.logs!.push(...lines);
+    });
+  }
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   // Generous: a first start on the embedded database migrates it, which takes a minute or
   // more on a machine running several test suites at once.

@@ -37,6 +37,26 @@ describe('payd keys rotate', () => {
 
   const payd = (args: string[]) => run(process.execPath, ['bin/payd.js', ...args], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env } });
 
+  it('on the embedded database, refuses while payd runs on it (one line, exit 2: the rotation would be lost), and the operator API rotates instead', async () => {
+    if (process.env.DATABASE_URL) return; // (PostgreSQL: many processes share it; the CLI rotates while payd runs, as below)
+    const server = await startServer(env);
+    try {
+      const refused = await payd(['keys', 'rotate', 'redirection']).then(() => assert.fail('exit 0'), (e: { code: number; stderr: string }) => e);
+      assert.equal(refused.code, 2);
+      assert.match(refused.stderr, /^payd: the embedded database in \S+ is in use by another payd process \(pid \d+\); stop it first, or do this through the running server/);
+      assert.equal(refused.stderr.trim().split('\n').length, 1, 'one line');
+      const rotated = await fetch(`${server.base}/admin/v1/signing-keys/rotate`, {
+        method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: '{"purpose":"redirection"}',
+      });
+      assert.equal(rotated.status, 200, await rotated.clone().text());
+    } finally {
+      assert.equal(await server.stop(), 0);
+    }
+    // Stopped, the directory is free again.
+    const { stdout } = await payd(['keys', 'rotate', 'redirection']);
+    assert.match(stdout, /^rotated /);
+  });
+
   it('rotates every documented key; old tokens and old public keys keep verifying', async () => {
     let server = await startServer(env);
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };

@@ -76,6 +76,8 @@ describe('payment links', () => {
     assert.equal(ok.json().authorization_status, 'AUTHORIZED', ok.body);
     const paid = (await t.app.inject({ url: `/v2/payment-links/${l.id}`, headers: m.auth })).json();
     assert.equal(paid.status, 'PAID');
+    assert.equal(paid.links.cancel, undefined, 'a PAID link advertises no cancel (it would answer 400)');
+    assert.ok(paid.links.payment);
     assert.equal(paid.payment_id, ok.json().payment_id);
     assert.ok(paid.version > l.version);
     const evs = await events(l.id);
@@ -122,6 +124,7 @@ describe('payment links', () => {
     const cancel = await t.app.inject({ method: 'POST', url: `/v2/payment-links/${l.id}/cancel`, headers: m.auth });
     assert.equal(cancel.statusCode, 200, cancel.body);
     assert.equal(cancel.json().status, 'CANCELLED');
+    assert.equal(cancel.json().links.cancel, undefined);
     const twice = await t.app.inject({ method: 'POST', url: `/v2/payment-links/${l.id}/cancel`, headers: m.auth });
     assert.equal(twice.json().version, cancel.json().version, 'cancelling twice changes nothing');
     const page = await openPage(l.id);

@@ -4,7 +4,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { allocate, availableFor, deriveAmounts, deriveOverview } from '../../src/payments/amounts.ts';
+import { allocate, deriveAmounts, deriveOverview } from '../../src/payments/amounts.ts';
+import { availableFor } from '../../src/payments/transitions.ts';
 import { createTestApp, expectProblem, type Merchant, type TestApp } from '../helpers/app.ts';
 
 const card = { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2030' };
@@ -25,7 +26,7 @@ describe('amounts.ts properties', () => {
       assert.ok(Object.values(a).every((x) => x >= 0));
       const o = deriveOverview(a);
       assert.equal(o.captured === 'NOT', t.total_captured === 0);
-      assert.ok(availableFor('capture', a, { capture: 0, void: 0, refund: 0 }) <= a.available_to_capture);
+      assert.ok(availableFor('capture', 'AUTHORIZED', a, { capture: 0, void: 0, refund: 0 }) <= a.available_to_capture);
     }));
   });
 

@@ -132,7 +132,7 @@ describe('partners answering inline', () => {
     };
     const row = (await paymentsRepo.getWithLedger(t.testDb.db, m.entityId, p.id))!.payment;
     const moved = { ...row, version: row.version + 1 }; // as if read after another change
-    const written = await paymentsRepo.insertOperationConcluded(t.testDb.db, moved, now, op, [tx], { entityId: m.entityId, type: 'payment.captured', data: {} });
+    const written = await paymentsRepo.insertOperationConcluded(t.testDb.db, moved, now, op, [tx], p.authorization.partner_transactions, { entityId: m.entityId, type: 'payment.captured', data: {} });
     assert.equal(written, undefined);
     const after = await stored(p.id);
     assert.deepEqual(after, p, 'the payment is unchanged');

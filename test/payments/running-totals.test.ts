@@ -86,7 +86,7 @@ for (const inline of [true, false]) {
 
     it('when a one-statement conclusion finds the payment moved on: the settlement is counted all the same', async () => {
       const pendingTx = async (paymentId: string) => (await t.testDb.db.query<PartnerTxRow>(
-        `SELECT id, kind, amount::int AS amount FROM partner_transactions WHERE payment_id = $1 AND status = 'PENDING'`, [paymentId])).rows[0]!;
+        `SELECT id, kind, amount::int AS amount, parent_id FROM partner_transactions WHERE payment_id = $1 AND status = 'PENDING'`, [paymentId])).rows[0]!;
       const version = async (paymentId: string) => (await paymentsRepo.getById(t.testDb.db, paymentId))!.version;
 
       const timedOut = (await post('/v2/payments', cardBody(6200, '4000000000000408'))).json();
@@ -98,7 +98,7 @@ for (const inline of [true, false]) {
       const slow = (await post('/v2/payments', cardBody(2600, '4000000000000416'))).json();
       const captured = (await post(`/v2/payments/${slow.id}/captures`, { amount: 2600 })).json();
       const capture = await pendingTx(slow.id);
-      const done = await paymentsRepo.concludeOperation(t.testDb.db, { tx: capture, update: { status: 'SUCCESS' }, paymentId: slow.id,
+      const done = await paymentsRepo.concludeOperation(t.testDb.db, { tx: capture, parents: await paymentsRepo.txs(t.testDb.db, slow.id), update: { status: 'SUCCESS' }, paymentId: slow.id,
         expectedVersion: (await version(slow.id)) - 1, operationId: captured.captures[0].id, status: 'SUCCESS', at: new Date(), event: undefined });
       assert.deepEqual(done, { settled: true, concluded: false });
       assert.deepEqual(await storedTotalsDiffering(t.testDb.db), []);

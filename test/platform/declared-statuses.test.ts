@@ -3,8 +3,9 @@
 // 404, 409, 429, 500, 503, 504 as listed per endpoint", and "Which condition yields 403,
 // 503 or 504: not shown". payd's reading (docs/decisions.md, "Statuses declared"):
 // 503 on every operation (database unreachable, or the process stopping), with
-// Retry-After; 504 and 429 on none, since no payment operation waits on a partner whose
-// answer could be "nothing happened", and payd calls no partner when a session is read.
+// Retry-After; 504 on none, since no payment operation waits on a partner whose answer
+// could be "nothing happened"; 429 exactly on the operations under a request-rate limit
+// (issue 45: the token endpoint and the operations a merchant's credential calls).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -24,19 +25,26 @@ describe('declared statuses', () => {
     await t.close().catch(() => {});
   });
 
-  it('the OpenAPI document declares 500 and 503 on every operation, and 504 and 429 on none', async () => {
+  it('the OpenAPI document declares 500 and 503 on every operation, 504 on none, 429 on the rate-limited ones', async () => {
     const doc = (await t.app.inject({ url: '/openapi.json' })).json();
     const wrong: string[] = [];
     let operations = 0;
-    for (const [path, ops] of Object.entries<Record<string, { responses?: Record<string, unknown> }>>(doc.paths)) {
+    const limited: string[] = [];
+    for (const [path, ops] of Object.entries<Record<string, { responses?: Record<string, unknown>; security?: Array<Record<string, unknown>> }>>(doc.paths)) {
       for (const [method, op] of Object.entries(ops)) {
         operations++;
+        const key = `${method.toUpperCase()} ${path}`;
         const codes = Object.keys(op.responses ?? {});
-        for (const must of ['500', '503']) if (!codes.includes(must)) wrong.push(`${method.toUpperCase()} ${path} lacks ${must}`);
-        for (const never of ['504', '429']) if (codes.includes(never)) wrong.push(`${method.toUpperCase()} ${path} declares ${never}`);
+        for (const must of ['500', '503']) if (!codes.includes(must)) wrong.push(`${key} lacks ${must}`);
+        if (codes.includes('504')) wrong.push(`${key} declares 504`);
+        const merchant = key === 'POST /oauth/token' || (op.security ?? []).some((s) => 'bearerAuth' in s || 'apiKey' in s);
+        if (merchant !== codes.includes('429')) wrong.push(`${key} ${merchant ? 'lacks' : 'declares'} 429`);
+        if (merchant) limited.push(key);
       }
     }
     assert.ok(operations > 40, `${operations} operations`);
+    assert.ok(limited.includes('POST /oauth/token') && limited.includes('POST /v2/payments') && limited.includes('GET /v2/events'), limited.join(', '));
+    assert.ok(!limited.some((k) => k.includes('/admin/')), limited.join(', '));
     assert.deepEqual(wrong, []);
     const unavailable = doc.paths['/v2/payments'].post.responses['503'];
     assert.ok(unavailable.content['application/problem+json'], 'a 503 is a problem');

@@ -23,6 +23,7 @@ function scripted(answer: (sql: string) => unknown[] | Error): Db & { queries: s
     kind: 'pg', queries, query, exec: async () => {},
     transaction: async () => { throw new Error('no transactions on a read path'); },
     withAdvisoryLock: async () => { throw new Error('no locks on a read path'); },
+    onRow: async () => { throw new Error('no locks on a read path'); },
     listen: async () => async () => {},
     close: async () => {},
   } as Db & { queries: string[] };

@@ -12,6 +12,8 @@ import { loadMigrations, migrate } from '../../src/platform/db/migrator.ts';
 import { KeyStore } from '../../src/platform/crypto/keystore.ts';
 import { ACCESS_TOKEN_KEYS } from '../../src/identity/oauth/access-tokens.ts';
 import { appliedVersions, assertOneLine, payd, place } from './startup-helpers.ts';
+import pg from 'pg';
+import { POSTGRES_URL } from '../helpers/db.ts';
 
 describe('payd start-up on stored state', () => {
   let port: number;
@@ -40,6 +42,38 @@ describe('payd start-up on stored state', () => {
       assert.equal(before.includes(all.at(-1)!.version), false);
     } finally {
       await p.close();
+    }
+  });
+
+  // A least-privilege runtime role (docs/operations.md) started without --no-migrate on
+  // a database it may not migrate: one line and exit 2, not a stack (issue 45, item 5).
+  // Roles are PostgreSQL's: a database of its own on the server even on the PGlite pass.
+  it('stops with one line when a role that may not change the schema is started to migrate it', async () => {
+    const name = `payd_t_${randomBytes(6).toString('hex')}`;
+    const role = `payd_rt_${randomBytes(5).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: POSTGRES_URL });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE ${name}`);
+      await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'rt-secret'`);
+      const url = new URL(POSTGRES_URL);
+      url.pathname = `/${name}`;
+      const owner = new pg.Client({ connectionString: url.toString() });
+      await owner.connect();
+      // PostgreSQL 15 and later deny CREATE on public to other roles; older ones do not.
+      await owner.query('REVOKE CREATE ON SCHEMA public FROM PUBLIC');
+      await owner.query(`GRANT CONNECT ON DATABASE ${name} TO ${role}`);
+      await owner.query(`GRANT USAGE ON SCHEMA public TO ${role}`);
+      await owner.end();
+      url.username = role;
+      url.password = 'rt-secret';
+      const run = await payd(['start'], { PORT: String(port), DATABASE_URL: url.toString(), PAYD_MASTER_KEY: SERVER_MASTER_KEY });
+      assertOneLine(run, new RegExp(`^payd: the database role ${role} may not apply migrations \\(permission denied for schema public\\): apply them with \`payd migrate\` as the schema owner, then start this role with --no-migrate`));
+      assert.doesNotMatch(run.stderr, /rt-secret/, 'never the password');
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.query(`DROP ROLE IF EXISTS ${role}`);
+      await admin.end();
     }
   });
 

@@ -1,7 +1,8 @@
 // The SDK (sdk/, @payd/sdk) against a real payd process (`payd start`), through an HTTP
 // proxy that can lose an answer: the request reaches payd, payd acts, and the client
 // never hears back. The SDK's retry then carries the same idempotency key, payd answers
-// 409 with resource_id, and the SDK returns the first call's outcome: at most once.
+// 409 with resource_id and same_request true, and the SDK returns the first call's
+// outcome: at most once. A key reused by a different request is an IdempotencyError.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -13,7 +14,7 @@ import { ADMIN_TOKEN } from '../helpers/app.ts';
 import { startServer, type ServerProcess } from '../helpers/server.ts';
 import { createPgTestDb } from '../faults/db-fixture.ts';
 import {
-  AmountNotAvailableError, AuthenticationError, constructEvent, InvalidRequestError, NotFoundError, Payd,
+  AmountNotAvailableError, AuthenticationError, constructEvent, IdempotencyError, InvalidRequestError, NotFoundError, Payd,
   signPayload, WebhookSignatureError,
 } from '../../sdk/src/index.ts';
 import { signWebhook } from '../../src/webhooks/signature.ts';
@@ -189,6 +190,45 @@ describe('@payd/sdk against payd start', () => {
     assert.equal(late.payment.amounts.total_captured, 2500);
   });
 
+  it('raises IdempotencyError, never another request\'s resource, when a key is reused by a different request', async () => {
+    const p = await payd.payments.create(paymentBody(3000), { idempotencyKey: 'sdk-reused-1' });
+    const other = await payd.payments.create(paymentBody(3100), { idempotencyKey: 'sdk-reused-1' }).catch((e: unknown) => e);
+    assert.ok(other instanceof IdempotencyError, String(other));
+    assert.equal(other.status, 409);
+    assert.equal(other.resourceId, p.id, 'names the payment the first request created');
+    assert.equal(other.sameRequest, false);
+    const cap = await payd.payments.capture(p.id, { amount: 1000 }, { idempotencyKey: 'sdk-op-1' });
+    const otherOp = await payd.payments.refund(p.id, { amount: 500 }, { idempotencyKey: 'sdk-op-1' }).catch((e: unknown) => e);
+    assert.ok(otherOp instanceof IdempotencyError, String(otherOp));
+    assert.equal(otherOp.resourceId, cap.operationId);
+    const creationKey = await payd.payments.capture(p.id, { amount: 1000 }, { idempotencyKey: 'sdk-reused-1' }).catch((e: unknown) => e);
+    assert.ok(creationKey instanceof IdempotencyError, String(creationKey));
+    assert.equal(creationKey.resourceId, p.id);
+    const session = await payd.clientSessions.create({ amount: 1200, currency: 'EUR' } as never, { idempotencyKey: 'sdk-cs-1' });
+    const otherSession = await payd.clientSessions.create({ amount: 1300, currency: 'EUR' } as never, { idempotencyKey: 'sdk-cs-1' }).catch((e: unknown) => e);
+    assert.ok(otherSession instanceof IdempotencyError, String(otherSession));
+    assert.equal(otherSession.resourceId, session.id);
+    const after = await payd.payments.get(p.id);
+    assert.equal(after.amounts.total_captured, 1000);
+    assert.equal(after.refunds.length, 0);
+  });
+
+  it('sends a key with every creating request; a lost answer of a session or a link returns the first one', async () => {
+    const before = proxy.seen.length;
+    proxy.loseNext((req) => req.method === 'POST' && req.url === '/v2/client-sessions');
+    const session = await payd.clientSessions.create({ amount: 1400, currency: 'EUR' } as never);
+    proxy.loseNext((req) => req.method === 'POST' && req.url === '/v2/payment-links');
+    const link = await payd.paymentLinks.create({ amount: 1500, currency: 'EUR' } as never);
+    const calls = (url: string) => proxy.seen.slice(before).filter((s) => s.method === 'POST' && s.url === url);
+    for (const [url, id] of [['/v2/client-sessions', session.id], ['/v2/payment-links', link.id]] as const) {
+      const c = calls(url);
+      assert.deepEqual(c.map((x) => x.status), [200, 409], url);
+      assert.ok(c[0]!.key && c[0]!.key === c[1]!.key, `${url}: one key kept across the retry`);
+      assert.equal(JSON.parse(c[0]!.body).id, id, `${url}: the first call's resource`);
+    }
+    assert.equal((await payd.clientSessions.list()).data.filter((s) => s.amount === 1400).length, 1, 'one session');
+  });
+
   it('waits as Retry-After says on 503 and 429, then succeeds', async () => {
     proxy.answerNext((req) => req.url === '/v2/events?limit=1', 503, { 'content-type': 'application/problem+json', 'retry-after': '1' },
       JSON.stringify({ type: 'urn:eu.service:service-unavailable', title: 'Service unavailable', status: 503 }));
@@ -218,5 +258,29 @@ describe('@payd/sdk against payd start', () => {
     const t = Math.floor(Date.now() / 1000);
     assert.equal(await signPayload(call.body, secret, t), signWebhook([secret], call.body, t));
     assert.ok(await constructEvent(new TextEncoder().encode(call.body), signWebhook(['whsec_new', secret], call.body, t), secret));
+  });
+  it('manages the webhook endpoint: set (the secret once), get, rotate the secret, delete', async () => {
+    const set = await payd.webhookEndpoint.set({ url: 'https://shop.example/payd-events', headers: [{ name: 'x-shop', values: ['k'] }] });
+    assert.equal(set.url, 'https://shop.example/payd-events');
+    const again = await payd.webhookEndpoint.set({ url: 'https://shop.example/payd-events-2' });
+    assert.equal(again.secret, undefined, 'the secret is shown once');
+    assert.equal((await payd.webhookEndpoint.get()).url, 'https://shop.example/payd-events-2');
+    const before = proxy.seen.length;
+    const rotated = await payd.webhookEndpoint.rotateSecret();
+    assert.match(rotated.secret, /^whsec_/);
+    // A rotation whose answer is lost rotated once; its secret cannot be shown again.
+    proxy.loseNext((req) => req.method === 'POST' && req.url === '/v2/webhook-endpoint/secret/rotate');
+    const lost = await payd.webhookEndpoint.rotateSecret().catch((e: unknown) => e);
+    assert.ok(lost instanceof IdempotencyError, String(lost));
+    assert.equal(lost.sameRequest, true);
+    const rotations = proxy.seen.slice(before).filter((x) => x.method === 'POST' && x.url === '/v2/webhook-endpoint/secret/rotate');
+    assert.ok(rotations.every((r) => r.key), 'rotations carry a key');
+    assert.deepEqual(rotations.map((r) => r.status), [200, 200, 409]);
+    assert.equal(JSON.parse(rotations[1]!.body).version, rotated.version + 1, 'the lost rotation happened once');
+    const next = await payd.webhookEndpoint.rotateSecret();
+    assert.equal(next.version, rotated.version + 2);
+    await payd.webhookEndpoint.delete();
+    const gone = await payd.webhookEndpoint.get().catch((e: unknown) => e);
+    assert.ok(gone instanceof NotFoundError, String(gone));
   });
 });

@@ -97,6 +97,10 @@ describe('events API and operation read-back', () => {
   it('filters by type and creation time', async () => {
     const captured = await list(m, '?type=payment.captured');
     assert.deepEqual(captured.data.map((e) => e.type), ['payment.captured']);
+    const several = await list(m, '?type=payment.captured,payment.authorized');
+    assert.ok(several.data.length >= 2);
+    assert.ok(several.data.every((e) => ['payment.captured', 'payment.authorized'].includes(e.type)));
+    assert.ok(several.data.some((e) => e.type === 'payment.authorized') && several.data.some((e) => e.type === 'payment.captured'));
     const newest = (await list(m, '')).data[0]!;
     const since = await list(m, `?created_gte=${encodeURIComponent(newest.created_at)}`);
     assert.ok(since.data.some((e) => e.id === newest.id));
@@ -108,7 +112,7 @@ describe('events API and operation read-back', () => {
   it('refuses bad parameters with 400 naming them', async () => {
     const otherEvent = (await list(other, '')).data[0]!.id;
     for (const [query, name] of [
-      ['?limit=0', 'limit'], ['?limit=101', 'limit'], ['?order=up', 'order'], ['?type=payment.exploded', 'type'],
+      ['?limit=0', 'limit'], ['?limit=101', 'limit'], ['?order=up', 'order'], ['?type=payment.exploded', 'type'], ['?type=payment.captured,payment.exploded', 'type'], ['?type=payment.captured,', 'type'],
       ['?created_gte=yesterday', 'created_gte'], [`?starting_after=${otherEvent}`, 'starting_after'],
       [`?starting_after=${otherEvent}&ending_before=${otherEvent}`, 'ending_before'], ['?colour=red', 'colour'],
     ] as const) {

@@ -64,7 +64,7 @@ describe('webhook outbox', () => {
     // The same check is available to the link module for its create request.
     assert.deepEqual(validateWebhookTarget({ url: 'https://example.com/x', headers: [{ name: 'x-a', values: ['1'] }] }, 'webhook.'), []);
     // A malformed type or an unknown entity is a programming error, and rolls back too.
-    await assert.rejects(enqueue(t.testDb.db, { entityId: randomUUID(), type: 'Payment Captured', data: {} }), TypeError);
+    await assert.rejects(enqueue(t.testDb.db, { entityId: randomUUID(), type: 'Payment Captured' as never, data: {} }), TypeError); // (a type outside the catalogue does not compile)
     await assert.rejects(enqueue(t.testDb.db, { entityId: randomUUID(), type: 'payment.captured', data: {} }));
     assert.deepEqual(await tableCounts(t.testDb.db), before);
   });
@@ -134,7 +134,7 @@ describe('webhook outbox', () => {
   it('lists events newest first with cursor pagination and filters', async () => {
     const m = await t.createMerchant();
     const ids: string[] = [];
-    for (const type of ['payment.authorized', 'payment.captured', 'payment.captured']) {
+    for (const type of ['payment.authorized', 'payment.captured', 'payment.captured'] as const) {
       ids.push((await enqueue(t.testDb.db, { entityId: m.entityId, type, data: {} })).id);
     }
     const list = (q: string) => t.app.inject({ url: `/admin/v1/entities/${m.entityId}/webhook-events${q}`, headers: t.adminHeaders });

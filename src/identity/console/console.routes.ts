@@ -233,7 +233,7 @@ ${scopesField(x)}
     const events = await deps.identity.events(user.id);
     const apps = (await idpRepo.apps(deps.db)).filter((x) => x.first_party && x.client_id !== CONSOLE_CLIENT_ID);
     const options = apps.flatMap((x) => x.callback_urls.map((cb) => `<option value="${e(`${x.client_id} ${cb}`)}">${e(x.name)}: ${e(cb)}</option>`)).join('');
-    const activity = events.map((ev) => `<li><time datetime="${ev.date.toISOString()}">${e(ev.date.toISOString())}</time> ${e(ev.type)} (${e(ev.auth_type)}${ev.amr?.length ? `, ${e(ev.amr.join(' + '))}` : ''}${ev.login_as_profile_id ? ` by ${e(ev.login_as_profile_id)}` : ''})</li>`).join('');
+    const activity = events.map((ev) => `<li><time datetime="${ev.date.toISOString()}">${e(ev.date.toISOString())}</time> ${e(ev.type)} (${e(ev.auth_type)}${ev.amr?.length ? `, ${e(ev.amr.join(' + '))}` : ''}${ev.second_factor ? `, ${e(ev.second_factor)}` : ''}${ev.login_as_profile_id ? ` by ${e(ev.login_as_profile_id)}` : ''})</li>`).join('');
     return layout(reply, `Profile: ${user.email}`, a.user.email, `
 <p>${e([user.given_name, user.family_name].filter(Boolean).join(' '))} · email ${user.email_verified ? 'verified' : 'not verified'}${user.blocked ? ' · blocked' : ''}</p>
 <h2>Log in as</h2>

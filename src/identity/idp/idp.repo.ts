@@ -367,13 +367,13 @@ export const idpRepo = {
     await q.query('UPDATE idp_refresh_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [userId]);
     await q.query('UPDATE idp_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [userId]);
   },
-  async insertEvent(q: Queryable, e: { id: string; user_id: string; type: string; auth_type: string; client_id: string | null; login_as_profile_id: string | null; login_as_actor?: string | null; amr?: readonly string[] | null }): Promise<void> {
-    await q.query(`INSERT INTO idp_user_events (id, user_id, type, auth_type, client_id, login_as_profile_id, login_as_actor, amr) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [e.id, e.user_id, e.type, e.auth_type, e.client_id, e.login_as_profile_id, e.login_as_actor ?? null, e.amr?.length ? e.amr : null]);
+  async insertEvent(q: Queryable, e: { id: string; user_id: string; type: string; auth_type: string; client_id: string | null; login_as_profile_id: string | null; login_as_actor?: string | null; amr?: readonly string[] | null; second_factor?: string | null }): Promise<void> {
+    await q.query(`INSERT INTO idp_user_events (id, user_id, type, auth_type, client_id, login_as_profile_id, login_as_actor, amr, second_factor) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [e.id, e.user_id, e.type, e.auth_type, e.client_id, e.login_as_profile_id, e.login_as_actor ?? null, e.amr?.length ? e.amr : null, e.second_factor ?? null]);
   },
-  async events(q: Queryable, userId: string): Promise<Array<{ id: string; date: Date; type: string; user_id: string; auth_type: string; login_as_profile_id: string | null; login_as_actor: string | null; amr: string[] | null }>> {
-    const { rows } = await q.query<{ id: string; date: Date; type: string; user_id: string; auth_type: string; login_as_profile_id: string | null; login_as_actor: string | null; amr: string[] | null }>(
-      'SELECT id, date, type, user_id, auth_type, login_as_profile_id, login_as_actor, amr FROM idp_user_events WHERE user_id = $1 ORDER BY date DESC LIMIT 100', [userId]);
+  async events(q: Queryable, userId: string): Promise<Array<{ id: string; date: Date; type: string; user_id: string; auth_type: string; login_as_profile_id: string | null; login_as_actor: string | null; amr: string[] | null; second_factor: string | null }>> {
+    const { rows } = await q.query<{ id: string; date: Date; type: string; user_id: string; auth_type: string; login_as_profile_id: string | null; login_as_actor: string | null; amr: string[] | null; second_factor: string | null }>(
+      'SELECT id, date, type, user_id, auth_type, login_as_profile_id, login_as_actor, amr, second_factor FROM idp_user_events WHERE user_id = $1 ORDER BY date DESC LIMIT 100', [userId]);
     return rows;
   },
 };

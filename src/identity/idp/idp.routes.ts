@@ -25,6 +25,7 @@ import { problems } from '../../platform/http/problem.ts';
 import { Mfa } from '../mfa/mfa.ts';
 import { mfaRoutes } from '../mfa/mfa.routes.ts';
 import { amrOf } from '../mfa/amr.ts';
+import { Passkeys } from '../mfa/passkeys.ts';
 import { type Clock, systemClock } from '../../platform/clock.ts';
 import { grantTypesOf } from '../applications/applications.ts';
 
@@ -38,7 +39,7 @@ export interface IdpRouteDeps {
   allowHttpLocalhost: boolean;
   /** PAYD_CONSOLE_REQUIRE_MFA: an administrator cannot remove their last second factor. */
   consoleRequiresSecondFactor: boolean;
-  /** The time of TOTP codes (tests move it); default the system clock. */
+  /** The time of TOTP codes and passkey challenges' expiry (tests move it); default the system clock. */
   clock?: Clock;
 }
 
@@ -46,7 +47,8 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const pages = loginPages(baseUrl, csrfKey);
   const mfa = new Mfa(db, masterKey, new URL(baseUrl).host, clock);
-  const secondStep = await mfaRoutes(root, { db, identity, pages, mfa, complete: () => complete, baseUrl, consoleRequiresSecondFactor });
+  const passkeys = new Passkeys(db, baseUrl, new URL(baseUrl).host, clock);
+  const secondStep = await mfaRoutes(root, { db, identity, pages, mfa, passkeys, complete: () => complete, baseUrl, consoleRequiresSecondFactor });
   const complete = await consentRoutes(root, { identity, pages, secondStep });
   const signups = new SignUps(db, identity, mailer, baseUrl);
   await loginRoutes(root, { identity, pages, complete, signups, baseUrl, secondStep });

@@ -20,6 +20,7 @@ import { type AppRow, type UserRow, idpRepo } from './idp.repo.ts';
 import { DUMMY_HASH, hashPassword, verifyPassword } from './passwords.ts';
 import { type LoginTokenRow, sdkRepo } from '../sdk/sdk.repo.ts';
 import { type Clock, systemClock } from '../../platform/clock.ts';
+import type { SecondFactor } from '../mfa/mfa.ts';
 import { LoginThrottle } from './throttle.ts';
 import type { Amr } from '../mfa/amr.ts';
 
@@ -339,7 +340,7 @@ export class IdentityService {
    * flow records `messenger`.
    */
   /** `session` is the sign-in session's cookie value when the code comes from one (not login-as). */
-  async issueCode(r: AuthRequest, userId: string, authTime: Date, how: { authType: 'password' | 'signup' | 'sso' | 'social' } | { loginAs: { name: string; actor: string } }, session?: string): Promise<string> {
+  async issueCode(r: AuthRequest, userId: string, authTime: Date, how: { authType: 'password' | 'signup' | 'sso' | 'social'; secondFactor?: SecondFactor } | { loginAs: { name: string; actor: string } }, session?: string): Promise<string> {
     const loginAs = 'loginAs' in how ? how.loginAs : undefined;
     const code = randomBytes(32).toString('base64url');
     const messenger = r.response_type === 'messenger_code';
@@ -356,6 +357,7 @@ export class IdentityService {
       id: randomUUID(), user_id: userId, type: 'login',
       auth_type: loginAs ? 'login_as' : messenger ? 'messenger' : 'authType' in how ? how.authType : 'password',
       client_id: r.client_id, login_as_profile_id: loginAs?.name ?? null, login_as_actor: loginAs?.actor ?? null, amr,
+      second_factor: 'secondFactor' in how ? how.secondFactor ?? null : null,
     });
     if (messenger) return appendQuery(r.redirect_uri, { authorization_code: code });
     return appendQuery(r.redirect_uri, { code, ...(r.state ? { state: r.state } : {}), iss: this.issuer });

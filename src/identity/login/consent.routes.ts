@@ -14,7 +14,7 @@ import { sendPage } from '../../checkout/pages.ts';
 import { type AuthRequest, AuthorizeError, type IdentityService } from '../idp/idp.service.ts';
 import type { AppRow } from '../idp/idp.repo.ts';
 import { type AuthType, type LoginPages, SESSION_COOKIE, cookies } from './pages.ts';
-import type { SecondStep } from '../mfa/mfa.routes.ts';
+import type { FactorUsed, SecondStep } from '../mfa/mfa.routes.ts';
 import { amrOf } from '../mfa/amr.ts';
 
 const FormBody = Type.Record(Type.String(), Type.String({ maxLength: 2048 }));
@@ -22,13 +22,14 @@ const ACCOUNT_APPS = '/oauth/account/applications';
 
 export type Complete = (
   request: FastifyRequest, reply: FastifyReply, v: { request: AuthRequest; app: AppRow }, user: { id: string; email: string }, authTime: Date, how: AuthType, session: string,
+  factor?: FactorUsed, // issue 40: the second factor this sign-in passed (login event; amr)
 ) => Promise<FastifyReply>;
 
 export async function consentRoutes(app: FastifyInstance, { identity, pages, secondStep }: { identity: IdentityService; pages: LoginPages; secondStep: SecondStep }): Promise<Complete> {
-  const complete: Complete = async (request, reply, v, user, authTime, how, session) => {
+  const complete: Complete = async (request, reply, v, user, authTime, how, session, factor) => {
     const r = v.request;
     const missing = await identity.consentNeeded(v.app, user.id, r);
-    if (missing.length === 0) return reply.redirect(await identity.issueCode(r, user.id, authTime, { authType: how }, session), 303);
+    if (missing.length === 0) return reply.redirect(await identity.issueCode(r, user.id, authTime, { authType: how, ...(factor ? { secondFactor: factor.factor } : {}) }, session), 303);
     if (r.prompt?.includes('none')) {
       return pages.errorPage(reply, new AuthorizeError('consent_required', 'The user has not allowed this application the requested scopes (prompt=none).', r.redirect_uri, r.state || undefined));
     }

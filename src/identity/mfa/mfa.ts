@@ -19,14 +19,32 @@ const aad = (userId: string) => `totp:${userId}`;
 const normalRecovery = (code: string) => code.toLowerCase().replace(/[\s-]/g, '');
 
 export type Verified = 'otp' | 'recovery' | undefined;
+/** The second factor a sign-in passed (recorded in its login event; amr, RFC 8176: otp, or hwk/swk for a passkey). */
+export type SecondFactor = 'otp' | 'recovery' | 'passkey';
 
 export class Mfa {
   constructor(private readonly db: Queryable, private readonly masterKey: Buffer, private readonly issuer: string, private readonly now: () => number = Date.now) {}
 
-  /** Whether the user has an active second factor (a confirmed TOTP authenticator). */
+  /** Whether the user has an active second factor (a confirmed TOTP authenticator or a passkey). */
+  /** How many second factors the user has: an active authenticator app counts one, each passkey one. */
+  async factorCount(userId: string): Promise<number> {
+    const r = await this.db.query<{ n: string | number }>(
+      `SELECT (SELECT count(*) FROM idp_mfa_totp WHERE user_id = $1 AND confirmed_at IS NOT NULL)
+            + (SELECT count(*) FROM idp_passkeys WHERE user_id = $1) AS n`, [userId]);
+    return Number(r.rows[0]!.n);
+  }
+
   async hasFactor(userId: string): Promise<boolean> {
-    const r = await this.db.query('SELECT 1 FROM idp_mfa_totp WHERE user_id = $1 AND confirmed_at IS NOT NULL', [userId]);
+    const r = await this.db.query(
+      `SELECT 1 FROM idp_mfa_totp WHERE user_id = $1 AND confirmed_at IS NOT NULL
+       UNION ALL SELECT 1 FROM idp_passkeys WHERE user_id = $1 LIMIT 1`, [userId]);
     return r.rows.length > 0;
+  }
+
+  /** The unused recovery codes (0: none, e.g. before the first factor). */
+  async recoveryLeft(userId: string): Promise<number> {
+    const r = await this.db.query<{ n: string | number }>('SELECT count(*) AS n FROM idp_mfa_recovery_codes WHERE user_id = $1 AND used_at IS NULL', [userId]);
+    return Number(r.rows[0]!.n);
   }
 
   async status(userId: string): Promise<{ totp: 'none' | 'pending' | 'active'; recoveryLeft: number }> {
@@ -110,10 +128,15 @@ export class Mfa {
     return (await this.useRecoveryCode(userId, code)) ? 'recovery' : undefined;
   }
 
-  /** Removes the authenticator and the recovery codes. */
+  /** Removes the authenticator, and the recovery codes when no factor is left (passkeys keep them). */
   async remove(userId: string): Promise<void> {
     await this.db.query('DELETE FROM idp_mfa_totp WHERE user_id = $1', [userId]);
-    await this.db.query('DELETE FROM idp_mfa_recovery_codes WHERE user_id = $1', [userId]);
+    await this.dropRecoveryIfNoFactor(userId);
+  }
+
+  /** After a factor is removed: the recovery codes go with the last one, as they did with the authenticator alone. */
+  async dropRecoveryIfNoFactor(userId: string): Promise<void> {
+    if (!(await this.hasFactor(userId))) await this.db.query('DELETE FROM idp_mfa_recovery_codes WHERE user_id = $1', [userId]);
   }
 
   // ---- pending sign-ins ----

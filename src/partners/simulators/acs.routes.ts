@@ -20,6 +20,7 @@ export async function acsRoutes(root: FastifyInstance, sim: SimulatedPartner): P
   app.get('/sim/acs/:ref', { schema: { hide: true, params: RefParams } }, async (request, reply) => {
     const c = await sim.challenge(request.params.ref);
     if (!c) return sendPage(reply, 404, 'No authentication pending', '<p>There is no card authentication to complete here.</p>');
+    if (c.status === 'EXPIRED') return expiredPage(reply, c.return_url);
     if (c.status !== 'CHALLENGE_REQUIRED') {
       // Back (or a reload) after the challenge: it is over; the way onward is the return.
       return sendPage(reply, 200, 'Authentication already finished',
@@ -40,7 +41,8 @@ export async function acsRoutes(root: FastifyInstance, sim: SimulatedPartner): P
   }, async (request, reply) => {
     const c = await sim.challenge(request.params.ref);
     if (!c) return sendPage(reply, 404, 'No authentication pending', '<p>There is no card authentication to complete here.</p>');
-    await sim.completeChallenge(request.params.ref, request.body.result === 'pass');
+    const done = await sim.completeChallenge(request.params.ref, request.body.result === 'pass');
+    if (done?.partner_status === 'EXPIRED') return expiredPage(reply, c.return_url);
     // A new navigation rather than a redirect of the form post: the way back ends on the
     // merchant's origin, which the page's CSP form-action 'self' would block.
     if (c.return_url) {
@@ -49,4 +51,15 @@ export async function acsRoutes(root: FastifyInstance, sim: SimulatedPartner): P
     }
     return sendPage(reply, 200, 'Authentication finished', '<p role="status">You may close this page.</p>');
   });
+}
+
+/**
+ * The challenge was cancelled: payd stopped waiting for the shopper (PAYD_CHALLENGE_EXPIRY_SECONDS)
+ * and the payment failed. Nothing is completed here; the way onward is the return, where
+ * the payment's outcome is told.
+ */
+function expiredPage(reply: Parameters<typeof sendPage>[0], returnUrl: string | undefined) {
+  return sendPage(reply, 200, 'Authentication expired',
+    `<p role="status">This card authentication has expired: the payment was not made and nothing was charged.</p>${returnUrl ? `<p><a href="${escapeHtml(returnUrl)}" id="acs-continue">Continue</a></p>` : ''}`,
+    [], undefined, [], 'en', FRAMABLE);
 }

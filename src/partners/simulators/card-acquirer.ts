@@ -45,7 +45,7 @@ export class CardAcquirerSimulator extends SimulatedPartner {
   protected override readonly stateless = true;
   readonly name = 'card-sim';
   readonly methods = ['CARD'] as const;
-  readonly limits = { currencies: ['EUR', 'USD', 'GBP', 'CHF'], min_amount: 1, max_amount: 10_000_000 };
+  readonly limits = { currencies: ['EUR', 'USD', 'GBP', 'CHF', 'JPY'], min_amount: 1, max_amount: 10_000_000 };
 
   /** Its 3-D Secure challenge page (/sim/acs/{ref}), where challenge redirections lead. */
   registerRoutes(app: FastifyInstance): Promise<void> {

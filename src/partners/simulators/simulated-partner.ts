@@ -99,6 +99,8 @@ const OUTCOME: Record<string, PartnerOutcome> = {
   SUCCEEDED: 'SUCCESS',
   REFUSED: 'REFUSED',
   ERROR: 'ERROR',
+  // A challenge cancelled before the cardholder completed it (a void of it, cancelChallenge).
+  EXPIRED: 'ERROR',
 };
 
 export abstract class SimulatedPartner implements PartnerConnector, InlinePartner {
@@ -279,7 +281,9 @@ export abstract class SimulatedPartner implements PartnerConnector, InlinePartne
     base: ReturnType<SimulatedPartner['followUpBase']>): Promise<SimOperation> {
     const parent = await simRepo.byReference(tx, this.name, req.authorization_reference, true);
     let op: SimOperation;
-    if (!parent || parent.status !== 'AUTHORIZED') {
+    if (kind === 'VOID' && parent?.status === 'CHALLENGE_REQUIRED') {
+      op = await this.cancelChallenge(tx, parent, base);
+    } else if (!parent || parent.status !== 'AUTHORIZED') {
       op = await this.insertOrRecorded(tx, { ...base, status: 'REFUSED', data: NO_AUTHORIZATION });
     } else {
       op = await simRepo.followUp(tx, this.decided(base, followUpAnswer(kind, req.amount, Number.POSITIVE_INFINITY, (parent.data.flags ?? {}) as Record<string, boolean>)));
@@ -302,7 +306,15 @@ export abstract class SimulatedPartner implements PartnerConnector, InlinePartne
     const inlineParent = parseInlineReference(this.name, req.authorization_reference);
     const parent = inlineParent ?? await simRepo.byReference(this.db, this.name, req.authorization_reference);
     let op: SimOperation;
-    if (!parent || parent.status !== 'AUTHORIZED') {
+    const challenge = kind === 'VOID' && parent?.status === 'CHALLENGE_REQUIRED'
+      ? await this.db.transaction(async (tx) => {
+        const locked = await simRepo.byReference(tx, this.name, req.authorization_reference, true);
+        return locked?.status === 'CHALLENGE_REQUIRED' ? this.cancelChallenge(tx, locked, base) : undefined;
+      })
+      : undefined;
+    if (challenge) {
+      op = challenge;
+    } else if (!parent || parent.status !== 'AUTHORIZED') {
       op = await this.insertOrRecorded(this.db, { ...base, status: 'REFUSED', data: NO_AUTHORIZATION });
     } else {
       const room = inlineParent ? parent.amount : Number.POSITIVE_INFINITY;
@@ -310,6 +322,22 @@ export abstract class SimulatedPartner implements PartnerConnector, InlinePartne
       op = inlineParent ? await this.insertOrRecorded(this.db, decided) : await simRepo.followUp(this.db, decided);
     }
     return op.reference === base.reference ? op : this.resolved(this.db, op);
+  }
+
+  /**
+   * A void of an authorization still awaiting its 3-D Secure challenge (payd gave up
+   * waiting for the shopper, PaymentsService.expireChallenges): the challenge is
+   * cancelled (EXPIRED: the ACS page then says so and completes nothing) and the void
+   * succeeds, holding nothing. Under the authorization's lock (tx), so that the shopper
+   * completing the challenge at the same moment either wins (the void then voids an
+   * authorization) or finds it cancelled.
+   */
+  private async cancelChallenge(tx: Queryable, parent: SimOperation, base: ReturnType<SimulatedPartner['followUpBase']>): Promise<SimOperation> {
+    const recorded = await simRepo.byKey(tx, this.name, base.key);
+    if (recorded) return recorded;
+    await simRepo.setStatus(tx, this.name, parent.reference, 'EXPIRED',
+      { code: 'CHALLENGE_EXPIRED', description: 'The 3-D Secure challenge was cancelled before the cardholder completed it' });
+    return this.insertOrRecorded(tx, { ...base, status: 'SUCCEEDED', data: { code: 'SUCCEEDED', description: 'The authorization awaiting its challenge was cancelled' } });
   }
 
   capture(req: FollowUpRequest) {

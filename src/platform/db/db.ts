@@ -19,6 +19,14 @@ export interface Db extends Queryable {
   readonly kind: 'pg' | 'pglite';
   /** Runs fn in one transaction (READ COMMITTED): commit when it resolves, rollback when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn, whose statements or transaction may wait for the row lock named by key (a
+   * payment's id), once no other fn of that key runs in this process: a busy row holds
+   * one connection of the pool while it is waited for, however many requests want it
+   * (row-gate.ts). Throws DatabaseBusyError when the row stays locked past the lock
+   * timeout. fn must not call onRow for the same key. PGlite (one connection): fn as is.
+   */
+  onRow<T>(key: string, fn: () => Promise<T>): Promise<T>;
   /** Runs fn on one connection holding a session-level advisory lock. */
   withAdvisoryLock<T>(key: number, fn: (conn: Queryable) => Promise<T>): Promise<T>;
   /**

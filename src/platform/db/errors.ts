@@ -37,6 +37,9 @@ const SQLSTATES = new Set([
   '53100', // disk_full: nothing can be written until the operator frees space
   '53200', // out_of_memory
   '25006', // read_only_sql_transaction: a write reached a standby (a failover under way)
+  '25P03', // idle_in_transaction_session_timeout: the session was ended (a frozen process, pg.ts)
+  '57P05', // idle_session_timeout
+  '57014', // query_canceled: statement_timeout, or the cancel sent when the client gave up (pg.ts)
   'PAYD_READ_ONLY_HOST', // hosts.ts: a new connection found its host read-only
 ]);
 // node-postgres and pg-pool report these without a code.
@@ -53,8 +56,35 @@ export function isConnectionFailure(err: unknown): boolean {
   return false;
 }
 
-/** The error to throw from the adapter: connection failures become DatabaseUnavailableError. */
+/** Seconds a client is asked to wait (Retry-After) when the row it needs is busy. */
+export const BUSY_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * The row a statement needs stayed locked by another transaction for longer than payd
+ * waits (lock_timeout, SQLSTATE 55P03), or this process already has a statement waiting
+ * for it and this one waited its turn as long (pg.ts, onRow). Nothing was written: the
+ * error handler answers 409 resource-busy with Retry-After, for that resource only.
+ */
+export class DatabaseBusyError extends Error {
+  readonly code = '55P03';
+  constructor(cause?: unknown) {
+    super('The row is locked by another transaction', cause === undefined ? undefined : { cause });
+    this.name = 'DatabaseBusyError';
+  }
+}
+
+/** True for a lock wait that gave up (lock_timeout, NOWAIT: 55P03) or DatabaseBusyError. */
+export function isLockTimeout(err: unknown): boolean {
+  return err instanceof DatabaseBusyError || codeOf(err) === '55P03';
+}
+
+/**
+ * The error to throw from the adapter: connection failures become DatabaseUnavailableError,
+ * lock waits that gave up DatabaseBusyError.
+ */
 export function toDbError(err: unknown): unknown {
-  if (err instanceof DatabaseUnavailableError || !isConnectionFailure(err)) return err;
+  if (err instanceof DatabaseUnavailableError || err instanceof DatabaseBusyError) return err;
+  if (isLockTimeout(err)) return new DatabaseBusyError(err);
+  if (!isConnectionFailure(err)) return err;
   return new DatabaseUnavailableError(err);
 }

@@ -3,6 +3,8 @@ import path from 'node:path';
 import type { Config } from '../../config.ts';
 import type { Db } from './db.ts';
 import { createPgDb } from './pg.ts';
+import { lockEmbedded } from './embedded-lock.ts';
+export { EmbeddedDbBusyError } from './embedded-lock.ts';
 
 export type { Db, Queryable, QueryResult, Row } from './db.ts';
 
@@ -11,16 +13,32 @@ export type { Db, Queryable, QueryResult, Row } from './db.ts';
  * new embedded database starts from the migrated template unless `template` is false
  * (start --no-migrate: loading the template is migrating, which that start must not do).
  */
-export async function openDb(config: Pick<Config, 'databaseUrl' | 'dbPoolSize' | 'dataDir'>, { template = true } = {}): Promise<Db> {
-  if (config.databaseUrl) return createPgDb(config.databaseUrl, config.dbPoolSize);
+export async function openDb(config: Pick<Config, 'databaseUrl' | 'dbPoolSize' | 'dataDir'> & Partial<Pick<Config, 'dbTimeouts'>>, { template = true } = {}): Promise<Db> {
+  if (config.databaseUrl) return createPgDb(config.databaseUrl, config.dbPoolSize, config.dbTimeouts);
   const dir = path.join(config.dataDir, 'pgdata');
   mkdirSync(dir, { recursive: true });
+  // Before the template or PGlite touch the directory: one process at a time (embedded-lock.ts).
+  const unlock = lockEmbedded(config.dataDir);
   // Imported only when used: loading PGlite costs ~50 MB of memory.
   const { createPgliteDb } = await import('./pglite.ts');
-  if (template && !existsSync(path.join(dir, 'PG_VERSION'))) {
-    // A new embedded database starts from the migrated template (npm run build) when it fits.
-    const { installTemplate } = await import('./pglite-template.ts');
-    installTemplate(dir);
+  try {
+    if (template && !existsSync(path.join(dir, 'PG_VERSION'))) {
+      // A new embedded database starts from the migrated template (npm run build) when it fits.
+      const { installTemplate } = await import('./pglite-template.ts');
+      installTemplate(dir);
+    }
+    const db = await createPgliteDb({ dataDir: dir });
+    const close = db.close.bind(db);
+    db.close = async () => {
+      try {
+        await close();
+      } finally {
+        unlock();
+      }
+    };
+    return db;
+  } catch (err) {
+    unlock();
+    throw err;
   }
-  return createPgliteDb({ dataDir: dir });
 }

@@ -101,7 +101,7 @@ export async function migrate(db: Db, migrations = loadMigrations()): Promise<nu
       await conn.exec(`BEGIN;\n${m.sql}\n;INSERT INTO schema_migrations (version, name, checksum) VALUES (${m.version}, '${m.name}', '${m.checksum}');\nCOMMIT;`)
         .catch(async (err: unknown) => {
           await conn.exec('ROLLBACK').catch(() => {});
-          throw new Error(`migration ${m.version}_${m.name} failed: ${(err as Error).message}`);
+          throw new Error(`migration ${m.version}_${m.name} failed: ${(err as Error).message}`, { cause: err });
         });
       done.push(m.version);
     }

@@ -1,7 +1,9 @@
 // PostgreSQL adapter on node-postgres with a pool.
+import net from 'node:net';
 import pg from 'pg';
 import { type Db, type Queryable, type QueryResult, INT8_OID, parseInt8 } from './db.ts';
 import { DatabaseUnavailableError, isConnectionFailure, toDbError } from './errors.ts';
+import { RowGate } from './row-gate.ts';
 import { PrimaryChoice, ReadOnlyHostError, describeHost, splitHosts } from './hosts.ts';
 
 // Statements with parameters run as named prepared statements: PostgreSQL parses and
@@ -23,20 +25,61 @@ function statementName(sql: string): string | undefined {
 /** Connecting gives up after this long: a blackholed database answers 503, not never. */
 export const CONNECT_TIMEOUT_MS = 5000;
 /**
- * A statement (every repository query, and a transaction's BEGIN and COMMIT) gives up
- * after this long, at most a second later (StatementWatch); its connection is then
- * discarded. Without it, a query on a connection whose network path died waits for TCP
- * to give up (minutes). Scripts (exec: migrations) have no limit.
+ * PostgreSQL ends a statement of payd's sessions after this long (statement_timeout,
+ * PAYD_DB_STATEMENT_TIMEOUT_MS: SQLSTATE 57014, answered 503). The client gives up a
+ * little later by itself (StatementWatch: the server did not answer, e.g. the network
+ * path died), cancels the statement on the server and discards the connection. Scripts
+ * (exec: migrations) have no limit on the client, nor on the server while migrating
+ * (withAdvisoryLock lifts the session's limits).
  */
 export const QUERY_TIMEOUT_MS = 30_000;
+/** How long a statement waits for a row lock (lock_timeout, PAYD_DB_LOCK_TIMEOUT_MS): then 55P03, answered 409 resource-busy. */
+export const LOCK_TIMEOUT_MS = 2000;
+/**
+ * PostgreSQL ends a payd session idle inside a transaction for this long
+ * (idle_in_transaction_session_timeout, PAYD_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS): payd
+ * never waits for anything but its own CPU between the statements of a transaction, so
+ * only a frozen or stalled process gets there, and its row locks are released; its
+ * transaction is rolled back and its next statement fails as a lost connection.
+ */
+export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 10_000;
+
+/** The client's own limit on a statement: PostgreSQL's, plus a margin so that the server's normally acts first. */
+export function clientLimitMs(statementTimeoutMs: number): number {
+  return statementTimeoutMs + Math.min(1000, Math.ceil(statementTimeoutMs / 4));
+}
+
+/**
+ * Cancels the statement running on client's backend: a CancelRequest on a connection of
+ * its own (the protocol's way, what pg_cancel_backend does), which needs neither a free
+ * connection of the pool nor the stuck one. Fire and forget; bounded by the connect timeout.
+ */
+export function cancelBackend(client: pg.Client): void {
+  const c = client as unknown as { processID: number | null; secretKey: number | null; host: string; port: number };
+  if (c.processID === null || c.secretKey === null || typeof c.processID !== 'number' || typeof c.secretKey !== 'number') return;
+  const socket = c.host?.startsWith('/') ? net.connect(`${c.host}/.s.PGSQL.${c.port}`) : net.connect(c.port, c.host);
+  socket.setTimeout(CONNECT_TIMEOUT_MS, () => socket.destroy());
+  socket.on('error', () => {});
+  socket.on('connect', () => {
+    const msg = Buffer.alloc(16);
+    msg.writeInt32BE(16, 0);
+    msg.writeInt32BE(80877102, 4); // the CancelRequest code
+    msg.writeInt32BE(c.processID!, 8);
+    msg.writeInt32BE(c.secretKey!, 12);
+    socket.end(msg);
+  });
+}
 
 /**
  * The statements running past their limit, with one timer for all of them: a timer per
  * statement (node-postgres's query_timeout) cost about 15 µs of CPU per statement
  * (docs/performance.md, session 19). Each statement is noted with its start; a sweep
- * every second (while any runs) destroys the connection of a statement older than the
- * limit, which fails it as node-postgres's own timeout did ("Query read timeout", a
- * connection failure: DatabaseUnavailableError) and gets the client discarded.
+ * every second (while any runs) cancels the statement of a client older than the limit
+ * on the server (cancelBackend: else its backend would go on running or waiting for a
+ * lock after the socket is gone, and such backends pile up, a pool's worth per limit),
+ * then destroys the connection, which fails the statement as node-postgres's own timeout
+ * did ("Query read timeout", a connection failure: DatabaseUnavailableError) and gets
+ * the client discarded.
  */
 class StatementWatch {
   /** Per client, the start of each statement given to it, oldest first (a client runs them in order). */
@@ -70,6 +113,7 @@ class StatementWatch {
     for (const [client, list] of this.started) {
       if (now - list[0]! < this.limitMs) continue;
       this.started.delete(client);
+      cancelBackend(client);
       client.connection.stream.destroy(new Error('Query read timeout'));
     }
     if (this.started.size === 0) {
@@ -130,12 +174,13 @@ function wrap(client: pg.PoolClient, watch: StatementWatch, onFailure: (err: unk
 
 /**
  * The Client class of the pool and the listeners. With one host, node-postgres's own
- * with an error listener (HeardClient). With several (hosts.ts), a client connects to the
- * current choice, checks that it takes writes, and reports a refusal or a read-only host
- * so that the next client tries the next host. pg-pool calls connect with a callback;
- * others await it.
+ * with an error listener (HeardClient), which sets the session's limits (`setup`: SET
+ * statements, not startup parameters, which PgBouncer refuses) once connected. With
+ * several (hosts.ts), a client connects to the current choice, checks that it takes
+ * writes, and reports a refusal or a read-only host so that the next client tries the
+ * next host. pg-pool calls connect with a callback; others await it.
  */
-function clientClass(choice: PrimaryChoice, heard: (client: pg.Client, err: unknown) => void): typeof pg.Client {
+function clientClass(choice: PrimaryChoice, setup: string, heard: (client: pg.Client, err: unknown) => void): typeof pg.Client {
   /**
    * Every client has an error listener for its whole life, from its construction: pg-pool
    * listens only while a client is idle, and a terminated backend's error can arrive when
@@ -144,31 +189,26 @@ function clientClass(choice: PrimaryChoice, heard: (client: pg.Client, err: unkn
    * it would kill the process.
    */
   class HeardClient extends pg.Client {
+    protected target: string | undefined;
     constructor(config?: string | pg.ClientConfig) {
       super(config);
-      this.on('error', (err) => heard(this, err));
+      this.on('error', (err) => heard(this as unknown as pg.Client, err));
     }
-  }
-  if (!choice.multi) return HeardClient;
-  class PrimaryClient extends HeardClient {
-    private readonly target: string;
-    constructor(config?: pg.ClientConfig) {
-      const target = choice.current();
-      super({ ...config, connectionString: target });
-      this.target = target;
-    }
-    // One override for both of pg.Client's connect signatures (hence the cast below).
+    // One override for both of pg.Client's connect signatures (hence the expect-error).
     // @ts-expect-error: the callback form returns nothing
     override connect(callback?: (err: Error | null) => void): Promise<void> | undefined {
       const done = (async () => {
         try {
           await super.connect();
-          const res = await super.query('SHOW transaction_read_only');
-          if ((res.rows[0] as { transaction_read_only?: string } | undefined)?.transaction_read_only !== 'off') {
-            throw new ReadOnlyHostError(describeHost(this.target));
+          if (this.target !== undefined) {
+            const res = await super.query('SHOW transaction_read_only');
+            if ((res.rows[0] as { transaction_read_only?: string } | undefined)?.transaction_read_only !== 'off') {
+              throw new ReadOnlyHostError(describeHost(this.target));
+            }
           }
+          await super.query(setup);
         } catch (err) {
-          if (err instanceof ReadOnlyHostError || isConnectionFailure(err)) choice.failed(this.target);
+          if (this.target !== undefined && (err instanceof ReadOnlyHostError || isConnectionFailure(err))) choice.failed(this.target);
           await this.end().catch(() => {});
           throw err;
         }
@@ -178,19 +218,43 @@ function clientClass(choice: PrimaryChoice, heard: (client: pg.Client, err: unkn
       return undefined;
     }
   }
+  if (!choice.multi) return HeardClient as unknown as typeof pg.Client;
+  class PrimaryClient extends HeardClient {
+    constructor(config?: pg.ClientConfig) {
+      const target = choice.current();
+      super({ ...config, connectionString: target });
+      this.target = target;
+    }
+  }
   return PrimaryClient as unknown as typeof pg.Client;
 }
 
 export interface PgDbOptions {
   /** A statement's limit (QUERY_TIMEOUT_MS); tests set a short one. */
   statementTimeoutMs?: number;
+  /** A row lock's wait (LOCK_TIMEOUT_MS). (A turn on a busy row, onRow, is awaited at most the client's statement limit.) */
+  lockTimeoutMs?: number;
+  /** A session idle in a transaction is ended after this long (IDLE_IN_TRANSACTION_TIMEOUT_MS). */
+  idleInTransactionTimeoutMs?: number;
 }
+
+/** The SET statements of a payd session's limits (0: none). */
+function sessionSetup(statementMs: number, lockMs: number, idleMs: number): string {
+  const ms = (n: number) => Math.max(0, Math.floor(n));
+  return `SET statement_timeout = ${ms(statementMs)}; SET lock_timeout = ${ms(lockMs)}; SET idle_in_transaction_session_timeout = ${ms(idleMs)}`;
+}
+
+/** The session without limits: a migration may run long, and waits for the migration lock as long as another process migrates. */
+const NO_LIMITS = sessionSetup(0, 0, 0);
 
 export function createPgDb(connectionString: string, poolSize: number, opts: PgDbOptions = {}): Db {
   const choice = new PrimaryChoice(splitHosts(connectionString));
+  const statementTimeoutMs = opts.statementTimeoutMs ?? QUERY_TIMEOUT_MS;
+  const lockTimeoutMs = opts.lockTimeoutMs ?? LOCK_TIMEOUT_MS;
+  const setup = sessionSetup(statementTimeoutMs, lockTimeoutMs, opts.idleInTransactionTimeoutMs ?? IDLE_IN_TRANSACTION_TIMEOUT_MS);
   // The first error of each client is kept (clientClass): its holder then discards it.
   const clientErrors = new WeakMap<pg.Client, unknown>();
-  const Client = clientClass(choice, (client, err) => {
+  const Client = clientClass(choice, setup, (client, err) => {
     if (!clientErrors.has(client)) clientErrors.set(client, err ?? new Error('connection error'));
   });
   const pool = new pg.Pool({
@@ -224,7 +288,11 @@ export function createPgDb(connectionString: string, poolSize: number, opts: PgD
       }
     }
   }
-  const watch = new StatementWatch(opts.statementTimeoutMs ?? QUERY_TIMEOUT_MS);
+  const watch = new StatementWatch(clientLimitMs(statementTimeoutMs));
+  // One statement or transaction at a time per busy row waits for its lock; the others
+  // wait their turn in memory, not on a connection (row-gate.ts). A turn is never longer
+  // than a statement may run.
+  const gate = new RowGate(clientLimitMs(statementTimeoutMs));
 
   /**
    * A client that heard no error before it was handed over: one that did (its backend
@@ -290,6 +358,7 @@ export function createPgDb(connectionString: string, poolSize: number, opts: PgD
     query: root.query,
     exec: root.exec,
     poolStats: () => ({ max: poolSize, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    onRow: (key, fn) => gate.run(key, fn),
     transaction: (fn) =>
       withClient(async (_client, conn, broken) => {
         await conn.query('BEGIN');
@@ -304,12 +373,19 @@ export function createPgDb(connectionString: string, poolSize: number, opts: PgD
       }),
     withAdvisoryLock: (key, fn) =>
       withClient(async (_client, conn, broken) => {
-        await conn.query('SELECT pg_advisory_lock($1)', [key]);
+        // Waiting for the lock (another process migrating) and what runs under it
+        // (migrations) take as long as they take; the session's limits are set again after.
+        await conn.exec(NO_LIMITS);
         try {
-          return await fn(conn);
+          await conn.query('SELECT pg_advisory_lock($1)', [key]);
+          try {
+            return await fn(conn);
+          } finally {
+            // A lost connection took its session lock with it.
+            if (!broken()) await conn.query('SELECT pg_advisory_unlock($1)', [key]);
+          }
         } finally {
-          // A lost connection took its session lock with it.
-          if (!broken()) await conn.query('SELECT pg_advisory_unlock($1)', [key]);
+          if (!broken()) await conn.exec(setup);
         }
       }),
     async listen(channel, onMessage, onLost) {

@@ -45,6 +45,7 @@ export async function createPgliteDb(options: PgliteOptions = {}): Promise<Db & 
     query: root.query,
     exec: root.exec,
     transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+    onRow: (_key, fn) => fn(),
     async withAdvisoryLock(key, fn) {
       await db.query('SELECT pg_advisory_lock($1)', [key]);
       try {

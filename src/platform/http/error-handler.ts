@@ -5,7 +5,8 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type InvalidParam, Problem, PROBLEM_BASE, problems } from './problem.ts';
-import { DATABASE_RETRY_AFTER_SECONDS, isConnectionFailure } from '../db/errors.ts';
+import { IdempotencyKeys } from './idempotency.ts';
+import { BUSY_RETRY_AFTER_SECONDS, DATABASE_RETRY_AFTER_SECONDS, isConnectionFailure, isLockTimeout } from '../db/errors.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
@@ -227,6 +228,14 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
 
 export const errorHandlerPlugin = fp(async function errorHandler(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError | Problem, request, reply) => {
+    if (!(error instanceof Problem) && isLockTimeout(error)) {
+      // The row this request needs (one payment) is locked by another transaction for
+      // longer than payd waits (lock_timeout), or this process already waits for it: a
+      // conflict on that resource only, not an outage. Nothing was written.
+      request.log.info({ code: '55P03' }, 'resource busy');
+      return sendProblem(request, reply, problems.resourceBusy(
+        'Another request is changing this resource. Retry after Retry-After seconds, with the same idempotency key.', BUSY_RETRY_AFTER_SECONDS));
+    }
     if (!(error instanceof Problem) && isConnectionFailure(error)) {
       // The database is down or dropped the connection: not a bug, the client retries.
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
@@ -238,6 +247,19 @@ export const errorHandlerPlugin = fp(async function errorHandler(app: FastifyIns
       request.log.error({ err: error }, 'request failed');
     } else if (!(error instanceof Problem)) {
       request.log.info({ code: (error as FastifyError).code, status: problem.status }, 'request refused');
+    }
+    if (request.routeOptions.config?.idempotency) {
+      // A request refused before its handler (not JSON, too large, invalid...) whose
+      // idempotency key is already processed: 409 write-conflict naming the first
+      // request's resource rather than the refusal (platform/http/idempotency.ts).
+      return IdempotencyKeys.refusedBeforeHandler(request, problem).then(
+        (conflict) => sendProblem(request, reply, conflict ?? problem),
+        (err: unknown) => {
+          request.log.error({ err }, 'idempotency key not looked up');
+          return sendProblem(request, reply, isConnectionFailure(err)
+            ? problems.unavailable('The database is unavailable. Retry later with the same idempotency key.', DATABASE_RETRY_AFTER_SECONDS)
+            : problems.internal());
+        });
     }
     return sendProblem(request, reply, problem);
   });

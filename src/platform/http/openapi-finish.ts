@@ -33,6 +33,10 @@ export const OPERATION_IDS: Record<string, string> = {
   'POST /v2/payment-links/{id}/cancel': 'cancelPaymentLink',
   'GET /v2/events': 'listEvents',
   'GET /v2/events/{id}': 'getEvent',
+  'PUT /v2/webhook-endpoint': 'setWebhookEndpoint',
+  'GET /v2/webhook-endpoint': 'getWebhookEndpoint',
+  'DELETE /v2/webhook-endpoint': 'deleteWebhookEndpoint',
+  'POST /v2/webhook-endpoint/secret/rotate': 'rotateWebhookSecret',
   'POST /partners/{partner}/webhooks': 'receivePartnerNotification',
   'GET /checkout/v1/session': 'checkoutGetSession',
   'POST /checkout/v1/session/payments': 'checkoutPay',
@@ -108,6 +112,9 @@ const HEADERS = {
   CreatedOperationId: { description: 'Id of the capture, refund or void the request created (or, on a replay, created first)', schema: { type: 'string', format: 'uuid' } },
   CacheControl: { description: 'no-store: the answer holds a credential', schema: { type: 'string', enum: ['no-store'] } },
   WwwAuthenticate: { description: 'The authentication scheme expected (RFC 9110 11.6.1)', schema: { type: 'string' } },
+  RateLimitLimit: { description: 'Requests the rate limit allows in its window (the tightest limit that applies)', schema: { type: 'integer', minimum: 1 } },
+  RateLimitRemaining: { description: 'Requests left in the window', schema: { type: 'integer', minimum: 0 } },
+  RateLimitReset: { description: 'Seconds until the window ends', schema: { type: 'integer', minimum: 0 } },
 };
 const ref = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
 
@@ -157,6 +164,14 @@ const EXAMPLES: Record<string, Record<string, { summary: string; value: unknown 
   },
 };
 
+/**
+ * Operations under a request-rate limit (src/platform/http/rate-limit.ts): the token
+ * endpoint, and every operation a merchant's credential (bearer token or API key) calls.
+ */
+export function rateLimited(key: string, op: Json): boolean {
+  return key === 'POST /oauth/token' || (Array.isArray(op.security) && op.security.some((s: Json) => 'bearerAuth' in s || 'apiKey' in s));
+}
+
 const OPERATION_POSTS = /^POST \/v2\/payments\/\{id\}\/(captures|refunds|voids)$/;
 
 export function finishDocument(doc: Json): Json {
@@ -195,12 +210,24 @@ export function finishDocument(doc: Json): Json {
         else if (key === 'GET /userinfo') op.security = [{ identityAccessToken: [] }];
       }
 
+      if (rateLimited(key, op) && !op.responses['429']) {
+        op.responses['429'] = {
+          description: 'Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry',
+          content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+        };
+        op.responses = Object.fromEntries(Object.entries<Json>(op.responses).sort(([a], [b]) => a.localeCompare(b)));
+      }
       const codes = Object.keys(op.responses);
       if (!codes.some((c) => /^[23]/.test(c))) op.responses['200'] = { description: 'OK' };
       for (const [code, response] of Object.entries<Json>(op.responses)) {
         response.headers = { 'x-request-id': ref('RequestId'), ...(response.headers ?? {}) };
         if (code === '503' || code === '429') response.headers['retry-after'] = ref('RetryAfter');
         if (code === '401') response.headers['www-authenticate'] = ref('WwwAuthenticate');
+        if (rateLimited(key, op) && (code === '429' || /^2/.test(code))) {
+          response.headers['ratelimit-limit'] = ref('RateLimitLimit');
+          response.headers['ratelimit-remaining'] = ref('RateLimitRemaining');
+          response.headers['ratelimit-reset'] = ref('RateLimitReset');
+        }
         if (code === '200' && OPERATION_POSTS.test(key)) response.headers['x-created-operation-id'] = ref('CreatedOperationId');
         if (code === '200' && key === 'POST /oauth/token') response.headers['cache-control'] = ref('CacheControl');
       }

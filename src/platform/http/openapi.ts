@@ -27,6 +27,7 @@ export const openapiPlugin = fp<{ baseUrl: string; version: string }>(async func
         { name: 'Payments', description: 'Payments split across partners, and their captures, refunds and voids' },
         { name: 'Signing keys', description: 'Keys that verify service-redirection-data tokens' },
         { name: 'Events', description: 'The events payd sends as webhooks, to read back (catch up without webhooks, payd listen)' },
+        { name: 'Webhooks', description: 'Your webhook endpoint and its signing secret' },
         { name: 'Partners', description: 'Notifications partners send to payd (their webhooks), verified by the partner connector (docs/connectors.md)' },
         { name: 'Operator', description: 'Onboarding of merchant entities and API keys (operator token, PAYD_ADMIN_TOKEN)' },
       ],

@@ -57,6 +57,7 @@ export const PROBLEM_TYPE = {
   /** The spec's idempotency violation (a key already processed): urn:eu.service:write-conflict. */
   writeConflict: t('write-conflict'),
   tooManyRequests: t('too-many-requests'),
+  resourceBusy: t('resource-busy'),
 } as const;
 
 /** Whether err is a problem of one of these types (callers branch on a problem's type, not its status). */
@@ -91,13 +92,20 @@ export const problems = {
     new Problem({ status: 404, type: PROBLEM_TYPE.notFound, title: 'Not found', detail, noBody }),
   /** The spec's bodiless 404 for client sessions and payments. */
   notFoundNoBody: () => problems.notFound(undefined, true),
-  idempotencyViolation: (instance: string, resourceId: string) =>
+  /**
+   * sameRequest: whether this request is the first one again (a retry: its method, route
+   * and body are the first request's) or another request reusing the key; omitted when
+   * the first request's fingerprint is not known.
+   */
+  idempotencyViolation: (instance: string, resourceId: string, sameRequest?: boolean) =>
     new Problem({
       status: 409,
       type: PROBLEM_TYPE.writeConflict,
       title: 'Idempotency violation',
-      detail: 'This idempotency key was already used; resource_id names what the first request created.',
-      extra: { instance, resource_id: resourceId },
+      detail: sameRequest === false
+        ? 'This idempotency key was already used by another request (another body or operation); resource_id names what that first request created. Use a new key for a new request.'
+        : 'This idempotency key was already used; resource_id names what the first request created.',
+      extra: { instance, resource_id: resourceId, ...(sameRequest !== undefined ? { same_request: sameRequest } : {}) },
     }),
   conflict: (detail: string) => new Problem({ status: 409, type: PROBLEM_TYPE.conflict, title: 'Conflict', detail }),
   tooManyRequests: (detail: string, retryAfterSeconds: number) =>
@@ -105,6 +113,15 @@ export const problems = {
       status: 429,
       type: PROBLEM_TYPE.tooManyRequests,
       title: 'Too many requests',
+      detail,
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    }),
+  /** Another transaction holds the resource's row lock for longer than payd waits: nothing was done, retry (same idempotency key). */
+  resourceBusy: (detail: string, retryAfterSeconds: number) =>
+    new Problem({
+      status: 409,
+      type: PROBLEM_TYPE.resourceBusy,
+      title: 'Resource busy',
       detail,
       headers: { 'retry-after': String(retryAfterSeconds) },
     }),

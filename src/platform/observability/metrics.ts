@@ -5,6 +5,12 @@ import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PoolStats } from '../db/db.ts';
 
+// The gauges read from the database share one read per scrape: prom-client starts every
+// metric's collect() in the same turn (Registry.metrics), so the read under way is shared
+// and forgotten as soon as it settles. (A timer to forget it never fired between two
+// scrapes whose work was all promise callbacks, on PGlite: the second scrape answered
+// the first one's values.)
+
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'payd_' });
@@ -36,7 +42,7 @@ export function webhookBacklogGauges(registry: Registry, read: () => Promise<{ p
   let last: Promise<{ pending: number; due: number; oldest_due_seconds: number } | undefined> | undefined;
   // One read per scrape, shared by the three gauges.
   const current = () => {
-    last ??= read().catch(() => undefined).finally(() => setTimeout(() => { last = undefined; }, 0));
+    last ??= read().catch(() => undefined).finally(() => { last = undefined; });
     return last;
   };
   const gauge = (name: string, help: string, pick: (b: { pending: number; due: number; oldest_due_seconds: number }) => number) =>
@@ -60,7 +66,7 @@ export function webhookBacklogGauges(registry: Registry, read: () => Promise<{ p
 export function operationsBacklogGauges(registry: Registry, read: () => Promise<Array<{ kind: string; pending: number; oldest_seconds: number }>>): void {
   let last: Promise<Array<{ kind: string; pending: number; oldest_seconds: number }> | undefined> | undefined;
   const current = () => {
-    last ??= read().catch(() => undefined).finally(() => setTimeout(() => { last = undefined; }, 0));
+    last ??= read().catch(() => undefined).finally(() => { last = undefined; });
     return last;
   };
   const KINDS = ['CAPTURE', 'REFUND', 'VOID'];
@@ -77,6 +83,41 @@ export function operationsBacklogGauges(registry: Registry, read: () => Promise<
     async collect() {
       const rows = await current();
       if (rows) this.set(rows.reduce((m, r) => Math.max(m, r.oldest_seconds), 0));
+    },
+  });
+}
+
+/** The age ranges of payd_3ds_challenges_pending, in seconds (the last is open). */
+export const CHALLENGE_AGES = [
+  { age: 'under_5m', from: 0 }, { age: '5m_to_15m', from: 300 }, { age: '15m_to_30m', from: 900 },
+  { age: '30m_to_1h', from: 1800 }, { age: 'over_1h', from: 3600 },
+] as const;
+
+/**
+ * 3-D Secure challenges awaiting the shopper (authorizations PENDING with a redirection),
+ * by age range, and the age of the oldest: read at each scrape through the partial index
+ * of challenges (migration 0040). Past PAYD_CHALLENGE_EXPIRY_SECONDS the recovery worker
+ * cancels them, so a count that stays in the ranges past the expiry says it does not run.
+ */
+export function challengeGauges(registry: Registry, read: () => Promise<{ counts: number[]; oldest_seconds: number }>): void {
+  let last: Promise<{ counts: number[]; oldest_seconds: number } | undefined> | undefined;
+  const current = () => {
+    last ??= read().catch(() => undefined).finally(() => { last = undefined; });
+    return last;
+  };
+  new Gauge({
+    name: 'payd_3ds_challenges_pending', help: '3-D Secure challenges awaiting the shopper, by age range since the authorization was sent', labelNames: ['age'] as const, registers: [registry],
+    async collect() {
+      const c = await current();
+      if (!c) return;
+      CHALLENGE_AGES.forEach(({ age }, i) => this.set({ age }, c.counts[i] ?? 0));
+    },
+  });
+  new Gauge({
+    name: 'payd_3ds_challenge_oldest_pending_seconds', help: 'How long the oldest 3-D Secure challenge has awaited the shopper', registers: [registry],
+    async collect() {
+      const c = await current();
+      if (c) this.set(c.oldest_seconds);
     },
   });
 }
