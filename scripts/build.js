@@ -3,7 +3,8 @@
 //   1. tsc -p tsconfig.build.json: src/ to dist/ as JavaScript;
 //   2. the server bundled by esbuild into dist/server/ (scripts/bundle-server.js), which
 //      `payd start` runs;
-//   3. the browser widget bundled once by esbuild into dist/checkout/widget.bundle.js;
+//   3. the browser scripts (the widget and its card frame) bundled once by esbuild into
+//      dist/checkout/widget.bundle.js and dist/checkout/card-frame.bundle.js;
 //   4. the embedded database's template (initdb and every migration, dumped) into
 //      dist/pglite-template.tar.gz, from which a new embedded database starts.
 // Needs the devDependencies (typescript, esbuild). Without them (npm ci --omit=dev in a
@@ -43,10 +44,12 @@ const { bundleServer } = await import(pathToFileURL(path.join(root, 'scripts/bun
 await bundleServer('dist/server');
 step('bundled the server into dist/server/');
 
-const { bundleWidget, PREBUILT_WIDGET } = await import(pathToFileURL(path.join(root, 'dist/checkout/widget-bundle.js')).href);
-mkdirSync(path.dirname(PREBUILT_WIDGET), { recursive: true });
-writeFileSync(PREBUILT_WIDGET, await bundleWidget(path.join(root, 'src/checkout/widget/widget.ts')));
-step('bundled the widget');
+const { bundleWidget, BROWSER_SCRIPTS, prebuiltPath, entryPath } = await import(pathToFileURL(path.join(root, 'dist/checkout/widget-bundle.js')).href);
+for (const name of BROWSER_SCRIPTS) {
+  mkdirSync(path.dirname(prebuiltPath(name)), { recursive: true });
+  writeFileSync(prebuiltPath(name), await bundleWidget(entryPath(name)));
+}
+step('bundled the widget and its card frame');
 
 const { writeTemplate } = await import(pathToFileURL(path.join(root, 'dist/platform/db/pglite-template.js')).href);
 await writeTemplate();

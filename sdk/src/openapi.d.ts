@@ -2417,6 +2417,11 @@ export interface components {
                 save_token?: boolean;
             }[];
             browser?: components["schemas"]["Browser"];
+            /**
+             * Format: email
+             * @description The shopper's email, when a solution of the split requires customer_email (the session has none): used for this payment only. Refused when the session has a customer email.
+             */
+            customer_email?: string;
         };
         AdminSetWebhookEndpointRequest: {
             /** @description http(s) URL that receives the POSTs */
@@ -7658,10 +7663,12 @@ export interface operations {
                         currency: string;
                         /** Format: date-time */
                         expires_at: string;
-                        /** @description The solutions the shopper is offered: those of the session that can succeed with what it holds */
+                        /** @description The solutions the shopper is offered: those of the session that can succeed with what it holds, or with what the widget asks the shopper (requires) */
                         eligible_solutions: {
                             partner: string;
                             method: string;
+                            /** @description What the shopper must give with the submit for this solution (the session lacks it): customer_email */
+                            requires?: "customer_email"[];
                         }[];
                         /** @description Whether the session takes a payment attempt now (CREATED, or its last attempt was refused or failed and attempts are left) */
                         can_pay: boolean;

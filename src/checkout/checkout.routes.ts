@@ -7,8 +7,9 @@ import { Type } from 'typebox';
 import { problemResponses, Timestamp, Uuid } from '../platform/http/schemas.ts';
 import { SplitPart } from '../payments/payments.schemas.ts';
 import type { CheckoutService, SubmitBody } from './checkout.service.ts';
-import { CHECKOUT_CSS, WIDGET_CSS, escapeHtml, fragmentCheckoutPage, sendPage } from './pages.ts';
-import { widgetBundle } from './widget-bundle.ts';
+import { CARD_FRAME_ANCESTORS, CARD_FRAME_CSS, CHECKOUT_CSS, WIDGET_CSS, cardFramePage, escapeHtml, fragmentCheckoutPage, sendPage } from './pages.ts';
+import { type BrowserScript, browserBundle } from './widget-bundle.ts';
+import { THREE_DS_DONE } from './widget/frame-protocol.ts';
 import { formatAmount } from './widget/validation.ts';
 import { type Locale, intlLocale, pickLocale, t } from './i18n.ts';
 import { sessionLocale } from './checkout.service.ts';
@@ -30,8 +31,14 @@ const SessionInfo = Type.Object({
   amount: Type.Integer(),
   currency: Type.String(),
   expires_at: Timestamp(),
-  eligible_solutions: Type.Array(Type.Object({ partner: Type.String(), method: Type.String() }), {
-    description: 'The solutions the shopper is offered: those of the session that can succeed with what it holds',
+  eligible_solutions: Type.Array(Type.Object({
+    partner: Type.String(),
+    method: Type.String(),
+    requires: Type.Optional(Type.Array(Type.Literal('customer_email'), {
+      description: 'What the shopper must give with the submit for this solution (the session lacks it): customer_email',
+    })),
+  }), {
+    description: 'The solutions the shopper is offered: those of the session that can succeed with what it holds, or with what the widget asks the shopper (requires)',
   }),
   can_pay: Type.Boolean({ description: 'Whether the session takes a payment attempt now (CREATED, or its last attempt was refused or failed and attempts are left)' }),
   attempts_left: Type.Integer({ minimum: 0 }),
@@ -66,12 +73,29 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout }: Deps) 
     }
   });
 
-  app.get('/checkout/widget.js', { schema: { hide: true } }, async (request, reply) => {
-    const { code, etag } = await widgetBundle();
+  const script = (name: BrowserScript) => async (request: { headers: Record<string, unknown> }, reply: FastifyReply) => {
+    const { code, etag } = await browserBundle(name);
     reply.header('etag', etag).header('cache-control', 'public, max-age=300').header('cross-origin-resource-policy', 'cross-origin');
     if (request.headers['if-none-match'] === etag) return reply.code(304).send();
     return reply.type('application/javascript; charset=utf-8').send(code);
-  });
+  };
+  app.get('/checkout/widget.js', { schema: { hide: true } }, script('widget'));
+
+  // The card frame: payd's page holding the card fields, which the widget embeds (any page
+  // may, as Stripe Elements), and its script and style (same origin as the frame).
+  app.get('/checkout/card-frame', { schema: { hide: true } }, async (_request, reply) => cardFramePage(reply));
+  app.get('/checkout/card-frame.js', { schema: { hide: true } }, script('card-frame'));
+  app.get('/checkout/card-frame.css', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=300').send(CARD_FRAME_CSS));
+  // The 3-D Secure return page, in the widget's modal frame, tells the widget the challenge is over (and nothing else).
+  app.get('/checkout/3ds-done.js', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=300')
+      .send(`(function () {
+  var next = document.currentScript && document.currentScript.getAttribute('data-next');
+  if (window.parent !== window) window.parent.postMessage({ type: ${JSON.stringify(THREE_DS_DONE)} }, '*');
+  else if (next && /^https?:/.test(next)) window.location.replace(next);
+})();
+`));
 
   app.get('/checkout/checkout.css', { schema: { hide: true } }, async (_request, reply) =>
     reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=300').send(CHECKOUT_CSS));
@@ -114,6 +138,10 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout }: Deps) 
       body: Type.Object({
         split: Type.Array(SplitPart, { minItems: 1, maxItems: 2 }),
         browser: Type.Optional(Type.Ref('Browser')),
+        customer_email: Type.Optional(Type.String({
+          format: 'email', maxLength: 254,
+          description: 'The shopper\'s email, when a solution of the split requires customer_email (the session has none): used for this payment only. Refused when the session has a customer email.',
+        })),
       }, { additionalProperties: false }),
       response: { 200: SubmitResult, ...problemResponses(400, 401, 409, 413, 415) },
     },
@@ -160,6 +188,19 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout }: Deps) 
     reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
     if (!checkout.returnOk('3ds', request.params.paymentId, request.query.t)) return notHere(reply);
     const done = await checkout.afterChallenge(request.params.paymentId);
+    // The widget's 3-D Secure modal: the page in the frame tells the widget the challenge is
+    // over (3ds-done.js; the widget then asks payd the outcome and stays on the merchant's
+    // page). Browsers say where a page goes (Sec-Fetch-Dest: iframe or document); where
+    // they do not (older browsers, or plain http to a host that is not localhost), an
+    // embedded session's page decides in the browser: in a frame it tells the widget, at
+    // the top it goes on to the return address (also a link, for a browser without script).
+    const dest = request.headers['sec-fetch-dest'];
+    if (done.sessionId && (dest === 'iframe' || (dest === undefined && await checkout.isEmbedded(done.sessionId)))) {
+      const L = sessionLocale(undefined, request.headers['accept-language']);
+      const next = checkout.returnUrl(done.sessionId);
+      return sendPage(reply, 200, t(L, 'threeDsTitle'), `<p role="status">${t(L, 'checking')}</p><p><a href="${escapeHtml(next)}" id="payd-continue">${t(L, 'continue')}</a></p>`,
+        [`<script src="/checkout/3ds-done.js" data-next="${escapeHtml(next)}"></script>`], undefined, [], L, { frameAncestors: CARD_FRAME_ANCESTORS });
+    }
     if (done.retryUrl) return reply.code(303).redirect(done.retryUrl, 303);
     if (done.sessionId) return reply.redirect(checkout.returnUrl(done.sessionId), 303);
     const text = done.authorizationStatus === 'AUTHORIZED' ? 'Your card was confirmed.'

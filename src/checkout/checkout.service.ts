@@ -19,7 +19,12 @@ import { declineReason } from './decline-reasons.ts';
 export interface SubmitBody {
   split: CreatePaymentBody['split'];
   browser?: CreatePaymentBody['browser'];
+  /** The shopper's email, asked by the widget when a method needs it and the session has none; for this payment only. */
+  customer_email?: string;
 }
+
+/** What the widget can ask the shopper for itself, when a solution needs it and the session lacks it. */
+const ASKABLE = { 'customer.email': 'customer_email' } as const;
 
 export class CheckoutService {
   constructor(
@@ -78,12 +83,19 @@ export class CheckoutService {
 
   /**
    * The solutions the shopper is offered: the session's eligible solutions that can
-   * succeed with what the session holds (a buy-now-pay-later provider needs the
-   * customer's email, which the widget does not ask for).
+   * succeed with what the session holds or what the widget can ask the shopper for (a
+   * buy-now-pay-later provider needs the customer's email: without one in the session,
+   * the solution says `requires: ['customer_email']` and the widget asks for it).
    */
-  private offered(s: ClientSessionRow): ClientSessionRow['eligible_solutions'] {
+  private offered(s: ClientSessionRow): Array<ClientSessionRow['eligible_solutions'][number] & { requires?: Array<'customer_email'> }> {
     const email = typeof s.customer?.email === 'string' && s.customer.email.length > 0;
-    return s.eligible_solutions.filter((e) => email || !(this.partners.get(e.partner)?.requires ?? []).includes('customer.email'));
+    const out = [];
+    for (const e of s.eligible_solutions) {
+      const missing = (this.partners.get(e.partner)?.requires ?? []).filter((r) => !(r === 'customer.email' && email));
+      if (missing.some((r) => !(r in ASKABLE))) continue;
+      out.push(missing.length ? { ...e, requires: missing.map((r) => ASKABLE[r]) } : e);
+    }
+    return out;
   }
 
   /**
@@ -98,11 +110,20 @@ export class CheckoutService {
       throw problems.refused('client-session-status', 'This checkout takes no further payment', closedReason(s, before.last_attempt_status, this.sessions.now()));
     }
     const offered = this.offered(s);
+    let needsEmail = false;
     body.split.forEach((part, i) => {
-      if (!offered.some((e) => e.partner === part.partner && e.method === part.method)) {
-        throw problems.invalidField(`split[${i}]`, `${part.partner}/${part.method} is not an eligible solution of this session`);
-      }
+      const solution = offered.find((e) => e.partner === part.partner && e.method === part.method);
+      if (!solution) throw problems.invalidField(`split[${i}]`, `${part.partner}/${part.method} is not an eligible solution of this session`);
+      if (solution.requires?.includes('customer_email')) needsEmail = true;
     });
+    if (body.customer_email !== undefined && typeof s.customer?.email === 'string' && s.customer.email) {
+      throw problems.invalidField('customer_email', 'The merchant already gave the customer\'s email for this session');
+    }
+    if (needsEmail && !body.customer_email) {
+      throw problems.invalidField('customer_email', 'Required: the chosen payment method needs the customer\'s email');
+    }
+    // The shopper's email, for this payment only (the session keeps what the merchant gave).
+    const customer = body.customer_email ? { ...(s.customer ?? {}), email: body.customer_email } : s.customer;
     if (s.payment_link_id) await this.db.transaction((tx) => this.links.claimAttempt(tx, s));
     // One key per attempt: a double submit of the same attempt is answered once.
     const attempt = this.sessions.maxAttempts - before.attempts_left + 1;
@@ -115,7 +136,7 @@ export class CheckoutService {
         allow_future_usage: s.allow_future_usage,
         client_session_id: s.id,
         ...(s.order ? { order: s.order as never } : {}),
-        ...(s.customer ? { customer: s.customer as never } : {}),
+        ...(customer ? { customer: customer as never } : {}),
         ...(body.browser ? { browser: body.browser } : {}),
         ...(s.three_ds_authentication_options ? { three_ds_authentication_options: s.three_ds_authentication_options as never } : {}),
         split: body.split,
@@ -204,6 +225,11 @@ export class CheckoutService {
       methods: p.split.map((x) => x.method),
       cards: cards.map((c) => `${c.selected_network ?? 'Card'} •••• ${c.last_four_digits}`),
     };
+  }
+
+  /** Whether a session's checkout is a widget on the merchant's page (EMBEDDED). */
+  async isEmbedded(sessionId: string): Promise<boolean> {
+    return (await this.sessions.byId(sessionId))?.integration_mode === 'EMBEDDED';
   }
 
   /** A retry address for the session's own page, when the shopper may still pay there. */

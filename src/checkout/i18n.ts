@@ -52,6 +52,13 @@ const en = {
   tryAnother: 'Try another card or payment method.',
   tryAnotherLast: 'Try another card or payment method (one attempt left).',
   didNotGoThrough: 'The payment did not go through:',
+  cardDetails: 'Card details',
+  email: 'Your email address',
+  emailHint: 'The instalment provider needs it to set up your plan.',
+  errEmail: 'Enter an email address such as name@example.com.',
+  threeDsTitle: 'Confirm the payment with your bank',
+  checking: 'Checking with your bank…',
+  continue: 'Continue',
   incompleteAddress: 'This payment page address is incomplete: open the full link you were given.',
   // payd's own pages
   securePayment: 'Secure payment',
@@ -126,6 +133,13 @@ const fr: Record<MessageKey, string> = {
   tryAnother: 'Essayez une autre carte ou un autre moyen de paiement.',
   tryAnotherLast: 'Essayez une autre carte ou un autre moyen de paiement (dernière tentative).',
   didNotGoThrough: 'Le paiement n’a pas abouti :',
+  cardDetails: 'Données de la carte',
+  email: 'Votre adresse e-mail',
+  emailHint: 'Le prestataire du paiement en plusieurs fois en a besoin pour votre échéancier.',
+  errEmail: 'Saisissez une adresse e-mail comme nom@exemple.fr.',
+  threeDsTitle: 'Confirmez le paiement auprès de votre banque',
+  checking: 'Vérification auprès de votre banque…',
+  continue: 'Continuer',
   incompleteAddress: 'L’adresse de cette page de paiement est incomplète : ouvrez le lien complet qui vous a été donné.',
   securePayment: 'Paiement sécurisé',
   securePaymentIntro: 'Vos données de paiement ne sont envoyées qu’à payd.',
@@ -156,6 +170,11 @@ const DICTIONARIES: Record<Locale, Record<MessageKey, string>> = { en, fr };
 /** The message in the locale, with {placeholders} filled. */
 export function t(locale: Locale, key: MessageKey, values: Record<string, string | number> = {}): string {
   return DICTIONARIES[locale][key].replace(/\{(\w+)\}/g, (m, name: string) => (name in values ? String(values[name]) : m));
+}
+
+/** Whether a message key exists (for keys built at run time, e.g. decline_{reason}). */
+export function hasMessage(key: string): key is MessageKey {
+  return Object.prototype.hasOwnProperty.call(en, key);
 }
 
 /** A supported locale for a language tag ("fr-CA" -> fr), or undefined. */

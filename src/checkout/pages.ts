@@ -17,28 +17,46 @@ export const PAGE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** The widget's own look, scoped to its elements (merchant pages load it from payd). */
-export const WIDGET_CSS = `
-.payd-form { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1b1f24; max-width: 28rem; }
+/** The look of the fields, shared by the widget and the card frame; the merchant's style options set the variables. */
+const FIELDS_CSS = `
+.payd-form { font-family: var(--payd-font-family, system-ui, -apple-system, "Segoe UI", Roboto, sans-serif); font-size: var(--payd-font-size, 1rem); color: var(--payd-color, #1b1f24); }
 .payd-form .payd-field { margin: 0 0 .9rem; display: flex; flex-direction: column; }
-.payd-form .payd-field label, .payd-form legend { font-weight: 600; margin-bottom: .3rem; }
-.payd-form .payd-field input { font-size: 1rem; padding: .65rem .7rem; border: 1px solid #8a94a3; border-radius: 8px; }
-.payd-form input:focus-visible, .payd-form button:focus-visible, .payd-form a:focus-visible { outline: 3px solid #1a5fd6; outline-offset: 2px; }
-.payd-form input[aria-invalid="true"] { border-color: #b3261e; }
-.payd-form .payd-error { color: #b3261e; margin: .25rem 0 0; min-height: 1em; font-size: .9rem; }
+.payd-form .payd-field label, .payd-form legend { font-weight: 600; margin-bottom: .3rem; color: var(--payd-label-color, inherit); }
+.payd-form .payd-field input { font: inherit; color: var(--payd-color, #1b1f24); background: var(--payd-background, #fff); padding: .65rem .7rem; border: 1px solid var(--payd-border-color, #8a94a3); border-radius: var(--payd-border-radius, 8px); }
+.payd-form input:focus-visible, .payd-form button:focus-visible, .payd-form a:focus-visible { outline: 3px solid var(--payd-focus-color, #1a5fd6); outline-offset: 2px; }
+.payd-form input[aria-invalid="true"] { border-color: var(--payd-error-color, #b3261e); }
+.payd-form .payd-error { color: var(--payd-error-color, #b3261e); margin: .25rem 0 0; min-height: 1em; font-size: .9rem; }
+.payd-form .payd-row { display: grid; grid-template-columns: 1fr 1fr; gap: 0 .75rem; align-items: end; }
+.payd-form .payd-row .payd-field { min-width: 0; }
+.payd-form .payd-brand, .payd-form .payd-hint { margin: .25rem 0 0; font-size: .9rem; color: #4a5361; min-height: 1em; }
+.payd-form [hidden] { display: none !important; }
+`;
+
+/** The widget's own look, scoped to its elements (merchant pages load it from payd). */
+export const WIDGET_CSS = `${FIELDS_CSS}
+.payd-form { max-width: 28rem; }
 .payd-form fieldset { border: 0; padding: 0; margin: 0 0 1rem; }
 .payd-form .payd-choice { display: flex; gap: .5rem; align-items: center; margin: .35rem 0; }
 .payd-form .payd-amount { font-size: 1.1rem; font-weight: 600; }
-.payd-form .payd-row { display: grid; grid-template-columns: 1fr 1fr; gap: 0 .75rem; align-items: end; }
-.payd-form .payd-row .payd-field { min-width: 0; }
-.payd-form .payd-brand { margin: .25rem 0 0; font-size: .9rem; color: #4a5361; min-height: 1em; }
 .payd-form .payd-merchant { font-weight: 600; margin: 0 0 .2rem; }
 .payd-form .payd-order { color: #4a5361; margin: 0 0 .4rem; }
 .payd-form .payd-items { margin: 0 0 .6rem; padding-left: 1.2rem; color: #4a5361; }
-.payd-form .payd-pay { font-size: 1.05rem; padding: .8rem 1rem; width: 100%; border: 0; border-radius: 8px; background: #1a5fd6; color: #fff; cursor: pointer; }
+.payd-form .payd-frame { display: block; width: 100%; height: 17rem; border: 0; margin: 0 0 .3rem; color-scheme: normal; }
+.payd-form .payd-pay { font-size: 1.05rem; padding: .8rem 1rem; width: 100%; border: 0; border-radius: var(--payd-border-radius, 8px); background: var(--payd-focus-color, #1a5fd6); color: #fff; cursor: pointer; }
 .payd-form .payd-pay:disabled { background: #4a5361; color: #fff; cursor: progress; }
 .payd-form .payd-disabled { pointer-events: none; color: #4a5361; }
-.payd-form [hidden] { display: none !important; }
+dialog.payd-3ds { width: min(32rem, 94vw); height: min(40rem, 90vh); padding: .5rem; border: 0; border-radius: 12px; display: flex; flex-direction: column; font-family: system-ui, sans-serif; }
+dialog.payd-3ds:not([open]) { display: none; }
+dialog.payd-3ds::backdrop { background: rgb(0 0 0 / 55%); }
+dialog.payd-3ds .payd-3ds-title { margin: .3rem .4rem .6rem; font-weight: 600; color: #1b1f24; }
+dialog.payd-3ds .payd-3ds-frame { flex: 1; width: 100%; border: 0; }
+`;
+
+/** The card frame's page (/checkout/card-frame): the fields, edge to edge, room for focus outlines. */
+export const CARD_FRAME_CSS = `${FIELDS_CSS}
+html, body { margin: 0; background: transparent; }
+body { padding: 5px; }
+.payd-card > .payd-field:last-child { margin-bottom: 0; }
 `;
 
 /** payd's own pages (hosted page, link page, 3-D Secure page, outcomes). */
@@ -76,7 +94,14 @@ const cspWith = (formOrigins: string[] | 'any') =>
  * covers the redirects of a form submission), e.g. an OAuth client's redirect URI; 'any'
  * leaves form-action out, for a page whose form ends on redirects payd cannot list.
  */
-export function sendPage(reply: FastifyReply, status: number, title: string, body: string, scripts: string[] = [], refreshTo?: string, formOrigins: string[] | 'any' = [], lang = 'en'): FastifyReply {
+export interface PageFraming {
+  /** Who may frame the page (CSP frame-ancestors); default 'none' (with X-Frame-Options DENY). */
+  frameAncestors?: string;
+  /** What the page may frame (CSP frame-src); default nothing (default-src 'none'). */
+  frameSrc?: string;
+}
+
+export function sendPage(reply: FastifyReply, status: number, title: string, body: string, scripts: string[] = [], refreshTo?: string, formOrigins: string[] | 'any' = [], lang = 'en', framing: PageFraming = {}): FastifyReply {
   const html = `<!doctype html>
 <html lang="${escapeHtml(lang)}">
 <head>
@@ -95,14 +120,17 @@ ${body}
 ${scripts.join('\n')}
 </body>
 </html>`;
-  return reply
+  let csp = cspWith(formOrigins);
+  if (framing.frameAncestors) csp = csp.replace("frame-ancestors 'none'", `frame-ancestors ${framing.frameAncestors}`);
+  if (framing.frameSrc) csp += `; frame-src ${framing.frameSrc}`;
+  reply
     .code(status)
     .header('content-type', 'text/html; charset=utf-8')
-    .header('content-security-policy', cspWith(formOrigins))
+    .header('content-security-policy', csp)
     .header('cache-control', 'no-store')
-    .header('referrer-policy', 'no-referrer')
-    .header('x-frame-options', 'DENY')
-    .send(html);
+    .header('referrer-policy', 'no-referrer');
+  if (!framing.frameAncestors) reply.header('x-frame-options', 'DENY');
+  return reply.send(html);
 }
 
 /**
@@ -113,7 +141,7 @@ export function fragmentCheckoutPage(reply: FastifyReply, title: string, intro: 
   const body = `<p class="muted">${escapeHtml(intro)}</p>
 <div class="card-box" id="payd-checkout"></div>`;
   const script = '<script src="/checkout/widget.js" data-payd-session-from="fragment" data-payd-mount="#payd-checkout"></script>';
-  return sendPage(reply, 200, title, body, [script], undefined, [], lang);
+  return sendPage(reply, 200, title, body, [script], undefined, [], lang, { frameSrc: "'self'" });
 }
 
 /** A page that mounts the widget for a session credential written in the page (payment link page). */
@@ -121,5 +149,37 @@ export function checkoutPage(reply: FastifyReply, title: string, intro: string, 
   const body = `<p class="muted">${escapeHtml(intro)}</p>
 <div class="card-box" id="payd-checkout"></div>`;
   const script = `<script src="/checkout/widget.js" data-payd-session="${escapeHtml(widgetData)}" data-payd-mount="#payd-checkout"></script>`;
-  return sendPage(reply, 200, title, body, [script], undefined, [], lang);
+  return sendPage(reply, 200, title, body, [script], undefined, [], lang, { frameSrc: "'self'" });
+}
+
+/**
+ * Who may embed payd's card frame and 3-D Secure pages: any page by default, as Stripe
+ * Elements (the frame sends nothing to its parent but events and outcomes). Restricting
+ * it to a merchant's registered origins needs a place to register them: not built.
+ */
+export const CARD_FRAME_ANCESTORS = '*';
+
+/**
+ * The card frame (/checkout/card-frame): the same for every merchant and session (the
+ * parent's origin and the credential come by the fragment and postMessage), so cacheable.
+ */
+export function cardFramePage(reply: FastifyReply): FastifyReply {
+  const csp = PAGE_CSP.replace("form-action 'self'", "form-action 'none'").replace("frame-ancestors 'none'", `frame-ancestors ${CARD_FRAME_ANCESTORS}`);
+  return reply
+    .code(200)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('content-security-policy', csp)
+    .header('cache-control', 'public, max-age=300')
+    .header('referrer-policy', 'no-referrer')
+    .send(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Card details</title>
+<link rel="stylesheet" href="/checkout/card-frame.css">
+<script src="/checkout/card-frame.js" defer></script>
+</head>
+<body></body>
+</html>`);
 }

@@ -3,6 +3,7 @@
 // the refusals (tampered credential, replayed submit, ineligible split, expired session).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { gzipSync } from 'node:zlib';
 import { loggerOptions, redactUrl } from '../../src/platform/observability/logger.ts';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { createTestApp, expectProblem, type Merchant, type TestApp, returnPath } from '../helpers/app.ts';
@@ -102,7 +103,8 @@ describe('checkout through the session credential', () => {
     assert.equal(done.statusCode, 200);
     const next = /http-equiv="refresh" content="0;url=([^"]+)"/.exec(done.body)?.[1];
     assert.ok(next, done.body);
-    const afterAcs = await t.app.inject({ url: new URL(next).pathname + new URL(next).search });
+    // At the top of the window (the browser says so: Sec-Fetch-Dest), a redirect onward.
+    const afterAcs = await t.app.inject({ url: new URL(next).pathname + new URL(next).search, headers: { 'sec-fetch-dest': 'document' } });
     assert.equal(afterAcs.statusCode, 303);
     assert.equal(new URL(String(afterAcs.headers.location), 'http://payd.invalid').pathname + new URL(String(afterAcs.headers.location), 'http://payd.invalid').search, returnPath(s.id));
     const back = await t.app.inject({ url: returnPath(s.id) });
@@ -113,6 +115,64 @@ describe('checkout through the session credential', () => {
     assert.equal(second.statusCode, 200);
     assert.match(second.body, /already finished/);
     assert.match(second.body, new RegExp(`href="${next.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"`));
+  });
+
+  it('ends a 3-D Secure challenge in the widget\'s modal frame with a page that tells the widget, and nothing more (issue 42, item 6)', async () => {
+    const s = await newSession();
+    const res = await submit(s.widget.data, [{ partner: 'card-sim', method: 'CARD', amount: 2500, instrument: card('4000000000003220') }]);
+    const acsUrl = new URL(res.json().redirection.url);
+    // The bank's page is shown in a frame of the merchant's page.
+    const acs = await t.app.inject({ url: acsUrl.pathname });
+    assert.match(String(acs.headers['content-security-policy']), /frame-ancestors \*/);
+    assert.equal(acs.headers['x-frame-options'], undefined);
+    const done = await t.app.inject({ method: 'POST', url: acsUrl.pathname, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'result=fail' });
+    assert.match(String(done.headers['content-security-policy']), /frame-ancestors \*/);
+    const next = new URL(/http-equiv="refresh" content="0;url=([^"]+)"/.exec(done.body)![1]!);
+    const inFrame = await t.app.inject({ url: next.pathname + next.search, headers: { 'sec-fetch-dest': 'iframe' } });
+    assert.equal(inFrame.statusCode, 200);
+    assert.match(inFrame.body, /<script src="\/checkout\/3ds-done.js" data-next="[^"]+"><\/script>/);
+    assert.match(String(inFrame.headers['content-security-policy']), /frame-ancestors \*/);
+    assert.equal(inFrame.headers['x-frame-options'], undefined);
+    assert.equal(inFrame.headers['cache-control'], 'no-store');
+    // The script posts no data: the widget asks payd, which says the attempt was refused and another card may be tried.
+    const script = await t.app.inject({ url: '/checkout/3ds-done.js' });
+    assert.match(script.body, /postMessage\(\{ type: "payd:3ds-done" \}, '\*'\)/);
+    const info = (await describeSession(s.widget.data)).json();
+    assert.equal(info.last_attempt_status, 'REFUSED');
+    assert.equal(info.can_pay, true);
+    // A browser that does not say where the page goes: the page decides (in a frame, tells; at the top, goes on).
+    const unsaid = await t.app.inject({ url: next.pathname + next.search });
+    assert.equal(unsaid.statusCode, 200);
+    assert.ok(unsaid.body.includes(`href="http://payd.test${returnPath(s.id)}"`), unsaid.body);
+    // Still only with the MAC.
+    assert.equal((await t.app.inject({ url: next.pathname, headers: { 'sec-fetch-dest': 'iframe' } })).statusCode, 404);
+  });
+
+  it('serves the card frame: any page may embed it, it runs only payd\'s script, and the widget stays small', async () => {
+    const page = await t.app.inject({ url: '/checkout/card-frame' });
+    assert.equal(page.statusCode, 200);
+    const csp = String(page.headers['content-security-policy']);
+    assert.match(csp, /frame-ancestors \*/);
+    assert.match(csp, /script-src 'self'/);
+    assert.match(csp, /connect-src 'self'/);
+    assert.match(csp, /form-action 'none'/);
+    assert.equal(page.headers['x-frame-options'], undefined);
+    assert.match(page.body, /<script src="\/checkout\/card-frame.js" defer><\/script>/);
+    assert.doesNotMatch(page.body, /<script>/, 'no inline script');
+    const js = await t.app.inject({ url: '/checkout/card-frame.js' });
+    assert.equal(js.statusCode, 200);
+    assert.match(String(js.headers['content-type']), /javascript/);
+    assert.match(js.body, /autocomplete|cc-number/);
+    assert.equal((await t.app.inject({ url: '/checkout/card-frame.css' })).statusCode, 200);
+    // What a merchant page downloads: widget.js under 25 KB gzipped (the card frame's script is loaded by the frame).
+    const widgetJs = await t.app.inject({ url: '/checkout/widget.js' });
+    const size = gzipSync(widgetJs.rawPayload).length;
+    assert.ok(size < 25 * 1024, `widget.js is ${size} bytes gzipped`);
+    // The hosted page may frame the card frame (same origin), nothing else.
+    const hosted = await newSession({ integration_mode: 'HOSTED_PAGE' });
+    const hostedPage = await t.app.inject({ url: new URL(hosted.links.hosted_page.href).pathname });
+    assert.match(String(hostedPage.headers['content-security-policy']), /frame-src 'self'/);
+    assert.match(String(hostedPage.headers['content-security-policy']), /frame-ancestors 'none'/);
   });
 
   it('refuses a split outside the eligible solutions, a session of a HOSTED page past expiry, and bad bodies, changing nothing', async () => {

@@ -155,17 +155,37 @@ describe('checkout retries after a decline', () => {
     assert.equal(got.payment_id ?? got.payment?.id ?? paid.payment_id, paid.payment_id);
   });
 
-  it('offers buy-now-pay-later only when the session holds the customer email it needs', async () => {
+  it('offers buy-now-pay-later with the email it needs: the session\'s, or the shopper\'s given with the submit for that payment only (issue 42, item 4)', async () => {
     const without = (await widget((await newSession()).widget.data)).json();
-    assert.ok(!without.eligible_solutions.some((e: any) => e.partner === 'bnpl-sim'), JSON.stringify(without.eligible_solutions));
+    const bnpl = without.eligible_solutions.filter((e: any) => e.partner === 'bnpl-sim');
+    assert.deepEqual(bnpl.map((e: any) => e.requires), [['customer_email'], ['customer_email']], JSON.stringify(without.eligible_solutions));
+    assert.equal(without.eligible_solutions.find((e: any) => e.method === 'CARD').requires, undefined);
     const withEmail = (await widget((await newSession({ customer: { email: 'ada@example.com' } })).widget.data)).json();
-    assert.ok(withEmail.eligible_solutions.some((e: any) => e.partner === 'bnpl-sim'), JSON.stringify(withEmail.eligible_solutions));
-    // The widget API refuses what it does not offer.
-    const s = await newSession();
-    const res = await t.app.inject({
-      method: 'POST', url: '/checkout/v1/session/payments', headers: { 'x-payd-session': s.widget.data },
-      payload: { split: [{ partner: 'bnpl-sim', method: 'INSTALLMENTS_3X', amount: 6000 }] },
+    assert.deepEqual(withEmail.eligible_solutions.filter((e: any) => e.partner === 'bnpl-sim').map((e: any) => e.requires), [undefined, undefined]);
+
+    const pay = (data: string, extra: Record<string, unknown>) => t.app.inject({
+      method: 'POST', url: '/checkout/v1/session/payments', headers: { 'x-payd-session': data },
+      payload: { split: [{ partner: 'bnpl-sim', method: 'INSTALLMENTS_3X', amount: 6000 }], ...extra },
     });
-    expectProblem(res, 400);
+    const s = await newSession();
+    // Without the email: 400 naming the field; a malformed one: 400 naming it too; nothing is created.
+    assert.equal(expectProblem(await pay(s.widget.data, {}), 400).invalid_params?.[0]?.name, 'customer_email');
+    assert.equal(expectProblem(await pay(s.widget.data, { customer_email: 'not an email' }), 400).invalid_params?.[0]?.name, 'customer_email');
+    assert.equal((await session(s.id)).payment_id, undefined);
+    const paid = await pay(s.widget.data, { customer_email: 'shopper@example.com' });
+    assert.equal(paid.statusCode, 200, paid.body);
+    assert.equal(paid.json().authorization_status, 'AUTHORIZED');
+    const { rows } = await t.testDb.db.query<{ customer: { email?: string } }>('SELECT customer FROM payments WHERE id = $1', [paid.json().payment_id]);
+    assert.equal(rows[0]?.customer?.email, 'shopper@example.com', 'the payment carries the shopper\'s email');
+    assert.equal((await session(s.id)).customer, undefined, 'the session keeps what the merchant gave');
+
+    // The bnpl provider's refusal of a customer is a decline like any other.
+    const risky = await newSession();
+    assert.equal((await pay(risky.widget.data, { customer_email: 'refuse@example.com' })).json().authorization_status, 'REFUSED');
+
+    // The merchant gave an email: the shopper's is refused rather than silently ignored.
+    const given = await newSession({ customer: { email: 'ada@example.com' } });
+    assert.equal(expectProblem(await pay(given.widget.data, { customer_email: 'other@example.com' }), 400).invalid_params?.[0]?.name, 'customer_email');
+    assert.equal((await pay(given.widget.data, {})).json().authorization_status, 'AUTHORIZED');
   });
 });

@@ -5,12 +5,15 @@
 // The session credential (widget.data) never appears in a URL the browser requests, nor
 // in a URL payd logs: every request of every page is recorded, in the browser and on
 // payd's side, and checked against every credential handed out.
+// The card fields are in payd's card frame (issue 42): the tests type into that frame.
+// test/e2e/secure-fields.e2e.test.ts runs the merchant page on another site and checks
+// that its scripts see no card data.
 // Screenshots go to test-results/ (kept by CI as artifacts).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import { type Browser, type Frame, type FrameLocator, type Page, chromium } from 'playwright-core';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { loggerOptions } from '../../src/platform/observability/logger.ts';
 import { freePort } from '../helpers/server.ts';
@@ -89,11 +92,15 @@ describe('checkout in Chromium', () => {
     credentials.push(s.widget.data);
     return s;
   };
+  /** The card fields: payd's card frame in the page. */
+  const cardFrame = (page: Page): FrameLocator => page.frameLocator('iframe.payd-frame');
+  const cardNumber = (page: Page) => cardFrame(page).getByLabel('Card number', { exact: true });
   const fillCard = async (page: Page, number: string) => {
-    await page.getByLabel('Card number', { exact: true }).fill(number);
-    await page.getByLabel('Expiry date (MM/YY)').fill('12/31');
-    await page.getByLabel('Security code (CVV)').fill('123');
-    await page.getByLabel('Name on card').fill('Ada Shopper');
+    const card = cardFrame(page);
+    await card.getByLabel('Card number', { exact: true }).fill(number);
+    await card.getByLabel('Expiry date (MM/YY)').fill('12/31');
+    await card.getByLabel('Security code (CVV)').fill('123');
+    await card.getByLabel('Name on card').fill('Ada Shopper');
   };
   const result = async (page: Page) => {
     await page.waitForURL(/\/return\?/, { timeout: 15_000 });
@@ -116,24 +123,27 @@ describe('checkout in Chromium', () => {
     const page = await newPage();
     await page.goto(`${shop}/checkout`);
     await fillCard(page, '4242 4242 4242 4241');
-    await page.getByLabel('Expiry date (MM/YY)').fill('01/20');
+    await cardFrame(page).getByLabel('Expiry date (MM/YY)').fill('01/20');
     await page.getByRole('button', { name: /^Pay/ }).click();
-    await page.getByText('This card number is not valid').waitFor();
-    await page.getByText('This card has expired').waitFor();
-    assert.equal(await page.getByLabel('Card number', { exact: true }).getAttribute('aria-invalid'), 'true');
-    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('autocomplete')), 'cc-number', 'focus moves to the first error');
+    await cardFrame(page).getByText('This card number is not valid').waitFor();
+    await cardFrame(page).getByText('This card has expired').waitFor();
+    assert.equal(await cardNumber(page).getAttribute('aria-invalid'), 'true');
+    const frame = page.frames().find((f) => f.url().includes('/checkout/card-frame'))!;
+    assert.equal(await frame.evaluate(() => document.activeElement?.getAttribute('autocomplete')), 'cc-number', 'focus moves to the first error');
     await page.screenshot({ path: `${SHOTS}/card-errors.png`, fullPage: true });
     await page.close();
   });
 
-  it('runs the 3-D Secure challenge on payd\'s page', async () => {
+  it('runs the 3-D Secure challenge in a modal frame on the merchant\'s page', async () => {
     const page = await newPage();
     await page.goto(`${shop}/checkout`);
     await fillCard(page, '4000 0000 0000 3220');
     await page.getByRole('button', { name: /^Pay/ }).click();
-    await page.getByRole('button', { name: 'Approve the payment' }).waitFor();
+    const acs = page.frameLocator('dialog.payd-3ds iframe');
+    await acs.getByRole('button', { name: 'Approve the payment' }).waitFor();
+    assert.match(page.url(), /\/checkout$/, 'the shopper stays on the merchant\'s page');
     await page.screenshot({ path: `${SHOTS}/3ds-challenge.png`, fullPage: true });
-    await page.getByRole('button', { name: 'Approve the payment' }).click();
+    await acs.getByRole('button', { name: 'Approve the payment' }).click();
     assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
     await page.close();
   });
@@ -145,7 +155,7 @@ describe('checkout in Chromium', () => {
     await page.getByRole('button', { name: /^Pay/ }).click();
     await page.getByRole('alert').filter({ hasText: 'Your payment was declined, and no money was taken.' }).waitFor();
     assert.match(page.url(), /\/checkout/, 'the shopper stays on the checkout page');
-    assert.equal(await page.getByLabel('Card number', { exact: true }).inputValue(), '', 'the declined card number left the page');
+    assert.equal(await cardNumber(page).inputValue(), '', 'the declined card number left the page');
     assert.equal(await page.getByRole('button', { name: /^Pay/ }).isEnabled(), true);
     await page.screenshot({ path: `${SHOTS}/declined-in-place.png`, fullPage: true });
     await fillCard(page, '4242 4242 4242 4242');
@@ -171,7 +181,7 @@ describe('checkout in Chromium', () => {
     await page.getByText('This card authentication is already finished').waitFor();
     await page.getByRole('link', { name: 'Continue' }).click();
     await page.getByRole('alert').filter({ hasText: 'Your payment was declined' }).waitFor();
-    await page.getByLabel('Card number', { exact: true }).waitFor();
+    await cardNumber(page).waitFor();
     await fillCard(page, '4242 4242 4242 4242');
     await page.getByRole('button', { name: /^Pay/ }).click();
     assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
@@ -184,16 +194,16 @@ describe('checkout in Chromium', () => {
     const page = await context.newPage();
     page.on('request', (r) => void browserUrls.push(r.url()));
     await page.goto(s.links.hosted_page.href);
-    const number = page.getByLabel('Numéro de carte', { exact: true });
+    const number = cardFrame(page).getByLabel('Numéro de carte', { exact: true });
     await number.pressSequentially('4242424242424242');
     assert.equal(await number.inputValue(), '4242 4242 4242 4242');
-    await page.getByText('Visa', { exact: true }).waitFor();
+    await cardFrame(page).getByText('Visa', { exact: true }).waitFor();
     assert.doesNotMatch(String(await number.getAttribute('placeholder')), /4242/, 'no real test card as placeholder');
     await page.getByText('Montant à payer : 25,00 €').waitFor();
     await page.getByText('Commande cmd-7').waitFor();
     await page.screenshot({ path: `${SHOTS}/widget-fr-375.png`, fullPage: true });
-    const exp = await page.getByLabel('Date d’expiration (MM/AA)').boundingBox();
-    const cvv = await page.getByLabel('Cryptogramme (CVV)').boundingBox();
+    const exp = await cardFrame(page).getByLabel('Date d’expiration (MM/AA)').boundingBox();
+    const cvv = await cardFrame(page).getByLabel('Cryptogramme (CVV)').boundingBox();
     assert.ok(exp && cvv && Math.abs(exp.y - cvv.y) < 2 && cvv.x > exp.x + exp.width, 'expiry and CVV side by side');
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
     assert.equal(overflow, false, 'nothing wider than a 375 px phone');
@@ -202,21 +212,25 @@ describe('checkout in Chromium', () => {
 
   it('has no serious accessibility violation (axe-core) on the widget, hosted, 3-D Secure, link and outcome pages, at 375 px and desktop', async () => {
     const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-    const audit = async (page: Page, name: string) => {
-      await page.addScriptTag({ content: axeSource });
-      const violations = await page.evaluate(async () => {
-        const result = await (window as unknown as { axe: { run: () => Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }).axe.run();
+    // Every frame of the page on its own (the card frame, the 3-D Secure modal's frame): axe in each, frames not crossed.
+    const auditFrame = async (frame: Frame, name: string) => {
+      await frame.addScriptTag({ content: axeSource });
+      const violations = await frame.evaluate(async () => {
+        const result = await (window as unknown as { axe: { run: (o: unknown) => Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }).axe.run({ iframes: false });
         return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
       });
       const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
       assert.deepEqual(serious, [], `${name}: ${JSON.stringify(serious)}`);
+    };
+    const audit = async (page: Page, name: string) => {
+      for (const frame of page.frames()) if (frame.url().startsWith('http')) await auditFrame(frame, `${name} (${new URL(frame.url()).pathname})`);
     };
     for (const viewport of [{ width: 375, height: 812 }, { width: 1280, height: 800 }]) {
       // bypassCSP only lets the test inject axe into payd's strict-CSP pages.
       const context = await browser.newContext({ viewport, bypassCSP: true });
       const page = await context.newPage();
       await page.goto(`${shop}/checkout`);
-      await page.getByLabel('Card number', { exact: true }).waitFor();
+      await cardNumber(page).waitFor();
       await audit(page, `widget ${viewport.width}`);
       await fillCard(page, '4000 0000 0000 0002');
       await page.getByRole('button', { name: /^Pay/ }).click();
@@ -224,13 +238,13 @@ describe('checkout in Chromium', () => {
       await audit(page, `widget after a decline ${viewport.width}`);
       await fillCard(page, '4000 0000 0000 3220');
       await page.getByRole('button', { name: /^Pay/ }).click();
-      await page.getByRole('button', { name: 'Approve the payment' }).waitFor();
-      await audit(page, `3-D Secure page ${viewport.width}`);
+      await page.frameLocator('dialog.payd-3ds iframe').getByRole('button', { name: 'Approve the payment' }).waitFor();
+      await audit(page, `3-D Secure modal ${viewport.width}`);
       await page.screenshot({ path: `${SHOTS}/3ds-${viewport.width}.png`, fullPage: true });
 
       const session = await hostedSession({ amount: 1500, order: { reference: 'a11y' } });
       await page.goto(session.links.hosted_page.href);
-      await page.getByLabel('Card number', { exact: true }).waitFor();
+      await cardNumber(page).waitFor();
       await audit(page, `hosted page ${viewport.width}`);
       await fillCard(page, '4242 4242 4242 4242');
       await page.getByRole('button', { name: /^Pay/ }).click();
@@ -244,7 +258,7 @@ describe('checkout in Chromium', () => {
       })).json() as { links: { customer_url: { href: string } } };
       await page.goto(link.links.customer_url.href);
       await pageCredential(page);
-      await page.getByLabel('Card number', { exact: true }).waitFor();
+      await cardNumber(page).waitFor();
       await audit(page, `payment-link page ${viewport.width}`);
       await page.screenshot({ path: `${SHOTS}/link-${viewport.width}.png`, fullPage: true });
       await context.close();
@@ -289,7 +303,7 @@ describe('checkout in Chromium', () => {
     const res = await page.goto(cancelled.links.customer_url.href);
     assert.equal(res?.status(), 410);
     await page.getByText('The merchant cancelled this payment link').waitFor();
-    assert.equal(await page.getByLabel('Card number', { exact: true }).count(), 0, 'no payment form');
+    assert.equal(await page.locator('iframe.payd-frame').count(), 0, 'no payment form');
     await page.screenshot({ path: `${SHOTS}/link-cancelled.png` });
     await page.close();
   });
@@ -317,7 +331,7 @@ describe('checkout in Chromium', () => {
     const old = await create();
     credentials.push(old.widget.data);
     await page.goto(`${payd}/checkout/pay?session=${encodeURIComponent(old.widget.data)}`);
-    await page.getByLabel('Card number', { exact: true }).waitFor();
+    await cardNumber(page).waitFor();
     assert.equal(new URL(page.url()).search, '');
     assert.equal(new URL(page.url()).hash, `#session=${encodeURIComponent(old.widget.data)}`);
     const oldUrl = paydUrls.find((u) => u.includes('session='))!;

@@ -95,6 +95,9 @@ describe('the bundled server (dist/server/payd.js, what payd start runs)', { tim
     assert.equal(widget.status, 200);
     assert.match(widget.headers.get('content-type') ?? '', /javascript/);
     assert.ok((await widget.text()).length > 1000);
+    const cardFrame = await fetch(`${base}/checkout/card-frame.js`);
+    assert.equal(cardFrame.status, 200);
+    assert.ok((await cardFrame.text()).length > 1000);
 
     const docs = await fetch(`${base}/docs/`);
     assert.equal(docs.status, 200, 'Swagger UI (from node_modules) serves its page');

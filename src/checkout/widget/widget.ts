@@ -1,12 +1,18 @@
 /// <reference lib="dom" />
 // The payd payment widget: a merchant page loads widget.js and mounts it with the
 // session's widget.data. It talks to payd with that session credential only (never the
-// merchant's key), checks card details before sending them, and never writes card data
-// to a URL, storage or the console. Bundled by esbuild (src/checkout/widget-bundle.ts).
-import { cardBrand, cvvValid, expiryValid, formatAmount, groupCardNumber, luhnValid, parseExpiry } from './validation.ts';
-import { type Locale, intlLocale, methodLabel, pickLocale, t } from '../i18n.ts';
+// merchant's key). Card data never touches the merchant's page: the card number, expiry,
+// CVC and name are in a frame served by payd (/checkout/card-frame, card-frame.ts),
+// which sends the payment to payd itself; the widget sends it the rest of the payment
+// (the split, a gift card, the browser, an email) and hears back events and the outcome,
+// never a card value. A 3-D Secure challenge opens in a modal frame on the page, and its
+// outcome comes back to the widget. Bundled by esbuild (src/checkout/widget-bundle.ts).
+import { formatAmount } from './validation.ts';
+import { type Locale, hasMessage, intlLocale, methodLabel, pickLocale, t } from '../i18n.ts';
+import { type Field, field, h, nextId, regroup } from './dom.ts';
+import { type CardState, type FieldStyle, type FromFrame, type ToFrame, THREE_DS_DONE, styleVariables } from './frame-protocol.ts';
 
-interface Solution { partner: string; method: string }
+interface Solution { partner: string; method: string; requires?: string[] }
 interface SessionInfo {
   client_session_id: string;
   status: string;
@@ -25,6 +31,8 @@ interface SessionInfo {
 interface SubmitResult {
   payment_id: string;
   authorization_status: string;
+  /** Why the issuer declined, when payd knows (expired_card, incorrect_cvc, insufficient_funds). */
+  decline_reason?: string;
   can_retry: boolean;
   attempts_left: number;
   redirection?: { url: string };
@@ -33,9 +41,11 @@ interface SubmitResult {
 
 interface Problem { title?: string; detail?: string; invalid_params?: Array<{ name: string; reason: string }> }
 
-/** What the shopper reads after an attempt that did not go through. */
-function declineMessage(locale: Locale, status: string | undefined, attemptsLeft: number): string {
-  return `${t(locale, status === 'ERROR' ? 'failed' : 'declined')} ${t(locale, attemptsLeft === 1 ? 'tryAnotherLast' : 'tryAnother')}`;
+/** What the shopper reads after an attempt that did not go through: the reason when payd gives one. */
+function declineMessage(locale: Locale, status: string | undefined, attemptsLeft: number, reason?: string): string {
+  const key = `decline_${reason}`;
+  const what = status === 'ERROR' ? t(locale, 'failed') : reason && hasMessage(key) ? t(locale, key) : t(locale, 'declined');
+  return `${what} ${t(locale, attemptsLeft === 1 ? 'tryAnotherLast' : 'tryAnother')}`;
 }
 
 /** The browser's languages, for what is shown before the session (and its locale) is known. */
@@ -48,6 +58,12 @@ export interface MountOptions {
   baseUrl?: string;
   /** Called instead of navigating when the shopper should go back to the merchant. */
   onComplete?: (returnUrl: string) => void;
+  /** Called when the card fields change: the brand, whether they are empty or complete; never a value. */
+  onChange?: (state: CardState) => void;
+  /** The look of the fields, inside the card frame as on the page (see docs/checkout.md). */
+  style?: FieldStyle;
+  /** 3-D Secure: in a modal frame on the page (default), or by leaving the page for the bank's. */
+  threeDs?: 'modal' | 'redirect';
 }
 
 const scriptOrigin = (() => {
@@ -55,47 +71,31 @@ const scriptOrigin = (() => {
   return src ? new URL(src).origin : window.location.origin;
 })();
 
-let uid = 0;
-const h = <K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: Array<Node | string>) => {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === 'text') el.textContent = v;
-    else el.setAttribute(k, v);
-  }
-  el.append(...children);
-  return el;
-};
-
-function field(label: string, attrs: Record<string, string>) {
-  const id = `payd-${attrs.name}-${++uid}`;
-  const input = h('input', { id, ...attrs, 'aria-describedby': `${id}-error` });
-  const error = h('p', { id: `${id}-error`, class: 'payd-error', 'aria-live': 'polite' });
-  const wrap = h('div', { class: 'payd-field' }, h('label', { for: id, text: label }), input, error);
-  const setError = (message: string) => {
-    error.textContent = message;
-    if (message) input.setAttribute('aria-invalid', 'true');
-    else input.removeAttribute('aria-invalid');
-  };
-  return { wrap, input, setError };
-}
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const groupsOf4 = (digits: string) => digits.replace(/(\d{4})(?=\d)/g, '$1 ');
 
 export async function mount(target: string | Element, options: MountOptions): Promise<void> {
   const root = typeof target === 'string' ? document.querySelector(target) : target;
   if (!root) throw new Error(`payd widget: no element matches ${String(target)}`);
   const base = (options.baseUrl ?? scriptOrigin).replace(/\/$/, '');
+  const paydOrigin = new URL(base, window.location.href).origin;
   const headers = { 'x-payd-session': options.data, 'content-type': 'application/json' };
   if (!document.querySelector('link[data-payd-style]')) {
     const style = h('link', { rel: 'stylesheet', href: `${base}/checkout/widget.css`, 'data-payd-style': '' });
     document.head.append(style);
   }
+  for (const [name, value] of styleVariables(options.style)) (root as HTMLElement).style?.setProperty(name, value);
   const go = (url: string) => (options.onComplete ? options.onComplete(url) : window.location.assign(url));
 
   root.replaceChildren(h('p', { class: 'payd-status', role: 'status', text: t(browserLocale(), 'loading') }));
-  let info: SessionInfo;
-  try {
+  const loadSession = async (): Promise<SessionInfo> => {
     const res = await fetch(`${base}/checkout/v1/session`, { headers: { 'x-payd-session': options.data } });
     if (!res.ok) throw new Error(((await res.json().catch(() => ({}))) as Problem).detail ?? `HTTP ${res.status}`);
-    info = (await res.json()) as SessionInfo;
+    return (await res.json()) as SessionInfo;
+  };
+  let info: SessionInfo;
+  try {
+    info = await loadSession();
   } catch (err) {
     root.replaceChildren(h('p', { class: 'payd-error', role: 'alert', text: `${t(browserLocale(), 'loadFailed')} ${(err as Error).message}` }));
     return;
@@ -131,46 +131,49 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   form.append(h('p', { class: 'payd-amount', text: t(L, 'amountToPay', { total }) }));
   const methodSet = h('fieldset', {}, h('legend', { text: t(L, 'paymentMethod') }));
   const radios = choices.map((s, i) => {
-    const id = `payd-method-${++uid}`;
-    const radio = h('input', { type: 'radio', name: 'payd-method', id, value: `${s.partner}|${s.method}` });
+    const id = nextId('payd-method');
+    const radio = h('input', { type: 'radio', name: 'payd-method', id, value: String(i) });
     if (i === 0) radio.checked = true;
     methodSet.append(h('div', { class: 'payd-choice' }, radio, h('label', { for: id, text: methodLabel(L, s.method) })));
     return radio;
   });
   if (choices.length > 1) form.append(methodSet);
 
-  const number = field(t(L, 'cardNumber'), { name: 'cardnumber', inputmode: 'numeric', autocomplete: 'cc-number', maxlength: '23', placeholder: '1234 1234 1234 1234' });
-  const expiry = field(t(L, 'expiry'), { name: 'exp', inputmode: 'numeric', autocomplete: 'cc-exp', maxlength: '7', placeholder: t(L, 'expiryPlaceholder') });
-  const cvv = field(t(L, 'cvv'), { name: 'cvc', inputmode: 'numeric', autocomplete: 'cc-csc', maxlength: '4' });
-  const holder = field(t(L, 'holder'), { name: 'ccname', autocomplete: 'cc-name', maxlength: '255' });
-  // The number is grouped as typed (as printed on the card) and its brand named.
-  const brand = h('p', { class: 'payd-brand', id: `payd-brand-${++uid}`, 'aria-live': 'polite' });
-  number.input.setAttribute('aria-describedby', `${number.input.getAttribute('aria-describedby')} ${brand.id}`);
-  number.input.after(brand);
-  number.input.addEventListener('input', () => {
-    const el = number.input;
-    const caretDigits = el.value.slice(0, el.selectionStart ?? el.value.length).replace(/\D/g, '').length;
-    const digits = el.value.replace(/\D/g, '').slice(0, 19);
-    const grouped = groupCardNumber(digits);
-    if (grouped !== el.value) {
-      el.value = grouped;
-      let pos = 0;
-      for (let seen = 0; pos < grouped.length && seen < caretDigits; pos++) if (/[0-9]/.test(grouped[pos]!)) seen++;
-      if (document.activeElement === el) el.setSelectionRange(pos, pos);
-    }
-    brand.textContent = cardBrand(digits) ?? '';
+  // The card fields: a frame of payd's origin. Its address's fragment names this page's
+  // origin, the only one it talks to; its height follows its content.
+  const frame = h('iframe', {
+    src: `${base}/checkout/card-frame#origin=${encodeURIComponent(window.location.origin)}`,
+    title: t(L, 'cardDetails'), class: 'payd-frame', scrolling: 'no', allow: 'payment',
   });
-  expiry.input.addEventListener('input', (event) => {
-    const v = expiry.input.value;
-    if ((event as InputEvent).inputType === 'insertText' && /^[0-9]{2}$/.test(v)) expiry.input.value = `${v}/`;
+  let frameReady!: () => void;
+  const ready = new Promise<void>((resolve) => { frameReady = resolve; });
+  const toFrame = (m: ToFrame) => frame.contentWindow?.postMessage(m, paydOrigin);
+  const pending = new Map<number, (m: FromFrame) => void>();
+  let seq = 0;
+  const ask = (m: Omit<Extract<ToFrame, { type: 'payd:submit' }>, 'id'>) => new Promise<FromFrame>((resolve) => {
+    const id = ++seq;
+    pending.set(id, resolve);
+    toFrame({ ...m, id });
   });
-  const expiryAndCvv = h('div', { class: 'payd-row' }, expiry.wrap, cvv.wrap);
-  const cardBox = h('div', { class: 'payd-card' }, number.wrap, expiryAndCvv, holder.wrap);
-  form.append(cardBox);
+  const cardBox = h('div', { class: 'payd-card' }, frame);
+  if (card) form.append(cardBox);
 
-  const giftToggle = h('input', { type: 'checkbox', id: `payd-gift-${++uid}` });
-  const giftNumber = field(t(L, 'giftNumber'), { name: 'giftcard', inputmode: 'numeric', maxlength: '19' });
-  const giftAmount = field(t(L, 'giftAmount', { currency: info.currency }), { name: 'giftamount', inputmode: 'decimal' });
+  // The shopper's email, asked when the chosen method needs it and the merchant did not give it.
+  const email = field(t(L, 'email'), { name: 'email', type: 'email', autocomplete: 'email', maxlength: '254' }, () => (EMAIL.test(email.input.value.trim()) ? '' : t(L, 'errEmail')));
+  const emailHint = h('p', { class: 'payd-hint', id: nextId('payd-email-hint'), text: t(L, 'emailHint') });
+  email.input.setAttribute('aria-describedby', `${email.input.getAttribute('aria-describedby')} ${emailHint.id}`);
+  email.input.after(emailHint);
+  if (choices.some((s) => s.requires?.includes('customer_email'))) form.append(email.wrap);
+
+  const giftToggle = h('input', { type: 'checkbox', id: nextId('payd-gift') });
+  const giftNumber = field(t(L, 'giftNumber'), { name: 'giftcard', inputmode: 'numeric', autocomplete: 'off', maxlength: '23' },
+    () => (/^[0-9]{12,19}$/.test(giftNumber.input.value.replace(/[\s-]+/g, '')) ? '' : t(L, 'errGiftDigits')));
+  giftNumber.input.addEventListener('input', () => regroup(giftNumber.input, groupsOf4, 19));
+  const giftMinor = () => Math.round(Number(giftAmount.input.value.trim().replace(',', '.')) * 10 ** (info.currency === 'JPY' ? 0 : 2));
+  const giftAmount = field(t(L, 'giftAmount', { currency: info.currency }), { name: 'giftamount', inputmode: 'decimal' }, () => {
+    const minor = giftMinor();
+    return giftAmount.input.value.trim() && Number.isInteger(minor) && minor > 0 && minor < info.amount ? '' : t(L, 'errGiftAmount', { total });
+  });
   const giftBox = h('div', { class: 'payd-gift', hidden: '' }, giftNumber.wrap, giftAmount.wrap);
   if (gift && card) {
     form.append(h('div', { class: 'payd-choice' }, giftToggle, h('label', { for: giftToggle.id, text: t(L, 'giftToggle') })), giftBox);
@@ -179,9 +182,10 @@ export async function mount(target: string | Element, options: MountOptions): Pr
 
   // A previous attempt of this session that did not go through (e.g. back from a failed 3-D Secure check).
   const formError = h('p', { class: 'payd-error', role: 'alert' });
-  if (info.last_attempt_status === 'REFUSED' || info.last_attempt_status === 'ERROR') {
-    formError.textContent = declineMessage(L, info.last_attempt_status, info.attempts_left);
-  }
+  const showPrevious = (s: SessionInfo) => {
+    if (s.last_attempt_status === 'REFUSED' || s.last_attempt_status === 'ERROR') formError.textContent = declineMessage(L, s.last_attempt_status, s.attempts_left);
+  };
+  showPrevious(info);
   const pay = h('button', { type: 'submit', class: 'payd-pay', text: t(L, 'pay', { total }) });
   const cancel = h('a', { href: info.return_url, class: 'payd-cancel', text: t(L, 'cancel') });
   cancel.addEventListener('click', (event) => {
@@ -190,80 +194,164 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   form.append(formError, pay, h('p', {}, cancel));
   root.replaceChildren(form);
 
-  const selected = () => radios.find((r) => r.checked)?.value.split('|') ?? [choices[0]!.partner, choices[0]!.method];
+  const selected = () => choices[Number(radios.find((r) => r.checked)?.value ?? 0)]!;
   const syncMethod = () => {
-    const isCard = selected()[1] === 'CARD';
+    const s = selected();
+    const isCard = s.method === 'CARD';
     cardBox.hidden = !isCard;
     giftToggle.disabled = !isCard;
+    email.wrap.hidden = !s.requires?.includes('customer_email');
   };
   radios.forEach((r) => r.addEventListener('change', syncMethod));
   syncMethod();
 
+  const busy = (on: boolean) => {
+    Array.from(form.querySelectorAll<HTMLInputElement | HTMLButtonElement>('input, button')).forEach((el) => { el.disabled = on; });
+    toFrame({ type: 'payd:busy', on });
+    cancel.setAttribute('aria-disabled', String(on));
+    cancel.classList.toggle('payd-disabled', on);
+    pay.textContent = on ? t(L, 'paying') : t(L, 'pay', { total });
+    if (!on) syncMethod();
+  };
+  /** After an attempt that did not go through and may be retried: say so here, take another card. */
+  const retry = (status: string | undefined, attemptsLeft: number, reason?: string) => {
+    busy(false);
+    formError.textContent = declineMessage(L, status, attemptsLeft, reason);
+    if (cardBox.hidden) pay.focus();
+    else {
+      frame.focus();
+      toFrame({ type: 'payd:focus' });
+    }
+  };
+
+  // 3-D Secure in a modal frame: payd's return page in it tells the widget the challenge
+  // is over (nothing more); the widget then asks payd how it went.
+  let challenge: { dialog: HTMLDialogElement; frame: HTMLIFrameElement } | undefined;
+  const afterChallenge = async () => {
+    const done = challenge;
+    challenge = undefined;
+    done?.dialog.close();
+    done?.dialog.remove();
+    let now: SessionInfo;
+    try {
+      now = await loadSession();
+    } catch (err) {
+      formError.textContent = `${t(L, 'didNotGoThrough')} ${(err as Error).message}`;
+      return busy(false);
+    }
+    const status = now.payment?.authorization_status;
+    if ((status === 'REFUSED' || status === 'ERROR') && now.can_pay) return retry(status, now.attempts_left);
+    go(info.return_url);
+  };
+  const openChallenge = (url: string) => {
+    const dialog = h('dialog', { class: 'payd-3ds', 'aria-label': t(L, 'threeDsTitle') });
+    const f = h('iframe', { src: url, title: t(L, 'threeDsTitle'), class: 'payd-3ds-frame' });
+    dialog.append(h('p', { class: 'payd-3ds-title', text: t(L, 'threeDsTitle') }), f);
+    // The bank's page decides the outcome; Escape does not leave a payment half done
+    // (should the browser close the dialog anyway, it opens again while the challenge lasts).
+    dialog.addEventListener('cancel', (event) => event.preventDefault());
+    dialog.addEventListener('close', () => { if (challenge?.dialog === dialog) dialog.showModal(); });
+    document.body.append(dialog);
+    dialog.showModal();
+    challenge = { dialog, frame: f };
+    pay.textContent = t(L, 'checking');
+  };
+
+  window.addEventListener('message', (event: MessageEvent) => {
+    if (event.origin !== paydOrigin) return;
+    const m = event.data as FromFrame | { type: typeof THREE_DS_DONE };
+    if (!m || typeof m !== 'object') return;
+    if (challenge && event.source === challenge.frame.contentWindow) {
+      if (m.type === THREE_DS_DONE) void afterChallenge();
+      return;
+    }
+    if (event.source !== frame.contentWindow) return;
+    if (m.type === 'payd:ready') {
+      toFrame({ type: 'payd:init', locale: L, credential: options.data, ...(options.style ? { style: options.style } : {}) });
+      frameReady();
+    } else if (m.type === 'payd:resize' && Number.isFinite(m.height)) {
+      frame.style.height = `${Math.min(Math.max(m.height, 0), 2000)}px`;
+    } else if (m.type === 'payd:change') {
+      options.onChange?.(m.state);
+    } else if (m.type === 'payd:enter') {
+      form.requestSubmit();
+    } else if ('id' in m && pending.has(m.id)) {
+      pending.get(m.id)!(m);
+      pending.delete(m.id);
+    }
+  });
+
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
+    if (pay.disabled) return;
     formError.textContent = '';
-    const [partner, method] = selected() as [string, string];
+    const chosen = selected();
     const split: Array<Record<string, unknown>> = [];
     let firstInvalid: HTMLInputElement | undefined;
-    const check = (f: ReturnType<typeof field>, message: string) => {
+    const check = (f: Field, message: string) => {
       f.setError(message);
       if (message && !firstInvalid) firstInvalid = f.input;
     };
+    const isCard = chosen.method === 'CARD';
     let cardAmount = info.amount;
-    if (method === 'CARD' && gift && giftToggle.checked) {
-      const digits = giftNumber.input.value.replace(/\s+/g, '');
+    if (isCard && gift && giftToggle.checked) {
+      const digits = giftNumber.input.value.replace(/[\s-]+/g, '');
       check(giftNumber, /^[0-9]{12,19}$/.test(digits) ? '' : t(L, 'errGiftDigits'));
-      const minor = Math.round(Number(giftAmount.input.value.replace(',', '.')) * 10 ** (info.currency === 'JPY' ? 0 : 2));
+      const minor = giftMinor();
       check(giftAmount, Number.isInteger(minor) && minor > 0 && minor < info.amount ? '' : t(L, 'errGiftAmount', { total }));
       cardAmount = info.amount - minor;
       split.push({ partner: gift.partner, method: gift.method, amount: minor, instrument: { type: 'GIFT_CARD', number: digits } });
     }
-    if (method === 'CARD') {
-      const digits = number.input.value.replace(/[\s-]+/g, '');
-      check(number, !/^[0-9]{12,19}$/.test(digits) ? t(L, 'errCardDigits') : luhnValid(digits) ? '' : t(L, 'errCardInvalid'));
-      const exp = parseExpiry(expiry.input.value);
-      check(expiry, !exp ? t(L, 'errExpiryFormat') : expiryValid(exp) ? '' : t(L, 'errExpired'));
-      check(cvv, cvvValid(cvv.input.value, digits) ? '' : t(L, 'errCvv'));
-      check(holder, '');
-      split.push({
-        partner, method, amount: cardAmount,
-        instrument: {
-          type: 'CARD', number: digits, expiry_month: exp?.month ?? '', expiry_year: exp?.year ?? '', cvv: cvv.input.value.trim(),
-          ...(holder.input.value.trim() ? { holder_name: holder.input.value.trim() } : {}),
-        },
-      });
-    } else {
-      split.push({ partner, method, amount: info.amount });
+    const needsEmail = !!chosen.requires?.includes('customer_email');
+    if (needsEmail) check(email, EMAIL.test(email.input.value.trim()) ? '' : t(L, 'errEmail'));
+    const cardIndex = split.length;
+    split.push({ partner: chosen.partner, method: chosen.method, amount: isCard ? cardAmount : info.amount });
+    const browser = {
+      user_agent: navigator.userAgent.slice(0, 2048), locale: navigator.language, javascript_enabled: true, java_enabled: false,
+      color_depth: screen.colorDepth, screen_height: screen.height, screen_width: screen.width, utc_time_zone: -new Date().getTimezoneOffset(),
+    };
+    const customerEmail = needsEmail ? { customer_email: email.input.value.trim() } : {};
+    if (isCard) {
+      // The card fields check themselves in their frame (and show their errors there).
+      // A frame that never answers (a page's CSP without payd in frame-src) is said, not waited for.
+      if (!await Promise.race([ready.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10_000))])) {
+        formError.textContent = `${t(L, 'loadFailed')} ${t(L, 'cardDetails')}`;
+        return;
+      }
+      const dry = await ask({ type: 'payd:submit', split, cardIndex, dryRun: true });
+      if (dry.type === 'payd:invalid') {
+        frame.focus();
+        toFrame({ type: 'payd:focus' });
+        return;
+      }
     }
     if (firstInvalid) {
       firstInvalid.focus();
       return;
     }
-    const busy = (on: boolean) => {
-      Array.from(form.querySelectorAll<HTMLInputElement | HTMLButtonElement>('input, button')).forEach((el) => { el.disabled = on; });
-      cancel.setAttribute('aria-disabled', String(on));
-      cancel.classList.toggle('payd-disabled', on);
-      pay.textContent = on ? t(L, 'paying') : t(L, 'pay', { total });
-      if (!on) syncMethod();
-    };
     busy(true);
-    const browser = {
-      user_agent: navigator.userAgent.slice(0, 2048), locale: navigator.language, javascript_enabled: true, java_enabled: false,
-      color_depth: screen.colorDepth, screen_height: screen.height, screen_width: screen.width, utc_time_zone: -new Date().getTimezoneOffset(),
-    };
     try {
-      const res = await fetch(`${base}/checkout/v1/session/payments`, { method: 'POST', headers, body: JSON.stringify({ split, browser }) });
-      const body = (await res.json().catch(() => ({}))) as Problem & Partial<SubmitResult>;
-      if (!res.ok) throw new Error(body.invalid_params?.map((p) => p.reason).join('; ') || body.detail || `HTTP ${res.status}`);
-      for (const f of [number, expiry, cvv, giftNumber]) f.input.value = ''; // card data leaves the page
-      const status = body.authorization_status;
-      if ((status === 'REFUSED' || status === 'ERROR') && body.can_retry) {
-        // A decline does not end the checkout: say so here and let the shopper try again.
-        busy(false);
-        formError.textContent = declineMessage(L, status, body.attempts_left ?? 0);
-        (cardBox.hidden ? pay : number.input).focus();
-        return;
+      let status: number;
+      let body: Problem & Partial<SubmitResult>;
+      if (isCard) {
+        const answer = await ask({ type: 'payd:submit', split, cardIndex, browser, ...customerEmail });
+        if (answer.type === 'payd:error') throw new Error(answer.message);
+        if (answer.type !== 'payd:result') return busy(false);
+        status = answer.status;
+        body = answer.body as typeof body;
+      } else {
+        const res = await fetch(`${base}/checkout/v1/session/payments`, { method: 'POST', headers, body: JSON.stringify({ split, browser, ...customerEmail }) });
+        status = res.status;
+        body = (await res.json().catch(() => ({}))) as typeof body;
       }
+      if (status < 200 || status > 299) throw new Error(body.invalid_params?.map((p) => p.reason).join('; ') || body.detail || `HTTP ${status}`);
+      for (const f of [giftNumber]) f.input.value = '';
+      const authorization = body.authorization_status;
+      if ((authorization === 'REFUSED' || authorization === 'ERROR') && body.can_retry) {
+        // A decline does not end the checkout: say so here and let the shopper try again.
+        return retry(authorization, body.attempts_left ?? 0, body.decline_reason);
+      }
+      if (body.redirection?.url && (options.threeDs ?? 'modal') === 'modal') return openChallenge(body.redirection.url);
       go(body.redirection?.url ?? body.return_url ?? info.return_url);
     } catch (err) {
       formError.textContent = `${t(L, 'didNotGoThrough')} ${(err as Error).message}`;
@@ -293,7 +381,7 @@ if (self?.dataset.paydMount && (self.dataset.paydSession || self.dataset.paydSes
   const selector = self.dataset.paydMount;
   const start = () => {
     const data = self.dataset.paydSession ?? fragmentCredential();
-    if (data) return void mount(selector, { data });
+    if (data) return void mount(selector, { data, threeDs: 'redirect' });
     const root = document.querySelector(selector);
     root?.replaceChildren(h('p', { class: 'payd-error', role: 'alert', text: t(browserLocale(), 'incompleteAddress') }));
   };

@@ -10,6 +10,10 @@ import { escapeHtml, sendPage } from '../../checkout/pages.ts';
 import { formatAmount } from '../../checkout/widget/validation.ts';
 import type { SimulatedPartner } from './simulated-partner.ts';
 
+// An ACS page is shown in a frame of the merchant's page (the widget's 3-D Secure modal),
+// as the 3-D Secure browser flow does; so is the page that leads back to payd.
+const FRAMABLE = { frameAncestors: '*' } as const;
+
 export async function acsRoutes(root: FastifyInstance, sim: SimulatedPartner): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const RefParams = Type.Object({ ref: Uuid() });
@@ -20,7 +24,8 @@ export async function acsRoutes(root: FastifyInstance, sim: SimulatedPartner): P
     if (c.status !== 'CHALLENGE_REQUIRED') {
       // Back (or a reload) after the challenge: it is over; the way onward is the return.
       return sendPage(reply, 200, 'Authentication already finished',
-        `<p role="status">This card authentication is already finished.</p>${c.return_url ? `<p><a href="${escapeHtml(c.return_url)}" id="acs-continue">Continue</a></p>` : ''}`);
+        `<p role="status">This card authentication is already finished.</p>${c.return_url ? `<p><a href="${escapeHtml(c.return_url)}" id="acs-continue">Continue</a></p>` : ''}`,
+        [], undefined, [], 'en', FRAMABLE);
     }
     const action = `/sim/acs/${request.params.ref}`;
     return sendPage(reply, 200, 'Confirm your payment', `
@@ -29,7 +34,7 @@ export async function acsRoutes(root: FastifyInstance, sim: SimulatedPartner): P
 <p class="muted">payd test bank (simulated 3-D Secure). No code is needed: choose the outcome.</p>
 <form method="post" action="${escapeHtml(action)}"><input type="hidden" name="result" value="pass"><button type="submit" id="acs-approve">Approve the payment</button></form>
 <form method="post" action="${escapeHtml(action)}"><input type="hidden" name="result" value="fail"><button type="submit" class="secondary" id="acs-fail">Fail authentication</button></form>
-</div>`);
+</div>`, [], undefined, [], 'en', FRAMABLE);
   });
   app.post('/sim/acs/:ref', {
     schema: { hide: true, params: RefParams, body: Type.Object({ result: Type.Union([Type.Literal('pass'), Type.Literal('fail')]) }) },
@@ -42,7 +47,7 @@ export async function acsRoutes(root: FastifyInstance, sim: SimulatedPartner): P
     // merchant's origin, which the page's CSP form-action 'self' would block.
     if (c.return_url) {
       return sendPage(reply, 200, 'Authentication finished',
-        `<p role="status">Returning to the payment… <a href="${escapeHtml(c.return_url)}">Continue</a></p>`, [], c.return_url);
+        `<p role="status">Returning to the payment… <a href="${escapeHtml(c.return_url)}">Continue</a></p>`, [], c.return_url, [], 'en', FRAMABLE);
     }
     return sendPage(reply, 200, 'Authentication finished', '<p role="status">You may close this page.</p>');
   });
@@ -55,5 +60,6 @@ export async function acsRoutes(root: FastifyInstance, sim: SimulatedPartner): P
  */
 function expiredPage(reply: Parameters<typeof sendPage>[0], returnUrl: string | undefined) {
   return sendPage(reply, 200, 'Authentication expired',
-    `<p role="status">This card authentication has expired: the payment was not made and nothing was charged.</p>${returnUrl ? `<p><a href="${escapeHtml(returnUrl)}" id="acs-continue">Continue</a></p>` : ''}`);
+    `<p role="status">This card authentication has expired: the payment was not made and nothing was charged.</p>${returnUrl ? `<p><a href="${escapeHtml(returnUrl)}" id="acs-continue">Continue</a></p>` : ''}`,
+    [], undefined, [], 'en', FRAMABLE);
 }
