@@ -202,10 +202,12 @@ describe('merchant dashboard in Chromium', () => {
       const shopper = await (await browser.newContext({ viewport: VIEWPORTS[0] })).newPage();
       await shopper.goto(customerUrl);
       const payWith = async (number: string) => {
-        await shopper.getByLabel('Card number', { exact: true }).fill(number);
-        await shopper.getByLabel('Expiry date (MM/YY)').fill('12/31');
-        await shopper.getByLabel('Security code (CVV)').fill('123');
-        await shopper.getByLabel('Name on card').fill('Sam Shopper');
+        // The card fields are in payd's card frame (docs/checkout.md), with the Pay button.
+        const card = shopper.frameLocator('iframe.payd-frame');
+        await card.getByLabel('Card number', { exact: true }).fill(number);
+        await card.getByLabel('Expiry date (MM/YY)').fill('12/31');
+        await card.getByLabel('Security code (CVV)').fill('123');
+        await card.getByLabel('Name on card').fill('Sam Shopper');
         await shopper.getByRole('button', { name: /^Pay/ }).click();
       };
       await payWith('4000 0000 0000 0002');
