@@ -161,6 +161,30 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
   const { buildApp } = await appModule;
   const app = await buildApp({ config, db, masterKey: master.key });
   phases.app = Math.round(performance.now());
+  // Signals are handled from here on, before listening: a SIGTERM that comes as soon as the
+  // server answers (a supervisor, npm) finds its handler, never Node's default exit.
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const force = setTimeout(() => {
+      log.error('shutdown grace period elapsed; exiting');
+      process.exit(1);
+    }, config.shutdownGraceMs);
+    force.unref();
+    try {
+      await app.close();
+      await db.close();
+      log.info('stopped');
+      process.exit(0);
+    } catch (err) {
+      log.error({ err }, 'error during shutdown');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
   // Read before listening (a signal after ready finds its handler installed): a new PostgreSQL database has no merchant.
   const noMerchant = config.databaseUrl !== undefined && !config.demo && config.role !== 'worker' && (await entitiesRepo.count(db)) === 0;
   try {
@@ -204,28 +228,6 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
     console.log(`No merchant yet. Create the first one and its API key with the operator token (PAYD_ADMIN_TOKEN):\n  curl -s -X POST ${config.baseUrl}/admin/v1/entities -H "authorization: Bearer $PAYD_ADMIN_TOKEN" -H 'content-type: application/json' -d '{"name": "My shop"}'\n  curl -s -X POST ${config.baseUrl}/admin/v1/entities/<entity id>/api-keys -H "authorization: Bearer $PAYD_ADMIN_TOKEN"\n(docs/operations.md)\n`);
   }
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down: finishing in-flight requests');
-    const force = setTimeout(() => {
-      log.error('shutdown grace period elapsed; exiting');
-      process.exit(1);
-    }, config.shutdownGraceMs);
-    force.unref();
-    try {
-      await app.close();
-      await db.close();
-      log.info('stopped');
-      process.exit(0);
-    } catch (err) {
-      log.error({ err }, 'error during shutdown');
-      process.exit(1);
-    }
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
   if (config.stopWithParent) {
     // Started by npm or npx: when a supervisor's SIGTERM ends npm (or the shell between
     // npm and payd) without reaching payd, payd is re-parented; it stops as on SIGTERM

@@ -2,7 +2,7 @@
 // source of every amount; amounts.ts derives the rest.
 import { type Amounts, type Overview, type Reserved, type Slice, type Totals, deriveAmounts, deriveOverview } from './amounts.ts';
 import { type CountedRow, type LedgerSums, ledgerTotals } from './ledger-totals.ts';
-import { OPERATIONS, allowedOperations } from './transitions.ts';
+import { OPERATIONS } from './transitions.ts';
 import type { OperationRow, PartnerTxRow, PaymentBase, PaymentTotals } from './payments.repo.ts';
 
 // The amounts of the Payment are the running-totals rule of ledger-totals.ts, the same
@@ -141,7 +141,7 @@ export async function slicesOfPayment(p: PaymentTotals, auths: PartnerTxRow[], l
  * test/payments/stored-view.test.ts fails when the view of a sample payment changes
  * while this stays the same.
  */
-export const VIEW_FORMAT = 'payment-view/3'; // 2: status enums in the schema; token_saved as the partner says; 3: links only for the operations allowed now
+export const VIEW_FORMAT = 'payment-view/4'; // 2: status enums in the schema; token_saved as the partner says; 3: links only for the operations allowed now; 4: the spec's four links always, again
 
 export function paymentView(p: PaymentBase, txs: PartnerTxRow[], ops: OperationRow[], baseUrl: string) {
   const sums = ledgerTotals(txs);
@@ -176,13 +176,12 @@ export function paymentView(p: PaymentBase, txs: PartnerTxRow[], ops: OperationR
     captures: ops.filter((o) => o.kind === 'CAPTURE').map(opView),
     voids: ops.filter((o) => o.kind === 'VOID').map(opView),
     refunds: ops.filter((o) => o.kind === 'REFUND').map(opView),
-    // The operations the payment accepts now (the table of transitions.ts), as the
-    // operations themselves decide: a link a client follows is never refused for the
-    // payment's state or an empty balance.
+    // The spec's shape: self, capture, refund and void, always (what the payment accepts
+    // now is in the amounts' available_to_*, decided by the table of transitions.ts).
     links: {
       self: { href: self, method: 'GET' },
-      ...Object.fromEntries(allowedOperations(p.authorization_status, amounts, reservedOfSums(sums))
-        .map(({ op }) => [op, { href: `${self}/${OPERATIONS[op].path}`, method: 'POST' }])),
+      ...Object.fromEntries((Object.keys(OPERATIONS) as Array<keyof typeof OPERATIONS>)
+        .map((op) => [op, { href: `${self}/${OPERATIONS[op].path}`, method: 'POST' }])),
     },
   };
 }

@@ -3,8 +3,8 @@
 // table, read by everything that decides or shows what can be done to a payment:
 // * the operations' plan (operations.service.ts), which refuses what the table does not
 //   allow, with the problem the table names;
-// * the Payment's `links` (payment-view.ts): a capture, refund or void link only when
-//   that operation would be accepted now;
+// * the Payment's amounts (available_to_capture, _refund, _void): what each operation
+//   would accept now (the links keep the spec's shape: all four, always);
 // * the dashboard's action forms (dashboard/dashboard.routes.ts);
 // * the OpenAPI descriptions of POST .../captures, .../refunds, .../voids
 //   (payments.routes.ts, operationDescription);
@@ -88,6 +88,6 @@ export function operationDescription(op: OperationName): string {
   const others = (Object.keys(STATES) as AuthorizationStatus[]).filter((s) => !allowedIn(s, op));
   return `Accepted on a payment whose authorization.status is ${from.join(' or ')}, up to what is ${b.description} ` +
     `(amounts.${b.amount}) less what ${b.reservedBy.map((r) => `${OPERATIONS[r].kind.toLowerCase()}s`).join(' and ')} in progress reserve; ` +
-    `the Payment's links.${op} is present exactly then. On a payment ${others.join(', ')}: a 400 problem of type urn:eu.service:${REFUSALS.state.type}; ` +
+    `amounts.available_to_${op} says how much now. On a payment ${others.join(', ')}: a 400 problem of type urn:eu.service:${REFUSALS.state.type}; ` +
     `for more than is available (or nothing available): a 400 problem of type urn:eu.service:${REFUSALS.balance.type} with available_amount.`;
 }

@@ -146,7 +146,7 @@ describe('payd listen and payd trigger', () => {
     const events = await payd(['events', 'list', '--type', 'payment.captured,payment.refunded'], env);
     assert.match(events.stdout, /payment\.refunded/);
     assert.match(events.stdout, /payment\.captured/);
-    const eventId = /^([0-9a-f-]{36})  /m.exec(events.stdout)![1]!;
+    const eventId = /^([0-9a-f-]{36}) {2}/m.exec(events.stdout)![1]!;
     assert.equal(JSON.parse((await payd(['events', 'get', eventId], env)).stdout).id, eventId);
     for (const [args, message] of [
       [['payments', 'capture', id], /--amount \(minor units\) is needed/],
