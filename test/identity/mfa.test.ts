@@ -24,6 +24,8 @@ describe('identity provider: second factor (TOTP and recovery codes)', () => {
   });
   after(() => t?.close());
 
+  let confirmedAt = 0;
+  const codeAt = (timestamp: number) => new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), period: 30, digits: 6 }).generate({ timestamp });
   const totpNow = (offsetSteps = 0) => new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), period: 30, digits: 6 })
     .generate({ timestamp: Date.now() + offsetSteps * 30_000 });
 
@@ -75,7 +77,8 @@ describe('identity provider: second factor (TOTP and recovery codes)', () => {
     const wrong = await post({ body: started.body, cookie }, '/oauth/account/security/totp/confirm', { code: '000000' === totpNow() ? '111111' : '000000' });
     assert.equal(wrong.statusCode, 400);
     assert.match(alertOf(wrong.body)!, /^code: /);
-    const confirmed = await post({ body: started.body, cookie }, '/oauth/account/security/totp/confirm', { code: totpNow() });
+    confirmedAt = Date.now();
+    const confirmed = await post({ body: started.body, cookie }, '/oauth/account/security/totp/confirm', { code: codeAt(confirmedAt) });
     assert.equal(confirmed.statusCode, 200, confirmed.body);
     recovery = [...confirmed.body.matchAll(/<li><code>([0-9a-f-]+)<\/code><\/li>/g)].map((m) => m[1]!);
     assert.equal(recovery.length, 10);
@@ -93,8 +96,9 @@ describe('identity provider: second factor (TOTP and recovery codes)', () => {
     assert.match(res.body, /action="\/oauth\/authorize\/mfa"/);
     assert.equal(cookieOf(res, 'payd_idp_session'), undefined, 'no session before the factor');
     assert.equal(res.headers.location, undefined);
-    // The code that confirmed the enrolment was of this time step: it cannot be used again.
-    const replay = await post({ body: res.body, cookie }, '/oauth/authorize/mfa', { code: totpNow() });
+    // The code that confirmed the enrolment cannot be used again (the very code of that step,
+    // whether the clock has moved to the next step since or not).
+    const replay = await post({ body: res.body, cookie }, '/oauth/authorize/mfa', { code: codeAt(confirmedAt) });
     assert.equal(replay.statusCode, 400, replay.body);
     assert.equal(cookieOf(replay, 'payd_idp_session'), undefined);
     const next = await post({ body: res.body, cookie }, '/oauth/authorize/mfa', { code: totpNow(1) });

@@ -12,6 +12,8 @@ import { paymentsRepo } from '../../src/payments/payments.repo.ts';
 import { RecentPayments } from '../../src/payments/recent-payments.ts';
 import { createTestApp, MASTER_KEY, type Merchant, type TestApp } from '../helpers/app.ts';
 
+const NO_RATE_LIMITS = { rateLimitTokenPerKey: 0, rateLimitTokenPerAddress: 0, rateLimitApiPerKey: 0 };
+
 const card = { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2031', cvv: '123' };
 const body = (amount: number) => ({ amount, currency: 'EUR', split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: card }] });
 
@@ -61,7 +63,8 @@ for (const inline of [true, false]) describe(`recently written payments, partner
   const recent = new RecentPayments();
 
   before(async () => {
-    t = await createTestApp({ simInline: inline });
+    // Rate limits off: their counters' sync (once a second) would add statements to the counts below.
+    t = await createTestApp({ simInline: inline, ...NO_RATE_LIMITS });
     m = await t.createMerchant('Recent');
     other = await t.createMerchant('Other');
     const c = counting(t.testDb.db);
@@ -179,7 +182,7 @@ describe('an operation decided on a reading with another operation in flight ans
   const hook = { armed: false, run: undefined as undefined | (() => Promise<void>) };
 
   before(async () => {
-    t = await createTestApp({ simInline: false });
+    t = await createTestApp({ simInline: false, ...NO_RATE_LIMITS });
     m = await t.createMerchant('In flight');
     // The app's database: once armed, `run` goes just before the partner's first statement
     // (the simulator's record of the void), so within the void's partner call.
