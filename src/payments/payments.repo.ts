@@ -9,17 +9,8 @@ import { type CountedRow, type LedgerSums, type ParentRow, SUM_COLS, ledgerTotal
  * database in the statement that writes a ledger or operation row (migration 0015), so
  * that an operation decides from the payment row alone.
  */
-export interface PaymentTotals {
+export interface PaymentTotals extends LedgerSums {
   operation_count: number;
-  authorize_pending: number;
-  total_authorized: number;
-  total_captured: number;
-  total_voided: number;
-  total_refunded: number;
-  /** Amounts of operations in flight (ledger rows still PENDING), per kind. */
-  reserved_capture: number;
-  reserved_void: number;
-  reserved_refund: number;
 }
 
 export interface PaymentRow extends PaymentTotals {
