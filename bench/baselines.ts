@@ -7,6 +7,8 @@
 //   POST /capture/:id         the rows payd writes for a capture answered inline, in one
 //                             statement: the payment update (amount check in its WHERE),
 //                             the operation, its ledger row, its outbox event
+// Both store the request's x-idempotency-key (sent on every request, as the SDK does)
+// under the unique indexes payd's tables have.
 // The rows go to copies of payd's tables (CREATE TABLE ... LIKE, same columns, defaults,
 // checks and indexes, and the foreign keys payd's tables have), without payd's triggers:
 // the baseline writes the running totals itself, as plain SQL would. The event data and
@@ -44,8 +46,8 @@ app.post('/template', async (request) => {
 });
 
 const CREATE = `WITH p AS (
-    INSERT INTO bench_payments (id, entity_id, amount, currency, capture_mode, split, "order", order_reference, authorization_status, total_authorized)
-    VALUES ($1, $2, $3, 'EUR', 'MANUAL', $4, $5, 'bench', 'AUTHORIZED', $3) RETURNING id),
+    INSERT INTO bench_payments (id, entity_id, amount, currency, capture_mode, split, "order", order_reference, authorization_status, total_authorized, idempotency_key)
+    VALUES ($1, $2, $3, 'EUR', 'MANUAL', $4, $5, 'bench', 'AUTHORIZED', $3, $12) RETURNING id),
   t AS (
     INSERT INTO bench_partner_transactions (id, payment_id, kind, seq, partner, method, amount, status, partner_key, partner_reference, partner_status, status_code, card)
     SELECT $6, p.id, 'AUTHORIZATION', 1, 'card-sim', 'CARD', $3, 'AUTHORIZED', $10, $11, 'AUTHORIZED', '000', $7 FROM p)
@@ -54,7 +56,7 @@ app.post('/create', async (request, reply) => {
   const { amount, entity_id } = request.body as { amount: number; entity_id: string };
   const id = randomUUID();
   const text = JSON.stringify({ ...template, id, amount });
-  await pool.query({ name: 'create', text: CREATE, values: [id, entity_id, amount, split, order, randomUUID(), card, randomUUID(), text, `${id}:1`, randomUUID()] });
+  await pool.query({ name: 'create', text: CREATE, values: [id, entity_id, amount, split, order, randomUUID(), card, randomUUID(), text, `${id}:1`, randomUUID(), request.headers['x-idempotency-key'] ?? null] });
   return reply.code(201).type('application/json').send(text);
 });
 
@@ -62,7 +64,7 @@ const CAPTURE = `WITH u AS (
     UPDATE bench_payments SET version = version + 1, updated_at = now(), total_captured = total_captured + $2, operation_count = operation_count + 1
      WHERE id = $1 AND authorization_status = 'AUTHORIZED' AND total_authorized - total_captured - total_voided >= $2 RETURNING id, entity_id),
   o AS (
-    INSERT INTO bench_payment_operations (id, payment_id, kind, amount, status) SELECT $3, u.id, 'CAPTURE', $2, 'SUCCESS' FROM u RETURNING id),
+    INSERT INTO bench_payment_operations (id, payment_id, kind, amount, status, idempotency_key) SELECT $3, u.id, 'CAPTURE', $2, 'SUCCESS', $9 FROM u RETURNING id),
   t AS (
     INSERT INTO bench_partner_transactions (id, payment_id, operation_id, parent_id, kind, seq, partner, method, amount, status, partner_key, partner_reference, partner_status, status_code, card)
     SELECT $4, $1, o.id, a.id, 'CAPTURE', (SELECT max(seq) + 1 FROM bench_partner_transactions WHERE payment_id = $1), a.partner, a.method, $2, 'SUCCESS', $7, $8, 'CAPTURED', '000', a.card
@@ -73,7 +75,7 @@ app.post('/capture/:id', async (request, reply) => {
   const { amount } = request.body as { amount: number };
   const text = JSON.stringify({ ...template, id });
   const opId = randomUUID();
-  const { rowCount } = await pool.query({ name: 'capture', text: CAPTURE, values: [id, amount, opId, randomUUID(), randomUUID(), text, `${opId}:1`, randomUUID()] });
+  const { rowCount } = await pool.query({ name: 'capture', text: CAPTURE, values: [id, amount, opId, randomUUID(), randomUUID(), text, `${opId}:1`, randomUUID(), request.headers['x-idempotency-key'] ?? null] });
   return rowCount === 1 ? reply.code(201).type('application/json').send(text) : reply.code(400).send({ error: 'amount not available' });
 });
 

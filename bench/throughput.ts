@@ -31,7 +31,7 @@
 // many as the server takes, to compare the CPU per request of two builds, which moves
 // less at a fixed load; the throughput ratios then mean nothing).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -251,13 +251,22 @@ export const paymentBody = (amount: number) => JSON.stringify({
 });
 
 /** The pair flow on payd: create, then capture the full amount of what was created. */
+/**
+ * A request of autocannon's with a fresh idempotency key in `header`, as the SDK sends on
+ * every creating call (x-idempotency-key; the mock's Idempotency-Key), and the same key
+ * on the baseline, which stores it under a unique index as payd does.
+ */
+export function keyed(req: Record<string, unknown>, header = 'x-idempotency-key'): Record<string, unknown> {
+  return { ...req, headers: { ...(req.headers as Record<string, string>), [header]: randomUUID() } };
+}
+
 function paydPair(auth: Record<string, string>, amount = 1000) {
   return {
     requests: [
-      { method: 'POST', path: '/v2/payments', headers: auth, body: paymentBody(amount),
+      { method: 'POST', path: '/v2/payments', headers: auth, body: paymentBody(amount), setupRequest: (req: Record<string, unknown>) => keyed(req),
         onResponse: (_s: number, body: string, ctx: Record<string, unknown>) => { ctx.id = /"id":"([^"]+)"/.exec(body)?.[1]; } },
       { method: 'POST', headers: auth, body: JSON.stringify({ amount }),
-        setupRequest: (req: Record<string, unknown>, ctx: Record<string, unknown>) => ({ ...req, path: `/v2/payments/${ctx.id}/captures` }) },
+        setupRequest: (req: Record<string, unknown>, ctx: Record<string, unknown>) => keyed({ ...req, path: `/v2/payments/${ctx.id}/captures` }) },
     ],
   };
 }
@@ -341,7 +350,7 @@ export async function runThroughput(): Promise<void> {
      */
     const roundRobin = (targets: string[], pathOf: (id: string) => string) => {
       let next = 0;
-      return [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, path: pathOf(targets[next++ % targets.length]!) }) }];
+      return [{ setupRequest: (req: Record<string, unknown>) => keyed({ ...req, path: pathOf(targets[next++ % targets.length]!) }) }];
     };
     const paydCapture = (id: string) => `/v2/payments/${id}/captures`;
     const baseCaptures = roundRobin(baseTargets, (id) => `/capture/${id}`);
@@ -357,8 +366,10 @@ export async function runThroughput(): Promise<void> {
           setupRequest: (req: Record<string, unknown>, ctx: Record<string, unknown>) => ({ ...req, body: new URLSearchParams({
             grant_type: 'authorization_code', client_id: idpApp.client_id as string, code: String(ctx.code), redirect_uri: idpCallback, code_verifier: verifier }).toString() }) },
       ] }).then(pairs) },
-      { name: 'create (same-work baseline)', run: () => load(`${baseUrl}/create`, { method: 'POST', headers: json, body: JSON.stringify({ amount: 1000, entity_id: entityId }) }) },
-      { name: 'create (payd)', run: () => load(`${payd.base}/v2/payments`, { method: 'POST', headers: auth, body: paymentBody(1000) }) },
+      { name: 'create (same-work baseline)', run: () => load(`${baseUrl}/create`, { method: 'POST', headers: json, body: JSON.stringify({ amount: 1000, entity_id: entityId }),
+        requests: [{ setupRequest: (req: Record<string, unknown>) => keyed(req) }] }) },
+      { name: 'create (payd)', run: () => load(`${payd.base}/v2/payments`, { method: 'POST', headers: auth, body: paymentBody(1000),
+        requests: [{ setupRequest: (req: Record<string, unknown>) => keyed(req) }] }) },
       { name: 'capture alone (same-work baseline)', run: () => load(baseUrl, { method: 'POST', headers: json, body: JSON.stringify({ amount: 1 }),
         requests: baseCaptures }) },
       { name: 'capture alone (payd)', run: () => load(payd.base, { method: 'POST', headers: auth, body: JSON.stringify({ amount: 1 }),
@@ -367,16 +378,17 @@ export async function runThroughput(): Promise<void> {
         requests: coldCaptures }) },
       { name: 'pair (stripe-stateful-mock)', unit: 'pairs/s', run: () => load(mockUrl, { requests: [
         { method: 'POST', path: '/v1/charges', headers: stripeH, body: 'amount=1000&currency=eur&source=tok_visa&capture=false',
+          setupRequest: (req: Record<string, unknown>) => keyed(req, 'idempotency-key'),
           onResponse: (_s: number, body: string, ctx: Record<string, unknown>) => { ctx.id = /"id":\s*"([^"]+)"/.exec(body)?.[1]; } },
         { method: 'POST', headers: stripeH, body: 'amount=1000',
-          setupRequest: (req: Record<string, unknown>, ctx: Record<string, unknown>) => ({ ...req, path: `/v1/charges/${ctx.id}/capture` }) },
+          setupRequest: (req: Record<string, unknown>, ctx: Record<string, unknown>) => keyed({ ...req, path: `/v1/charges/${ctx.id}/capture` }, 'idempotency-key') },
       ] }).then(pairs) },
       // The durable floor of the pair: the same-work create, then the same-work capture of it.
       { name: 'pair (same-work baseline)', unit: 'pairs/s', run: () => load(baseUrl, { requests: [
-        { method: 'POST', path: '/create', headers: json, body: JSON.stringify({ amount: 1000, entity_id: entityId }),
+        { method: 'POST', path: '/create', headers: json, body: JSON.stringify({ amount: 1000, entity_id: entityId }), setupRequest: (req: Record<string, unknown>) => keyed(req),
           onResponse: (_s: number, body: string, ctx: Record<string, unknown>) => { ctx.id = /"id":"([^"]+)"/.exec(body)?.[1]; } },
         { method: 'POST', headers: json, body: JSON.stringify({ amount: 1000 }),
-          setupRequest: (req: Record<string, unknown>, ctx: Record<string, unknown>) => ({ ...req, path: `/capture/${ctx.id}` }) },
+          setupRequest: (req: Record<string, unknown>, ctx: Record<string, unknown>) => keyed({ ...req, path: `/capture/${ctx.id}` }) },
       ] }).then(pairs) },
       { name: 'pair (payd)', unit: 'pairs/s', run: () => load(payd.base, paydPair(auth)).then(pairs) },
     ];
