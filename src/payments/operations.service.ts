@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../platform/db/index.ts';
 import { faultPoint } from '../platform/fault-points.ts';
+import type { FirstRequest } from '../platform/http/idempotency.ts';
 import { Problem, problems } from '../platform/http/problem.ts';
 import type { PartnerRegistry } from '../partners/port.ts';
 import { type Slice, allocate, deriveAmounts } from './amounts.ts';
@@ -42,6 +43,8 @@ function pendingChildren(kind: OperationKind, paymentId: string, opId: string, s
 
 export interface OperationOptions {
   idempotencyKey?: string | undefined;
+  /** The keyed request's fingerprint (requestFingerprint), stored on the operation with its key. */
+  fingerprint?: string | undefined;
   instance: string;
   triggeredBy?: 'MERCHANT' | 'SYSTEM';
 }
@@ -78,12 +81,12 @@ export class OperationsService {
    * What this key already made on the entity's payment: the payment itself (the key that
    * created it), or an operation (held while that one is in flight); undefined when none.
    */
-  async firstWithKey(entityId: string, paymentId: string, key: string): Promise<string | undefined> {
+  async firstWithKey(entityId: string, paymentId: string, key: string): Promise<FirstRequest | undefined> {
     const p = await paymentsRepo.get(this.db, entityId, paymentId);
     if (!p) return undefined;
-    if (p.idempotency_key === key) return p.id;
+    if (p.idempotency_key === key) return { id: p.id, fingerprint: (await paymentsRepo.getByKey(this.db, entityId, key))?.request_fingerprint ?? null };
     const first = await holdWhileInFlight(() => paymentsRepo.operationByKey(this.db, paymentId, key), (o) => o.status === 'PENDING', this.config);
-    return first?.id;
+    return first && { id: first.id, fingerprint: first.request_fingerprint ?? null };
   }
 
   /**
@@ -183,7 +186,7 @@ export class OperationsService {
     const newOp: NewOperation = {
       id: opId, payment_id: paymentId, kind, amount, status: 'PENDING',
       triggered_by: opts.triggeredBy ?? 'MERCHANT', merchant_reference: body.merchant_reference ?? null, reason: body.reason ?? null,
-      idempotency_key: opts.idempotencyKey ?? null,
+      idempotency_key: opts.idempotencyKey ?? null, request_fingerprint: opts.fingerprint ?? null,
     };
     if (answers.some((r) => !r || r.outcome === 'PENDING')) return this.optimisticReservation(found, newOp, pending, allocations.map((a) => a.auth));
     // The answer is built from this reading: it must hold nothing PENDING, which could
@@ -291,6 +294,7 @@ export class OperationsService {
       const reserved = await paymentsRepo.reserveOperation(tx, {
         id: opId, payment_id: paymentId, kind, amount, status: 'PENDING', triggered_by: opts.triggeredBy ?? 'MERCHANT',
         merchant_reference: body.merchant_reference ?? null, reason: body.reason ?? null, idempotency_key: opts.idempotencyKey ?? null,
+        request_fingerprint: opts.fingerprint ?? null,
       }, rows, auths);
       if (!reserved) return 'replay' as const;
       return { payment: p, children: rows.map((r, i) => ({ id: r.id, key: r.partner_key, amount: r.amount, auth: allocations[i]!.auth })) };
