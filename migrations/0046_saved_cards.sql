@@ -49,3 +49,15 @@ END $$;
 
 CREATE TRIGGER partner_transactions_save_card AFTER INSERT OR UPDATE OF token_saved ON partner_transactions
   FOR EACH ROW WHEN (NEW.token_saved IS TRUE) EXECUTE FUNCTION payd_save_card();
+
+-- Cards kept before this migration (save_token answered token_saved by a simulator) are
+-- saved cards too, so that every saved_card_id a payment shows names one.
+INSERT INTO saved_cards (id, entity_id, customer_reference, customer_email, partner, partner_reference, bin, last_four_digits,
+                         expiry_month, expiry_year, fingerprint, selected_network, funding_type, country_code, holder_name, created_at)
+SELECT t.id, p.entity_id, nullif(p.customer->>'reference', ''), nullif(lower(p.customer->>'email'), ''), t.partner,
+       t.partner_reference, coalesce(t.card->>'bin', ''), t.card->>'last_four_digits', coalesce(t.card->>'expiry_month', ''),
+       coalesce(t.card->>'expiry_year', ''), coalesce(t.card->>'fingerprint', ''), coalesce(t.card->>'selected_network', 'UNKNOWN'),
+       coalesce(t.card->>'type', 'UNKNOWN'), t.card->>'country_code', t.card->>'holder_name', t.updated_at
+  FROM partner_transactions t JOIN payments p ON p.id = t.payment_id
+ WHERE t.token_saved IS TRUE AND t.kind = 'AUTHORIZATION' AND t.status = 'AUTHORIZED' AND t.partner_reference IS NOT NULL
+   AND t.card IS NOT NULL AND t.card ? 'last_four_digits';

@@ -177,7 +177,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // bounded by its statements and its partner calls.
     staleClaimMs: 2 * Math.max(config.dbTimeouts.statementTimeoutMs, config.partnerTimeoutMs, config.requestTimeoutMs),
   });
-  const checkout = new CheckoutService(db, clientSessions, payments, links, redirection, partners, { baseUrl: config.baseUrl, returnLinks });
+  const checkout = new CheckoutService(db, clientSessions, payments, links, redirection, partners, { baseUrl: config.baseUrl, returnLinks, clock });
   const identity = await createIdentityProvider({ config, db, keys, masterKey: deps.masterKey, clock });
   const services: Services = {
     entities, keys, accessTokens, revokedKeys, redirection, partners, eligibility, payments, operations, clientSessions, recovery, links, checkout,

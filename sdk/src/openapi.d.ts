@@ -743,7 +743,7 @@ export interface paths {
          * List a customer's saved cards
          * @description The customer's saved cards that are not deleted, newest first (at most 100). Name the customer by exactly one of customer_reference and customer_email. Expired cards are listed (a payment with one is refused).
          */
-        get: operations["getV2SavedCards"];
+        get: operations["listSavedCards"];
         put?: never;
         post?: never;
         delete?: never;
@@ -760,14 +760,14 @@ export interface paths {
             cookie?: never;
         };
         /** Get a saved card */
-        get: operations["getV2SavedCardsById"];
+        get: operations["getSavedCard"];
         put?: never;
         post?: never;
         /**
          * Delete a saved card
          * @description The card can no longer pay (a payment naming it is a 404) and its partner is asked to forget it. Answers the card as it was.
          */
-        delete: operations["deleteV2SavedCardsById"];
+        delete: operations["deleteSavedCard"];
         options?: never;
         head?: never;
         patch?: never;
@@ -7278,7 +7278,7 @@ export interface operations {
             };
         };
     };
-    getV2SavedCards: {
+    listSavedCards: {
         parameters: {
             query?: {
                 /** @description The customer.reference of the payments that saved the cards */
@@ -7375,7 +7375,7 @@ export interface operations {
             };
         };
     };
-    getV2SavedCardsById: {
+    getSavedCard: {
         parameters: {
             query?: never;
             header?: never;
@@ -7475,7 +7475,7 @@ export interface operations {
             };
         };
     };
-    deleteV2SavedCardsById: {
+    deleteSavedCard: {
         parameters: {
             query?: never;
             header?: {
@@ -8087,6 +8087,16 @@ export interface operations {
                             method: string;
                             /** @description What the shopper must give with the submit for this solution (the session lacks it): customer_email */
                             requires?: "customer_email"[];
+                        }[];
+                        /** @description The session customer's saved cards the shopper may pay with (its CVC typed in the card frame): kept by a partner offered for CARD, not expired */
+                        saved_cards: {
+                            /** Format: uuid */
+                            id: string;
+                            partner: string;
+                            selected_network: string;
+                            last_four_digits: string;
+                            expiry_month: string;
+                            expiry_year: string;
                         }[];
                         /** @description Whether the session takes a payment attempt now (CREATED, or its last attempt was refused or failed and attempts are left) */
                         can_pay: boolean;
