@@ -83,6 +83,9 @@ const en = {
   date: 'Date',
   paidWith: 'Paid with',
   reference: 'Payment reference',
+  savedCards: 'Your saved cards',
+  savedCard: '{brand} ending in {last4}, expires {month}/{year}',
+  newCard: 'A new card',
 };
 
 export type MessageKey = keyof typeof en;
@@ -163,6 +166,9 @@ const fr: Record<MessageKey, string> = {
   date: 'Date',
   paidWith: 'Payé avec',
   reference: 'Référence du paiement',
+  savedCards: 'Vos cartes enregistrées',
+  savedCard: '{brand} se terminant par {last4}, expire fin {month}/{year}',
+  newCard: 'Une nouvelle carte',
 };
 
 const DICTIONARIES: Record<Locale, Record<MessageKey, string>> = { en, fr };

@@ -11,6 +11,7 @@ import { problems } from '../platform/http/problem.ts';
 import type { AuthorizeRequest, CardInstrument, GiftCardInstrument, Instrument, PartnerNotification, PartnerRegistry, PartnerResult } from '../partners/port.ts';
 import { GIFT_CARD_METHODS } from './amounts.ts';
 import { cardDetails, luhnValid } from './cards.ts';
+import { keptCards } from './saved-cards.service.ts';
 import { clientSessionsRepo } from './client-sessions.repo.ts';
 import { ClientSessionsService } from './client-sessions.service.ts';
 import { holdWhileInFlight } from './idempotency.ts';
@@ -197,7 +198,7 @@ export class PaymentsService {
         throw problems.invalidField('currency', `partner ${part.partner} does not accept ${body.currency}`);
       }
       const wanted = part.method === 'CARD' ? 'CARD' : GIFT_CARD_METHODS.has(part.method) ? 'GIFT_CARD' : undefined;
-      if (wanted && part.instrument?.type !== wanted) {
+      if (wanted && part.instrument?.type !== wanted && !(wanted === 'CARD' && part.instrument?.type === 'SAVED_CARD')) {
         throw problems.invalidField(`${name}.instrument`, `a ${wanted} instrument is required for method ${part.method}`);
       }
       if (!wanted && part.instrument) {
@@ -226,6 +227,7 @@ export class PaymentsService {
         `${body.split[refused[0]!]!.partner}/${body.split[refused[0]!]!.method} is not an eligible solution for this order under the entity's eligibility rules (POST /v2/eligible-solutions lists those that are)`);
     }
     const captureMode = await this.captureModeOf(entityId, body);
+    const kept = await keptCards(this.db, entityId, body, (this.config.clock ?? systemClock)()); // (SAVED_CARD instruments)
 
     const id = randomUUID();
     // Gift cards first (their balance decides early), cards last (a 3-D Secure challenge
@@ -234,11 +236,11 @@ export class PaymentsService {
     const parts = [...body.split].sort((a, b) => rank(a.method) - rank(b.method));
     // allow_future_usage asks for the card to be kept on file: its card part saves a token
     // unless the part says otherwise (save_token: false).
-    const saveToken = (part: (typeof parts)[number]) =>
-      part.save_token ?? (body.allow_future_usage && part.method === 'CARD' ? true : undefined);
+    const saveToken = (part: (typeof parts)[number]) => (kept.has(part) ? undefined
+      : part.save_token ?? (body.allow_future_usage && part.method === 'CARD' ? true : undefined));
     const planned = parts.map((part, i): PlannedPart => {
-      const instrument: Instrument = part.instrument ? (part.instrument as CardInstrument | GiftCardInstrument) : { type: 'NONE' };
-      const card = instrument.type === 'CARD' ? cardDetails(this.config.fingerprintKey, entityId, instrument) : undefined;
+      const instrument: Instrument = kept.get(part)?.instrument ?? (part.instrument ? (part.instrument as CardInstrument | GiftCardInstrument) : { type: 'NONE' });
+      const card = kept.get(part)?.card ?? (instrument.type === 'CARD' ? cardDetails(this.config.fingerprintKey, entityId, instrument) : undefined);
       const row: NewPartnerTx = {
         id: randomUUID(), payment_id: id, operation_id: null, parent_id: null, kind: 'AUTHORIZATION', seq: i + 1,
         partner: part.partner, method: part.method, amount: part.amount, status: 'PENDING', partner_key: `${id}:${i + 1}`,
