@@ -12,6 +12,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { loadConfig, ConfigError } from '../../src/config.ts';
 import { Recovery } from '../../src/payments/recovery.ts';
+import { DatabaseUnavailableError } from '../../src/platform/db/errors.ts';
 import type { PartnerConnector } from '../../src/partners/port.ts';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { emptyPgDatabase, type PgDatabase, waitFor } from '../helpers/processes.ts';
@@ -116,6 +117,54 @@ describe('recovery defects (in-process, PostgreSQL)', () => {
       const ev = await t.testDb.db.query(`SELECT 1 FROM webhook_events WHERE type = 'payment.voided' AND data::text LIKE $1`, [`%${reversed.voids[0]!.id}%`]);
       assert.equal(ev.rows.length, 1);
     } finally {
+      if (!released) await lock.release();
+    }
+  });
+
+  it('1b. a late approval met by a database outage (a failover) is reversed once the database is back', async () => {
+    const number = giftNumber();
+    await t.testDb.db.query(`INSERT INTO sim_gift_cards (fingerprint, balance, currency) VALUES ($1, 50000, 'EUR')`, [giftId(number)]);
+    const lock = await lockRows(t.testDb.url!, 'SELECT 1 FROM sim_gift_cards WHERE fingerprint = $1 FOR UPDATE', [giftId(number)]);
+    // The app's database refuses every new statement while down, as during a failover
+    // (a transaction already open, like the partner's call held by the lock, goes on).
+    const db = t.testDb.db as unknown as Record<'query' | 'transaction', (...args: unknown[]) => Promise<unknown>>;
+    const original = { query: db.query, transaction: db.transaction };
+    let down = false;
+    let refused = 0;
+    for (const name of ['query', 'transaction'] as const) {
+      db[name] = (...args: unknown[]) => {
+        if (!down) return original[name].apply(t.testDb.db, args);
+        refused += 1;
+        return Promise.reject(new DatabaseUnavailableError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })));
+      };
+    }
+    let released = false;
+    try {
+      const created = await inject('POST', '/v2/payments', { amount: 2500, currency: 'EUR', split: [gift(2500, number)] });
+      assert.equal(created.statusCode, 200, created.body);
+      const id = created.json().id as string;
+      await waitFor('recovery to close the authorization', async () => {
+        await t.app.services.recovery.runOnce(0);
+        return (await stored(id)).authorization.status !== 'PENDING';
+      });
+      assert.equal((await stored(id)).authorization.partner_transactions[0]!.status_code, 'NOT_RECEIVED');
+      // The database goes down; then the partner approves the call that was in flight.
+      down = true;
+      await lock.release();
+      released = true;
+      await waitFor('the late answer to meet the outage', async () => refused > 0);
+      down = false;
+      const reversed = await waitFor('the late approval to be reversed', async () => {
+        const v = await stored(id);
+        return v.voids[0]?.status === 'SUCCESS' && v;
+      });
+      assert.equal(reversed.authorization.status, 'ERROR');
+      assert.equal(reversed.authorization.partner_transactions[0]!.status_code, 'ANSWERED_LATE');
+      assert.equal(reversed.voids[0]!.triggered_by, 'SYSTEM');
+      assert.equal(await giftBalance(t, number), 50000, 'the shopper\'s money is not held');
+    } finally {
+      down = false;
+      Object.assign(db, original);
       if (!released) await lock.release();
     }
   });
