@@ -124,9 +124,7 @@ describe('recovery defects (in-process, PostgreSQL)', () => {
   it('1b. a late approval met by a database outage (a failover) is reversed once the database is back', async () => {
     const number = giftNumber();
     await t.testDb.db.query(`INSERT INTO sim_gift_cards (fingerprint, balance, currency) VALUES ($1, 50000, 'EUR')`, [giftId(number)]);
-    const lock = await lockRows(t.testDb.url!, 'SELECT 1 FROM sim_gift_cards WHERE fingerprint = $1 FOR UPDATE', [giftId(number)]);
-    // The app's database refuses every new statement while down, as during a failover
-    // (a transaction already open, like the partner's call held by the lock, goes on).
+    // The app's database refuses every statement while down, as during a failover.
     const db = t.testDb.db as unknown as Record<'query' | 'transaction', (...args: unknown[]) => Promise<unknown>>;
     const original = { query: db.query, transaction: db.transaction };
     let down = false;
@@ -138,20 +136,31 @@ describe('recovery defects (in-process, PostgreSQL)', () => {
         return Promise.reject(new DatabaseUnavailableError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })));
       };
     }
-    let released = false;
+    // The partner holds the authorization until told, then approves it; the database goes
+    // down as its answer reaches payd.
+    const sim = t.app.services.partners.get('gift-sim') as PartnerConnector;
+    const authorize = sim.authorize.bind(sim);
+    let go!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      go = resolve;
+    });
+    sim.authorize = async (req) => {
+      await gate;
+      const answer = await authorize(req);
+      down = true;
+      return answer;
+    };
     try {
       const created = await inject('POST', '/v2/payments', { amount: 2500, currency: 'EUR', split: [gift(2500, number)] });
       assert.equal(created.statusCode, 200, created.body);
+      assert.equal(created.json().authorization.status, 'PENDING', 'payd stopped waiting (partner timeout)');
       const id = created.json().id as string;
       await waitFor('recovery to close the authorization', async () => {
         await t.app.services.recovery.runOnce(0);
         return (await stored(id)).authorization.status !== 'PENDING';
       });
       assert.equal((await stored(id)).authorization.partner_transactions[0]!.status_code, 'NOT_RECEIVED');
-      // The database goes down; then the partner approves the call that was in flight.
-      down = true;
-      await lock.release();
-      released = true;
+      go();
       await waitFor('the late answer to meet the outage', async () => refused > 0);
       down = false;
       const reversed = await waitFor('the late approval to be reversed', async () => {
@@ -163,9 +172,10 @@ describe('recovery defects (in-process, PostgreSQL)', () => {
       assert.equal(reversed.voids[0]!.triggered_by, 'SYSTEM');
       assert.equal(await giftBalance(t, number), 50000, 'the shopper\'s money is not held');
     } finally {
+      go();
       down = false;
       Object.assign(db, original);
-      if (!released) await lock.release();
+      sim.authorize = authorize;
     }
   });
 
