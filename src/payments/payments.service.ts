@@ -5,6 +5,7 @@ import type { EventTypeName } from '../webhooks/catalogue.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db/index.ts';
+import { isConnectionFailure } from '../platform/db/errors.ts';
 import { faultPoint } from '../platform/fault-points.ts';
 import type { FirstRequest } from '../platform/http/idempotency.ts';
 import { problems } from '../platform/http/problem.ts';
@@ -71,6 +72,9 @@ const DEFAULT_REVERSAL = (paymentId: string): ReversalOptions =>
 
 /** Slack added to the partner timeout before a call is surely over (the timer starts just after the row is written). */
 const DEADLINE_MARGIN_MS = 250;
+/** How long a late partner answer met by a database outage is retried (a Patroni failover with its default ttl of 30 s fits). */
+const LATE_ANSWER_RETRY_MS = 60_000;
+const LATE_ANSWER_RETRY_INTERVAL_MS = 500;
 
 /** One part of a payment being created: its ledger row (PENDING until its partner answers) and its partner call. */
 interface PlannedPart {
@@ -592,27 +596,42 @@ export class PaymentsService {
    * A partner answer that came after payd stopped waiting for it. A transaction still
    * PENDING takes it (and the payment is finalized). An authorization already closed as
    * ERROR or REFUSED that the partner approved after all is recorded and reversed at the
-   * partner (a SYSTEM void), so that the shopper's money is not left held.
+   * partner (a SYSTEM void), so that the shopper's money is not left held. An answer met
+   * by a database outage (a failover under way) is applied once the database takes writes
+   * again, for up to LATE_ANSWER_RETRY_MS: nothing else would ever apply it (recovery does
+   * not look at an authorization it closed). Each step is idempotent, so a retry after a
+   * partial attempt does nothing twice.
    */
   async answeredLate(entityId: string, paymentId: string, t: Pick<PartnerTxRow, 'id' | 'kind'>, result: PartnerResult): Promise<void> {
-    try {
-      const update = txUpdate(t.kind, result);
-      if (!update || update.status === 'PENDING') return;
-      if (await this.db.onRow(paymentId, () => paymentsRepo.settleTx(this.db, t.id, update))) {
-        await this.finalize(entityId, paymentId, { endProcessing: false, recover: false });
+    const until = Date.now() + LATE_ANSWER_RETRY_MS;
+    for (let retry = false; ; retry = true) {
+      try {
+        await this.applyLateAnswer(entityId, paymentId, t, result, retry);
         return;
+      } catch (err) {
+        // Best effort beyond that: a reversal recorded but not sent stays PENDING for recovery to send.
+        if (!isConnectionFailure(err) || Date.now() >= until) return;
+        await new Promise((r) => setTimeout(r, LATE_ANSWER_RETRY_INTERVAL_MS).unref());
       }
-      if (t.kind !== 'AUTHORIZATION' || update.status !== 'AUTHORIZED') return;
-      const auth = (await paymentsRepo.txs(this.db, paymentId)).find((x) => x.id === t.id);
-      if (!auth || (auth.status !== 'ERROR' && auth.status !== 'REFUSED')) return;
-      await this.reverse(entityId, paymentId, [{ ...auth, partner_reference: update.partner_reference ?? null }], {
-        key: `late-reversal:${t.id}`,
-        reason: 'Reversal of an authorization the partner approved after payd had closed it',
-        before: async (tx) => paymentsRepo.recordLateAnswer(tx, t.id, update),
-      });
-    } catch {
-      // Best effort: a reversal recorded but not sent stays PENDING for recovery to send.
     }
+  }
+
+  private async applyLateAnswer(entityId: string, paymentId: string, t: Pick<PartnerTxRow, 'id' | 'kind'>, result: PartnerResult, retry: boolean): Promise<void> {
+    const update = txUpdate(t.kind, result);
+    if (!update || update.status === 'PENDING') return;
+    const settled = await this.db.onRow(paymentId, () => paymentsRepo.settleTx(this.db, t.id, update));
+    // A retry finalizes in any case: the attempt before may have settled the transaction
+    // and failed before finalizing (finalize changes nothing when nothing is due).
+    if (settled || retry) await this.finalize(entityId, paymentId, { endProcessing: false, recover: false });
+    if (settled) return;
+    if (t.kind !== 'AUTHORIZATION' || update.status !== 'AUTHORIZED') return;
+    const auth = (await paymentsRepo.txs(this.db, paymentId)).find((x) => x.id === t.id);
+    if (!auth || (auth.status !== 'ERROR' && auth.status !== 'REFUSED')) return;
+    await this.reverse(entityId, paymentId, [{ ...auth, partner_reference: update.partner_reference ?? null }], {
+      key: `late-reversal:${t.id}`,
+      reason: 'Reversal of an authorization the partner approved after payd had closed it',
+      before: async (tx) => paymentsRepo.recordLateAnswer(tx, t.id, update),
+    });
   }
 
   /**
