@@ -188,6 +188,10 @@ describe('shopper languages', () => {
 
     const data = /data-payd-session="([^"]+)"/.exec(page.body)![1]!;
     assert.equal((await read(data, EN_BROWSER)).json().locale, 'fr', 'the widget on the page speaks the link customer\'s language too');
+    // A refused input gives the link back (it once waited forever on PGlite) and is said in French.
+    const wrong = expectProblem(await submit(data, GOOD, EN_BROWSER), 400);
+    assert.equal(wrong.detail, 'Certaines données du paiement ne sont pas valides.');
+    assert.deepEqual(wrong.invalid_params, [{ name: 'split', in: 'body', reason: 'La valeur de split n’est pas valide.' }]);
     assert.equal((await submit(data, GOOD, {}, [{ partner: 'card-sim', method: 'CARD', amount: 1999, instrument: card(GOOD) }])).json().authorization_status, 'AUTHORIZED');
     const paid = await t.app.inject({ url: link.path, headers: EN_BROWSER });
     assert.equal(paid.statusCode, 200);
