@@ -41,6 +41,14 @@ const SessionInfo = Type.Object({
   }), {
     description: 'The solutions the shopper is offered: those of the session that can succeed with what it holds, or with what the widget asks the shopper (requires)',
   }),
+  saved_cards: Type.Array(Type.Object({
+    id: Uuid(),
+    partner: Type.String(),
+    selected_network: Type.String(),
+    last_four_digits: Type.String(),
+    expiry_month: Type.String(),
+    expiry_year: Type.String(),
+  }), { description: "The session customer's saved cards the shopper may pay with (its CVC typed in the card frame): kept by a partner offered for CARD, not expired" }),
   can_pay: Type.Boolean({ description: 'Whether the session takes a payment attempt now (CREATED, or its last attempt was refused or failed and attempts are left)' }),
   attempts_left: Type.Integer({ minimum: 0 }),
   last_attempt_status: Type.Optional(Type.String({ description: 'Authorization status of the latest attempt' })),

@@ -17,6 +17,9 @@ import { inShopperWords } from './shopper-problems.ts';
 import type { PartnerRegistry } from '../partners/port.ts';
 import type { ReturnLinks, ReturnPurpose } from '../payments/return-links.ts';
 import { declineReason } from './decline-reasons.ts';
+import { type SavedCardRow, savedCardsRepo } from '../payments/saved-cards.repo.ts';
+import { cardExpired } from '../payments/saved-cards.service.ts';
+import { systemClock } from '../platform/clock.ts';
 
 export interface SubmitBody {
   split: CreatePaymentBody['split'];
@@ -36,7 +39,7 @@ export class CheckoutService {
     private readonly links: PaymentLinksService,
     private readonly redirection: RedirectionTokens,
     private readonly partners: PartnerRegistry,
-    private readonly config: { baseUrl: string; returnLinks: ReturnLinks },
+    private readonly config: { baseUrl: string; returnLinks: ReturnLinks; clock?: () => number },
   ) {}
 
   /** The session a credential stands for; 401 for a credential payd did not make. */
@@ -77,6 +80,9 @@ export class CheckoutService {
       currency: s.currency,
       expires_at: s.expires_at,
       eligible_solutions: this.offered(s),
+      saved_cards: (await this.savedCards(s)).map((c) => ({
+        id: c.id, partner: c.partner, selected_network: c.selected_network, last_four_digits: c.last_four_digits, expiry_month: c.expiry_month, expiry_year: c.expiry_year,
+      })),
       ...payability,
       ...(payment ? { payment: { id: payment.id, authorization_status: payment.authorization.status } } : {}),
       return_url: this.returnUrl(s.id),
@@ -98,6 +104,23 @@ export class CheckoutService {
       out.push(missing.length ? { ...e, requires: missing.map((r) => ASKABLE[r]) } : e);
     }
     return out;
+  }
+
+  /**
+   * The saved cards the shopper of this session may pay with (docs/checkout.md, Saved
+   * cards): the session customer's (by customer.reference, else customer.email), kept
+   * by a partner the session offers for CARD, not expired. None for a session without a
+   * customer.
+   */
+  private async savedCards(s: ClientSessionRow): Promise<SavedCardRow[]> {
+    const reference = typeof s.customer?.reference === 'string' && s.customer.reference ? s.customer.reference : undefined;
+    const email = typeof s.customer?.email === 'string' && s.customer.email ? s.customer.email : undefined;
+    if (!reference && !email) return [];
+    const partners = new Set(this.offered(s).filter((e) => e.method === 'CARD').map((e) => e.partner));
+    if (partners.size === 0) return [];
+    const now = (this.config.clock ?? systemClock)();
+    const rows = await savedCardsRepo.list(this.db, s.entity_id, reference ? { reference } : { email: email! });
+    return rows.filter((c) => partners.has(c.partner) && !cardExpired(c.expiry_month, c.expiry_year, now));
   }
 
   /**
@@ -127,6 +150,16 @@ export class CheckoutService {
     }
     if (needsEmail && !body.customer_email) {
       throw inShopperWords(problems.invalidField('customer_email', t('en', 'errEmailRequired')), 'errEmailRequired');
+    }
+    // A saved card: one of this session's customer's, paid by the cardholder with its CVC.
+    const named = body.split.flatMap((part, i) => (part.instrument?.type === 'SAVED_CARD' ? [{ i, instrument: part.instrument }] : []));
+    if (named.length) {
+      const mine = new Set((await this.savedCards(s)).map((c) => c.id));
+      for (const { i, instrument } of named) {
+        if (!mine.has(instrument.saved_card_id.toLowerCase())) throw problems.invalidField(`split[${i}].instrument.saved_card_id`, 'not a saved card of this checkout\'s customer');
+        if (instrument.initiator === 'MERCHANT') throw problems.invalidField(`split[${i}].instrument.initiator`, 'a shopper\'s payment is customer-initiated');
+        if (instrument.cvv === undefined) throw problems.invalidField(`split[${i}].instrument.cvv`, 'Required: the card\'s security code');
+      }
     }
     // The shopper's email, for this payment only (the session keeps what the merchant gave).
     const customer = body.customer_email ? { ...(s.customer ?? {}), email: body.customer_email } : s.customer;

@@ -6,10 +6,12 @@ import { type Clock, systemClock } from '../platform/clock.ts';
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db/index.ts';
 import { faultPoint } from '../platform/fault-points.ts';
+import type { FirstRequest } from '../platform/http/idempotency.ts';
 import { problems } from '../platform/http/problem.ts';
 import type { AuthorizeRequest, CardInstrument, GiftCardInstrument, Instrument, PartnerNotification, PartnerRegistry, PartnerResult } from '../partners/port.ts';
 import { GIFT_CARD_METHODS } from './amounts.ts';
 import { cardDetails, luhnValid } from './cards.ts';
+import { keptCards } from './saved-cards.service.ts';
 import { clientSessionsRepo } from './client-sessions.repo.ts';
 import { ClientSessionsService } from './client-sessions.service.ts';
 import { holdWhileInFlight } from './idempotency.ts';
@@ -196,7 +198,7 @@ export class PaymentsService {
         throw problems.invalidField('currency', `partner ${part.partner} does not accept ${body.currency}`);
       }
       const wanted = part.method === 'CARD' ? 'CARD' : GIFT_CARD_METHODS.has(part.method) ? 'GIFT_CARD' : undefined;
-      if (wanted && part.instrument?.type !== wanted) {
+      if (wanted && part.instrument?.type !== wanted && !(wanted === 'CARD' && part.instrument?.type === 'SAVED_CARD')) {
         throw problems.invalidField(`${name}.instrument`, `a ${wanted} instrument is required for method ${part.method}`);
       }
       if (!wanted && part.instrument) {
@@ -208,9 +210,14 @@ export class PaymentsService {
     });
   }
 
-  async create(entityId: string, body: CreatePaymentBody, idempotencyKey: string | undefined, instance: string): Promise<PaymentViewT> {
+  /**
+   * A new payment. A key already used is found by the payment's own write (ON CONFLICT on
+   * the key: nothing written, then the 409); a refusal of a request whose key was used is
+   * made a 409 by the route (platform/http/idempotency.ts, ownKey).
+   */
+  async create(entityId: string, body: CreatePaymentBody, idempotencyKey: string | undefined, instance: string,
+    fingerprint?: string): Promise<PaymentViewT> {
     this.validate(entityId, body);
-    if (idempotencyKey) await this.refuseReplay(entityId, idempotencyKey, instance);
     // The entity's eligibility rules hold for API payments as for the widget's offer.
     const refused = this.config.eligibility
       ? await this.config.eligibility.refusedParts(entityId, { amount: body.amount, currency: body.currency, order: body.order, customer: body.customer }, body.split)
@@ -220,6 +227,7 @@ export class PaymentsService {
         `${body.split[refused[0]!]!.partner}/${body.split[refused[0]!]!.method} is not an eligible solution for this order under the entity's eligibility rules (POST /v2/eligible-solutions lists those that are)`);
     }
     const captureMode = await this.captureModeOf(entityId, body);
+    const kept = await keptCards(this.db, entityId, body, (this.config.clock ?? systemClock)()); // (SAVED_CARD instruments)
 
     const id = randomUUID();
     // Gift cards first (their balance decides early), cards last (a 3-D Secure challenge
@@ -228,11 +236,11 @@ export class PaymentsService {
     const parts = [...body.split].sort((a, b) => rank(a.method) - rank(b.method));
     // allow_future_usage asks for the card to be kept on file: its card part saves a token
     // unless the part says otherwise (save_token: false).
-    const saveToken = (part: (typeof parts)[number]) =>
-      part.save_token ?? (body.allow_future_usage && part.method === 'CARD' ? true : undefined);
+    const saveToken = (part: (typeof parts)[number]) => (kept.has(part) ? undefined
+      : part.save_token ?? (body.allow_future_usage && part.method === 'CARD' ? true : undefined));
     const planned = parts.map((part, i): PlannedPart => {
-      const instrument: Instrument = part.instrument ? (part.instrument as CardInstrument | GiftCardInstrument) : { type: 'NONE' };
-      const card = instrument.type === 'CARD' ? cardDetails(this.config.fingerprintKey, entityId, instrument) : undefined;
+      const instrument: Instrument = kept.get(part)?.instrument ?? (part.instrument ? (part.instrument as CardInstrument | GiftCardInstrument) : { type: 'NONE' });
+      const card = kept.get(part)?.card ?? (instrument.type === 'CARD' ? cardDetails(this.config.fingerprintKey, entityId, instrument) : undefined);
       const row: NewPartnerTx = {
         id: randomUUID(), payment_id: id, operation_id: null, parent_id: null, kind: 'AUTHORIZATION', seq: i + 1,
         partner: part.partner, method: part.method, amount: part.amount, status: 'PENDING', partner_key: `${id}:${i + 1}`,
@@ -265,6 +273,7 @@ export class PaymentsService {
       authorization_status: 'PENDING',
       processing: true,
       idempotency_key: idempotencyKey ?? null,
+      request_fingerprint: idempotencyKey ? fingerprint ?? null : null,
     };
     // The reservation strategy: partners that answer inline (pure decisions, nothing held
     // elsewhere) give the outcome now, and the payment is written whole, concluded, in one
@@ -385,17 +394,17 @@ export class PaymentsService {
   /** A key already used by this entity: hold while the first request runs, then 409. */
   async refuseReplay(entityId: string, key: string, instance: string): Promise<void> {
     const first = await this.firstWithKey(entityId, key);
-    if (first) throw problems.idempotencyViolation(instance, first);
+    if (first) throw problems.idempotencyViolation(instance, first.id);
   }
 
-  /** The payment this entity created with this key (held while it is being authorized); undefined when none. */
-  async firstWithKey(entityId: string, key: string): Promise<string | undefined> {
+  /** The payment this entity created with this key (held while it is being authorized), with its request's fingerprint; undefined when none. */
+  async firstWithKey(entityId: string, key: string): Promise<FirstRequest | undefined> {
     const first = await holdWhileInFlight(
       () => paymentsRepo.getByKey(this.db, entityId, key),
       (p) => p.processing,
       this.config,
     );
-    return first?.id;
+    return first && { id: first.id, fingerprint: first.request_fingerprint ?? null };
   }
 
   /**

@@ -86,6 +86,10 @@ export default {
     date: 'Date',
     paidWith: 'Paid with',
     reference: 'Payment reference',
+    // saved cards (cards on file)
+    savedCards: 'Your saved cards',
+    savedCard: '{brand} ending in {last4}, expires {month}/{year}',
+    newCard: 'A new card',
     // the language switch
     language: 'Language',
     // payment-link pages

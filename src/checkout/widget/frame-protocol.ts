@@ -48,7 +48,11 @@ export interface CardState {
 /** Widget -> frame. */
 export type ToFrame =
   | { type: 'payd:init'; locale: Locale; credential: string; style?: FieldStyle }
-  | { type: 'payd:submit'; id: number; split: Array<Record<string, unknown>>; cardIndex: number; browser?: Record<string, unknown>; customer_email?: string; dryRun?: boolean }
+  | { type: 'payd:submit'; id: number; split: Array<Record<string, unknown>>; cardIndex: number; browser?: Record<string, unknown>; customer_email?: string; dryRun?: boolean;
+    /** Pay with this saved card of the session's customer: the frame asks only its CVC. */
+    savedCardId?: string }
+  /** A saved card is chosen (the frame shows only the CVC field), or a new card (every field). */
+  | { type: 'payd:saved'; on: boolean }
   | { type: 'payd:busy'; on: boolean }
   | { type: 'payd:focus' }
   | { type: 'payd:clear' };

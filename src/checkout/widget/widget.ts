@@ -13,6 +13,7 @@ import { type Field, field, h, nextId, regroup } from './dom.ts';
 import { type CardState, type FieldStyle, type FromFrame, type ToFrame, THREE_DS_DONE, styleVariables } from './frame-protocol.ts';
 
 interface Solution { partner: string; method: string; requires?: string[] }
+interface SavedCard { id: string; partner: string; selected_network: string; last_four_digits: string; expiry_month: string; expiry_year: string }
 interface SessionInfo {
   client_session_id: string;
   status: string;
@@ -22,6 +23,8 @@ interface SessionInfo {
   amount: number;
   currency: string;
   eligible_solutions: Solution[];
+  /** The session customer's saved cards (no number: brand, last four, expiry). */
+  saved_cards?: SavedCard[];
   can_pay: boolean;
   attempts_left: number;
   last_attempt_status?: string;
@@ -163,6 +166,25 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   const cardBox = h('div', { class: 'payd-card' }, frame);
   if (card) form.append(cardBox);
 
+  // The customer's saved cards (the merchant named the customer in the session): one is
+  // chosen by default and the card frame then asks only its CVC; "A new card" shows
+  // every card field again. The frame sends the payment, CVC included, as for a new card.
+  const savedCards = card ? info.saved_cards ?? [] : [];
+  const savedSet = h('fieldset', { class: 'payd-saved' }, h('legend', { text: t(L, 'savedCards') }));
+  const savedRadios = [...savedCards.map((c) => ({ card: c as SavedCard | undefined, label: t(L, 'savedCard', {
+    brand: c.selected_network, last4: c.last_four_digits, month: c.expiry_month, year: c.expiry_year,
+  }) })), { card: undefined, label: t(L, 'newCard') }].map((choice, i) => {
+    const id = nextId('payd-saved');
+    const radio = h('input', { type: 'radio', name: 'payd-saved', id, value: String(i) });
+    if (i === 0) radio.checked = true;
+    savedSet.append(h('div', { class: 'payd-choice' }, radio, h('label', { for: id, text: choice.label })));
+    return { radio, card: choice.card };
+  });
+  if (savedCards.length) cardBox.prepend(savedSet);
+  const savedChosen = () => savedRadios.find((r) => r.radio.checked)?.card;
+  const syncSaved = () => toFrame({ type: 'payd:saved', on: savedChosen() !== undefined });
+  savedRadios.forEach((r) => r.radio.addEventListener('change', syncSaved));
+
   // The shopper's email, asked when the chosen method needs it and the merchant did not give it.
   const email = field(t(L, 'email'), { name: 'email', type: 'email', autocomplete: 'email', maxlength: '254' }, () => (EMAIL.test(email.input.value.trim()) ? '' : t(L, 'errEmail')));
   const emailHint = h('p', { class: 'payd-hint', id: nextId('payd-email-hint'), text: t(L, 'emailHint') });
@@ -273,6 +295,7 @@ export async function mount(target: string | Element, options: MountOptions): Pr
     if (event.source !== frame.contentWindow) return;
     if (m.type === 'payd:ready') {
       toFrame({ type: 'payd:init', locale: L, credential: options.data, ...(options.style ? { style: options.style } : {}) });
+      if (savedCards.length) syncSaved();
       frameReady();
     } else if (m.type === 'payd:resize' && Number.isFinite(m.height)) {
       frame.style.height = `${Math.min(Math.max(m.height, 0), 2000)}px`;
@@ -310,7 +333,10 @@ export async function mount(target: string | Element, options: MountOptions): Pr
     const needsEmail = !!chosen.requires?.includes('customer_email');
     if (needsEmail) check(email, EMAIL.test(email.input.value.trim()) ? '' : t(L, 'errEmail'));
     const cardIndex = split.length;
-    split.push({ partner: chosen.partner, method: chosen.method, amount: isCard ? cardAmount : info.amount });
+    const savedCard = isCard ? savedChosen() : undefined;
+    // A saved card is paid through the partner that keeps it (one the session offers for CARD).
+    split.push({ partner: savedCard?.partner ?? chosen.partner, method: chosen.method, amount: isCard ? cardAmount : info.amount });
+    const saved = savedCard ? { savedCardId: savedCard.id } : {};
     const browser = {
       user_agent: navigator.userAgent.slice(0, 2048), locale: navigator.language, javascript_enabled: true, java_enabled: false,
       color_depth: screen.colorDepth, screen_height: screen.height, screen_width: screen.width, utc_time_zone: -new Date().getTimezoneOffset(),
@@ -323,7 +349,7 @@ export async function mount(target: string | Element, options: MountOptions): Pr
         formError.textContent = `${t(L, 'loadFailed')} ${t(L, 'cardDetails')}`;
         return;
       }
-      const dry = await ask({ type: 'payd:submit', split, cardIndex, dryRun: true });
+      const dry = await ask({ type: 'payd:submit', split, cardIndex, dryRun: true, ...saved });
       if (dry.type === 'payd:invalid') {
         frame.focus();
         toFrame({ type: 'payd:focus' });
@@ -339,7 +365,7 @@ export async function mount(target: string | Element, options: MountOptions): Pr
       let status: number;
       let body: Problem & Partial<SubmitResult>;
       if (isCard) {
-        const answer = await ask({ type: 'payd:submit', split, cardIndex, browser, ...customerEmail });
+        const answer = await ask({ type: 'payd:submit', split, cardIndex, browser, ...customerEmail, ...saved });
         if (answer.type === 'payd:error') throw new Error(t(L, 'networkError'));
         if (answer.type !== 'payd:result') return busy(false);
         status = answer.status;

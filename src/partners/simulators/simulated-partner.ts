@@ -126,6 +126,8 @@ export abstract class SimulatedPartner implements PartnerConnector, InlinePartne
     if (this.options.inline === false || this.options.latencyMs) return undefined;
     if (call.kind === 'AUTHORIZATION') {
       if (!this.decideNow) return undefined;
+      // A card to keep, or a kept card, is held by the partner: never a pure decision.
+      if (call.request.save_token || call.request.instrument.type === 'SAVED_CARD') return undefined;
       const d = this.decideNow(call.request);
       if (d.timeout || d.status === 'CHALLENGE_REQUIRED') return undefined; // these need the simulator's own record
       const op = this.newAuthorization(call.request, d);
