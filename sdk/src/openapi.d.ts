@@ -8045,7 +8045,10 @@ export interface operations {
     };
     checkoutGetSession: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The shopper's explicit choice of language (a language tag; one payd does not speak is ignored): the widget's locale and the language of problem details. Without it, on payd's own pages, the payd_lang cookie */
+                lang?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -8063,7 +8066,7 @@ export interface operations {
                         /** Format: uuid */
                         client_session_id: string;
                         status: string;
-                        /** @description Language of the widget: the session customer's locale when supported, else the browser's Accept-Language, else en */
+                        /** @description Language of the widget: the shopper's explicit choice (the lang parameter, or on payd's own pages the payd_lang cookie), else the session customer's locale when supported, else the browser's Accept-Language, else en */
                         locale: "en" | "fr";
                         merchant: {
                             /** @description The entity's display name */
@@ -8149,7 +8152,10 @@ export interface operations {
     };
     checkoutPay: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The shopper's explicit choice of language (a language tag; one payd does not speak is ignored): the widget's locale and the language of problem details. Without it, on payd's own pages, the payd_lang cookie */
+                lang?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;

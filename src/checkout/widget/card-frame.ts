@@ -7,7 +7,7 @@
 // payment to payd itself with the session credential the widget gave it. Nothing is
 // written to a URL, storage or the console; the values are cleared once sent.
 import { cardBrand, cvvValid, expiryValid, groupCardNumber, luhnValid, parseExpiry } from './validation.ts';
-import { type Locale, t } from '../i18n.ts';
+import { type Locale, localeOf, t } from '../i18n.ts';
 import { type Field, field, h, regroup } from './dom.ts';
 import type { CardState, FromFrame, ToFrame } from './frame-protocol.ts';
 import { styleVariables } from './frame-protocol.ts';
@@ -143,7 +143,7 @@ async function submit(m: Extract<ToFrame, { type: 'payd:submit' }>) {
     },
   }));
   try {
-    const res = await fetch('/checkout/v1/session/payments', {
+    const res = await fetch(`/checkout/v1/session/payments?lang=${L}`, { // payd's answer in the widget's language
       method: 'POST',
       headers: { 'x-payd-session': credential, 'content-type': 'application/json' },
       body: JSON.stringify({ split, ...(m.browser ? { browser: m.browser } : {}), ...(m.customer_email ? { customer_email: m.customer_email } : {}) }),
@@ -169,7 +169,7 @@ window.addEventListener('message', (event: MessageEvent) => {
   if (!m || typeof m !== 'object') return;
   if (m.type === 'payd:init' && !fields && typeof m.credential === 'string') {
     credential = m.credential;
-    L = m.locale === 'fr' ? 'fr' : 'en';
+    L = localeOf(m.locale) ?? 'en';
     for (const [name, value] of styleVariables(m.style)) document.documentElement.style.setProperty(name, value);
     build();
   } else if (!fields) {

@@ -8,7 +8,7 @@
 // never a card value. A 3-D Secure challenge opens in a modal frame on the page, and its
 // outcome comes back to the widget. Bundled by esbuild (src/checkout/widget-bundle.ts).
 import { formatAmount } from './validation.ts';
-import { type Locale, hasMessage, intlLocale, methodLabel, pickLocale, t } from '../i18n.ts';
+import { type Locale, hasMessage, intlLocale, localeOf, methodLabel, pickLocale, t } from '../i18n.ts';
 import { type Field, field, h, nextId, regroup } from './dom.ts';
 import { type CardState, type FieldStyle, type FromFrame, type ToFrame, THREE_DS_DONE, styleVariables } from './frame-protocol.ts';
 
@@ -51,8 +51,8 @@ function declineMessage(locale: Locale, status: string | undefined, attemptsLeft
   return `${what} ${t(locale, attemptsLeft === 1 ? 'tryAnotherLast' : 'tryAnother')}`;
 }
 
-/** The browser's languages, for what is shown before the session (and its locale) is known. */
-const browserLocale = (): Locale => pickLocale(navigator.languages?.join(',') || navigator.language);
+/** The shopper's choice or the browser's languages, for what is shown before the session (and its locale) is known. */
+const browserLocale = (chosen?: string): Locale => pickLocale(navigator.languages?.join(',') || navigator.language, undefined, chosen);
 
 export interface MountOptions {
   /** The client session's widget.data. */
@@ -67,6 +67,8 @@ export interface MountOptions {
   style?: FieldStyle;
   /** 3-D Secure: in a modal frame on the page (default), or by leaving the page for the bank's. */
   threeDs?: 'modal' | 'redirect';
+  /** The shopper's own choice of language (a language tag, e.g. from your page's switch): wins over the session's customer.locale and the browser's. */
+  locale?: string;
 }
 
 const scriptOrigin = (() => {
@@ -90,9 +92,11 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   for (const [name, value] of styleVariables(options.style)) (root as HTMLElement).style?.setProperty(name, value);
   const go = (url: string) => (options.onComplete ? options.onComplete(url) : window.location.assign(url));
 
-  root.replaceChildren(h('p', { class: 'payd-status', role: 'status', text: t(browserLocale(), 'loading') }));
+  root.replaceChildren(h('p', { class: 'payd-status', role: 'status', text: t(browserLocale(options.locale), 'loading') }));
+  const lang = options.locale ? `?lang=${encodeURIComponent(options.locale)}` : '';
   const loadSession = async (): Promise<SessionInfo> => {
-    const res = await fetch(`${base}/checkout/v1/session`, { headers: { 'x-payd-session': options.data } });
+    const res = await fetch(`${base}/checkout/v1/session${lang}`, { headers: { 'x-payd-session': options.data } })
+      .catch(() => { throw new Error(t(browserLocale(options.locale), 'networkError')); });
     if (!res.ok) throw new Error(((await res.json().catch(() => ({}))) as Problem).detail ?? `HTTP ${res.status}`);
     return (await res.json()) as SessionInfo;
   };
@@ -100,10 +104,11 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   try {
     info = await loadSession();
   } catch (err) {
-    root.replaceChildren(h('p', { class: 'payd-error', role: 'alert', text: `${t(browserLocale(), 'loadFailed')} ${(err as Error).message}` }));
+    root.replaceChildren(h('p', { class: 'payd-error', role: 'alert', text: `${t(browserLocale(options.locale), 'loadFailed')} ${(err as Error).message}` }));
     return;
   }
-  const L: Locale = info.locale === 'fr' ? 'fr' : 'en';
+  const L: Locale = localeOf(info.locale) ?? 'en';
+  root.setAttribute('lang', L); // the widget's language, which may not be the page's
   if (!info.can_pay) {
     const what = info.status === 'EXPIRED' ? t(L, 'expired')
       : info.payment?.authorization_status === 'AUTHORIZED' ? t(L, 'alreadyPaid')
@@ -361,12 +366,13 @@ export async function mount(target: string | Element, options: MountOptions): Pr
       let body: Problem & Partial<SubmitResult>;
       if (isCard) {
         const answer = await ask({ type: 'payd:submit', split, cardIndex, browser, ...customerEmail, ...saved });
-        if (answer.type === 'payd:error') throw new Error(answer.message);
+        if (answer.type === 'payd:error') throw new Error(t(L, 'networkError'));
         if (answer.type !== 'payd:result') return busy(false);
         status = answer.status;
         body = answer.body as typeof body;
       } else {
-        const res = await fetch(`${base}/checkout/v1/session/payments`, { method: 'POST', headers, body: JSON.stringify({ split, browser, ...customerEmail }) });
+        const res = await fetch(`${base}/checkout/v1/session/payments?lang=${L}`, { method: 'POST', headers, body: JSON.stringify({ split, browser, ...customerEmail }) })
+          .catch(() => { throw new Error(t(L, 'networkError')); });
         status = res.status;
         body = (await res.json().catch(() => ({}))) as typeof body;
       }
@@ -392,6 +398,27 @@ declare global {
 }
 window.PaydCheckout = { mount };
 
+/**
+ * payd's own page in the widget's language: the hosted page is rendered before the
+ * session is known (its credential is in the fragment), so its heading, intro and
+ * switch (data-payd-t, data-payd-t-label) are said again in the session's language; the
+ * switch's links keep the fragment.
+ */
+function samePageLanguage(selector: string) {
+  const L = localeOf(document.querySelector(selector)?.getAttribute('lang'));
+  document.querySelectorAll<HTMLAnchorElement>('.payd-lang a').forEach((a) => {
+    a.href = `${a.getAttribute('href')!.split('#')[0]}${window.location.hash}`;
+    if (L && a.hreflang === L) a.setAttribute('aria-current', 'true');
+    else if (L) a.removeAttribute('aria-current');
+  });
+  if (!L || document.documentElement.lang === L) return;
+  document.documentElement.lang = L;
+  document.querySelectorAll<HTMLElement>('[data-payd-t]').forEach((el) => { if (hasMessage(el.dataset.paydT!)) el.textContent = t(L, el.dataset.paydT); });
+  document.querySelectorAll<HTMLElement>('[data-payd-t-label]').forEach((el) => { if (hasMessage(el.dataset.paydTLabel!)) el.setAttribute('aria-label', t(L, el.dataset.paydTLabel)); });
+  const title = document.querySelector('h1[data-payd-t]')?.textContent;
+  if (title) document.title = title;
+}
+
 /** The session credential in the page address's fragment (#session=...), if any. */
 function fragmentCredential(): string | undefined {
   const value = new URLSearchParams(window.location.hash.replace(/^#/, '')).get('session');
@@ -407,9 +434,11 @@ if (self?.dataset.paydMount && (self.dataset.paydSession || self.dataset.paydSes
   const selector = self.dataset.paydMount;
   const start = () => {
     const data = self.dataset.paydSession ?? fragmentCredential();
-    if (data) return void mount(selector, { data, threeDs: 'redirect' });
+    // The page's ?lang= is the shopper's choice (payd's language switch).
+    const locale = new URLSearchParams(window.location.search).get('lang') ?? undefined;
+    if (data) return void mount(selector, { data, threeDs: 'redirect', ...(locale ? { locale } : {}) }).then(() => samePageLanguage(selector));
     const root = document.querySelector(selector);
-    root?.replaceChildren(h('p', { class: 'payd-error', role: 'alert', text: t(browserLocale(), 'incompleteAddress') }));
+    root?.replaceChildren(h('p', { class: 'payd-error', role: 'alert', text: t(browserLocale(locale), 'incompleteAddress') }));
   };
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
   else start();
