@@ -44,17 +44,24 @@ export type PaymentBase = Omit<PaymentRow, keyof PaymentTotals>;
 
 export type TxKind = 'AUTHORIZATION' | 'CAPTURE' | 'REFUND' | 'VOID';
 
-export interface PartnerTxRow {
+/** Statuses of a ledger row, by its kind: an authorization's, or a capture's, refund's or void's. */
+export type AuthorizationTxStatus = 'PENDING' | 'AUTHORIZED' | 'REFUSED' | 'ERROR';
+export type OperationTxStatus = 'PENDING' | 'SUCCESS' | 'FAILURE';
+
+/** A ledger row: discriminated by kind, so that an AUTHORIZATION row in SUCCESS does not type-check. */
+export type PartnerTxRow = PartnerTxBase & (
+  | { kind: 'AUTHORIZATION'; status: AuthorizationTxStatus }
+  | { kind: 'CAPTURE' | 'REFUND' | 'VOID'; status: OperationTxStatus });
+
+interface PartnerTxBase {
   id: string;
   payment_id: string;
   operation_id: string | null;
   parent_id: string | null;
-  kind: TxKind;
   seq: number;
   partner: string;
   method: string;
   amount: number;
-  status: TxStatus;
   partner_key: string;
   partner_reference: string | null;
   partner_status: string | null;
@@ -134,20 +141,33 @@ const settleParams = (id: string, u: TxUpdate, at: Date | null = null) => [id, u
   u.partner_status_description ?? null, u.status_code ?? null, json(u.card), u.redirection !== undefined, json(u.redirection),
   u.token_saved ?? null, at];
 
+const TX_STATUSES_OF = {
+  AUTHORIZATION: new Set<TxStatus>(['PENDING', 'AUTHORIZED', 'REFUSED', 'ERROR']),
+  OPERATION: new Set<TxStatus>(['PENDING', 'SUCCESS', 'FAILURE']),
+};
+
+/** A ledger row built from loose parts, checked: its status is one of its kind's (anything else is a bug, thrown). */
+function checkedTx(row: Omit<PartnerTxRow, 'kind' | 'status'> & { kind: TxKind; status: TxStatus }): PartnerTxRow {
+  if (!TX_STATUSES_OF[row.kind === 'AUTHORIZATION' ? 'AUTHORIZATION' : 'OPERATION'].has(row.status)) {
+    throw new Error(`a ledger row of kind ${row.kind} cannot be ${row.status}`);
+  }
+  return row as PartnerTxRow;
+}
+
 // (Rows are built field by field: on Node 20, a spread followed by properties the source
 // lacks, as in { ...t, created_at }, took 3-14 µs per object against 0.02 µs; measured.)
 export function newTxRow(t: NewPartnerTx, created_at: Date, updated_at: Date): PartnerTxRow {
-  return {
+  return checkedTx({
     id: t.id, payment_id: t.payment_id, operation_id: t.operation_id, parent_id: t.parent_id, kind: t.kind, seq: t.seq,
     partner: t.partner, method: t.method, amount: t.amount, status: t.status, partner_key: t.partner_key,
     partner_reference: null, partner_status: null, partner_status_description: null, status_code: null,
     card: t.card, redirection: null, save_token: t.save_token, token_saved: null, created_at, updated_at,
-  };
+  });
 }
 
 /** The row as settleTx leaves it (the same coalescing as its SQL), for views built without re-reading. */
 export function settledTxRow(t: PartnerTxRow, u: TxUpdate, updated_at: Date): PartnerTxRow {
-  return {
+  return checkedTx({
     ...t,
     status: u.status,
     partner_reference: u.partner_reference ?? t.partner_reference,
@@ -158,7 +178,7 @@ export function settledTxRow(t: PartnerTxRow, u: TxUpdate, updated_at: Date): Pa
     redirection: u.redirection !== undefined ? u.redirection : t.redirection,
     token_saved: u.token_saved ?? t.token_saved,
     updated_at,
-  };
+  });
 }
 
 /** A ledger or operation row parsed from json_agg (its own fresh object): timestamps as Dates. */

@@ -94,7 +94,7 @@ describe('stored payment view (GET with max-age)', () => {
       customer: { email: 'a@example.com' }, browser: null, split: [{ partner: 'card-sim', method: 'CARD', amount: 1000 }],
       authorization_status: 'AUTHORIZED', processing: false, idempotency_key: null, created_at: at, updated_at: at,
     };
-    const tx = (over: Partial<PartnerTxRow>): PartnerTxRow => ({
+    const tx = (over: Partial<PartnerTxRow>): PartnerTxRow => (<PartnerTxRow>{
       id: '00000000-0000-4000-8000-000000000010', payment_id: p.id, operation_id: null, parent_id: null, kind: 'AUTHORIZATION', seq: 1,
       partner: 'card-sim', method: 'CARD', amount: 1000, status: 'AUTHORIZED', partner_key: 'k', partner_reference: 'r', partner_status: 'AUTHORIZED',
       partner_status_description: 'Approved', status_code: 'SUCCEEDED', card: { bin: '424242', last_four: '4242' }, redirection: null, save_token: null,
