@@ -161,7 +161,7 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
   const { buildApp } = await appModule;
   // Tracing, when PAYD_OTEL_EXPORTER names an exporter: the SDK loads only then.
   const tracing = config.tracing.exporter === 'none' ? undefined
-    : await (await import('./platform/observability/otel-sdk.ts')).tracingFromConfig(config, VERSION);
+    : (await import('./platform/observability/otel-sdk.ts')).tracingFromConfig(config, VERSION);
   const app = await buildApp({ config, db, masterKey: master.key, tracing });
   phases.app = Math.round(performance.now());
   // Signals are handled from here on, before listening: a SIGTERM that comes as soon as the

@@ -4,6 +4,9 @@
 // auto-instrumentation, so nothing is patched and no loader hook is needed.
 import { context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+// A static import (this module loads only when tracing is on): a dynamic import() of this
+// CommonJS package finds no named export once bundled (dist/server/).
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { detectResources, envDetector, hostDetector, processDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler, AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, ParentBasedSampler,
@@ -73,7 +76,7 @@ export function createTracing(opts: TracingOptions): Tracing {
 }
 
 /** The tracing PAYD_OTEL_EXPORTER asks for, or undefined when it is none. */
-export async function tracingFromConfig(config: { tracing: TracingConfig; role: string }, version: string): Promise<Tracing | undefined> {
+export function tracingFromConfig(config: { tracing: TracingConfig; role: string }, version: string): Tracing | undefined {
   const t = config.tracing;
   if (t.exporter === 'none') return undefined;
   let exporter: SpanExporter;
@@ -82,7 +85,6 @@ export async function tracingFromConfig(config: { tracing: TracingConfig; role: 
   } else {
     // OTLP over HTTP (JSON): the endpoint, headers, timeout and TLS files come from the
     // standard OTEL_EXPORTER_OTLP_* variables, which the exporter reads itself.
-    const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
     exporter = new OTLPTraceExporter();
   }
   return createTracing({ exporter, sampler: t.sampler, serviceName: t.serviceName, serviceVersion: version, attributes: { 'payd.role': config.role } });
