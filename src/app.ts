@@ -177,7 +177,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { payments, operations } = afterAuthorization;
   const savedCards = new SavedCardsService(db, partners);
   const clientSessions = new ClientSessionsService(db, eligibility, { baseUrl: config.baseUrl, widgetKey: widgetKey(deps.masterKey), maxAttempts: config.sessionMaxAttempts, clock });
-  const recovery = new Recovery(db, payments, config.recoveryGraceSeconds, { expirySeconds: config.challengeExpirySeconds, clock });
+  const recovery = new Recovery(db, payments, config.recoveryGraceSeconds, { expirySeconds: config.challengeExpirySeconds, clock }, tracer);
   const links = new PaymentLinksService(db, clientSessions, { baseUrl: config.baseUrl, allowPrivateWebhookTargets: config.webhookAllowPrivateTargets,
     sealWebhookHeaders: (entityId, headers) => sealHeaders(deps.masterKey, entityId, headers),
     reverseDuplicatePayment: (entityId, paymentId) => afterAuthorization.reverseDuplicate(entityId, paymentId),

@@ -12,6 +12,7 @@ import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trac
 import { createTracing } from '../../src/platform/observability/otel-sdk.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
+import { poll } from '../helpers/processes.ts';
 import { type Receiver, setEndpoint, startReceiver } from '../webhooks/helpers.ts';
 
 const PAN = '4242424242424242';
@@ -38,11 +39,14 @@ describe('tracing', () => {
   let t: TestApp;
   let m: Merchant;
   let rx: Receiver;
+  // The simulators' time (a timed-out capture's outcome shows when the test moves it).
+  let simNow = Date.now();
 
   before(async () => {
     rx = await startReceiver();
     t = await createTestApp({ simInline: false, webhookAllowPrivateTargets: true, logLevel: 'info', ...NO_RATE_LIMITS }, {
       tracing,
+      clock: () => simNow,
       logStream: { write: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) },
     });
     m = await t.createMerchant();
@@ -167,6 +171,33 @@ describe('tracing', () => {
     assert.equal(root.name, 'GET /v2/payments/:id');
     assert.equal(root.attributes['http.response.status_code'], 404);
     assert.notEqual(root.status.code, SpanStatusCode.ERROR, 'a 4xx is not a server error');
+  });
+
+  it('traces a recovery pass: the settlement of a payment, its partner sync, its statements, and the event it writes', async () => {
+    // 4000000000000416: authorized; captures time out at the acquirer, whose sync shows them succeeded a second later.
+    const created = await t.app.inject({
+      method: 'POST', url: '/v2/payments', headers: { ...m.auth, 'x-idempotency-key': 'trace-rec' },
+      payload: { amount: 5000, currency: 'EUR', capture_mode: 'MANUAL', split: [{ partner: 'card-sim', method: 'CARD', amount: 5000, instrument: { ...card, number: '4000000000000416' } }] },
+    });
+    assert.equal(created.statusCode, 200, created.body);
+    const id = created.json().id as string;
+    const cap = await t.app.inject({ method: 'POST', url: `/v2/payments/${id}/captures`, headers: { ...m.auth, 'x-idempotency-key': 'trace-rec-1' }, payload: { amount: 3000 } });
+    assert.equal(cap.json().captures[0].status, 'PENDING', cap.body);
+    exporter.reset();
+    simNow += 1200;
+    await poll(() => t.app.services.recovery.runOnce(0), (n) => n >= 1, { everyMs: 10 });
+    const spans = exporter.getFinishedSpans();
+    const settle = spans.find((s) => s.name === 'recovery.settle' && s.attributes['payd.payment_id'] === id);
+    assert.ok(settle, spans.map((s) => s.name).join(', '));
+    assert.equal(parentOf(settle), undefined, 'a trace of its own');
+    assert.equal(settle.attributes['payd.entity_id'], m.entityId);
+    const sync = spans.find((s) => s.name === 'partner.sync' && traceOf(s) === traceOf(settle));
+    assert.ok(sync && descends(spans, sync, settle), 'the partner asked, under the settlement');
+    assert.ok(spans.some((s) => s.name === 'db.query' && descends(spans, s, settle)), 'its statements under it');
+    const { rows } = await t.testDb.db.query<{ traceparent: string | null }>(
+      `SELECT traceparent FROM webhook_events WHERE subject_id = $1 AND type = 'payment.captured'`, [id]);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0]!.traceparent?.split('-')[1], traceOf(settle), 'the event recovery writes carries its trace');
   });
 
   it('records nothing when tracing is off, and events carry no trace context', async () => {

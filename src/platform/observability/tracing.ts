@@ -36,6 +36,7 @@ export const ATTR = {
   errorType: 'error.type',
   requestId: 'payd.request_id',
   entityId: 'payd.entity_id',
+  paymentId: 'payd.payment_id',
   partnerName: 'payd.partner.name',
   partnerCall: 'payd.partner.call',
   partnerKey: 'payd.partner.key',
