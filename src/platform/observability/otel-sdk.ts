@@ -14,7 +14,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { TracingConfig } from '../../config.ts';
-import type { Tracing } from './tracing.ts';
+import { markTracingInstalled, type Tracing } from './tracing.ts';
 
 export interface TracingOptions {
   exporter: SpanExporter;
@@ -57,6 +57,7 @@ function sampler(spec: TracingConfig['sampler'] | undefined): Sampler | undefine
 /** A tracer provider exporting to `exporter`, and payd's tracer from it. */
 export function createTracing(opts: TracingOptions): Tracing {
   ensureContextManager();
+  markTracingInstalled();
   const resource = resourceFromAttributes({
     [ATTR_SERVICE_NAME]: opts.serviceName ?? 'payd',
     ...(opts.serviceVersion ? { [ATTR_SERVICE_VERSION]: opts.serviceVersion } : {}),

@@ -4,9 +4,9 @@
 //
 // When tracing is off there is no tracer: every seam (the HTTP hooks in app.ts, the
 // database decorator db/traced.ts, the partner decorator partners/traced.ts, the webhook
-// dispatcher) is then the plain code, with no span, closure or hook of its own. The one
-// call left on a hot path is currentTraceparent(), which asks the API's no-op context
-// manager for a span it does not have.
+// dispatcher, the recovery worker) is then the plain code, with no span, closure or hook
+// of its own. The one call left on a hot path is currentTraceparent() when an event is
+// written, which then reads one flag.
 import { context, type Context, isSpanContextValid, type Span, SpanKind, type SpanContext, SpanStatusCode, trace, TraceFlags, type Tracer } from '@opentelemetry/api';
 
 export { SpanKind, SpanStatusCode, type Span, type Tracer };
@@ -51,11 +51,21 @@ export const ATTR = {
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
+/** Whether a tracing was made in this process (otel-sdk.ts): until then no span can be active. */
+let installed = false;
+
+/** Called by otel-sdk.ts when it makes a tracing. */
+export function markTracingInstalled(): void {
+  installed = true;
+}
+
 /**
  * The W3C traceparent of the span active now, or null (tracing off, or outside any span).
  * The outbox stores it with each event (outbox.ts) so that its delivery continues the trace.
  */
 export function currentTraceparent(): string | null {
+  // Off: one flag, not the API's lookup of the no-op context (a few hundred ns).
+  if (!installed) return null;
   const span = trace.getSpan(context.active());
   if (span === undefined) return null;
   const sc = span.spanContext();
