@@ -151,7 +151,7 @@ describe('tracing', () => {
     assert.ok(!JSON.stringify(lines).includes(PAN));
   });
 
-  it('continues the trace a client sends (traceparent); a 4xx is no error', async () => {
+  it('continues the trace a client sends (traceparent); a 4xx is no error; the probes are not traced', async () => {
     exporter.reset();
     const traceId = '0af7651916cd43dd8448eb211c80319c';
     const parent = 'b7ad6b7169203331';
@@ -171,6 +171,10 @@ describe('tracing', () => {
     assert.equal(root.name, 'GET /v2/payments/:id');
     assert.equal(root.attributes['http.response.status_code'], 404);
     assert.notEqual(root.status.code, SpanStatusCode.ERROR, 'a 4xx is not a server error');
+    // The probes are not traced.
+    exporter.reset();
+    for (const url of ['/healthz', '/readyz', '/metrics']) assert.equal((await t.app.inject({ url })).statusCode, 200);
+    assert.deepEqual(exporter.getFinishedSpans().map((s) => s.name), []);
   });
 
   it('traces a recovery pass: the settlement of a payment, its partner sync, its statements, and the event it writes', async () => {

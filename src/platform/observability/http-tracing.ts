@@ -5,7 +5,8 @@
 // by the client is the span's parent. The span is the active one for everything the
 // request does (hooks, handler, services), and its ids are bound to the request's logger:
 // every line the request logs, "incoming request" and "request completed" included,
-// carries trace_id and span_id.
+// carries trace_id and span_id. The probes (/healthz, /readyz, /metrics), polled every few
+// seconds by a supervisor or Prometheus, are not traced.
 import type { IncomingMessage } from 'node:http';
 import { context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
@@ -16,6 +17,9 @@ const SPAN = Symbol('payd.http.span');
 const IDS_BOUND = Symbol('payd.log.trace-ids');
 
 type Traced = IncomingMessage & { [SPAN]?: Span };
+
+/** Polled by supervisors and Prometheus: a trace each would bury the others. */
+const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
 
 function pathOf(url: string | undefined): string {
   if (url === undefined) return '/';
@@ -59,6 +63,7 @@ export function httpTracing(tracer: Tracer): HttpTracing {
 
   return {
     childLoggerFactory(logger, bindings, opts, raw) {
+      if (PROBES.has(pathOf(raw.url))) return logger.child(bindings, opts);
       const sc = spanOf(raw).spanContext();
       const child = logger.child({ ...bindings, trace_id: sc.traceId, span_id: sc.spanId }, opts);
       (child as unknown as Record<symbol, boolean>)[IDS_BOUND] = true;
@@ -70,6 +75,7 @@ export function httpTracing(tracer: Tracer): HttpTracing {
     },
     register(app) {
       app.addHook('onRequest', (request, _reply, done) => {
+        if (PROBES.has(pathOf(request.raw.url))) return done();
         const span = spanOf(request.raw);
         const route = request.routeOptions.url;
         if (route !== undefined) {
