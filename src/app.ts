@@ -21,6 +21,10 @@ import { loggerOptions } from './platform/observability/logger.ts';
 import { CHALLENGE_AGES, challengeGauges, createMetrics, metricsPlugin, operationsBacklogGauges, poolGauges, readMetrics, replicaPoolGauges, webhookBacklogGauges } from './platform/observability/metrics.ts';
 import { deliveriesRepo } from './webhooks/deliveries.repo.ts';
 import { requestContext } from './platform/observability/request-context.ts';
+import type { Tracing } from './platform/observability/tracing.ts';
+import { httpTracing } from './platform/observability/http-tracing.ts';
+import { tracedDb } from './platform/db/traced.ts';
+import { tracedPartners } from './partners/traced.ts';
 import { PartnerTelemetry } from './payments/partner-telemetry.ts';
 import { paymentsRepo } from './payments/payments.repo.ts';
 import { healthRoutes } from './platform/observability/health.ts';
@@ -87,6 +91,12 @@ export interface AppDeps {
   clock?: Clock;
   /** The payments this process wrote last (payments/recent-payments.ts); default one of config.recentPayments. Tests look into it. */
   recent?: RecentPayments;
+  /**
+   * Tracing on (main.ts builds it from PAYD_OTEL_EXPORTER; tests from an in-memory
+   * exporter): requests, database transactions and statements, partner calls and webhook
+   * attempts are spans (docs/operations.md, Tracing). Absent: no span anywhere.
+   */
+  tracing?: Tracing | undefined;
 }
 
 export interface Services {
@@ -116,7 +126,10 @@ declare module 'fastify' {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { config, db } = deps;
+  const { config } = deps;
+  const tracer = deps.tracing?.tracer;
+  // Tracing on: the database and the partners through their traced decorators (platform/db/traced.ts, partners/traced.ts).
+  const db = tracer ? tracedDb(deps.db, tracer) : deps.db;
   let shuttingDown = false;
 
   const keys = new KeyStore(db, deps.masterKey);
@@ -134,7 +147,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
   // The simulators sign their notifications with a key derived from the master key.
   const notificationSecret = createHmac('sha256', deps.masterKey).update('payd simulator notifications').digest('base64url');
-  const partners = configuredPartners(db, { baseUrl: config.baseUrl, latencyMs: config.simLatencyMs, inline: config.simInline, notificationSecret, clock }, config.partners);
+  const configured = configuredPartners(db, { baseUrl: config.baseUrl, latencyMs: config.simLatencyMs, inline: config.simInline, notificationSecret, clock }, config.partners);
+  const partners = tracer ? tracedPartners(configured, tracer) : configured;
   const eligibilityRules = new EligibilityRulesService(db, partners);
   const eligibility = new EligibilityEngine(partners, eligibilityRules);
   const metrics = createMetrics();
@@ -163,7 +177,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { payments, operations } = afterAuthorization;
   const savedCards = new SavedCardsService(db, partners);
   const clientSessions = new ClientSessionsService(db, eligibility, { baseUrl: config.baseUrl, widgetKey: widgetKey(deps.masterKey), maxAttempts: config.sessionMaxAttempts, clock });
-  const recovery = new Recovery(db, payments, config.recoveryGraceSeconds, { expirySeconds: config.challengeExpirySeconds, clock });
+  const recovery = new Recovery(db, payments, config.recoveryGraceSeconds, { expirySeconds: config.challengeExpirySeconds, clock }, tracer);
   const links = new PaymentLinksService(db, clientSessions, { baseUrl: config.baseUrl, allowPrivateWebhookTargets: config.webhookAllowPrivateTargets,
     sealWebhookHeaders: (entityId, headers) => sealHeaders(deps.masterKey, entityId, headers),
     reverseDuplicatePayment: (entityId, paymentId) => afterAuthorization.reverseDuplicate(entityId, paymentId),
@@ -185,7 +199,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
 
   // Reads that allow staleness go to the replica when one is set and fresh enough (platform/db/reads.ts).
-  const replica = config.databaseReadUrl && db.kind === 'pg' ? createPgDb(config.databaseReadUrl, config.dbPoolSize, config.dbTimeouts) : undefined;
+  const replicaDb = config.databaseReadUrl && db.kind === 'pg' ? createPgDb(config.databaseReadUrl, config.dbPoolSize, config.dbTimeouts) : undefined;
+  const replica = replicaDb && tracer ? tracedDb(replicaDb, tracer) : replicaDb;
   if (replica?.poolStats) replicaPoolGauges(metrics.registry, replica.poolStats);
   const reads: ReadRouter = replica
     ? replicaReads(db, replica, {
@@ -194,10 +209,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     })
     : primaryReads(db);
 
+  const logging = !(deps.logger === false || config.logLevel === 'silent');
+  const httpTrace = tracer ? httpTracing(tracer) : undefined;
   const app = Fastify({
     // LOG_LEVEL=silent: no logger at all, so that no request builds a child logger (its
     // bindings, redacted) whose every line would be dropped.
-    logger: deps.logger === false || config.logLevel === 'silent' ? false : { ...loggerOptions(config.logLevel), ...(deps.logStream ? { stream: deps.logStream } : {}) },
+    logger: logging ? { ...loggerOptions(config.logLevel), ...(httpTrace ? { mixin: httpTrace.mixin } : {}), ...(deps.logStream ? { stream: deps.logStream } : {}) } : false,
+    // Tracing on: each request's logger binds its span's trace_id and span_id (http-tracing.ts).
+    ...(httpTrace && logging ? { childLoggerFactory: httpTrace.childLoggerFactory } : {}),
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: false,
     genReqId: (req) => {
@@ -230,10 +249,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // One address holds at most its share of those (connection-cap.ts).
   capConnectionsPerAddress(app.server, config.maxConnectionsPerAddress);
   telemetry.log = app.log;
+  // Tracing on: each request's span, active for all it does (before every other hook).
+  httpTrace?.register(app);
   // The request id travels with the work it starts (partner-telemetry's log lines).
   app.addHook('onRequest', (request, _reply, done) => requestContext.run({ requestId: request.id }, done));
   app.decorate('services', services);
-  const webhooks = attachWebhooks(app, { db, masterKey: deps.masterKey, config });
+  const webhooks = attachWebhooks(app, { db, masterKey: deps.masterKey, config, tracer });
 
   // During shutdown every response closes its connection, including the responses of
   // requests that were in flight when SIGTERM came, so that the server can finish closing.

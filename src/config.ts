@@ -124,6 +124,18 @@ export interface Config {
   faultKillAt: string | undefined;
   /** Test only (PAYD_FAULT_SIGNAL, default SIGKILL): the signal the process sends itself there; SIGSTOP freezes it. */
   faultSignal: 'SIGKILL' | 'SIGSTOP';
+  /** OpenTelemetry tracing (docs/operations.md, Tracing): off unless PAYD_OTEL_EXPORTER names an exporter. */
+  tracing: TracingConfig;
+}
+
+/** Where spans go and which traces are kept (platform/observability/otel-sdk.ts). */
+export interface TracingConfig {
+  /** PAYD_OTEL_EXPORTER: none (default), otlp (OTLP/HTTP, the OTEL_EXPORTER_OTLP_* variables) or console (stdout); none whenever OTEL_SDK_DISABLED=true. */
+  exporter: 'none' | 'otlp' | 'console';
+  /** OTEL_TRACES_SAMPLER (default parentbased_always_on) and OTEL_TRACES_SAMPLER_ARG (the ratio of the *traceidratio samplers, default 1). */
+  sampler: { name: 'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio'; ratio: number };
+  /** OTEL_SERVICE_NAME, default payd. */
+  serviceName: string;
 }
 
 /** A start-up error the operator must fix: one line on stderr, exit code 2. */
@@ -219,6 +231,30 @@ function partners(env: Env): PartnerSpec[] | undefined {
   }
 }
 
+const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+
+/** PAYD_OTEL_EXPORTER and the standard variables payd reads itself (the exporter reads OTEL_EXPORTER_OTLP_*). */
+function tracing(env: Env): TracingConfig {
+  const raw = (env.PAYD_OTEL_EXPORTER || 'none').toLowerCase();
+  if (raw !== 'none' && raw !== 'otlp' && raw !== 'console') {
+    throw new ConfigError(`PAYD_OTEL_EXPORTER must be none, otlp or console, got "${env.PAYD_OTEL_EXPORTER}"`);
+  }
+  const name = (env.OTEL_TRACES_SAMPLER || 'parentbased_always_on').toLowerCase();
+  if (!(SAMPLERS as readonly string[]).includes(name)) {
+    throw new ConfigError(`OTEL_TRACES_SAMPLER must be one of ${SAMPLERS.join(', ')}, got "${env.OTEL_TRACES_SAMPLER}"`);
+  }
+  const argRaw = env.OTEL_TRACES_SAMPLER_ARG;
+  const ratio = argRaw === undefined || argRaw === '' || !name.endsWith('traceidratio') ? 1 : Number(argRaw);
+  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) {
+    throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG must be a ratio between 0 and 1, got "${argRaw}"`);
+  }
+  return {
+    exporter: bool(env, 'OTEL_SDK_DISABLED', false) ? 'none' : raw,
+    sampler: { name: name as TracingConfig['sampler']['name'], ratio },
+    serviceName: env.OTEL_SERVICE_NAME || 'payd',
+  };
+}
+
 function origin(name: string, raw: string): string {
   try {
     const u = new URL(raw);
@@ -307,6 +343,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     stopWithParent: env.npm_command !== undefined,
     faultKillAt: env.PAYD_FAULT_KILL_AT || undefined,
     faultSignal: (env.PAYD_FAULT_SIGNAL || 'SIGKILL') as 'SIGKILL' | 'SIGSTOP',
+    tracing: tracing(env),
   };
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError('PAYD_HEADERS_TIMEOUT_MS must not be longer than PAYD_REQUEST_TIMEOUT_MS');

@@ -159,7 +159,10 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
     log.warn(`PAYD_MASTER_KEY is not set: using ${master.file}. Every payd process on this database needs the same key; set PAYD_MASTER_KEY in production.`);
   }
   const { buildApp } = await appModule;
-  const app = await buildApp({ config, db, masterKey: master.key });
+  // Tracing, when PAYD_OTEL_EXPORTER names an exporter: the SDK loads only then.
+  const tracing = config.tracing.exporter === 'none' ? undefined
+    : (await import('./platform/observability/otel-sdk.ts')).tracingFromConfig(config, VERSION);
+  const app = await buildApp({ config, db, masterKey: master.key, tracing });
   phases.app = Math.round(performance.now());
   // Signals are handled from here on, before listening: a SIGTERM that comes as soon as the
   // server answers (a supervisor, npm) finds its handler, never Node's default exit.
@@ -176,6 +179,8 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
     try {
       await app.close();
       await db.close();
+      // The spans still buffered are exported (bounded by the grace period's timer above).
+      await tracing?.shutdown().catch((err: unknown) => log.warn({ err }, 'tracing: the last spans were not exported'));
       log.info('stopped');
       process.exit(0);
     } catch (err) {
@@ -193,6 +198,7 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
   } catch (err) {
     await app.close().catch(() => {});
     await db.close().catch(() => {});
+    await tracing?.shutdown().catch(() => {});
     throw listenError(err as NodeJS.ErrnoException, config);
   }
   // Once listening, so that the start (the embedded database unpacked, the modules
@@ -207,7 +213,7 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
     app.webhooks.dispatcher.start((err) => outage.failed('webhooks', err, 'webhook dispatch failed'), () => outage.succeeded('webhooks'));
   }
   const demo = config.demo ? await (await import('./admin/demo.ts')).bootstrapDemo(app.services.entities, { db, identity: app.services.identity }) : undefined;
-  log.info({ startupMs: { ...phases, ready: Math.round(performance.now()) } }, 'started');
+  log.info({ startupMs: { ...phases, ready: Math.round(performance.now()) }, ...(tracing ? { tracing: config.tracing.exporter } : {}) }, 'started');
 
   console.log(`\npayd ${VERSION} (${config.role}) listening on ${config.baseUrl}`);
   console.log(`  API reference: ${config.baseUrl}/docs   OpenAPI: ${config.baseUrl}/openapi.json`);

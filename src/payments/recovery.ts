@@ -11,6 +11,7 @@ import type { Db } from '../platform/db/index.ts';
 import { faultPoint } from '../platform/fault-points.ts';
 import { settledWithin } from '../platform/lifecycle.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
+import { ATTR, inSpan, SpanKind, type Tracer } from '../platform/observability/tracing.ts';
 import { paymentsRepo } from './payments.repo.ts';
 import type { PaymentsService } from './payments.service.ts';
 
@@ -27,6 +28,8 @@ export class Recovery {
     private readonly payments: PaymentsService,
     private readonly graceSeconds = 60,
     private readonly challenges: { expirySeconds: number; clock?: Clock } = { expirySeconds: 1800 },
+    /** Tracing on: each payment settled is a span (recovery.settle), parent of its statements and partner calls. */
+    private readonly tracer?: Tracer,
   ) {}
 
   /**
@@ -43,18 +46,25 @@ export class Recovery {
     let settled = 0;
     for (const s of stale) {
       if (this.stopped) break; // stopping: claim nothing more, finish only what is under way
-      const claim = () => paymentsRepo.claimRecovery(this.db, s.id, this.owner, this.leaseSeconds);
-      if (!(await claim())) continue; // another worker has it
-      try {
-        faultPoint('recovery:after-claim');
-        const p = await paymentsRepo.get(this.db, s.entity_id, s.id);
-        if (p) await this.payments.settle(p, { recover: true, renew: claim });
-        settled += 1;
-      } finally {
-        await paymentsRepo.releaseRecovery(this.db, s.id, this.owner);
-      }
+      settled += this.tracer
+        ? await inSpan(this.tracer, 'recovery.settle', SpanKind.INTERNAL, { [ATTR.entityId]: s.entity_id, [ATTR.paymentId]: s.id }, () => this.recoverOne(s))
+        : await this.recoverOne(s);
     }
     return settled + (await this.expireChallenges(limit));
+  }
+
+  /** Claims and settles one stale payment: 1 when this worker settled it, 0 when another has it. */
+  private async recoverOne(s: { id: string; entity_id: string }): Promise<number> {
+    const claim = () => paymentsRepo.claimRecovery(this.db, s.id, this.owner, this.leaseSeconds);
+    if (!(await claim())) return 0; // another worker has it
+    try {
+      faultPoint('recovery:after-claim');
+      const p = await paymentsRepo.get(this.db, s.entity_id, s.id);
+      if (p) await this.payments.settle(p, { recover: true, renew: claim });
+      return 1;
+    } finally {
+      await paymentsRepo.releaseRecovery(this.db, s.id, this.owner);
+    }
   }
 
   /** Abandoned 3-D Secure challenges, claimed as above; returns how many payments it looked at. */

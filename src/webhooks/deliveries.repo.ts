@@ -19,6 +19,8 @@ export interface ClaimedDelivery {
   type: string;
   data: unknown;
   event_created_at: Date;
+  /** The trace context of the work that wrote the event (W3C traceparent), null when it was not traced. */
+  traceparent: string | null;
 }
 
 export interface AttemptRecord {
@@ -63,7 +65,7 @@ export const deliveriesRepo = {
            FROM due WHERE d.id = due.id
          RETURNING d.id, d.event_id, d.entity_id, d.attempt_count, d.claim_token
        )
-       SELECT c.*, e.type, e.data, e.created_at AS event_created_at, coalesce(e.url, ep.url) AS url,
+       SELECT c.*, e.type, e.data, e.created_at AS event_created_at, e.traceparent, coalesce(e.url, ep.url) AS url,
               CASE WHEN e.url IS NOT NULL THEN e.headers ELSE coalesce(ep.headers, '[]'::jsonb) END AS headers,
               CASE WHEN e.url IS NOT NULL THEN e.headers_enc ELSE ep.headers_enc END AS headers_enc
          FROM claimed c JOIN webhook_events e ON e.id = c.event_id

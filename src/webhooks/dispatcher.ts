@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../platform/db/index.ts';
 import { settledWithin } from '../platform/lifecycle.ts';
+import { ATTR, contextOf, SpanKind, SpanStatusCode, type Tracer } from '../platform/observability/tracing.ts';
 import { retryDelayMs } from './backoff.ts';
 import { type ClaimedDelivery, deliveriesRepo, type DeliveryStatus } from './deliveries.repo.ts';
 import type { WebhookSecrets } from './secrets.ts';
@@ -22,6 +23,8 @@ export interface DispatcherOptions {
   allowPrivateTargets: boolean;
   /** Calls in flight at once in this process (default 10). */
   concurrency?: number;
+  /** Tracing on: each attempt is a span, child of the trace that wrote the event (docs/decisions.md, "Tracing"). */
+  tracer?: Tracer | undefined;
 }
 
 /** The JSON body of every webhook call. */
@@ -126,12 +129,62 @@ export class WebhookDispatcher {
     if (this.running) this.schedule(saturated ? 0 : this.opts.pollMs);
   }
 
+  /**
+   * One round now, whether started or not: claims what is due (up to the concurrency) and
+   * waits for those attempts and their records. Returns how many it attempted. (Tests,
+   * and an operator's one-off run.)
+   */
+  async runOnce(): Promise<number> {
+    const claimed = await this.claim(this.concurrency);
+    await Promise.all(claimed.map((d) => this.deliver(d)));
+    return claimed.length;
+  }
+
   private claim(limit: number): Promise<ClaimedDelivery[]> {
     return this.db.transaction((tx) => deliveriesRepo.claimDue(tx, limit, this.opts.leaseMs, randomUUID()));
   }
 
   /** One attempt of one claimed delivery, then its record; returns the delivery's new status. */
-  private async deliver(d: ClaimedDelivery): Promise<DeliveryStatus | undefined> {
+  private deliver(d: ClaimedDelivery): Promise<DeliveryStatus | undefined> {
+    const tracer = this.opts.tracer;
+    if (!tracer) return this.attempt(d);
+    // The attempt continues the trace of the request that wrote the event (its span's
+    // child), or starts one when the event was written untraced.
+    let host: string | undefined;
+    let port: number | undefined;
+    try {
+      if (d.url !== null) {
+        const u = new URL(d.url);
+        host = u.hostname;
+        port = u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+      }
+    } catch { /* recorded as not sent by the attempt */ }
+    return tracer.startActiveSpan('webhook.deliver', {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        [ATTR.serverAddress]: host, [ATTR.serverPort]: port, [ATTR.entityId]: d.entity_id, [ATTR.webhookEventId]: d.event_id,
+        [ATTR.webhookEventType]: d.type, [ATTR.webhookDeliveryId]: d.id, [ATTR.webhookAttempt]: d.attempt_count,
+      },
+    }, contextOf(d.traceparent), async (span) => {
+      try {
+        const status = await this.attempt(d, (out) => {
+          if (out.statusCode !== null) span.setAttribute(ATTR.httpStatus, out.statusCode);
+          if (out.statusCode === null || out.statusCode >= 300 || out.interrupted) {
+            span.setStatus({ code: SpanStatusCode.ERROR, message: out.interrupted ? 'interrupted' : out.statusCode === null ? 'not sent' : `HTTP ${out.statusCode}` });
+          }
+        });
+        span.setAttribute(ATTR.webhookOutcome, status === 'PENDING' ? 'RETRY' : status ?? 'CLAIM_LOST');
+        return status;
+      } catch (err) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.name : 'error' });
+        throw err;
+      } finally {
+        span.end();
+      }
+    });
+  }
+
+  private async attempt(d: ClaimedDelivery, observe?: (out: AttemptOutcome) => void): Promise<DeliveryStatus | undefined> {
     const startedAt = new Date();
     let out: AttemptOutcome;
     try {
@@ -156,6 +209,7 @@ export class WebhookDispatcher {
       const message = err instanceof Error ? err.message : String(err);
       out = { statusCode: null, error: `not sent: ${message}`.slice(0, 500), responseBody: null, durationMs: Date.now() - startedAt.getTime(), interrupted: false };
     }
+    observe?.(out);
     const delivered = !out.interrupted && out.statusCode !== null && out.statusCode >= 200 && out.statusCode < 300;
     return this.db.transaction((tx) =>
       deliveriesRepo.recordAttempt(tx, {

@@ -17,6 +17,7 @@ import { WebhooksService } from './webhooks.service.ts';
 import { webhooksOperatorRoutes } from './webhooks.routes.ts';
 import { merchantWebhookRoutes } from './merchant-endpoint.routes.ts';
 import type { IdempotencyKeys } from '../platform/http/idempotency.ts';
+import type { Tracer } from '../platform/observability/tracing.ts';
 
 export { enqueueEvent, EVENT_TYPE_PATTERN, type EnqueuedEvent, type NewEvent } from './outbox.ts';
 export { signWebhook, verifyWebhookSignature, SIGNATURE_HEADER } from './signature.ts';
@@ -40,10 +41,12 @@ export interface WebhooksDeps {
   db: Db;
   masterKey: Buffer;
   config: Config;
+  /** Tracing on: delivery attempts are spans. */
+  tracer?: Tracer | undefined;
 }
 
 /** Creates the module, exposes it as app.webhooks and stops the dispatcher when the app closes. */
-export function attachWebhooks(app: FastifyInstance, { db, masterKey, config }: WebhooksDeps): Webhooks {
+export function attachWebhooks(app: FastifyInstance, { db, masterKey, config, tracer }: WebhooksDeps): Webhooks {
   const secrets = new WebhookSecrets(db, masterKey);
   const dispatcher = new WebhookDispatcher(db, secrets, {
     backoffBaseMs: config.webhookBackoffBaseMs,
@@ -53,6 +56,7 @@ export function attachWebhooks(app: FastifyInstance, { db, masterKey, config }: 
     timeoutMs: config.webhookTimeoutMs,
     leaseMs: config.webhookLeaseMs,
     allowPrivateTargets: config.webhookAllowPrivateTargets,
+    tracer,
   });
   const webhooks: Webhooks = { service: new WebhooksService(db, secrets, { allowPrivateTargets: config.webhookAllowPrivateTargets }), secrets, dispatcher };
   app.decorate('webhooks', webhooks);

@@ -33,6 +33,7 @@ import type { EventTypeName } from './catalogue.ts';
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../platform/db/index.ts';
 import { problems } from '../platform/http/problem.ts';
+import { currentTraceparent } from '../platform/observability/tracing.ts';
 import { HEADER_MASK, maskHeaders } from './header-seal.ts';
 import { validateWebhookTarget, type WebhookHeader } from './target.ts';
 
@@ -92,7 +93,8 @@ export function eventCtes(event: NewEvent, first: number, gate: string): { sql: 
   return {
     id,
     sql: eventCtesSql(first, gate),
-    params: [id, event.entityId, event.type, typeof event.data === 'string' ? event.data : JSON.stringify(event.data), url, JSON.stringify(storedHeaders), randomUUID(), headersEnc, event.subjectId ?? null],
+    // The trace of the work that writes the event (null when tracing is off): its delivery continues it.
+    params: [id, event.entityId, event.type, typeof event.data === 'string' ? event.data : JSON.stringify(event.data), url, JSON.stringify(storedHeaders), randomUUID(), headersEnc, event.subjectId ?? null, currentTraceparent()],
   };
 }
 
@@ -104,8 +106,8 @@ function eventCtesSql(first: number, gate: string): string {
   if (sql !== undefined) return sql;
   const n = (i: number) => `$${first + i}`;
   sql = `ev AS (
-       INSERT INTO webhook_events (id, entity_id, type, data, url, headers, headers_enc, subject_id, created_at)
-       SELECT ${n(0)}::uuid, ${n(1)}::uuid, ${n(2)}::text, ${n(3)}::json, ${n(4)}::text, ${n(5)}::jsonb, ${n(7)}::text, ${n(8)}::uuid, clock_timestamp()
+       INSERT INTO webhook_events (id, entity_id, type, data, url, headers, headers_enc, subject_id, traceparent, created_at)
+       SELECT ${n(0)}::uuid, ${n(1)}::uuid, ${n(2)}::text, ${n(3)}::json, ${n(4)}::text, ${n(5)}::jsonb, ${n(7)}::text, ${n(8)}::uuid, ${n(9)}::text, clock_timestamp()
          FROM ${gate} LIMIT 1
        RETURNING id, entity_id, url, created_at
      ), evd AS (

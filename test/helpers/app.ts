@@ -8,6 +8,7 @@ import { type Config, loadConfig } from '../../src/config.ts';
 import { createTestDb, type TestDb } from './db.ts';
 import type { Clock } from '../../src/platform/clock.ts';
 import { ReturnLinks } from '../../src/payments/return-links.ts';
+import type { Tracing } from '../../src/platform/observability/tracing.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const MASTER_KEY = randomBytes(32);
@@ -37,6 +38,18 @@ export interface TestAppOptions {
   beforeReady?: (app: FastifyInstance) => void | Promise<void>;
   /** The app's clock (client-session expiry, simulated timeouts): a TestClock to move time without sleeping. */
   clock?: Clock;
+  /** Tracing on (an in-memory exporter's: otel-sdk.ts createTracing). */
+  tracing?: Tracing;
+  /** The app logs (at config.logLevel: override logLevel too) to this instead of being silent. */
+  logStream?: { write(line: string): void };
+}
+
+function appOptions(options: TestAppOptions) {
+  return {
+    ...(options.logStream ? { logStream: options.logStream } : { logger: false }),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.tracing ? { tracing: options.tracing } : {}),
+  };
 }
 
 export async function createTestApp(overrides: Partial<Config> = {}, options: TestAppOptions = {}): Promise<TestApp> {
@@ -45,7 +58,7 @@ export async function createTestApp(overrides: Partial<Config> = {}, options: Te
     { PAYD_ADMIN_TOKEN: ADMIN_TOKEN, PAYD_BASE_URL: 'http://payd.test', LOG_LEVEL: 'silent' },
     overrides,
   );
-  const app = await buildApp({ config, db: testDb.db, masterKey: MASTER_KEY, logger: false, ...(options.clock ? { clock: options.clock } : {}) });
+  const app = await buildApp({ config, db: testDb.db, masterKey: MASTER_KEY, ...appOptions(options) });
   if (options.beforeReady) await options.beforeReady(app);
   await app.ready();
   const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -58,7 +71,7 @@ export async function createTestApp(overrides: Partial<Config> = {}, options: Te
     async restart(more) {
       await t.app.close();
       t.config = loadConfig({ PAYD_ADMIN_TOKEN: ADMIN_TOKEN, PAYD_BASE_URL: 'http://payd.test', LOG_LEVEL: 'silent' }, { ...overrides, ...more });
-      t.app = await buildApp({ config: t.config, db: testDb.db, masterKey: MASTER_KEY, logger: false, ...(options.clock ? { clock: options.clock } : {}) });
+      t.app = await buildApp({ config: t.config, db: testDb.db, masterKey: MASTER_KEY, ...appOptions(options) });
       if (options.beforeReady) await options.beforeReady(t.app);
       await t.app.ready();
     },

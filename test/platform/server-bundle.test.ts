@@ -7,6 +7,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 // @ts-expect-error a plain JavaScript build script, without types
@@ -135,5 +137,60 @@ describe('the bundled server (dist/server/payd.js, what payd start runs)', { tim
   it('stops on SIGTERM with exit code 0', async () => {
     child!.kill('SIGTERM');
     assert.equal(await exited, 0, stderr);
+  });
+
+  // Tracing (docs/operations.md, Tracing): the SDK and the OTLP exporter load from the
+  // bundle, spans reach a collector (by the end of a SIGTERM at the latest), and the
+  // request's log lines carry its trace id.
+  it('sends its spans to an OTLP collector with PAYD_OTEL_EXPORTER=otlp', async () => {
+    const posts: Array<{ url: string; body: string }> = [];
+    const collector = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => { body += c.toString(); });
+      req.on('end', () => {
+        posts.push({ url: req.url ?? '', body });
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = await freePort();
+      let out = '';
+      const traced = spawn(process.execPath, [entry, 'start'], {
+        env: {
+          PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), PAYD_BASE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'info', PAYD_DEMO: '0',
+          PAYD_MASTER_KEY: SERVER_MASTER_KEY, PAYD_ADMIN_TOKEN: ADMIN_TOKEN, ...db.env,
+          PAYD_OTEL_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const gone = new Promise<number | null>((resolve) => traced.once('exit', (code) => resolve(code)));
+      traced.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+      const deadline = Date.now() + 120_000;
+      while (!/"msg":"started"/.test(out)) {
+        assert.equal(traced.exitCode, null, `exited early: ${out}`);
+        assert.ok(Date.now() < deadline, 'not ready in 120 s');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.match(out, /"tracing":"otlp"/);
+      const apiKey = /API key:\s+(payd_sk_\S+)/.exec(stdout)![1]!;
+      const token = await fetch(`http://127.0.0.1:${port}/oauth/token`, {
+        method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials',
+      });
+      assert.equal(token.status, 200);
+      traced.kill('SIGTERM');
+      assert.equal(await gone, 0, out);
+      const spans = posts.filter((p) => p.url === '/v1/traces').flatMap((p) => (JSON.parse(p.body) as {
+        resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ traceId: string; name: string; parentSpanId?: string }> }> }>;
+      }).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)));
+      const server = spans.find((s) => s.name === 'POST /oauth/token');
+      assert.ok(server, `spans: ${spans.map((s) => s.name).join(', ')}`);
+      assert.ok(spans.some((s) => s.name === 'db.query' && s.traceId === server.traceId), 'its statements in its trace');
+      const completed = out.split('\n').filter((l) => l.includes('"msg":"request completed"'));
+      assert.ok(completed.some((l) => l.includes(`"trace_id":"${server.traceId}"`)), 'the request\'s log lines carry its trace id');
+    } finally {
+      collector.closeAllConnections();
+      await new Promise((r) => collector.close(r));
+    }
   });
 });
