@@ -6,30 +6,37 @@ import type { Queryable } from '../src/platform/db/index.ts';
 
 /**
  * Rows g = from..to of each table for the entity (a range, so that a bench grows the
- * same entity step by step). created_at goes back one second per row from `now`.
+ * same entity step by step). created_at goes back one second per row from `now`. Each
+ * payment has a stored view of `viewFormat` (as payd keeps them: the lists serve it), of
+ * a Payment's usual size.
  */
-export async function seedLists(q: Queryable, entityId: string, from: number, to: number, now = new Date('2026-11-01T00:00:00Z')): Promise<void> {
+export async function seedLists(q: Queryable, entityId: string, from: number, to: number, viewFormat: string, now = new Date('2026-11-01T00:00:00Z')): Promise<void> {
   const args = [entityId, from, to, now];
   // Running totals are set here as the ledger would leave them: the ledger's triggers are off meanwhile.
   await q.query(`INSERT INTO payments (id, entity_id, amount, currency, capture_mode, order_reference, customer, split, authorization_status,
-      total_authorized, total_captured, total_refunded, total_voided, created_at, updated_at)
-    SELECT md5($1::text || ':p:' || g)::uuid, $1::uuid, s.amount,
-      CASE WHEN g % 10000 = 5 THEN 'JPY' WHEN g % 100 = 3 THEN 'USD' ELSE 'EUR' END,
-      'MANUAL', 'order-' || g, jsonb_build_object('email', 'shopper' || (g % 50000) || '@example.com'),
+      total_authorized, total_captured, total_refunded, total_voided, created_at, updated_at, view, view_version, view_format)
+    SELECT r.*, r.created_at, json_build_object('id', r.id, 'created_at', r.created_at, 'amount', r.amount, 'currency', r.currency,
+        'order_reference', r.order_reference, 'customer', r.customer, 'split', r.split, 'authorization', json_build_object('status', r.status),
+        'amounts', json_build_object('total_captured', r.captured, 'total_refunded', r.refunded, 'total_voided', r.voided),
+        'padding', repeat('x', 1500))::text, 1, $5
+    FROM (SELECT md5($1::text || ':p:' || g)::uuid AS id, $1::uuid AS entity_id, s.amount,
+      CASE WHEN g % 10000 = 5 THEN 'JPY' WHEN g % 100 = 3 THEN 'USD' ELSE 'EUR' END AS currency,
+      'MANUAL' AS capture_mode, 'order-' || g AS order_reference, jsonb_build_object('email', 'shopper' || (g % 50000) || '@example.com') AS customer,
       CASE WHEN g % 1000 = 11
         THEN jsonb_build_array(jsonb_build_object('partner', 'gift-sim', 'method', 'GIFT_CARD', 'amount', 100),
                                jsonb_build_object('partner', 'card-sim', 'method', 'CARD', 'amount', s.amount - 100))
-        ELSE jsonb_build_array(jsonb_build_object('partner', 'card-sim', 'method', 'CARD', 'amount', s.amount)) END,
+        ELSE jsonb_build_array(jsonb_build_object('partner', 'card-sim', 'method', 'CARD', 'amount', s.amount)) END AS split,
       s.status,
       s.authorized,
-      CASE WHEN g % 2000 = 13 THEN s.authorized / 2 WHEN g % 10 = 0 THEN 0 ELSE s.authorized END,
-      CASE WHEN g % 3000 = 17 THEN s.authorized / 2 WHEN g % 50 = 1 THEN s.authorized ELSE 0 END,
-      CASE WHEN g % 4000 = 19 THEN s.authorized / 2 ELSE 0 END,
-      $4::timestamptz - g * interval '1 second', $4::timestamptz - g * interval '1 second'
+      CASE WHEN g % 2000 = 13 THEN s.authorized / 2 WHEN g % 10 = 0 THEN 0 ELSE s.authorized END AS captured,
+      CASE WHEN g % 3000 = 17 THEN s.authorized / 2 WHEN g % 50 = 1 THEN s.authorized ELSE 0 END AS refunded,
+      CASE WHEN g % 4000 = 19 THEN s.authorized / 2 ELSE 0 END AS voided,
+      $4::timestamptz - g * interval '1 second' AS created_at
     FROM generate_series($2::int, $3::int) g,
       LATERAL (SELECT CASE WHEN g % 10000 = 7 THEN 5000000 ELSE 1000 + (g * 7919) % 99000 END::bigint AS amount,
                       CASE WHEN g % 5000 = 23 THEN 'PENDING' WHEN g % 40 = 2 THEN 'REFUSED' ELSE 'AUTHORIZED' END AS status) s0,
-      LATERAL (SELECT s0.amount, s0.status, CASE WHEN s0.status = 'AUTHORIZED' THEN s0.amount ELSE 0 END AS authorized) s`, args);
+      LATERAL (SELECT s0.amount, s0.status, CASE WHEN s0.status = 'AUTHORIZED' THEN s0.amount ELSE 0 END AS authorized) s) r`,
+  [...args, viewFormat]);
   await q.query('ALTER TABLE partner_transactions DISABLE TRIGGER USER');
   try {
     await q.query(`INSERT INTO partner_transactions (id, payment_id, kind, seq, partner, method, amount, status, partner_key, card, created_at, updated_at)
@@ -42,12 +49,12 @@ export async function seedLists(q: Queryable, entityId: string, from: number, to
   }
   // Sessions and links: one for ten payments, all past their expiry (CREATED ones are EXPIRED).
   await q.query(`INSERT INTO client_sessions (id, entity_id, status, amount, currency, capture_mode, integration_mode, expires_at, created_at, updated_at)
-    SELECT md5($1::text || ':s:' || g)::uuid, $1::uuid, CASE WHEN g % 1000 = 31 THEN 'ABORTED_BY_MERCHANT' WHEN g % 3 = 0 THEN 'CREATED' ELSE 'SUBMITTED' END,
+    SELECT md5($1::text || ':s:' || g)::uuid, $1::uuid, CASE WHEN g % 1000 = 30 THEN 'ABORTED_BY_MERCHANT' WHEN g % 3 = 0 THEN 'CREATED' ELSE 'SUBMITTED' END,
       1000, 'EUR', 'MANUAL', 'HOSTED', $4::timestamptz - g * interval '1 second' + interval '30 minutes',
       $4::timestamptz - g * interval '1 second', $4::timestamptz - g * interval '1 second'
     FROM generate_series($2::int, $3::int) g WHERE g % 10 = 0`, args);
   await q.query(`INSERT INTO payment_links (id, entity_id, status, amount, currency, capture_mode, expires_at, created_at, updated_at)
-    SELECT md5($1::text || ':l:' || g)::uuid, $1::uuid, CASE WHEN g % 1000 = 37 THEN 'CANCELLED' WHEN g % 3 = 0 THEN 'CREATED' ELSE 'PAID' END,
+    SELECT md5($1::text || ':l:' || g)::uuid, $1::uuid, CASE WHEN g % 1000 = 40 THEN 'CANCELLED' WHEN g % 3 = 0 THEN 'CREATED' ELSE 'PAID' END,
       1000, 'EUR', 'MANUAL', $4::timestamptz - g * interval '1 second' + interval '7 days',
       $4::timestamptz - g * interval '1 second', $4::timestamptz - g * interval '1 second'
     FROM generate_series($2::int, $3::int) g WHERE g % 10 = 0`, args);

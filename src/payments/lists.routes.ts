@@ -138,7 +138,7 @@ export function paymentListFilter(q: PaymentListQueryT): Filter {
   if (q.amount_lte) addCondition(f, (p) => `amount <= ${p}`, Number(q.amount_lte));
   if (q.customer_email) addCondition(f, (p) => `lower(customer->>'email') = lower(${p})`, q.customer_email);
   if (q.card_last_four) {
-    addCondition(f, (p) => `id IN (SELECT t.payment_id FROM partner_transactions t WHERE t.kind = 'AUTHORIZATION' AND t.card IS NOT NULL AND t.card->>'last_four_digits' = ${p})`, q.card_last_four);
+    addCondition(f, (p) => `EXISTS (SELECT 1 FROM partner_transactions t WHERE t.payment_id = payments.id AND t.kind = 'AUTHORIZATION' AND t.card->>'last_four_digits' = ${p})`, q.card_last_four);
   }
   return f;
 }

@@ -63,8 +63,8 @@ describe('list filter plans (issue 43, item 8)', () => {
   before(async () => {
     t = await createTestDb();
     await t.db.query(`INSERT INTO entities (id, name) VALUES ($1, 'Big shop'), ($2, 'Other shop')`, [ENTITY, OTHER]);
-    await seedLists(t.db, ENTITY, 1, 20_000);
-    await seedLists(t.db, OTHER, 1, 5_000);
+    await seedLists(t.db, ENTITY, 1, 20_000, 'f');
+    await seedLists(t.db, OTHER, 1, 5_000, 'f');
     await t.db.exec('ANALYZE');
   });
   after(async () => t?.close());
