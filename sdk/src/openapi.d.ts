@@ -1430,6 +1430,7 @@ export interface components {
             invalid_params?: {
                 /** @description Dotted path of the field, e.g. order.reference or split[0].amount */
                 name: string;
+                /** @enum {string} */
                 in: "body" | "query" | "path" | "header";
                 reason: string;
             }[];
@@ -1703,7 +1704,9 @@ export interface components {
             utc_time_zone?: number;
         };
         ThreeDsAuthenticationOptions: {
+            /** @enum {string} */
             challenge_indicator?: "NO_PREFERENCE" | "NO_CHALLENGE_REQUESTED" | "CHALLENGE_REQUESTED" | "CHALLENGE_MANDATED";
+            /** @enum {string} */
             challenge_exemption?: "LOW_VALUE" | "TRANSACTION_RISK_ANALYSIS" | "TRUSTED_BENEFICIARY" | "SECURE_CORPORATE_PAYMENT";
         };
         Card: {
@@ -2102,10 +2105,14 @@ export interface components {
             callback_urls: string[];
             allowed_origins?: string[];
             first_party?: boolean;
+            /** @enum {string} */
             token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "none";
             /** @description token: login-as only, credentials in the query string */
             response_types?: ("code" | "messenger_code" | "token")[];
-            /** @description HS256 with the client secret (default) or RS256 with the keys at /.well-known/jwks.json (public clients: always RS256) */
+            /**
+             * @description HS256 with the client secret (default) or RS256 with the keys at /.well-known/jwks.json (public clients: always RS256)
+             * @enum {string}
+             */
             id_token_signed_response_alg?: "HS256" | "RS256";
             /** @description Management API scopes this application may get with client credentials */
             management_scopes?: ("read:users" | "create:users" | "update:users" | "update:admins" | "update:dashboard_members" | "read:user_events" | "login_as:users" | "read:clients" | "create:clients" | "update:clients" | "delete:clients" | "manage:all_clients")[];
@@ -2134,7 +2141,9 @@ export interface components {
             callback_urls: string[];
             allowed_origins?: string[];
             first_party?: boolean;
+            /** @enum {string} */
             token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "none";
+            /** @enum {string} */
             id_token_signed_response_alg?: "HS256" | "RS256";
         };
         ManagementUpdateClientRequest: {
@@ -2152,21 +2161,31 @@ export interface components {
             name: string;
         };
         AdminRotateSigningKeyRequest: {
+            /** @enum {string} */
             purpose: "access-token-hs256" | "redirection";
         };
         CreateClientSessionRequest: {
             /** @description Integer amount in the minor unit of the currency (cents for EUR) */
             amount: number;
-            /** @description ISO 4217 code */
+            /**
+             * @description ISO 4217 code
+             * @enum {string}
+             */
             currency: "EUR" | "USD" | "GBP" | "CHF" | "JPY" | "SEK" | "DKK" | "NOK" | "PLN" | "CZK";
             /**
              * Format: uuid
              * @description Defaults to the authenticated entity; any other value is refused
              */
             entity_id?: string;
-            /** @description MANUAL: capture later with POST /captures. AUTOMATIC: payd captures the whole amount once authorized. */
+            /**
+             * @description MANUAL: capture later with POST /captures. AUTOMATIC: payd captures the whole amount once authorized.
+             * @enum {string}
+             */
             capture_mode?: "MANUAL" | "AUTOMATIC";
-            /** @description EMBEDDED: the merchant page mounts the widget. HOSTED_PAGE: the shopper pays on a page payd serves. */
+            /**
+             * @description EMBEDDED: the merchant page mounts the widget. HOSTED_PAGE: the shopper pays on a page payd serves.
+             * @enum {string}
+             */
             integration_mode?: "EMBEDDED" | "HOSTED_PAGE";
             allow_future_usage?: boolean;
             order?: components["schemas"]["Order"];
@@ -2291,14 +2310,20 @@ export interface components {
         CreatePaymentRequest: {
             /** @description Integer amount in the minor unit of the currency (cents for EUR) */
             amount: number;
-            /** @description ISO 4217 code */
+            /**
+             * @description ISO 4217 code
+             * @enum {string}
+             */
             currency: "EUR" | "USD" | "GBP" | "CHF" | "JPY" | "SEK" | "DKK" | "NOK" | "PLN" | "CZK";
             /**
              * Format: uuid
              * @description Defaults to the authenticated entity; any other value is refused
              */
             entity_id?: string;
-            /** @description MANUAL: capture later with POST /captures. AUTOMATIC: payd captures the whole amount once authorized. */
+            /**
+             * @description MANUAL: capture later with POST /captures. AUTOMATIC: payd captures the whole amount once authorized.
+             * @enum {string}
+             */
             capture_mode?: "MANUAL" | "AUTOMATIC";
             /** @description The shopper agreed to keep the card on file: the CARD part saves a token unless it says save_token: false */
             allow_future_usage?: boolean;
@@ -2371,9 +2396,15 @@ export interface components {
             expires_at?: string;
             /** @description Integer amount in the minor unit of the currency (cents for EUR) */
             amount: number;
-            /** @description ISO 4217 code */
+            /**
+             * @description ISO 4217 code
+             * @enum {string}
+             */
             currency: "EUR" | "USD" | "GBP" | "CHF" | "JPY" | "SEK" | "DKK" | "NOK" | "PLN" | "CZK";
-            /** @description MANUAL: capture later with POST /captures. AUTOMATIC: payd captures the whole amount once authorized. */
+            /**
+             * @description MANUAL: capture later with POST /captures. AUTOMATIC: payd captures the whole amount once authorized.
+             * @enum {string}
+             */
             capture_mode?: "MANUAL" | "AUTOMATIC";
             /**
              * Format: uri
@@ -7645,7 +7676,10 @@ export interface operations {
                         /** Format: uuid */
                         client_session_id: string;
                         status: string;
-                        /** @description Language of the widget: the session customer's locale when supported, else the browser's Accept-Language, else en */
+                        /**
+                         * @description Language of the widget: the session customer's locale when supported, else the browser's Accept-Language, else en
+                         * @enum {string}
+                         */
                         locale: "en" | "fr";
                         merchant: {
                             /** @description The entity's display name */
@@ -7751,7 +7785,10 @@ export interface operations {
                             url: string;
                             method: string;
                         };
-                        /** @description A refused attempt the shopper can act on: an expired card, a wrong security code, insufficient funds. Absent for every other decline (fraud and issuer declines are not named). */
+                        /**
+                         * @description A refused attempt the shopper can act on: an expired card, a wrong security code, insufficient funds. Absent for every other decline (fraud and issuer declines are not named).
+                         * @enum {string}
+                         */
                         decline_reason?: "expired_card" | "incorrect_cvc" | "insufficient_funds";
                         return_url: string;
                     };
@@ -9862,7 +9899,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.authorized";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -9894,7 +9931,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.refused";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -9926,7 +9963,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.failed";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -9958,7 +9995,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.captured";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -9990,7 +10027,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.capture_failed";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -10022,7 +10059,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.capture_conflict";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -10054,7 +10091,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.refunded";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -10086,7 +10123,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.refund_failed";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -10118,7 +10155,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.refund_conflict";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -10150,7 +10187,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.voided";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -10182,7 +10219,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.void_failed";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -10214,7 +10251,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.void_conflict";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -10246,7 +10283,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment_link.paid";
                     data?: components["schemas"]["PaymentLinkEventData"];
                 };
@@ -10278,7 +10315,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment_link.payment_failed";
                     data?: components["schemas"]["PaymentLinkEventData"];
                 };
@@ -10310,7 +10347,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment_link.cancelled";
                     data?: components["schemas"]["PaymentLinkEventData"];
                 };

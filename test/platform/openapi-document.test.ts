@@ -52,6 +52,23 @@ describe('the OpenAPI document', () => {
     assert.equal(doc.paths['/v2/payments'].post.responses['503'].headers['retry-after'].$ref, '#/components/headers/RetryAfter');
   });
 
+  it('writes every closed set of strings in one form, { type: string, enum: [...] } (StringEnum), never const or a union of one-value enums', () => {
+    const odd: string[] = [];
+    const walk = (x: unknown, at: string): void => {
+      if (Array.isArray(x)) return x.forEach((y, i) => walk(y, `${at}/${i}`));
+      if (!x || typeof x !== 'object') return;
+      const o = x as Record<string, any>;
+      if ('const' in o) odd.push(`${at}: const`);
+      if (Array.isArray(o.enum) && typeof o.type !== 'string') odd.push(`${at}: enum without its type`);
+      for (const k of ['anyOf', 'oneOf']) {
+        if (Array.isArray(o[k]) && o[k].filter((m: any) => m && (Array.isArray(m.enum) || 'const' in m)).length > 1) odd.push(`${at}: ${k} of enums`);
+      }
+      for (const [k, v] of Object.entries(o)) if (k !== 'examples' && k !== 'example') walk(v, `${at}/${k}`);
+    };
+    walk(doc, '#');
+    assert.deepEqual(odd, [], 'write closed sets with StringEnum (src/platform/http/schemas.ts), not Type.Literal unions or Type.Enum');
+  });
+
   it('gives status fields as enums, and Problem lists the members payd sends', () => {
     const s = doc.components.schemas;
     assert.deepEqual(s.Payment.properties.authorization.properties.status.enum, ['AUTHORIZED', 'REFUSED', 'ERROR', 'PENDING']);

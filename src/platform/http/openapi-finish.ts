@@ -274,7 +274,7 @@ export function finishDocument(doc: Json): Json {
             schema: {
               allOf: [
                 { $ref: '#/components/schemas/Event' },
-                { type: 'object', properties: { type: { const: e.type }, data: { $ref: `#/components/schemas/${e.data}` } } },
+                { type: 'object', properties: { type: { type: 'string', enum: [e.type] }, data: { $ref: `#/components/schemas/${e.data}` } } },
               ],
             },
           },
