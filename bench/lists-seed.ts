@@ -33,7 +33,7 @@ export async function seedLists(q: Queryable, entityId: string, from: number, to
       CASE WHEN g % 4000 = 19 THEN s.authorized / 2 ELSE 0 END AS voided,
       $4::timestamptz - g * interval '1 second' AS created_at
     FROM generate_series($2::int, $3::int) g,
-      LATERAL (SELECT CASE WHEN g % 10000 = 7 THEN 5000000 ELSE 1000 + (g * 7919) % 99000 END::bigint AS amount,
+      LATERAL (SELECT CASE WHEN g % 10000 = 7 THEN 5000000 ELSE 1000 + (g::bigint * 7919) % 99000 END::bigint AS amount,
                       CASE WHEN g % 5000 = 23 THEN 'PENDING' WHEN g % 40 = 2 THEN 'REFUSED' ELSE 'AUTHORIZED' END AS status) s0,
       LATERAL (SELECT s0.amount, s0.status, CASE WHEN s0.status = 'AUTHORIZED' THEN s0.amount ELSE 0 END AS authorized) s) r`,
   [...args, viewFormat]);

@@ -33,6 +33,7 @@ try {
   const other = await t.createMerchant('Other shop');
   // Seeding runs on a connection of its own, without the app's statement timeout.
   const seeder = new pg.Client({ connectionString: t.testDb.url });
+  seeder.on('error', () => {}); // (the database is dropped at the end with its connections)
   await seeder.connect();
   const seed: Queryable = {
     query: async <T>(sql: string, params: readonly unknown[] = []) => {
