@@ -2,7 +2,10 @@
 // test (test/payments/list-plans.test.ts): payments with a partner transaction each,
 // client sessions, payment links and events, whose filter values are common, rare
 // (about one row in 1000 to 10 000) or absent, as LIST_FILTERS names them.
-import type { Queryable } from '../src/platform/db/index.ts';
+import type { Queryable, QueryResult } from '../src/platform/db/index.ts';
+import { type Filter, listsRepo } from '../src/payments/lists.repo.ts';
+import { paymentListFilter, type PaymentListQueryT, statusFilter } from '../src/payments/lists.routes.ts';
+import { eventsRepo } from '../src/webhooks/events.repo.ts';
 
 /**
  * Rows g = from..to of each table for the entity (a range, so that a bench grows the
@@ -97,3 +100,35 @@ export const LIST_FILTERS: ListFilterCase[] = [
   { path: '/v2/payment-links', param: 'status', common: 'PAID', rare: 'CANCELLED', absent: 'CREATED', index: 'payment_links_entity_status_(created|expires)_idx' },
   { path: '/v2/events', param: 'type', common: 'payment.captured', rare: 'payment.refunded', absent: 'payment.voided', index: 'webhook_events_entity_type_created_idx' },
 ];
+
+/** Runs the first page of `c`'s list with `value` for the entity on q, with the statements the routes run. */
+export async function runList(q: Queryable, entityId: string, c: ListFilterCase, value: string, viewFormat: string): Promise<unknown[] | undefined> {
+  const req = { limit: 20 };
+  const f: Filter = { where: [], params: [] };
+  switch (c.path) {
+    case '/v2/payments':
+      return listsRepo.payments(q, entityId, req, paymentListFilter({ [c.param]: value } as PaymentListQueryT), viewFormat);
+    case '/v2/client-sessions':
+      statusFilter(f, [value], 'CREATED');
+      return listsRepo.clientSessions(q, entityId, req, f, 'id');
+    case '/v2/payment-links':
+      statusFilter(f, [value], 'CREATED');
+      return listsRepo.paymentLinks(q, entityId, req, f, 'id');
+    case '/v2/events':
+      return eventsRepo.page(q, entityId, { limit: 20, order: 'desc', types: [value] });
+  }
+}
+
+/** The statements fn runs on q, in order (they run). */
+export async function captured(q: Queryable, fn: (q: Queryable) => Promise<unknown>): Promise<Array<{ sql: string; params: readonly unknown[] }>> {
+  const seen: Array<{ sql: string; params: readonly unknown[] }> = [];
+  const spy: Queryable = {
+    query<T>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<T>> {
+      seen.push({ sql, params });
+      return q.query<T>(sql, params);
+    },
+    exec: (sql) => q.exec(sql),
+  };
+  await fn(spy);
+  return seen;
+}

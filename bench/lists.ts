@@ -4,7 +4,9 @@
 // PostgreSQL database, step by step up to the largest size; at each size, after ANALYZE,
 // every list filter of LIST_FILTERS is asked for its common, rare and absent value N
 // times through the real app (Fastify inject: auth, validation, the statements, the JSON),
-// and p50/p90/p99 of each are printed. Statistics of a size are those ANALYZE took at that size.
+// and p50/p90/p99 of each are printed, with the database's own time for the page's
+// statement (db ms: EXPLAIN ANALYZE, planning and execution, median of 5). Statistics
+// of a size are those ANALYZE took at that size.
 //
 //   npm run bench:lists
 //
@@ -16,7 +18,8 @@ import pg from 'pg';
 import type { Queryable } from '../src/platform/db/index.ts';
 import { createTestApp } from '../test/helpers/app.ts';
 import { VIEW_FORMAT } from '../src/payments/payment-view.ts';
-import { LIST_FILTERS, seedLists } from './lists-seed.ts';
+import { CUSTOM_PLAN } from '../src/platform/db/db.ts';
+import { captured, LIST_FILTERS, runList, seedLists } from './lists-seed.ts';
 
 const server = process.env.BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432/test';
 const sizes = (process.env.BENCH_SIZES ?? '10000,1000000,2000000').split(',').map(Number);
@@ -42,6 +45,22 @@ try {
     },
     exec: async (sql) => { await seeder.query(sql); },
   };
+  /**
+   * The database's own time for the page's statement (planning and execution, EXPLAIN
+   * ANALYZE, median of 5): the plan's cost without HTTP, Node or the machine's other load.
+   */
+  const dbMs = async (entityId: string, c: Parameters<typeof runList>[2], value: string): Promise<number> => {
+    const statements = await captured(seed, (q) => runList(q, entityId, c, value, format));
+    const page = statements[statements.length - 1]!;
+    const runs: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const { rows } = await seed.query<{ 'QUERY PLAN': Array<{ 'Planning Time': number; 'Execution Time': number }> }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) ${page.sql.replace(CUSTOM_PLAN, '')}`, page.params);
+      const plan = rows[0]!['QUERY PLAN'][0]!;
+      runs.push(plan['Planning Time'] + plan['Execution Time']);
+    }
+    return runs.sort((a, b) => a - b)[2]!;
+  };
   let seeded = 0;
   // The stored views' format as the app reads them (payments.service.ts).
   const format = `${VIEW_FORMAT}|${t.config.baseUrl}`;
@@ -54,12 +73,14 @@ try {
     seeded = size;
     await seed.exec('VACUUM ANALYZE');
     console.log(`\n${size} payments for the entity (seeded and analyzed in ${((performance.now() - started) / 1000).toFixed(1)} s)`);
-    console.log(`${'list'.padEnd(20)} ${'filter'.padEnd(22)} ${'value'.padEnd(7)} ${'rows'.padStart(4)} ${'p50 ms'.padStart(8)} ${'p90 ms'.padStart(8)} ${'p99 ms'.padStart(8)}`);
-    const cases: Array<[string, string, string, string]> = [['/v2/payments', '(none)', '-', '']];
+    console.log(`${'list'.padEnd(20)} ${'filter'.padEnd(22)} ${'value'.padEnd(7)} ${'rows'.padStart(4)} ${'p50 ms'.padStart(8)} ${'p90 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'db ms'.padStart(7)}`);
+    const cases: Array<[string, string, string, string, (() => Promise<number>) | undefined]> = [['/v2/payments', '(none)', '-', '', undefined]];
     for (const c of LIST_FILTERS) {
-      for (const kind of ['common', 'rare', 'absent'] as const) cases.push([c.path, c.param, kind, `${c.param}=${encodeURIComponent(c[kind])}`]);
+      for (const kind of ['common', 'rare', 'absent'] as const) {
+        cases.push([c.path, c.param, kind, `${c.param}=${encodeURIComponent(c[kind])}`, () => dbMs(m.entityId, c, c[kind])]);
+      }
     }
-    for (const [path, param, kind, query] of cases) {
+    for (const [path, param, kind, query, db] of cases) {
       const url = `${path}?limit=20${query ? `&${query}` : ''}`;
       const times: number[] = [];
       let rows = 0;
@@ -75,7 +96,7 @@ try {
       const p50 = quantile(times, 0.5);
       const p99 = quantile(times, 0.99);
       worst = Math.max(worst, p99);
-      const line = `${path.padEnd(20)} ${param.padEnd(22)} ${kind.padEnd(7)} ${String(rows).padStart(4)} ${p50.toFixed(2).padStart(8)} ${quantile(times, 0.9).toFixed(2).padStart(8)} ${p99.toFixed(2).padStart(8)}${p99 > limitMs ? `  OVER ${limitMs} ms` : ''}`;
+      const line = `${path.padEnd(20)} ${param.padEnd(22)} ${kind.padEnd(7)} ${String(rows).padStart(4)} ${p50.toFixed(2).padStart(8)} ${quantile(times, 0.9).toFixed(2).padStart(8)} ${p99.toFixed(2).padStart(8)} ${db ? (await db()).toFixed(2).padStart(7) : '-'.padStart(7)}${p99 > limitMs ? `  OVER ${limitMs} ms` : ''}`;
       console.log(line);
     }
   }

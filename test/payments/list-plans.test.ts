@@ -8,15 +8,12 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPgDb } from '../../src/platform/db/pg.ts';
 import { CUSTOM_PLAN } from '../../src/platform/db/db.ts';
-import type { Queryable, QueryResult } from '../../src/platform/db/index.ts';
-import { listsRepo } from '../../src/payments/lists.repo.ts';
-import { paymentListFilter, type PaymentListQueryT, statusFilter } from '../../src/payments/lists.routes.ts';
-import type { Filter } from '../../src/payments/lists.repo.ts';
-import { eventsRepo } from '../../src/webhooks/events.repo.ts';
-import { LIST_FILTERS, type ListFilterCase, seedLists } from '../../bench/lists-seed.ts';
+import { paymentListFilter, type PaymentListQueryT } from '../../src/payments/lists.routes.ts';
+import { captured, LIST_FILTERS, runList, seedLists } from '../../bench/lists-seed.ts';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
 
 const ENTITY = '4a1e0000-0000-4000-8000-000000000001';
+const FORMAT = 'f';
 const OTHER = '4a1e0000-0000-4000-8000-000000000002';
 const CREATED_INDEX: Record<string, string> = {
   '/v2/payments': 'payments_entity_created_idx',
@@ -25,46 +22,14 @@ const CREATED_INDEX: Record<string, string> = {
   '/v2/events': 'webhook_events_entity_idx',
 };
 
-/** Runs the list of `c` with `value` on q (the statements as the routes run them). */
-async function runList(q: Queryable, c: ListFilterCase, value: string): Promise<unknown> {
-  const req = { limit: 20 };
-  const f: Filter = { where: [], params: [] };
-  switch (c.path) {
-    case '/v2/payments':
-      return listsRepo.payments(q, ENTITY, req, paymentListFilter({ [c.param]: value } as PaymentListQueryT), 'f');
-    case '/v2/client-sessions':
-      statusFilter(f, [value], 'CREATED');
-      return listsRepo.clientSessions(q, ENTITY, req, f, 'id');
-    case '/v2/payment-links':
-      statusFilter(f, [value], 'CREATED');
-      return listsRepo.paymentLinks(q, ENTITY, req, f, 'id');
-    case '/v2/events':
-      return eventsRepo.page(q, ENTITY, { limit: 20, order: 'desc', types: [value] });
-  }
-}
-
-/** The statements run by fn, in order. */
-async function captured(db: Queryable, fn: (q: Queryable) => Promise<unknown>): Promise<Array<{ sql: string; params: readonly unknown[] }>> {
-  const seen: Array<{ sql: string; params: readonly unknown[] }> = [];
-  const spy: Queryable = {
-    query<T>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<T>> {
-      seen.push({ sql, params });
-      return db.query<T>(sql, params);
-    },
-    exec: (sql) => db.exec(sql),
-  };
-  await fn(spy);
-  return seen;
-}
-
 describe('list filter plans (issue 43, item 8)', () => {
   let t: TestDb;
 
   before(async () => {
     t = await createTestDb();
     await t.db.query(`INSERT INTO entities (id, name) VALUES ($1, 'Big shop'), ($2, 'Other shop')`, [ENTITY, OTHER]);
-    await seedLists(t.db, ENTITY, 1, 20_000, 'f');
-    await seedLists(t.db, OTHER, 1, 5_000, 'f');
+    await seedLists(t.db, ENTITY, 1, 20_000, FORMAT);
+    await seedLists(t.db, OTHER, 1, 5_000, FORMAT);
     await t.db.exec('ANALYZE');
   });
   after(async () => t?.close());
@@ -72,7 +37,7 @@ describe('list filter plans (issue 43, item 8)', () => {
   for (const c of LIST_FILTERS) {
     it(`${c.path}?${c.param}= reads ${c.index} for a rare and an absent value`, async () => {
       for (const value of new Set([c.rare, c.absent])) {
-        const statements = await captured(t.db, (q) => runList(q, c, value));
+        const statements = await captured(t.db, (q) => runList(q, ENTITY, c, value, FORMAT));
         const page = statements[statements.length - 1]!;
         assert.ok(page.sql.startsWith(CUSTOM_PLAN), `the page's statement is planned for its values: ${page.sql}`);
         // EXPLAIN planned for these values, as the unnamed statement is.
@@ -84,7 +49,7 @@ describe('list filter plans (issue 43, item 8)', () => {
         assert.doesNotMatch(plan, /Seq Scan/, label);
       }
       // Common values answer too (their plan is the planner's choice: often the listing order itself).
-      const common = await runList(t.db, c, c.common);
+      const common = await runList(t.db, ENTITY, c, c.common, FORMAT);
       assert.ok(Array.isArray(common) && common.length > 0, `${c.param}=${c.common} finds rows`);
     });
   }
@@ -92,7 +57,7 @@ describe('list filter plans (issue 43, item 8)', () => {
   it('finds what a scan would find, for every value (the indexes change no answer)', async () => {
     for (const c of LIST_FILTERS.filter((x) => x.path === '/v2/payments')) {
       for (const value of [c.common, c.rare, c.absent]) {
-        const rows = (await runList(t.db, c, value)) as Array<{ id: string }>;
+        const rows = (await runList(t.db, ENTITY, c, value, FORMAT)) as Array<{ id: string }>;
         const f = paymentListFilter({ [c.param]: value } as PaymentListQueryT);
         // The same conditions without any index: a sequential scan of the table.
         await t.db.exec('SET enable_indexscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off');
@@ -112,7 +77,7 @@ describe('list filter plans (issue 43, item 8)', () => {
     const one = createPgDb(t.url, 1);
     try {
       const c = LIST_FILTERS.find((x) => x.param === 'authorization_status')!;
-      for (let i = 0; i < 7; i++) await runList(one, c, c.absent);
+      for (let i = 0; i < 7; i++) await runList(one, ENTITY, c, c.absent, FORMAT);
       const { rows } = await one.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements WHERE name LIKE $1', ['payd\\_%']);
       assert.ok(rows.length > 0, 'other statements with parameters are named');
       assert.ok(rows.every((r) => !r.statement.includes(CUSTOM_PLAN.trim())), rows.map((r) => r.statement).join('\n'));
