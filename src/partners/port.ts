@@ -123,6 +123,13 @@ export interface PartnerConnector {
   readonly methods: readonly string[];
   /** Per-partner limits used by eligibility (amount bounds in minor units, currencies). */
   readonly limits: { currencies: readonly string[]; min_amount?: number; max_amount?: number };
+  /**
+   * Optional: the partner captures an authorization once, and a partial capture releases
+   * the rest (Stripe's charges). payd then records that release as a SYSTEM void of the
+   * rest, which the connector answers without a call (OperationsService.releaseRest).
+   * Absent: captures as many as the authorization allows.
+   */
+  readonly capturesOnce?: boolean;
   /** What a payment must carry for this partner to accept it (checkout offers it only then). */
   readonly requires?: readonly 'customer.email'[];
   /**

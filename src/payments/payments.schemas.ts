@@ -86,7 +86,11 @@ export const VoidBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export type OperationBody = { amount?: number; merchant_reference?: string; reason?: string };
+export type OperationBody = {
+  amount?: number; merchant_reference?: string; reason?: string;
+  /** Internal (not in the schema): the operation draws only on these authorizations. */
+  authorizations?: readonly string[];
+};
 
 export const ThreeDs = Type.Object({
   eci: Type.String(),

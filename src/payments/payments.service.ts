@@ -6,6 +6,7 @@ import { type Clock, systemClock } from '../platform/clock.ts';
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db/index.ts';
 import { faultPoint } from '../platform/fault-points.ts';
+import type { FirstRequest } from '../platform/http/idempotency.ts';
 import { problems } from '../platform/http/problem.ts';
 import type { AuthorizeRequest, CardInstrument, GiftCardInstrument, Instrument, PartnerNotification, PartnerRegistry, PartnerResult } from '../partners/port.ts';
 import { GIFT_CARD_METHODS } from './amounts.ts';
@@ -208,9 +209,14 @@ export class PaymentsService {
     });
   }
 
-  async create(entityId: string, body: CreatePaymentBody, idempotencyKey: string | undefined, instance: string): Promise<PaymentViewT> {
+  /**
+   * A new payment. A key already used is found by the payment's own write (ON CONFLICT on
+   * the key: nothing written, then the 409); a refusal of a request whose key was used is
+   * made a 409 by the route (platform/http/idempotency.ts, ownKey).
+   */
+  async create(entityId: string, body: CreatePaymentBody, idempotencyKey: string | undefined, instance: string,
+    fingerprint?: string): Promise<PaymentViewT> {
     this.validate(entityId, body);
-    if (idempotencyKey) await this.refuseReplay(entityId, idempotencyKey, instance);
     // The entity's eligibility rules hold for API payments as for the widget's offer.
     const refused = this.config.eligibility
       ? await this.config.eligibility.refusedParts(entityId, { amount: body.amount, currency: body.currency, order: body.order, customer: body.customer }, body.split)
@@ -265,6 +271,7 @@ export class PaymentsService {
       authorization_status: 'PENDING',
       processing: true,
       idempotency_key: idempotencyKey ?? null,
+      request_fingerprint: idempotencyKey ? fingerprint ?? null : null,
     };
     // The reservation strategy: partners that answer inline (pure decisions, nothing held
     // elsewhere) give the outcome now, and the payment is written whole, concluded, in one
@@ -385,17 +392,17 @@ export class PaymentsService {
   /** A key already used by this entity: hold while the first request runs, then 409. */
   async refuseReplay(entityId: string, key: string, instance: string): Promise<void> {
     const first = await this.firstWithKey(entityId, key);
-    if (first) throw problems.idempotencyViolation(instance, first);
+    if (first) throw problems.idempotencyViolation(instance, first.id);
   }
 
-  /** The payment this entity created with this key (held while it is being authorized); undefined when none. */
-  async firstWithKey(entityId: string, key: string): Promise<string | undefined> {
+  /** The payment this entity created with this key (held while it is being authorized), with its request's fingerprint; undefined when none. */
+  async firstWithKey(entityId: string, key: string): Promise<FirstRequest | undefined> {
     const first = await holdWhileInFlight(
       () => paymentsRepo.getByKey(this.db, entityId, key),
       (p) => p.processing,
       this.config,
     );
-    return first?.id;
+    return first && { id: first.id, fingerprint: first.request_fingerprint ?? null };
   }
 
   /**

@@ -131,6 +131,8 @@ const FUNDING: Record<string, string> = { credit: 'CREDIT', debit: 'DEBIT', prep
 export class StripeConnector implements PartnerConnector {
   readonly name: string;
   readonly methods = ['CARD'] as const;
+  /** A charge is captured once: a partial capture releases the rest (docs/connectors.md). */
+  readonly capturesOnce = true;
   readonly limits: PartnerConnector['limits'];
   /** One client per secret key (a connected account shares its platform's client). */
   private readonly clients = new Map<string, Promise<StripeClient>>();
