@@ -8,9 +8,11 @@
 -- docs/decisions.md, "List filters have their own indexes".
 --
 -- Cost: CREATE INDEX (not CONCURRENTLY: migrations run in a transaction) reads the table
--- once per index and blocks writes to it meanwhile: on 2 million payments about 2 to 6 s
--- an index on one 2-core machine (the GIN one the longest), 30 s or so for the whole
--- migration, at the start of the payd that migrates. Each new payment writes 8 more
+-- once per index and blocks writes to it meanwhile. Measured on about 1.7 million
+-- payments with as many ledger rows and events, on a shared 2-core machine under load
+-- (bench/lists.ts's data): 3 to 9 s for each btree index on payments, 23 s for the GIN
+-- one, 20 s for the ledger's, 14 s for the events', about 100 s for the whole migration,
+-- at the start of the payd that migrates (writes to those tables wait meanwhile). Each new payment writes 8 more
 -- index entries (partner_transactions: one), and an update that changes a running total
 -- or the status one or two more (the payments row's updates are not HOT already:
 -- updated_at is indexed by 0040).
