@@ -1,11 +1,11 @@
 // Seeds an entity's lists by SQL (generate_series), for bench/lists.ts and the list plan
 // test (test/payments/list-plans.test.ts): payments with a partner transaction each,
-// client sessions, payment links and events, whose filter values are common, rare
+// client sessions, payment links, events and their deliveries, whose filter values are common, rare
 // (about one row in 1000 to 10 000) or absent, as LIST_FILTERS names them.
 import type { Queryable, QueryResult } from '../src/platform/db/index.ts';
 import { type Filter, listsRepo } from '../src/payments/lists.repo.ts';
 import { paymentListFilter, type PaymentListQueryT, statusFilter } from '../src/payments/lists.routes.ts';
-import { eventsRepo } from '../src/webhooks/events.repo.ts';
+import { type EventStatus, eventsRepo } from '../src/webhooks/events.repo.ts';
 
 /**
  * Rows g = from..to of each table for the entity (a range, so that a bench grows the
@@ -67,9 +67,15 @@ export async function seedLists(q: Queryable, entityId: string, from: number, to
       CASE WHEN g % 5000 = 41 THEN 'payment.refunded' WHEN g % 2 = 0 THEN 'payment.captured' ELSE 'payment.authorized' END,
       '{}'::jsonb, $4::timestamptz - g * interval '1 second'
     FROM generate_series($2::int, $3::int) g`, args);
+  // Their deliveries, done: DELIVERED, a few FAILED (none PENDING: a running payd would send them).
+  await q.query(`INSERT INTO webhook_deliveries (id, event_id, entity_id, reason, status, attempt_count, created_at, updated_at)
+    SELECT md5($1::text || ':d:' || g)::uuid, md5($1::text || ':e:' || g)::uuid, $1::uuid, 'EVENT',
+      CASE WHEN g % 5000 = 43 THEN 'FAILED' ELSE 'DELIVERED' END, 1,
+      $4::timestamptz - g * interval '1 second', $4::timestamptz - g * interval '1 second'
+    FROM generate_series($2::int, $3::int) g`, args);
 }
 
-export type ListPath = '/v2/payments' | '/v2/client-sessions' | '/v2/payment-links' | '/v2/events';
+export type ListPath = '/v2/payments' | '/v2/client-sessions' | '/v2/payment-links' | '/v2/events' | '/admin/v1/entities/{id}/webhook-events';
 
 export interface ListFilterCase {
   path: ListPath;
@@ -99,6 +105,7 @@ export const LIST_FILTERS: ListFilterCase[] = [
   { path: '/v2/client-sessions', param: 'status', common: 'SUBMITTED', rare: 'ABORTED_BY_MERCHANT', absent: 'CREATED', index: 'client_sessions_entity_status_(created|expires)_idx' },
   { path: '/v2/payment-links', param: 'status', common: 'PAID', rare: 'CANCELLED', absent: 'CREATED', index: 'payment_links_entity_status_(created|expires)_idx' },
   { path: '/v2/events', param: 'type', common: 'payment.captured', rare: 'payment.refunded', absent: 'payment.voided', index: 'webhook_events_entity_type_created_idx' },
+  { path: '/admin/v1/entities/{id}/webhook-events', param: 'status', common: 'DELIVERED', rare: 'FAILED', absent: 'PENDING', index: 'webhook_deliveries_(entity_status|due)_idx' },
 ];
 
 /** Runs the first page of `c`'s list with `value` for the entity on q, with the statements the routes run. */
@@ -116,6 +123,8 @@ export async function runList(q: Queryable, entityId: string, c: ListFilterCase,
       return listsRepo.paymentLinks(q, entityId, req, f, 'id');
     case '/v2/events':
       return eventsRepo.page(q, entityId, { limit: 20, order: 'desc', types: [value] });
+    case '/admin/v1/entities/{id}/webhook-events':
+      return eventsRepo.list(q, entityId, 21, { status: value as EventStatus });
   }
 }
 

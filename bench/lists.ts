@@ -81,12 +81,13 @@ try {
       }
     }
     for (const [path, param, kind, query, db] of cases) {
-      const url = `${path}?limit=20${query ? `&${query}` : ''}`;
+      const url = `${path.replace('{id}', m.entityId)}?limit=20${query ? `&${query}` : ''}`;
+      const headers = path.startsWith('/admin/') ? t.adminHeaders : { ...m.auth, 'cache-control': 'no-cache' };
       const times: number[] = [];
       let rows = 0;
       for (let i = 0; i < n + 5; i++) {
         const t0 = performance.now();
-        const res = await t.app.inject({ url, headers: { ...m.auth, 'cache-control': 'no-cache' } });
+        const res = await t.app.inject({ url, headers });
         const ms = performance.now() - t0;
         if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
         if (i >= 5) times.push(ms);
@@ -96,7 +97,7 @@ try {
       const p50 = quantile(times, 0.5);
       const p99 = quantile(times, 0.99);
       worst = Math.max(worst, p99);
-      const line = `${path.padEnd(20)} ${param.padEnd(22)} ${kind.padEnd(7)} ${String(rows).padStart(4)} ${p50.toFixed(2).padStart(8)} ${quantile(times, 0.9).toFixed(2).padStart(8)} ${p99.toFixed(2).padStart(8)} ${db ? (await db()).toFixed(2).padStart(7) : '-'.padStart(7)}${p99 > limitMs ? `  OVER ${limitMs} ms` : ''}`;
+      const line = `${path.replace('/entities/{id}', '').padEnd(20)} ${param.padEnd(22)} ${kind.padEnd(7)} ${String(rows).padStart(4)} ${p50.toFixed(2).padStart(8)} ${quantile(times, 0.9).toFixed(2).padStart(8)} ${p99.toFixed(2).padStart(8)} ${db ? (await db()).toFixed(2).padStart(7) : '-'.padStart(7)}${p99 > limitMs ? `  OVER ${limitMs} ms` : ''}`;
       console.log(line);
     }
   }

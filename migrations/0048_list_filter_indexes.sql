@@ -63,5 +63,8 @@ CREATE INDEX client_sessions_entity_status_expires_idx ON client_sessions (entit
 CREATE INDEX payment_links_entity_status_created_idx ON payment_links (entity_id, status, created_at DESC, id DESC);
 CREATE INDEX payment_links_entity_status_expires_idx ON payment_links (entity_id, status, expires_at);
 
--- The events API's type filter.
+-- The events API's type filter (and the operator's event log's).
 CREATE INDEX webhook_events_entity_type_created_idx ON webhook_events (entity_id, type, created_at DESC, id DESC);
+-- The operator's event log by the status of the newest delivery: the events with a
+-- delivery of that status (PENDING, DELIVERED, FAILED).
+CREATE INDEX webhook_deliveries_entity_status_idx ON webhook_deliveries (entity_id, status, event_id);

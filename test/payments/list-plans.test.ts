@@ -20,6 +20,7 @@ const CREATED_INDEX: Record<string, string> = {
   '/v2/client-sessions': 'client_sessions_entity_created_idx',
   '/v2/payment-links': 'payment_links_entity_created_idx',
   '/v2/events': 'webhook_events_entity_idx',
+  '/admin/v1/entities/{id}/webhook-events': 'webhook_events_entity_idx',
 };
 
 describe('list filter plans (issue 43, item 8)', () => {
