@@ -6,8 +6,8 @@ import {
   ConnectionError, errorFor, IdempotencyError, PaydError, type Problem,
 } from './errors.ts';
 import type {
-  CaptureParams, ClientSession, CreateClientSessionParams, CreatePaymentLinkParams, CreatePaymentParams,
-  EligibleSolutions, EligibleSolutionsParams, EventListParams, Payment, PaymentLink, PaymentOperation,
+  CaptureParams, ClientSession, ClientSessionListParams, CreateClientSessionParams, CreatePaymentLinkParams, CreatePaymentParams,
+  EligibleSolutions, EligibleSolutionsParams, EventListParams, Payment, PaymentLink, PaymentLinkListParams, PaymentListParams, PaymentOperation,
   RefundParams, RotateWebhookSecretParams, SavedCard, SavedCardListParams, SetWebhookEndpointParams, SigningJwks, VoidParams, WebhookEndpoint, WebhookEvent, WebhookSecret,
 } from './types.ts';
 
@@ -51,7 +51,14 @@ export interface IdempotentOptions {
   idempotencyKey?: string;
 }
 
-type Query = Record<string, string | number | boolean | undefined>;
+/** Query values: arrays are sent comma-separated, Dates as ISO 8601. */
+type Query = Record<string, string | number | boolean | Date | readonly string[] | undefined>;
+
+function queryValue(v: string | number | boolean | Date | readonly string[]): string {
+  if (v instanceof Date) return v.toISOString();
+  if (Array.isArray(v)) return v.join(',');
+  return String(v);
+}
 
 interface Call {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -170,7 +177,7 @@ export class Payd {
 
   private async send(call: Call): Promise<Response> {
     const url = new URL(this.base + call.path);
-    for (const [k, v] of Object.entries(call.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    for (const [k, v] of Object.entries(call.query ?? {})) if (v !== undefined) url.searchParams.set(k, queryValue(v));
     const headers: Record<string, string> = { accept: 'application/json', ...call.headers };
     if (call.apiKeyAuth) headers['x-api-key'] = this.options.apiKey;
     else headers.authorization = `Bearer ${await this.accessToken()}`;
@@ -308,12 +315,12 @@ class Payments {
     return this.c.json({ method: 'GET', path: `/v2/payments/${enc(id)}/operations/${enc(operationId)}`, retrySafe: true });
   }
 
-  list(query: Query = {}): Promise<ListPage<Payment>> {
+  list(query: PaymentListParams = {}): Promise<ListPage<Payment>> {
     return this.c.json({ method: 'GET', path: '/v2/payments', query, retrySafe: true });
   }
 
   /** Every payment the filters select, newest first, page after page: `for await (const p of payd.payments.iterate())`. */
-  iterate(query: Query = {}): AsyncGenerator<Payment> {
+  iterate(query: PaymentListParams = {}): AsyncGenerator<Payment> {
     return this.c.iterate('/v2/payments', query);
   }
 
@@ -347,10 +354,10 @@ class ClientSessions {
     // Aborting twice answers the aborted session: safe to retry.
     return this.c.json({ method: 'POST', path: `/v2/client-sessions/${enc(id)}/abort`, body: { status: 'ABORTED_BY_MERCHANT' }, retrySafe: true });
   }
-  list(query: Query = {}): Promise<ListPage<ClientSession>> {
+  list(query: ClientSessionListParams = {}): Promise<ListPage<ClientSession>> {
     return this.c.json({ method: 'GET', path: '/v2/client-sessions', query, retrySafe: true });
   }
-  iterate(query: Query = {}): AsyncGenerator<ClientSession> {
+  iterate(query: ClientSessionListParams = {}): AsyncGenerator<ClientSession> {
     return this.c.iterate('/v2/client-sessions', query);
   }
 }
@@ -368,10 +375,10 @@ class PaymentLinks {
   cancel(id: string): Promise<PaymentLink> {
     return this.c.json({ method: 'POST', path: `/v2/payment-links/${enc(id)}/cancel`, retrySafe: false });
   }
-  list(query: Query = {}): Promise<ListPage<PaymentLink>> {
+  list(query: PaymentLinkListParams = {}): Promise<ListPage<PaymentLink>> {
     return this.c.json({ method: 'GET', path: '/v2/payment-links', query, retrySafe: true });
   }
-  iterate(query: Query = {}): AsyncGenerator<PaymentLink> {
+  iterate(query: PaymentLinkListParams = {}): AsyncGenerator<PaymentLink> {
     return this.c.iterate('/v2/payment-links', query);
   }
 }
@@ -430,12 +437,12 @@ class WebhookEndpointApi {
 class Events {
   constructor(private readonly c: Payd) {}
   list(query: EventListParams = {}): Promise<ListPage<WebhookEvent>> {
-    return this.c.json({ method: 'GET', path: '/v2/events', query: query as Query, retrySafe: true });
+    return this.c.json({ method: 'GET', path: '/v2/events', query, retrySafe: true });
   }
   get(id: string): Promise<WebhookEvent> {
     return this.c.json({ method: 'GET', path: `/v2/events/${enc(id)}`, retrySafe: true });
   }
   iterate(query: EventListParams = {}): AsyncGenerator<WebhookEvent> {
-    return this.c.iterate('/v2/events', query as Query);
+    return this.c.iterate('/v2/events', query);
   }
 }

@@ -1471,6 +1471,7 @@ export interface components {
             invalid_params?: {
                 /** @description Dotted path of the field, e.g. order.reference or split[0].amount */
                 name: string;
+                /** @enum {string} */
                 in: "body" | "query" | "path" | "header";
                 reason: string;
             }[];
@@ -1744,7 +1745,9 @@ export interface components {
             utc_time_zone?: number;
         };
         ThreeDsAuthenticationOptions: {
+            /** @enum {string} */
             challenge_indicator?: "NO_PREFERENCE" | "NO_CHALLENGE_REQUESTED" | "CHALLENGE_REQUESTED" | "CHALLENGE_MANDATED";
+            /** @enum {string} */
             challenge_exemption?: "LOW_VALUE" | "TRANSACTION_RISK_ANALYSIS" | "TRUSTED_BENEFICIARY" | "SECURE_CORPORATE_PAYMENT";
         };
         Card: {
@@ -2180,10 +2183,14 @@ export interface components {
             callback_urls: string[];
             allowed_origins?: string[];
             first_party?: boolean;
+            /** @enum {string} */
             token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "none";
             /** @description token: login-as only, credentials in the query string */
             response_types?: ("code" | "messenger_code" | "token")[];
-            /** @description HS256 with the client secret (default) or RS256 with the keys at /.well-known/jwks.json (public clients: always RS256) */
+            /**
+             * @description HS256 with the client secret (default) or RS256 with the keys at /.well-known/jwks.json (public clients: always RS256)
+             * @enum {string}
+             */
             id_token_signed_response_alg?: "HS256" | "RS256";
             /** @description Management API scopes this application may get with client credentials */
             management_scopes?: ("read:users" | "create:users" | "update:users" | "update:admins" | "update:dashboard_members" | "read:user_events" | "login_as:users" | "read:clients" | "create:clients" | "update:clients" | "delete:clients" | "manage:all_clients")[];
@@ -2212,7 +2219,9 @@ export interface components {
             callback_urls: string[];
             allowed_origins?: string[];
             first_party?: boolean;
+            /** @enum {string} */
             token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "none";
+            /** @enum {string} */
             id_token_signed_response_alg?: "HS256" | "RS256";
         };
         ManagementUpdateClientRequest: {
@@ -2230,21 +2239,31 @@ export interface components {
             name: string;
         };
         AdminRotateSigningKeyRequest: {
+            /** @enum {string} */
             purpose: "access-token-hs256" | "redirection";
         };
         CreateClientSessionRequest: {
             /** @description Integer amount in the minor unit of the currency (cents for EUR) */
             amount: number;
-            /** @description ISO 4217 code */
+            /**
+             * @description ISO 4217 code
+             * @enum {string}
+             */
             currency: "EUR" | "USD" | "GBP" | "CHF" | "JPY" | "SEK" | "DKK" | "NOK" | "PLN" | "CZK";
             /**
              * Format: uuid
              * @description Defaults to the authenticated entity; any other value is refused
              */
             entity_id?: string;
-            /** @description MANUAL: capture later with POST /captures. AUTOMATIC: payd captures the whole amount once authorized. */
+            /**
+             * @description MANUAL: capture later with POST /captures. AUTOMATIC: payd captures the whole amount once authorized.
+             * @enum {string}
+             */
             capture_mode?: "MANUAL" | "AUTOMATIC";
-            /** @description EMBEDDED: the merchant page mounts the widget. HOSTED_PAGE: the shopper pays on a page payd serves. */
+            /**
+             * @description EMBEDDED: the merchant page mounts the widget. HOSTED_PAGE: the shopper pays on a page payd serves.
+             * @enum {string}
+             */
             integration_mode?: "EMBEDDED" | "HOSTED_PAGE";
             allow_future_usage?: boolean;
             order?: components["schemas"]["Order"];
@@ -2369,14 +2388,20 @@ export interface components {
         CreatePaymentRequest: {
             /** @description Integer amount in the minor unit of the currency (cents for EUR) */
             amount: number;
-            /** @description ISO 4217 code */
+            /**
+             * @description ISO 4217 code
+             * @enum {string}
+             */
             currency: "EUR" | "USD" | "GBP" | "CHF" | "JPY" | "SEK" | "DKK" | "NOK" | "PLN" | "CZK";
             /**
              * Format: uuid
              * @description Defaults to the authenticated entity; any other value is refused
              */
             entity_id?: string;
-            /** @description MANUAL: capture later with POST /captures. AUTOMATIC: payd captures the whole amount once authorized. */
+            /**
+             * @description MANUAL: capture later with POST /captures. AUTOMATIC: payd captures the whole amount once authorized.
+             * @enum {string}
+             */
             capture_mode?: "MANUAL" | "AUTOMATIC";
             /** @description The shopper agreed to keep the card on file: the CARD part saves a token unless it says save_token: false */
             allow_future_usage?: boolean;
@@ -2464,9 +2489,15 @@ export interface components {
             expires_at?: string;
             /** @description Integer amount in the minor unit of the currency (cents for EUR) */
             amount: number;
-            /** @description ISO 4217 code */
+            /**
+             * @description ISO 4217 code
+             * @enum {string}
+             */
             currency: "EUR" | "USD" | "GBP" | "CHF" | "JPY" | "SEK" | "DKK" | "NOK" | "PLN" | "CZK";
-            /** @description MANUAL: capture later with POST /captures. AUTOMATIC: payd captures the whole amount once authorized. */
+            /**
+             * @description MANUAL: capture later with POST /captures. AUTOMATIC: payd captures the whole amount once authorized.
+             * @enum {string}
+             */
             capture_mode?: "MANUAL" | "AUTOMATIC";
             /**
              * Format: uri
@@ -8066,7 +8097,10 @@ export interface operations {
                         /** Format: uuid */
                         client_session_id: string;
                         status: string;
-                        /** @description Language of the widget: the shopper's explicit choice (the lang parameter, or on payd's own pages the payd_lang cookie), else the session customer's locale when supported, else the browser's Accept-Language, else en */
+                        /**
+                         * @description Language of the widget: the shopper's explicit choice (the lang parameter, or on payd's own pages the payd_lang cookie), else the session customer's locale when supported, else the browser's Accept-Language, else en
+                         * @enum {string}
+                         */
                         locale: "en" | "fr";
                         merchant: {
                             /** @description The entity's display name */
@@ -8185,7 +8219,10 @@ export interface operations {
                             url: string;
                             method: string;
                         };
-                        /** @description A refused attempt the shopper can act on: an expired card, a wrong security code, insufficient funds. Absent for every other decline (fraud and issuer declines are not named). */
+                        /**
+                         * @description A refused attempt the shopper can act on: an expired card, a wrong security code, insufficient funds. Absent for every other decline (fraud and issuer declines are not named).
+                         * @enum {string}
+                         */
                         decline_reason?: "expired_card" | "incorrect_cvc" | "insufficient_funds";
                         return_url: string;
                     };
@@ -10296,7 +10333,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.authorized";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -10328,7 +10365,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.refused";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -10360,7 +10397,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.failed";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -10392,7 +10429,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.captured";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -10424,7 +10461,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.capture_failed";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -10456,7 +10493,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.capture_conflict";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -10488,7 +10525,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.refunded";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -10520,7 +10557,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.refund_failed";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -10552,7 +10589,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.refund_conflict";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -10584,7 +10621,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.voided";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -10616,7 +10653,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.void_failed";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -10648,7 +10685,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment.void_conflict";
                     data?: components["schemas"]["PaymentEventData"];
                 };
@@ -10680,7 +10717,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment_link.paid";
                     data?: components["schemas"]["PaymentLinkEventData"];
                 };
@@ -10712,7 +10749,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment_link.payment_failed";
                     data?: components["schemas"]["PaymentLinkEventData"];
                 };
@@ -10744,7 +10781,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Event"] & {
-                    /** @constant */
+                    /** @enum {string} */
                     type?: "payment_link.cancelled";
                     data?: components["schemas"]["PaymentLinkEventData"];
                 };

@@ -28,7 +28,26 @@ type Query<Op> = Op extends { parameters: { query?: infer Q } } ? NonNullable<Q>
 
 export type EligibleSolutions = Ok<operations['getEligibleSolutions']>;
 export type SigningJwks = Ok<operations['getSigningJwks']>;
-export type EventListParams = Query<operations['listEvents']>;
+
+/** Query parameters that are numbers (the API declares every query value a string: they are sent in decimal). */
+type NumericParam = 'limit' | 'amount_gte' | 'amount_lte';
+/** Query parameters that are times (sent as ISO 8601). */
+type TimeParam = 'created_gte' | 'created_lt';
+/**
+ * A list's filters, derived from its operation's query parameters in openapi.json: each
+ * as the document declares it, numbers as numbers (limit: 5), times as Dates or ISO
+ * strings, and the comma lists (`Values`) also as arrays of their values.
+ */
+export type ListParams<Op, Values extends Record<string, string> = Record<never, string>> = {
+  [K in keyof Query<Op>]?: K extends NumericParam ? number | string
+    : K extends TimeParam ? Date | string
+    : K extends keyof Values ? Values[K] | readonly Values[K][] | Query<Op>[K]
+    : Query<Op>[K];
+};
+export type PaymentListParams = ListParams<operations['listPayments'], { authorization_status: Payment['authorization']['status'] }>;
+export type ClientSessionListParams = ListParams<operations['listClientSessions'], { status: ClientSession['status'] }>;
+export type PaymentLinkListParams = ListParams<operations['listPaymentLinks'], { status: PaymentLink['status'] }>;
+export type EventListParams = ListParams<operations['listEvents'], { type: WebhookEvent['type'] }>;
 export type SavedCardListParams = Query<operations['listSavedCards']>;
 export type WebhookEndpoint = Ok<operations['getWebhookEndpoint']>;
 export type WebhookSecret = Ok<operations['rotateWebhookSecret']>;

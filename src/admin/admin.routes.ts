@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { problemResponses } from '../platform/http/schemas.ts';
+import { problemResponses, StringEnum } from '../platform/http/schemas.ts';
 import type { KeyPurpose, KeyStore } from '../platform/crypto/keystore.ts';
 import type { EntitiesService } from './entities.service.ts';
 import {
@@ -107,7 +107,7 @@ export async function adminRoutes(root: FastifyInstance, { entities, keys, purpo
       tags, security, summary: 'Rotate a signing key',
       description: 'A new key signs from now on; the previous key stays published until its overlap period ends.',
       body: Type.Object(
-        { purpose: Type.Union(purposeNames.map((n) => Type.Literal(n))) },
+        { purpose: StringEnum(purposeNames) },
         { additionalProperties: false },
       ),
       response: {

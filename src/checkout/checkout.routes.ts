@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { problemResponses, Timestamp, Uuid } from '../platform/http/schemas.ts';
+import { problemResponses, StringEnum, Timestamp, Uuid } from '../platform/http/schemas.ts';
 import { SplitPart } from '../payments/payments.schemas.ts';
 import type { CheckoutService, SubmitBody } from './checkout.service.ts';
 import { CARD_FRAME_ANCESTORS, CARD_FRAME_CSS, CHECKOUT_CSS, WIDGET_CSS, cardFramePage, escapeHtml, fragmentCheckoutPage } from './pages.ts';
@@ -23,7 +23,7 @@ const security = [{ sessionCredential: [] }];
 const SessionInfo = Type.Object({
   client_session_id: Uuid(),
   status: Type.String(),
-  locale: Type.Unsafe<Locale>(Type.Union(LOCALES.map((l) => Type.Literal(l)), { description: 'Language of the widget: the shopper\'s explicit choice (the lang parameter, or on payd\'s own pages the payd_lang cookie), else the session customer\'s locale when supported, else the browser\'s Accept-Language, else en' })),
+  locale: StringEnum(LOCALES, { description: 'Language of the widget: the shopper\'s explicit choice (the lang parameter, or on payd\'s own pages the payd_lang cookie), else the session customer\'s locale when supported, else the browser\'s Accept-Language, else en' }),
   merchant: Type.Object({ name: Type.String({ description: 'The entity\'s display name' }) }),
   order: Type.Object({
     reference: Type.Optional(Type.String()),
@@ -66,7 +66,7 @@ const SubmitResult = Type.Object({
   can_retry: Type.Boolean({ description: 'The attempt was refused or failed and the shopper may try another card or method' }),
   attempts_left: Type.Integer({ minimum: 0 }),
   redirection: Type.Optional(Type.Object({ url: Type.String(), method: Type.String() })),
-  decline_reason: Type.Optional(Type.Union([Type.Literal(DECLINE_REASONS[0]), Type.Literal(DECLINE_REASONS[1]), Type.Literal(DECLINE_REASONS[2])], {
+  decline_reason: Type.Optional(StringEnum(DECLINE_REASONS, {
     description: 'A refused attempt the shopper can act on: an expired card, a wrong security code, insufficient funds. Absent for every other decline (fraud and issuer declines are not named).',
   })),
   return_url: Type.String(),

@@ -16,6 +16,7 @@ import { decodeJwt } from '../platform/crypto/compact-jws.ts';
 import type { Db } from '../platform/db/index.ts';
 import type { ReadRouter } from '../platform/db/reads.ts';
 import { isProblem, Problem, PROBLEM_TYPE } from '../platform/http/problem.ts';
+import { StringEnum } from '../platform/http/schemas.ts';
 import { escapeHtml as e } from '../checkout/pages.ts';
 import { idpRepo } from '../identity/idp/idp.repo.ts';
 import type { IdentityService } from '../identity/idp/idp.service.ts';
@@ -471,7 +472,7 @@ ${forms ? `<h2>Actions</h2><div class="actions">${forms}</div>` : m.entity.role 
 
   // Capture, refund, void: the form's post shows a confirmation; its confirmation moves the
   // money, once per form (the idempotency key was made when the form was shown).
-  const ActionParams = Type.Object({ entity: Type.String({ pattern: UUID.source }), id: Type.String({ pattern: UUID.source }), action: Type.Union(Object.keys(ACTIONS).map((k) => Type.Literal(k))) });
+  const ActionParams = Type.Object({ entity: Type.String({ pattern: UUID.source }), id: Type.String({ pattern: UUID.source }), action: StringEnum(Object.keys(ACTIONS)) });
   app.post('/dashboard/:entity/payments/:id/:action', {
     schema: { hide: true, params: ActionParams, body: Type.Record(Type.String(), Type.String({ maxLength: 200 })) },
   }, async (request, reply) => {

@@ -6,7 +6,7 @@ import { SESSION_STATUSES } from './client-sessions.repo.ts';
 
 const Opt = Type.Optional;
 
-export const IntegrationMode = Type.Union([Type.Literal('EMBEDDED'), Type.Literal('HOSTED_PAGE')], {
+export const IntegrationMode = StringEnum(['EMBEDDED', 'HOSTED_PAGE'], {
   description: 'EMBEDDED: the merchant page mounts the widget. HOSTED_PAGE: the shopper pays on a page payd serves.',
 });
 

@@ -2,7 +2,7 @@
 // Order, Address, Shipment, Item line, Marketplace seller, Customer, Browser.
 // Bounds the spec leaves open are documented in docs/decisions.md.
 import { Type, type Static } from 'typebox';
-import { Timestamp } from '../platform/http/schemas.ts';
+import { StringEnum, Timestamp } from '../platform/http/schemas.ts';
 import { CURRENCY_DIGITS } from './currency.ts';
 
 const Str = (max = 255, extra: Record<string, unknown> = {}) => Type.String({ maxLength: max, ...extra });
@@ -15,7 +15,7 @@ export const NonNegativeAmount = () => Type.Integer({ minimum: 0, maximum: MAX_A
 
 /** ISO 4217 currencies payd accepts, with their minor units (src/payments/currency.ts). */
 export { CURRENCY_DIGITS } from './currency.ts';
-export const Currency = Type.Union(Object.keys(CURRENCY_DIGITS).map((c) => Type.Literal(c)), { description: 'ISO 4217 code' });
+export const Currency = StringEnum(Object.keys(CURRENCY_DIGITS), 'ISO 4217 code');
 /** The values of closed fields, for response schemas (StringEnum). */
 export const CURRENCIES = Object.keys(CURRENCY_DIGITS);
 export const CAPTURE_MODES = ['MANUAL', 'AUTOMATIC'] as const;
@@ -60,7 +60,7 @@ const descriptive = (id: string) => ({ additionalProperties: ExtraValue, maxProp
 const Seen = (...values: string[]) => Str(64, { description: `Values seen: ${values.join(', ')} (others are accepted)`, examples: values });
 
 export const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2' });
-export const CaptureMode = Type.Union([Type.Literal('MANUAL'), Type.Literal('AUTOMATIC')], {
+export const CaptureMode = StringEnum(['MANUAL', 'AUTOMATIC'], {
   description: 'MANUAL: capture later with POST /captures. AUTOMATIC: payd captures the whole amount once authorized.',
 });
 
@@ -202,8 +202,8 @@ export const Browser = Type.Object(
 
 export const ThreeDsOptions = Type.Object(
   {
-    challenge_indicator: Opt(Type.Union([Type.Literal('NO_PREFERENCE'), Type.Literal('NO_CHALLENGE_REQUESTED'), Type.Literal('CHALLENGE_REQUESTED'), Type.Literal('CHALLENGE_MANDATED')])),
-    challenge_exemption: Opt(Type.Union([Type.Literal('LOW_VALUE'), Type.Literal('TRANSACTION_RISK_ANALYSIS'), Type.Literal('TRUSTED_BENEFICIARY'), Type.Literal('SECURE_CORPORATE_PAYMENT')])),
+    challenge_indicator: Opt(StringEnum(['NO_PREFERENCE', 'NO_CHALLENGE_REQUESTED', 'CHALLENGE_REQUESTED', 'CHALLENGE_MANDATED'])),
+    challenge_exemption: Opt(StringEnum(['LOW_VALUE', 'TRANSACTION_RISK_ANALYSIS', 'TRUSTED_BENEFICIARY', 'SECURE_CORPORATE_PAYMENT'])),
   },
   { additionalProperties: false, $id: 'ThreeDsAuthenticationOptions' },
 );

@@ -1,8 +1,9 @@
 // SQL of the merchant's lists (GET /v2/payments, /v2/client-sessions, /v2/payment-links):
 // keyset pagination in (created_at, id) order, newest first, always within one entity.
-// Each list is served by an index that starts with entity_id (migration 0020); the
-// filters narrow that scan.
-import type { Queryable } from '../platform/db/index.ts';
+// Each list is served by an index that starts with entity_id (migration 0020), each
+// filter by one of its own (0048); the page's statement is planned for its values
+// (customPlan), so a rare value reads its few rows instead of the entity's whole history.
+import { customPlan, type Queryable } from '../platform/db/index.ts';
 import type { ClientSessionRow } from './client-sessions.repo.ts';
 import type { PaymentLinkRow } from '../links/links.repo.ts';
 
@@ -45,8 +46,8 @@ async function page<T>(q: Queryable, table: string, columns: string, entityId: s
     addCondition(f, (p) => `(created_at, id) ${backwards ? '>' : '<'} (SELECT created_at, id FROM ${table} WHERE id = ${p})`, cursor);
   }
   const dir = backwards ? 'ASC' : 'DESC';
-  const { rows } = await q.query<T>(
-    `SELECT ${columns} FROM ${table} WHERE ${f.where.join(' AND ')} ORDER BY created_at ${dir}, id ${dir} LIMIT ${req.limit + 1}`,
+  const { rows } = await q.query<T>(customPlan(
+    `SELECT ${columns} FROM ${table} WHERE ${f.where.join(' AND ')} ORDER BY created_at ${dir}, id ${dir} LIMIT ${req.limit + 1}`),
     f.params,
   );
   return rows;

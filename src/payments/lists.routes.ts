@@ -103,7 +103,7 @@ export function pageOf<T extends { id: string }>(rows: T[], req: PageRequest): {
 }
 
 /** Status filters of objects whose EXPIRED status is computed (CREATED past expires_at). */
-function statusFilter(f: Filter, statuses: string[], expirable: string): void {
+export function statusFilter(f: Filter, statuses: string[], expirable: string): void {
   const parts: string[] = [];
   for (const s of new Set(statuses)) {
     if (s === 'EXPIRED') parts.push(`(status = 'CREATED' AND expires_at <= now())`);
@@ -116,22 +116,23 @@ function statusFilter(f: Filter, statuses: string[], expirable: string): void {
   f.where.push(`(${parts.join(' OR ')})`);
 }
 
-const DEGREE_SQL: Record<string, (part: string, whole: string) => string> = {
-  NOT: (part) => `${part} <= 0`,
-  PARTIALLY: (part, whole) => `(${part} > 0 AND ${part} < ${whole})`,
-  FULLY: (part, whole) => `(${part} > 0 AND ${part} >= ${whole})`,
-};
-
-/** The filter of a payment list query (GET /v2/payments and the dashboard's list). */
+/** The filter of a payment list query (GET /v2/payments and the dashboard's list). Each
+ * condition has an index of its own (migration 0048): keep the expressions as it names them. */
 export function paymentListFilter(q: PaymentListQueryT): Filter {
   const f: Filter = { where: [], params: [] };
-  if (q.authorization_status) addCondition(f, (p) => `authorization_status = ANY(${p}::text[])`, q.authorization_status.split(','));
-  if (q.captured) f.where.push(DEGREE_SQL[q.captured]!('total_captured', 'total_authorized'));
-  if (q.voided) f.where.push(DEGREE_SQL[q.voided]!('total_voided', 'total_authorized'));
-  if (q.refunded) f.where.push(DEGREE_SQL[q.refunded]!('total_refunded', 'total_captured'));
+  if (q.authorization_status) {
+    const statuses = [...new Set(q.authorization_status.split(','))];
+    // One status: an equality, so that its index gives the listing order.
+    if (statuses.length === 1) addCondition(f, (p) => `authorization_status = ${p}`, statuses[0]);
+    else addCondition(f, (p) => `authorization_status = ANY(${p}::text[])`, statuses);
+  }
+  // overview.captured / voided / refunded: payd_degree(part, whole) is NOT, PARTIALLY or FULLY.
+  if (q.captured) addCondition(f, (p) => `payd_degree(total_captured, total_authorized) = ${p}`, q.captured);
+  if (q.voided) addCondition(f, (p) => `payd_degree(total_voided, total_authorized) = ${p}`, q.voided);
+  if (q.refunded) addCondition(f, (p) => `payd_degree(total_refunded, total_captured) = ${p}`, q.refunded);
   if (q.order_reference) addCondition(f, (p) => `order_reference = ${p}`, q.order_reference);
-  if (q.partner) addCondition(f, (p) => `split @> ${p}::jsonb`, JSON.stringify([{ partner: q.partner }]));
-  if (q.method) addCondition(f, (p) => `split @> ${p}::jsonb`, JSON.stringify([{ method: q.method }]));
+  if (q.partner) addCondition(f, (p) => `payd_split_keys(split) @> ARRAY[${p}::text]`, `partner:${q.partner}`);
+  if (q.method) addCondition(f, (p) => `payd_split_keys(split) @> ARRAY[${p}::text]`, `method:${q.method}`);
   if (q.currency) addCondition(f, (p) => `currency = ${p}`, q.currency);
   if (q.amount_gte) addCondition(f, (p) => `amount >= ${p}`, Number(q.amount_gte));
   if (q.amount_lte) addCondition(f, (p) => `amount <= ${p}`, Number(q.amount_lte));

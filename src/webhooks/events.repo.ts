@@ -1,5 +1,5 @@
 // SQL of the delivery log as the operator reads it: events, deliveries, attempts; replay.
-import type { Queryable } from '../platform/db/index.ts';
+import { customPlan, type Queryable } from '../platform/db/index.ts';
 import type { DeliveryStatus } from './deliveries.repo.ts';
 import type { WebhookHeader } from './target.ts';
 
@@ -82,13 +82,21 @@ export const eventsRepo = {
     const params: unknown[] = [entityId, limit];
     const where = ['e.entity_id = $1'];
     if (f.type !== undefined) where.push(`e.type = $${params.push(f.type)}`);
-    if (f.status !== undefined) where.push(`coalesce(d.status, 'NO_DESTINATION') = $${params.push(f.status)}`);
+    if (f.status !== undefined) {
+      const s = params.push(f.status);
+      where.push(`coalesce(d.status, 'NO_DESTINATION') = $${s}`);
+      // (Implied by the newest delivery's status, and indexed by migration 0048: a rare
+      // status reads its few deliveries instead of every event's newest one.)
+      if (f.status !== 'NO_DESTINATION') {
+        where.push(`EXISTS (SELECT 1 FROM webhook_deliveries x WHERE x.event_id = e.id AND x.entity_id = $1 AND x.status = $${s})`);
+      }
+    }
     if (f.after !== undefined) {
       const p = params.push(f.after);
       where.push(`(e.created_at, e.id) < (SELECT created_at, id FROM webhook_events WHERE id = $${p} AND entity_id = $1)`);
     }
-    const { rows } = await q.query<EventRow>(
-      `${EVENT_SELECT} WHERE ${where.join(' AND ')} ORDER BY e.created_at DESC, e.id DESC LIMIT $2`,
+    const { rows } = await q.query<EventRow>(customPlan(
+      `${EVENT_SELECT} WHERE ${where.join(' AND ')} ORDER BY e.created_at DESC, e.id DESC LIMIT $2`),
       params,
     );
     return rows;
@@ -152,7 +160,9 @@ export const eventsRepo = {
   async page(q: Queryable, entityId: string, p: MerchantEventQuery): Promise<MerchantEventRow[] | undefined> {
     const params: unknown[] = [entityId, p.limit + 1];
     const where = ['entity_id = $1'];
-    if (p.types !== undefined) where.push(`type = ANY($${params.push(p.types)}::text[])`);
+    // One type: an equality, so that its index (migration 0048) gives the listing order.
+    if (p.types?.length === 1) where.push(`type = $${params.push(p.types[0])}`);
+    else if (p.types !== undefined) where.push(`type = ANY($${params.push(p.types)}::text[])`);
     if (p.createdGte !== undefined) where.push(`created_at >= $${params.push(p.createdGte)}`);
     if (p.createdLt !== undefined) where.push(`created_at < $${params.push(p.createdLt)}`);
     const cursor = p.after ?? p.before;
@@ -165,9 +175,10 @@ export const eventsRepo = {
       where.push(`(created_at, id) ${ascending ? '>' : '<'} (SELECT created_at, id FROM webhook_events WHERE id = $${c})`);
     }
     const dir = ascending ? 'ASC' : 'DESC';
-    const { rows } = await q.query<MerchantEventRow>(
+    // Planned for its values (customPlan): a rare type reads its own index.
+    const { rows } = await q.query<MerchantEventRow>(customPlan(
       `SELECT id, entity_id, type, data, created_at FROM webhook_events
-        WHERE ${where.join(' AND ')} ORDER BY created_at ${dir}, id ${dir} LIMIT $2`,
+        WHERE ${where.join(' AND ')} ORDER BY created_at ${dir}, id ${dir} LIMIT $2`),
       params,
     );
     return rows;

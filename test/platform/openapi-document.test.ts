@@ -52,6 +52,47 @@ describe('the OpenAPI document', () => {
     assert.equal(doc.paths['/v2/payments'].post.responses['503'].headers['retry-after'].$ref, '#/components/headers/RetryAfter');
   });
 
+  it('writes every closed set of strings in one form, { type: string, enum: [...] } (StringEnum), never const or a union of one-value enums', () => {
+    const odd: string[] = [];
+    const walk = (x: unknown, at: string): void => {
+      if (Array.isArray(x)) return x.forEach((y, i) => walk(y, `${at}/${i}`));
+      if (!x || typeof x !== 'object') return;
+      const o = x as Record<string, any>;
+      if ('const' in o) odd.push(`${at}: const`);
+      if (Array.isArray(o.enum) && typeof o.type !== 'string') odd.push(`${at}: enum without its type`);
+      for (const k of ['anyOf', 'oneOf']) {
+        if (Array.isArray(o[k]) && o[k].filter((m: any) => m && (Array.isArray(m.enum) || 'const' in m)).length > 1) odd.push(`${at}: ${k} of enums`);
+      }
+      for (const [k, v] of Object.entries(o)) if (k !== 'examples' && k !== 'example') walk(v, `${at}/${k}`);
+    };
+    walk(doc, '#');
+    assert.deepEqual(odd, [], 'write closed sets with StringEnum (src/platform/http/schemas.ts), not Type.Literal unions or Type.Enum');
+  });
+
+  it('declares every tag it uses, once, with a description', () => {
+    const declared = (doc.tags as Array<{ name: string; description?: string }>).map((t) => t.name);
+    assert.equal(new Set(declared).size, declared.length, `tags declared once: ${declared.join(', ')}`);
+    for (const t of doc.tags) assert.ok(t.description, `tag ${t.name} has a description`);
+    const used = new Set<string>();
+    for (const section of [doc.paths, doc.webhooks]) {
+      for (const item of Object.values<Record<string, any>>(section)) for (const op of Object.values<any>(item)) for (const tag of op.tags ?? []) used.add(tag);
+    }
+    assert.deepEqual([...used].filter((t) => !declared.includes(t)), [], 'used tags not declared (src/platform/http/openapi.ts)');
+  });
+
+  it('gives an example for every request body', () => {
+    const missing: string[] = [];
+    for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        for (const [type, media] of Object.entries<any>(op.requestBody?.content ?? {})) {
+          const schema = media.schema.$ref ? doc.components.schemas[media.schema.$ref.split('/').pop()] : media.schema;
+          if (!media.examples && media.example === undefined && !schema?.examples) missing.push(`${method.toUpperCase()} ${path} (${type})`);
+        }
+      }
+    }
+    assert.deepEqual(missing, [], 'add them to EXAMPLES (src/platform/http/openapi-finish.ts)');
+  });
+
   it('gives status fields as enums, and Problem lists the members payd sends', () => {
     const s = doc.components.schemas;
     assert.deepEqual(s.Payment.properties.authorization.properties.status.enum, ['AUTHORIZED', 'REFUSED', 'ERROR', 'PENDING']);

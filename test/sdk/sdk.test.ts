@@ -150,11 +150,17 @@ describe('@payd/sdk against payd start', () => {
     assert.equal((await payd.clientSessions.abort(session.id)).status, 'ABORTED_BY_MERCHANT');
 
     const listed: string[] = [];
-    for await (const x of payd.payments.iterate({ limit: '1', authorization_status: 'AUTHORIZED' })) listed.push(x.id);
+    for await (const x of payd.payments.iterate({ limit: 1, authorization_status: 'AUTHORIZED' })) listed.push(x.id);
     assert.ok(listed.includes(p.id), 'async iteration over GET /v2/payments, page after page');
     assert.deepEqual((await payd.clientSessions.list({ status: 'ABORTED_BY_MERCHANT' })).data.map((s) => s.id), [session.id]);
+    // Typed filters (sdk/src/types.ts, from openapi.json): arrays go comma-separated, Dates as ISO 8601, numbers in decimal.
+    const since = new Date(Date.parse(p.created_at) - 60_000);
+    const filtered = await payd.payments.list({ limit: 5, authorization_status: ['AUTHORIZED', 'REFUSED'], created_gte: since, amount_gte: 1 });
+    assert.ok(filtered.data.some((x) => x.id === p.id));
+    const sent = proxy.seen.filter((x) => x.url.startsWith('/v2/payments?limit=5')).pop()!;
+    assert.equal(sent.url, `/v2/payments?limit=5&authorization_status=AUTHORIZED%2CREFUSED&created_gte=${encodeURIComponent(since.toISOString())}&amount_gte=1`);
     const events: string[] = [];
-    for await (const e of payd.events.iterate({ limit: '2' } as never)) events.push(e.type);
+    for await (const e of payd.events.iterate({ limit: 2 })) events.push(e.type);
     assert.ok(events.includes('payment.captured') && events.includes('payment.refunded'), events.join(','));
     const tokens = proxy.seen.filter((s) => s.url === '/oauth/token' && s.status === 200);
     assert.equal(tokens.length, 1, 'one token served the whole flow');
@@ -253,7 +259,7 @@ describe('@payd/sdk against payd start', () => {
     proxy.answerNext((req) => req.url === '/v2/events?limit=1', 429, { 'content-type': 'application/problem+json', 'retry-after': '0' },
       JSON.stringify({ type: 'urn:eu.service:too-many-requests', title: 'Too many requests', status: 429 }));
     const started = Date.now();
-    const page = await payd.events.list({ limit: '1' } as never);
+    const page = await payd.events.list({ limit: 1 });
     assert.ok(Date.now() - started >= 950, `waited ${Date.now() - started} ms`);
     assert.equal(page.data.length, 1);
   });

@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { problemResponses, Uuid } from '../../platform/http/schemas.ts';
+import { problemResponses, StringEnum, Uuid } from '../../platform/http/schemas.ts';
 import { AuthorizeError, type IdentityService, PROMPT_VALUES } from './idp.service.ts';
 import { MANAGEMENT_SCOPES } from './management.ts';
 import { SESSION_COOKIE, cookies, loginPages } from '../login/pages.ts';
@@ -232,17 +232,17 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
         callback_urls: Type.Array(Type.String({ maxLength: 2048 }), { minItems: 1, maxItems: 20, description: 'Allowed Callback URLs (exact match)' }),
         allowed_origins: Type.Optional(Type.Array(Type.String({ maxLength: 2048 }), { maxItems: 20 })),
         first_party: Type.Optional(Type.Boolean()),
-        token_endpoint_auth_method: Type.Optional(Type.Union([Type.Literal('client_secret_basic'), Type.Literal('client_secret_post'), Type.Literal('none')])),
-        response_types: Type.Optional(Type.Array(Type.Union([Type.Literal('code'), Type.Literal('messenger_code'), Type.Literal('token')]), {
+        token_endpoint_auth_method: Type.Optional(StringEnum(['client_secret_basic', 'client_secret_post', 'none'])),
+        response_types: Type.Optional(Type.Array(StringEnum(['code', 'messenger_code', 'token']), {
           minItems: 1, uniqueItems: true, description: 'token: login-as only, credentials in the query string',
         })),
-        id_token_signed_response_alg: Type.Optional(Type.Union([Type.Literal('HS256'), Type.Literal('RS256')], {
+        id_token_signed_response_alg: Type.Optional(StringEnum(['HS256', 'RS256'], {
           description: 'HS256 with the client secret (default) or RS256 with the keys at /.well-known/jwks.json (public clients: always RS256)',
         })),
-        management_scopes: Type.Optional(Type.Array(Type.Union(MANAGEMENT_SCOPES.map((s) => Type.Literal(s))), {
+        management_scopes: Type.Optional(Type.Array(StringEnum(MANAGEMENT_SCOPES), {
           uniqueItems: true, description: 'Management API scopes this application may get with client credentials',
         })),
-        grant_types: Type.Optional(Type.Array(Type.Union([Type.Literal('authorization_code'), Type.Literal('refresh_token'), Type.Literal('password')]), {
+        grant_types: Type.Optional(Type.Array(StringEnum(['authorization_code', 'refresh_token', 'password']), {
           uniqueItems: true, description: 'password: opts a first-party confidential application into the password grant (off by default; never for public clients)',
         })),
       }, { additionalProperties: false }),

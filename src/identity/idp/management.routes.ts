@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { problemResponses, Uuid } from '../../platform/http/schemas.ts';
+import { problemResponses, StringEnum, Uuid } from '../../platform/http/schemas.ts';
 import type { IdentityService } from './idp.service.ts';
 import type { ManagementService } from './management.ts';
 import type { Caller } from './authority.ts';
@@ -89,8 +89,8 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
       body: Type.Object({
         name: Type.String({ minLength: 1, maxLength: 100 }), callback_urls: Type.Array(Type.String({ maxLength: 2048 }), { minItems: 1, maxItems: 20 }),
         allowed_origins: Type.Optional(Urls), first_party: Type.Optional(Type.Boolean()),
-        token_endpoint_auth_method: Type.Optional(Type.Union([Type.Literal('client_secret_basic'), Type.Literal('client_secret_post'), Type.Literal('none')])),
-        id_token_signed_response_alg: Type.Optional(Type.Union([Type.Literal('HS256'), Type.Literal('RS256')])),
+        token_endpoint_auth_method: Type.Optional(StringEnum(['client_secret_basic', 'client_secret_post', 'none'])),
+        id_token_signed_response_alg: Type.Optional(StringEnum(['HS256', 'RS256'])),
       }, { additionalProperties: false }),
       response: problemResponses(400, 401, 403),
     },
@@ -184,7 +184,7 @@ export async function managementRoutes(root: FastifyInstance, { management, iden
       querystring: Type.Object({
         client_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Dynamic configuration; without it, PAYD_IDENTITY_LOGIN_AS_CLIENT_ID' })),
         redirect_uri: Type.Optional(Type.String({ format: 'uri', maxLength: 2048, description: 'Required with client_id; without both, PAYD_IDENTITY_LOGIN_AS_REDIRECT_URI' })),
-        response_type: Type.Optional(Type.Union([Type.Literal('code'), Type.Literal('token')])),
+        response_type: Type.Optional(StringEnum(['code', 'token'])),
         name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Who logs in as the user (auditing)' })),
       }),
       response: { 200: Type.Object({ redirect_url: Type.String() }), ...problemResponses(400, 401, 403, 404) },

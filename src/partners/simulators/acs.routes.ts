@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { Uuid } from '../../platform/http/schemas.ts';
+import { StringEnum, Uuid } from '../../platform/http/schemas.ts';
 import { escapeHtml } from '../../checkout/pages.ts';
 import { formatAmount } from '../../checkout/widget/validation.ts';
 import { intlLocale, t } from '../../checkout/i18n.ts';
@@ -47,7 +47,7 @@ export async function acsRoutes(root: FastifyInstance, sim: SimulatedPartner): P
 </div>`, FRAMABLE);
   });
   app.post('/sim/acs/:ref', {
-    schema: { hide: true, params: RefParams, body: Type.Object({ result: Type.Union([Type.Literal('pass'), Type.Literal('fail')]) }) },
+    schema: { hide: true, params: RefParams, body: Type.Object({ result: StringEnum(['pass', 'fail']) }) },
   }, async (request, reply) => {
     const c = await sim.challenge(request.params.ref);
     if (!c) return nothing(request, reply);

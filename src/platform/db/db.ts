@@ -15,6 +15,20 @@ export interface Queryable {
   exec(sql: string): Promise<void>;
 }
 
+/**
+ * Statements that start with this comment are planned for their parameter values on
+ * every run (a custom plan): the pg adapter runs them unnamed, where other statements
+ * with parameters are named and, after five runs, get PostgreSQL's generic plan. For
+ * statements whose best plan depends on the values (the list filters: a rare value reads
+ * its few rows from its own index, a common one walks the listing order); their
+ * planning costs a little more on each run. docs/decisions.md, "List filters have their
+ * own indexes".
+ */
+export const CUSTOM_PLAN = '/* payd:custom-plan */ ';
+
+/** `sql` to be planned for its values on every run (CUSTOM_PLAN). */
+export const customPlan = (sql: string): string => CUSTOM_PLAN + sql;
+
 export interface Db extends Queryable {
   readonly kind: 'pg' | 'pglite';
   /** Runs fn in one transaction (READ COMMITTED): commit when it resolves, rollback when it throws. */

@@ -7,6 +7,7 @@ import { lockEmbedded } from './embedded-lock.ts';
 export { EmbeddedDbBusyError } from './embedded-lock.ts';
 
 export type { Db, Queryable, QueryResult, Row } from './db.ts';
+export { customPlan } from './db.ts';
 
 /**
  * PostgreSQL when DATABASE_URL is set, otherwise PGlite persisted under the data dir. A

@@ -1,7 +1,7 @@
 // PostgreSQL adapter on node-postgres with a pool.
 import net from 'node:net';
 import pg from 'pg';
-import { type Db, type Queryable, type QueryResult, INT8_OID, parseInt8 } from './db.ts';
+import { CUSTOM_PLAN, type Db, type Queryable, type QueryResult, INT8_OID, parseInt8 } from './db.ts';
 import { DatabaseUnavailableError, isConnectionFailure, toDbError } from './errors.ts';
 import { RowGate } from './row-gate.ts';
 import { PrimaryChoice, ReadOnlyHostError, describeHost, splitHosts } from './hosts.ts';
@@ -10,7 +10,7 @@ import { PrimaryChoice, ReadOnlyHostError, describeHost, splitHosts } from './ho
 // plans each SQL text once per connection instead of on every call (node-postgres sends
 // Parse only the first time a connection sees a name). The names are bounded: past
 // MAX_NAMED distinct texts (SQL built with a variable number of rows), the rest run
-// unnamed as before.
+// unnamed as before, and so do those marked CUSTOM_PLAN (planned for their values).
 const MAX_NAMED = 1000;
 const names = new Map<string, string>();
 function statementName(sql: string): string | undefined {
@@ -129,9 +129,9 @@ export function backoffMs(attempt: number, baseMs = 250, capMs = 5000): number {
   return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
 }
 
-/** The statement as node-postgres takes it: named (prepared once per connection) when it has parameters. */
+/** The statement as node-postgres takes it: named (prepared once per connection) when it has parameters and no CUSTOM_PLAN mark. */
 function statement(sql: string, params: readonly unknown[]): pg.QueryConfig {
-  const name = params.length ? statementName(sql) : undefined;
+  const name = params.length && !sql.startsWith(CUSTOM_PLAN) ? statementName(sql) : undefined;
   return name ? { name, text: sql, values: params as unknown[] } : { text: sql, values: params as unknown[] };
 }
 

@@ -180,6 +180,33 @@ const EXAMPLES: Record<string, Record<string, { summary: string; value: unknown 
       },
     },
   },
+  createAccessToken: { clientCredentials: { summary: 'A token for the Payment API (the API key goes in x-api-key)', value: { grant_type: 'client_credentials', scope: 'payment-api' } } },
+  identityIntrospectToken: { accessToken: { summary: "Is this access token active? (the application's credentials in Authorization: Basic)", value: { token: 'eyJhbGciOiJSUzI1NiJ9.e30.c2ln', token_type_hint: 'access_token' } } },
+  identityRevokeToken: { refreshToken: { summary: 'Revoke a refresh token (and the tokens issued from it)', value: { token: 'rt_0123456789abcdef', token_type_hint: 'refresh_token' } } },
+  adminCreateUpstreamProvider: {
+    oidc: { summary: 'Sign-in with an upstream OpenID Connect provider', value: { id: 'corp-sso', name: 'Corporate SSO', issuer: 'https://sso.example.com', client_id: 'payd', client_secret: 'upstream-secret', scopes: 'openid email profile' } },
+  },
+  adminCreateIdentityUser: { user: { summary: 'A user who signs in with e-mail and password', value: { email: 'ada@example.com', password: 'correct horse battery staple', given_name: 'Ada', family_name: 'Lovelace', email_verified: true } } },
+  adminCreateIdentityApplication: {
+    webApp: { summary: 'A web application (authorization code flow, confidential)', value: { name: 'Shop back office', callback_urls: ['https://shop.example/callback'], allowed_origins: ['https://shop.example'], token_endpoint_auth_method: 'client_secret_basic', response_types: ['code'] } },
+  },
+  managementCreateUser: { user: { summary: 'A user who signs in with e-mail and password', value: { email: 'ada@example.com', password: 'correct horse battery staple', given_name: 'Ada' } } },
+  managementUpdateUser: { block: { summary: 'Block a user (no more sign-ins)', value: { blocked: true } } },
+  managementCreateClient: { spa: { summary: 'A single-page application (public client)', value: { name: 'Shop front', callback_urls: ['https://shop.example/callback'], allowed_origins: ['https://shop.example'], token_endpoint_auth_method: 'none' } } },
+  managementUpdateClient: { rename: { summary: 'Rename an application', value: { name: 'Shop front (new)' } } },
+  adminCreateEntity: { entity: { summary: 'A new merchant entity', value: { name: 'Ada Shop' } } },
+  adminUpdateEntity: { rename: { summary: "Rename the entity (its display name on the checkout)", value: { name: 'Ada Shop Ltd' } } },
+  adminRotateSigningKey: { redirection: { summary: 'A new key for service-redirection-data tokens', value: { purpose: 'redirection' } } },
+  abortClientSession: { abort: { summary: 'The shopper left: the session can no longer be paid', value: { status: 'ABORTED_BY_MERCHANT' } } },
+  checkoutPay: {
+    card: { summary: 'The widget pays the session with a card', value: { split: [{ partner: 'card-sim', method: 'CARD', amount: 10000, instrument: testCard('4242424242424242') }] } },
+  },
+  adminSetWebhookEndpoint: { endpoint: { summary: "The entity's endpoint, with a header sent on every call", value: { url: 'https://shop.example/payd-webhooks', headers: [{ name: 'x-shop-token', values: ['s3cret'] }] } } },
+  adminRotateWebhookSecret: { overlap: { summary: 'A new secret; the previous one still signs for an hour', value: { previous_secret_valid_seconds: 3600 } } },
+  setWebhookEndpoint: { endpoint: { summary: 'Your endpoint, with a header sent on every call', value: { url: 'https://shop.example/payd-webhooks', headers: [{ name: 'x-shop-token', values: ['s3cret'] }] } } },
+  rotateWebhookSecret: { overlap: { summary: 'A new secret; the previous one still signs for an hour', value: { previous_secret_valid_seconds: 3600 } } },
+  adminInviteDashboardMember: { operator: { summary: 'Invite someone to the dashboard as an operator', value: { email: 'grace@example.com', role: 'operator' } } },
+  adminUpdateDashboardMember: { viewer: { summary: 'Read-only access from now on', value: { role: 'viewer' } } },
 };
 
 /**
@@ -213,7 +240,8 @@ export function finishDocument(doc: Json): Json {
       seen.set(op.operationId, key);
 
       const examples = EXAMPLES[op.operationId];
-      if (examples && op.requestBody?.content?.['application/json']) op.requestBody.content['application/json'].examples = examples;
+      // The same examples for each media type of the body (JSON, or a form: the same fields).
+      if (examples) for (const media of Object.values<Json>(op.requestBody?.content ?? {})) media.examples = examples;
       // Request bodies become named schemas: <OperationId>Request.
       for (const media of Object.values<Json>(op.requestBody?.content ?? {})) {
         if (!media.schema || media.schema.$ref) continue;
@@ -292,7 +320,7 @@ export function finishDocument(doc: Json): Json {
             schema: {
               allOf: [
                 { $ref: '#/components/schemas/Event' },
-                { type: 'object', properties: { type: { const: e.type }, data: { $ref: `#/components/schemas/${e.data}` } } },
+                { type: 'object', properties: { type: { type: 'string', enum: [e.type] }, data: { $ref: `#/components/schemas/${e.data}` } } },
               ],
             },
           },
@@ -301,6 +329,5 @@ export function finishDocument(doc: Json): Json {
       responses: { '2XX': { description: 'Received (any 2xx)' } },
     },
   }]));
-  doc.tags = [...(doc.tags ?? []), { name: 'Webhooks', description: 'Calls payd makes to the merchant (signed, at least once)' }];
   return doc;
 }

@@ -27,9 +27,14 @@ export const openapiPlugin = fp<{ baseUrl: string; version: string }>(async func
         { name: 'Payments', description: 'Payments split across partners, and their captures, refunds and voids' },
         { name: 'Signing keys', description: 'Keys that verify service-redirection-data tokens' },
         { name: 'Events', description: 'The events payd sends as webhooks, to read back (catch up without webhooks, payd listen)' },
-        { name: 'Webhooks', description: 'Your webhook endpoint and its signing secret' },
+        { name: 'Webhooks', description: 'Your webhook endpoint and its signing secret, and the calls payd makes to it (signed, at least once)' },
         { name: 'Partners', description: 'Notifications partners send to payd (their webhooks), verified by the partner connector (docs/connectors.md)' },
         { name: 'Operator', description: 'Onboarding of merchant entities and API keys (operator token, PAYD_ADMIN_TOKEN)' },
+        { name: 'Payment links', description: 'Links to a page where the shopper pays; their payments and events' },
+        { name: 'Eligible solutions', description: 'The partners and methods a shopper may pay with, for an amount and a country' },
+        { name: 'Checkout (browser)', description: "The payment widget's calls from the shopper's browser, with the client session's credential" },
+        { name: 'Identity', description: 'OpenID Connect provider: metadata, keys, sign-out, user info, token introspection and revocation' },
+        { name: 'Identity Management API', description: "The identity provider's users and applications, with a management token (client credentials and management scopes)" },
       ],
       components: {
         securitySchemes: {

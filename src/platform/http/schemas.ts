@@ -9,12 +9,12 @@ export const Timestamp = (description?: string) =>
 export const IdParams = Type.Object({ id: Uuid() });
 
 /** A closed set of strings as a plain JSON Schema enum (what code generators turn into a union type). */
-export const StringEnum = <const T extends readonly string[]>(values: T, description?: string) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });
+export const StringEnum = <const T extends readonly string[]>(values: T, options?: string | { description?: string }) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...(typeof options === 'string' ? { description: options } : options) });
 
 export const InvalidParamSchema = Type.Object({
   name: Type.String({ description: 'Dotted path of the field, e.g. order.reference or split[0].amount' }),
-  in: Type.Union([Type.Literal('body'), Type.Literal('query'), Type.Literal('path'), Type.Literal('header')]),
+  in: StringEnum(['body', 'query', 'path', 'header']),
   reason: Type.String(),
 });
 
