@@ -21,6 +21,8 @@ import { loggerOptions } from './platform/observability/logger.ts';
 import { CHALLENGE_AGES, challengeGauges, createMetrics, metricsPlugin, operationsBacklogGauges, poolGauges, readMetrics, replicaPoolGauges, webhookBacklogGauges } from './platform/observability/metrics.ts';
 import { deliveriesRepo } from './webhooks/deliveries.repo.ts';
 import { requestContext } from './platform/observability/request-context.ts';
+import { registerRequestLog, RequestLog } from './platform/observability/request-log.ts';
+import { Counter } from 'prom-client';
 import { PartnerTelemetry } from './payments/partner-telemetry.ts';
 import { paymentsRepo } from './payments/payments.repo.ts';
 import { healthRoutes } from './platform/observability/health.ts';
@@ -303,6 +305,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     windowSeconds: config.rateLimitWindowSeconds, tokenPerKey: config.rateLimitTokenPerKey,
     tokenPerAddress: config.rateLimitTokenPerAddress, apiPerKey: config.rateLimitApiPerKey,
   }, (err) => app.log.warn({ err }, 'rate-limit counters not synced'));
+  // The dashboard's request log: calls buffered per entity, inserted about once a second (request-log.ts).
+  const droppedCalls = new Counter({ name: 'payd_request_log_dropped_total', help: 'Payment API calls not kept in the request log (over PAYD_REQUEST_LOG_PER_SECOND for an entity in a second)', registers: [metrics.registry] });
+  registerRequestLog(app, new RequestLog(db, {
+    perSecond: config.role === 'worker' ? 0 : config.requestLogPerSecond,
+    onError: (err) => app.log.warn({ err }, 'request log not written'),
+    onDropped: () => droppedCalls.inc(),
+  }));
   await app.register(healthRoutes, { db, isShuttingDown: () => shuttingDown });
   if (config.role !== 'worker') {
     await app.register(identityCors, { db });
@@ -331,7 +340,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(async (scope) => dashboardRoutes(scope, {
       db, reads, identity: identity.service, payments, operations, origin: new URL(config.baseUrl).origin, idpOrigin: config.consoleOrigin,
       links, entities, onApiKeyRevoked: (id) => revokedKeys.add(id), webhooks: webhooks.service,
-      mailer: identity.mailer, baseUrl: config.baseUrl, eligibilityRules,
+      mailer: identity.mailer, baseUrl: config.baseUrl, eligibilityRules, requestLogPerSecond: config.requestLogPerSecond,
       key: Buffer.from(hkdfSync('sha256', deps.masterKey, Buffer.alloc(0), 'payd dashboard session v1', 32)),
     }));
   }
