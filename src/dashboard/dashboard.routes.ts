@@ -23,6 +23,7 @@ import type { PaymentsService, PaymentViewT } from '../payments/payments.service
 import type { OperationsService } from '../payments/operations.service.ts';
 import type { OperationKind } from '../payments/payments.repo.ts';
 import { pageOf, pageRequest, paymentListFilter, type PaymentListQueryT } from '../payments/lists.routes.ts';
+import type { PageRequest } from '../payments/lists.repo.ts';
 import { type Membership, type Role, can, membersRepo } from './members.ts';
 import type { PaymentLinksService } from '../links/links.service.ts';
 import type { EntitiesService } from '../admin/entities.service.ts';
@@ -147,6 +148,29 @@ const CSV_COLUMNS: Array<{ name: string; value: (p: PaymentViewT, zone: string) 
   ...amountColumns('voided', (p) => p.amounts.total_voided),
   { name: 'card', value: (p) => cardsOf(p).map((c) => `${c.network} ${c.last_four}`).join(' + ') },
 ];
+
+/**
+ * The CSV export's lines (a header, then one line per payment): pages of `pageSize` read
+ * by keyset after the last id sent (the list's own query and index, through `readPage`),
+ * each yielded as it is read, so that memory holds one page; at most `max` payments.
+ */
+export async function* paymentsCsv(
+  readPage: (req: PageRequest) => Promise<Array<{ id: string; text: string }> | undefined>, filter: PaymentListQueryT, zone: string,
+  { pageSize = EXPORT_PAGE, max = EXPORT_MAX } = {},
+): AsyncGenerator<string> {
+  yield csvLine(CSV_COLUMNS.map((c) => c.name));
+  let after: string | undefined;
+  for (let sent = 0; sent < max;) {
+    const req = pageRequest({ ...filter, limit: String(Math.min(pageSize, max - sent)), ...(after ? { starting_after: after } : {}) });
+    const texts = await readPage(req);
+    const rows = texts ? pageOf(texts, req) : { items: [], has_more: false };
+    if (rows.items.length === 0) return;
+    yield rows.items.map((i) => csvLine(CSV_COLUMNS.map((c) => c.value(JSON.parse(i.text) as PaymentViewT, zone)))).join('');
+    sent += rows.items.length;
+    if (!rows.has_more) return;
+    after = rows.items[rows.items.length - 1]!.id;
+  }
+}
 
 export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps) {
   const callback = `${deps.origin}/dashboard/callback`;
@@ -457,29 +481,11 @@ ${problems.length ? '' : `<p><a href="/dashboard/${e(m.entity.entity_id)}/paymen
         `<div class="error" role="alert"><ul>${problems.map((p) => `<li>${e(p)}</li>`).join('')}</ul></div><p><a href="/dashboard/${e(m.entity.entity_id)}/payments">Back to the payments</a></p>`);
     }
     const where = paymentListFilter(filter);
-    const entityId = m.entity.entity_id;
     const lag = staleOk(request);
-    // Pages of EXPORT_PAGE by keyset (the list's own query and index), each written as it
-    // is read: memory holds one page, whatever the number of payments.
-    async function* lines(): AsyncGenerator<string> {
-      yield csvLine(CSV_COLUMNS.map((c) => c.name));
-      let after: string | undefined;
-      for (let sent = 0; sent < EXPORT_MAX;) {
-        const req = pageRequest({ ...filter, limit: String(Math.min(EXPORT_PAGE, EXPORT_MAX - sent)), ...(after ? { starting_after: after } : {}) });
-        const texts = await deps.reads.read(lag, (db) => deps.payments.listStoredJson(entityId, req, where, db));
-        const rows = texts ? pageOf(texts, req) : { items: [], has_more: false };
-        yield rows.items.map((i) => {
-          const p = JSON.parse(i.text) as PaymentViewT;
-          return csvLine(CSV_COLUMNS.map((c) => c.value(p, zone)));
-        }).join('');
-        sent += rows.items.length;
-        if (!rows.has_more || rows.items.length === 0) return;
-        after = rows.items[rows.items.length - 1]!.id;
-      }
-    }
+    const lines = paymentsCsv((req) => deps.reads.read(lag, (db) => deps.payments.listStoredJson(m.entity.entity_id, req, where, db)), filter, zone);
     const name = `payments-${dayIn(Date.now(), zone)}.csv`;
     return reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`)
-      .header('cache-control', 'no-store').header('x-content-type-options', 'nosniff').send(Readable.from(lines()));
+      .header('cache-control', 'no-store').header('x-content-type-options', 'nosniff').send(Readable.from(lines));
   });
 
   const PaymentParams = Type.Object({ entity: Type.String({ pattern: UUID.source }), id: Type.String({ pattern: UUID.source }) });

@@ -42,7 +42,7 @@ export function zoneOffsetMs(ms: number, zone: string): number {
 
 /** The zone's canonical IANA name, or undefined when Intl does not know it. */
 export function validZone(name: string): string | undefined {
-  if (!/^[A-Za-z][A-Za-z0-9_+\-]*(\/[A-Za-z0-9_+\-]+){0,2}$/.test(name) || name.length > 64) return undefined;
+  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+){0,2}$/.test(name) || name.length > 64) return undefined;
   try {
     return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
   } catch {
