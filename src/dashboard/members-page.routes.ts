@@ -133,8 +133,8 @@ ${message?.notice ? `<p class="notice" role="status">${e(message.notice)}</p>` :
     if (!deps.csrfOk(request, m)) return page(reply, 403, layout(m, 'Form expired'), '<p role="alert">The form expired or did not come from this dashboard. Reload the page and try again.</p>');
     const given = ((request.body as Record<string, string>).time_zone ?? '').trim();
     // Known to Intl (the pages' dates) and to the database (the home page's days).
-    const zone = validZone(given);
-    if (!zone || !(await membersRepo.zoneKnown(deps.db, zone))) {
+    const zone = validZone(given) && await membersRepo.zoneName(deps.db, given);
+    if (!zone) {
       return teamPage(reply, m, 400, { error: `Time zone: "${given}" is not a time zone name; write one such as Europe/Paris, America/New_York or UTC.` }, { time_zone: given });
     }
     if (zone !== m.entity.time_zone) {

@@ -59,10 +59,10 @@ export const membersRepo = {
        ON CONFLICT (entity_id) DO UPDATE SET time_zone = EXCLUDED.time_zone, updated_by = EXCLUDED.updated_by, updated_at = now()`,
       [entityId, zone, byUserId]);
   },
-  /** Whether the database knows the zone (the home page buckets days with AT TIME ZONE). */
-  async zoneKnown(q: Queryable, zone: string): Promise<boolean> {
-    const { rows } = await q.query<{ known: boolean }>('SELECT EXISTS (SELECT 1 FROM pg_timezone_names WHERE name = $1) AS known', [zone]);
-    return rows[0]!.known;
+  /** The database's spelling of the zone (the home page buckets days with AT TIME ZONE), or undefined when it does not know it. */
+  async zoneName(q: Queryable, zone: string): Promise<string | undefined> {
+    const { rows } = await q.query<{ name: string }>('SELECT name FROM pg_timezone_names WHERE lower(name) = lower($1) ORDER BY name = $1 DESC LIMIT 1', [zone]);
+    return rows[0]?.name;
   },
   async roleOf(q: Queryable, entityId: string, userId: string): Promise<Role | undefined> {
     const { rows } = await q.query<{ role: Role }>('SELECT role FROM dashboard_members WHERE entity_id = $1 AND user_id = $2', [entityId, userId]);

@@ -40,11 +40,12 @@ export function zoneOffsetMs(ms: number, zone: string): number {
   return Date.UTC(p.y, p.mo - 1, p.d, p.h, p.mi, p.s) - Math.floor(ms / 1000) * 1000;
 }
 
-/** The zone's canonical IANA name, or undefined when Intl does not know it. */
+/** The zone's name as given when Intl knows it (Intl may know it under an older name: Asia/Kolkata is Asia/Calcutta to it), else undefined. */
 export function validZone(name: string): string | undefined {
   if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+){0,2}$/.test(name) || name.length > 64) return undefined;
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+    new Intl.DateTimeFormat('en-US', { timeZone: name }).format(0);
+    return name;
   } catch {
     return undefined;
   }
@@ -53,7 +54,7 @@ export function validZone(name: string): string | undefined {
 /** The zones Intl knows, for the setting's suggestions. */
 export const ZONES: readonly string[] = (() => {
   try {
-    return Intl.supportedValuesOf('timeZone');
+    return ['UTC', ...Intl.supportedValuesOf('timeZone')];
   } catch {
     return ['UTC'];
   }
@@ -158,7 +159,11 @@ export function plain(reply: FastifyReply, status: number, title: string, body: 
 
 export const roleLabel: Record<Role, string> = { admin: 'Administrator', operator: 'Operator', viewer: 'Viewer' };
 
-/** Bars of a daily series as SVG (no script), with its numbers in a table for screen readers. */
+/**
+ * Bars of a daily series as SVG (no script), with its numbers in a table for screen readers.
+ * The table is in a hidden box of 1 px, not hidden itself: a table is never narrower than its
+ * content, and it made the home page scroll sideways at 375 px.
+ */
 export function barChart(series: Array<{ day: string; value: number; label: string }>, caption: string): string {
   const max = Math.max(1, ...series.map((s) => s.value));
   const w = 28;
@@ -168,10 +173,13 @@ export function barChart(series: Array<{ day: string; value: number; label: stri
   }).join('');
   return `<figure class="chart"><svg role="img" aria-labelledby="chart-caption" viewBox="0 0 ${series.length * w + 8} 120" preserveAspectRatio="none">${bars}<line x1="0" y1="110" x2="${series.length * w + 8}" y2="110"/></svg>
 <figcaption id="chart-caption">${e(caption)}</figcaption>
-<table class="visually-hidden"><caption>${e(caption)}</caption><thead><tr><th scope="col">Day</th><th scope="col">Volume</th></tr></thead>
-<tbody>${series.map((s) => `<tr><td>${e(s.day)}</td><td>${e(s.label)}</td></tr>`).join('')}</tbody></table></figure>`;
+<div class="visually-hidden"><table><caption>${e(caption)}</caption><thead><tr><th scope="col">Day</th><th scope="col">Volume</th></tr></thead>
+<tbody>${series.map((s) => `<tr><td>${e(s.day)}</td><td>${e(s.label)}</td></tr>`).join('')}</tbody></table></div></figure>`;
 }
 
+// .table-wrap is positioned: the visually hidden labels inside a wide table (absolute)
+// are clipped by its scrolling, not laid out against the page (the Team page was 472 px
+// wide at 375 px).
 export const DASHBOARD_CSS = `
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#1a1a1a;background:#f6f7f9}
@@ -192,7 +200,7 @@ h2{font-size:1.15rem;margin:1.5rem 0 .5rem}
 .card{background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:1rem}
 .card .value{font-size:1.4rem;font-weight:700;margin:0}
 .card .label{margin:0;color:#4a4f57}
-.table-wrap{overflow-x:auto;background:#fff;border:1px solid #d9dde3;border-radius:8px}
+.table-wrap{position:relative;overflow-x:auto;background:#fff;border:1px solid #d9dde3;border-radius:8px}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:.5rem .75rem;border-bottom:1px solid #eceef1;vertical-align:top}
 td.num,th.num{text-align:right;white-space:nowrap}
@@ -221,7 +229,7 @@ textarea.code{display:block;width:100%;box-sizing:border-box;font-family:ui-mono
 main{min-width:0}code{overflow-wrap:anywhere}
 .chart{background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:1rem;margin:1rem 0}
 .chart svg{width:100%;height:8rem}.chart rect{fill:#0b57d0}.chart line{stroke:#8a9099}
-.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+.visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;padding:0;border:0;overflow:hidden;clip:rect(0 0 0 0);clip-path:inset(50%);white-space:nowrap}
 ol.timeline{background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:1rem 1rem 1rem 2.5rem;margin:0}
 input[type=checkbox]{width:auto}label.inline{display:inline}
 @media (max-width:40rem){header{padding:.5rem}.signout{margin-left:0}th,td{padding:.4rem}}
