@@ -14,7 +14,8 @@ import { csvCell, paymentsCsv } from '../../src/dashboard/dashboard.routes.ts';
 import { addDays, dayIn, dayStart, validZone, when } from '../../src/dashboard/views.ts';
 import { RequestLog } from '../../src/platform/observability/request-log.ts';
 import { requestLogRepo } from '../../src/platform/observability/request-log.repo.ts';
-import { paymentListFilter, pageRequest } from '../../src/payments/lists.routes.ts';
+import { paymentListFilter } from '../../src/payments/lists.routes.ts';
+import type { PageRequest } from '../../src/payments/lists.repo.ts';
 
 const CARD = { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2031', cvv: '123' };
 
@@ -139,7 +140,7 @@ describe('dashboard: export, time zone, request log', () => {
     const filter = { currency: 'EUR' };
     const where = paymentListFilter(filter);
     const reads: Array<string | undefined> = [];
-    const read = async (req: ReturnType<typeof pageRequest>) => {
+    const read = async (req: PageRequest) => {
       reads.push(req.after);
       return t.app.services.payments.listStoredJson(a.entityId, req, where, t.testDb.db);
     };

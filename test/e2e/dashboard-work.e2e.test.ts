@@ -77,7 +77,7 @@ describe('the dashboard\'s working tools in Chromium', () => {
   const noSidewaysScroll = async (page: Page, name: string, width: number) => {
     const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
     // (The message names what sticks out, outside the regions that scroll on their own.)
-    const wide = scrollWidth <= width ? [] : await page.evaluate((w) => [...document.querySelectorAll('body *')]
+    const wide = scrollWidth <= width ? [] : await page.evaluate((w) => Array.from(document.querySelectorAll('body *'))
       .filter((el) => el.getBoundingClientRect().right > w && !el.closest('.table-wrap, nav'))
       .slice(0, 10).map((el) => `${el.tagName}.${el.className}: ${Math.round(el.getBoundingClientRect().right)} px`), width);
     assert.ok(scrollWidth <= width, `${name} at ${width} px is ${scrollWidth} px wide: ${JSON.stringify(wide)}`);
