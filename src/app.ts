@@ -309,7 +309,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const droppedCalls = new Counter({ name: 'payd_request_log_dropped_total', help: 'Payment API calls not kept in the request log (over PAYD_REQUEST_LOG_PER_SECOND for an entity in a second)', registers: [metrics.registry] });
   registerRequestLog(app, new RequestLog(db, {
     perSecond: config.role === 'worker' ? 0 : config.requestLogPerSecond,
-    onError: (err) => app.log.warn({ err }, 'request log not written'),
+    onError: (err) => app.log.warn({ err }, 'request log not written: its calls are dropped until the database answers (logged again once it does)'),
+    onRecovered: (failed) => app.log.info({ failed }, 'request log written again'),
     onDropped: () => droppedCalls.inc(),
   }));
   await app.register(healthRoutes, { db, isShuttingDown: () => shuttingDown });

@@ -292,6 +292,25 @@ describe('dashboard: export, time zone, request log', () => {
     assert.deepEqual(left.rows.map((r) => r.request_id), ['req-20']);
   });
 
+  it('a request log whose database is away says so once, drops those calls, and says when it writes again', async () => {
+    let down = true;
+    const db = { query: (sql: string, params?: unknown[]) => (down ? Promise.reject(new Error('connect ECONNREFUSED')) : t.testDb.db.query(sql, params)) } as unknown as typeof t.testDb.db;
+    const said: string[] = [];
+    const log = new RequestLog(db, { perSecond: 10, onError: () => said.push('error'), onRecovered: (n) => said.push(`back after ${n}`) });
+    const entry = (id: string) => ({ entity_id: c.entityId, created_at: new Date().toISOString(), method: 'GET', route: '/v2/payments', status: 200, duration_ms: 1, request_id: id, idempotency_key: null, api_key_id: null });
+    for (let i = 0; i < 3; i++) {
+      log.record(entry(`away-${i}`));
+      await log.flush();
+    }
+    assert.deepEqual(said, ['error'], 'one line for the whole outage');
+    down = false;
+    log.record(entry('back-1'));
+    await log.flush();
+    assert.deepEqual(said, ['error', 'back after 3']);
+    const rows = await t.testDb.db.query<{ request_id: string }>(`SELECT request_id FROM api_request_log WHERE request_id LIKE 'away-%' OR request_id = 'back-1'`);
+    assert.deepEqual(rows.rows.map((r) => r.request_id), ['back-1'], 'what failed is dropped, not kept in memory');
+  });
+
   it('the void confirmation names the amount it releases', async () => {
     const p = await pay(a, 'VOID-ME', 12000);
     const olga = await signInAs('olga@work.example');

@@ -9,7 +9,7 @@
 // most `perSecond` calls between two flushes: past that, a successful call is not kept
 // and an error replaces the oldest successful call kept (errors are what one looks for);
 // what was not kept is counted (payd_request_log_dropped_total). A flush that fails is
-// dropped (logged): the log is a debugging aid, never a reason to hold memory or fail a
+// dropped (one warning for a run of failures, one line when a flush succeeds again): the log is a debugging aid, never a reason to hold memory or fail a
 // request. Rows older than the retention (7 days) are deleted by each process every
 // 10 minutes (the delete is idempotent; several processes doing it cost a few scans).
 import type { FastifyInstance } from 'fastify';
@@ -26,8 +26,10 @@ export interface RequestLogOptions {
   flushMs?: number;
   cleanupMs?: number;
   retentionDays?: number;
-  /** Called when a flush or the retention delete fails. */
+  /** Called when a flush or the retention delete fails, once until one succeeds again (no line a second while the database is away). */
   onError?: (err: unknown) => void;
+  /** Called when a flush succeeds after `failed` failed ones. */
+  onRecovered?: (failed: number) => void;
   /** Called with each call that was not kept. */
   onDropped?: () => void;
   now?: () => number;
@@ -39,6 +41,8 @@ export class RequestLog {
   private chain: Promise<void> = Promise.resolve();
   private flushing = false;
   private lastCleanup: number;
+  /** Flushes failed in a row. */
+  private failures = 0;
   /** Calls not kept since the start. */
   dropped = 0;
 
@@ -89,13 +93,17 @@ export class RequestLog {
     this.buffers = new Map();
     try {
       for (let i = 0; i < batch.length; i += 5000) await requestLogRepo.insert(this.db, batch.slice(i, i + 5000));
+      if (this.failures > 0 && batch.length > 0) {
+        this.opts.onRecovered?.(this.failures);
+        this.failures = 0;
+      }
     } catch (err) {
-      this.opts.onError?.(err);
+      if (this.failures++ === 0) this.opts.onError?.(err);
     }
     const now = (this.opts.now ?? Date.now)();
     if (now - this.lastCleanup >= (this.opts.cleanupMs ?? 600_000)) {
       this.lastCleanup = now;
-      await this.deleteExpired(now).catch((err: unknown) => this.opts.onError?.(err));
+      await this.deleteExpired(now).catch((err: unknown) => { if (this.failures === 0) this.opts.onError?.(err); });
     }
   }
 
