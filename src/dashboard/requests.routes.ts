@@ -41,7 +41,7 @@ A call shows here within about a second${deps.perSecond > 0 ? `; past ${deps.per
 <div><input type="checkbox" id="errors" name="errors" value="1"${errorsOnly ? ' checked' : ''}> <label for="errors" class="inline">Errors only (status 400 and above)</label></div>
 <div><button type="submit">Show</button></div>
 </form>
-<div class="table-wrap" role="region" tabindex="0" aria-label="Requests (scrolls sideways on small screens)"><table aria-label="Requests">
+<div class="table-wrap" role="region" tabindex="0" aria-label="Requests (scrolls sideways on small screens)"><table aria-label="Requests" class="log">
 <thead><tr><th scope="col">Time</th><th scope="col">Method</th><th scope="col">Path</th><th scope="col" class="num">Status</th><th scope="col" class="num">Duration</th><th scope="col">Idempotency key</th><th scope="col">Request id</th></tr></thead>
 <tbody>${body || '<tr><td colspan="7">No request recorded.</td></tr>'}</tbody></table></div>
 ${older}`);

@@ -232,6 +232,7 @@ main{min-width:0}code{overflow-wrap:anywhere}
 .visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;padding:0;border:0;overflow:hidden;clip:rect(0 0 0 0);clip-path:inset(50%);white-space:nowrap}
 ol.timeline{background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:1rem 1rem 1rem 2.5rem;margin:0}
 input[type=checkbox]{width:auto}label.inline{display:inline}
+table.log th,table.log td{white-space:nowrap}table.log code{overflow-wrap:normal}
 @media (max-width:40rem){header{padding:.5rem}.signout{margin-left:0}th,td{padding:.4rem}}
 `;
 
