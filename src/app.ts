@@ -52,6 +52,8 @@ import type { OperationsService } from './payments/operations.service.ts';
 import { ClientSessionsService, widgetKey } from './payments/client-sessions.service.ts';
 import { paymentsRoutes } from './payments/payments.routes.ts';
 import { clientSessionsRoutes } from './payments/client-sessions.routes.ts';
+import { savedCardsRoutes } from './payments/saved-cards.routes.ts';
+import { SavedCardsService } from './payments/saved-cards.service.ts';
 import { Recovery } from './payments/recovery.ts';
 import { drainBudgetMs } from './platform/lifecycle.ts';
 import { fingerprintKey } from './payments/cards.ts';
@@ -161,6 +163,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Payments, operations and what follows an authorization (payments/after-authorization.ts).
   const afterAuthorization = new AfterAuthorization(db, partners, paymentsConfig);
   const { payments, operations } = afterAuthorization;
+  const savedCards = new SavedCardsService(db, partners);
   const clientSessions = new ClientSessionsService(db, eligibility, { baseUrl: config.baseUrl, widgetKey: widgetKey(deps.masterKey), maxAttempts: config.sessionMaxAttempts, clock });
   const recovery = new Recovery(db, payments, config.recoveryGraceSeconds, { expirySeconds: config.challengeExpirySeconds, clock });
   const links = new PaymentLinksService(db, clientSessions, { baseUrl: config.baseUrl, allowPrivateWebhookTargets: config.webhookAllowPrivateTargets,
@@ -176,7 +179,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // bounded by its statements and its partner calls.
     staleClaimMs: 2 * Math.max(config.dbTimeouts.statementTimeoutMs, config.partnerTimeoutMs, config.requestTimeoutMs),
   });
-  const checkout = new CheckoutService(db, clientSessions, payments, links, redirection, partners, { baseUrl: config.baseUrl, returnLinks });
+  const checkout = new CheckoutService(db, clientSessions, payments, links, redirection, partners, { baseUrl: config.baseUrl, returnLinks, clock });
   const identity = await createIdentityProvider({ config, db, keys, masterKey: deps.masterKey, clock });
   const services: Services = {
     entities, keys, accessTokens, revokedKeys, redirection, partners, eligibility, payments, operations, clientSessions, recovery, links, checkout,
@@ -327,6 +330,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(clientSessionsRoutes, { sessions: clientSessions, idempotency });
     await app.register(eligibilityRoutes, { engine: eligibility, rules: eligibilityRules });
     await app.register(paymentsRoutes, { payments, operations, reads, idempotency });
+    await app.register(savedCardsRoutes, { savedCards, idempotency });
     await app.register(paymentLinksRoutes, { links, idempotency });
     await app.register(customerPageRoutes, { links, sessions: clientSessions, merchantName: (id) => checkout.merchantName(id) });
     await app.register(checkoutRoutes, { checkout });

@@ -8,7 +8,7 @@ import {
 import type {
   CaptureParams, ClientSession, CreateClientSessionParams, CreatePaymentLinkParams, CreatePaymentParams,
   EligibleSolutions, EligibleSolutionsParams, EventListParams, Payment, PaymentLink, PaymentOperation,
-  RefundParams, RotateWebhookSecretParams, SetWebhookEndpointParams, SigningJwks, VoidParams, WebhookEndpoint, WebhookEvent, WebhookSecret,
+  RefundParams, RotateWebhookSecretParams, SavedCard, SavedCardListParams, SetWebhookEndpointParams, SigningJwks, VoidParams, WebhookEndpoint, WebhookEvent, WebhookSecret,
 } from './types.ts';
 
 export interface PaydOptions {
@@ -84,6 +84,7 @@ export class Payd {
   readonly payments: Payments;
   readonly clientSessions: ClientSessions;
   readonly paymentLinks: PaymentLinks;
+  readonly savedCards: SavedCards;
   readonly events: Events;
   readonly webhookEndpoint: WebhookEndpointApi;
 
@@ -105,6 +106,7 @@ export class Payd {
     this.payments = new Payments(this);
     this.clientSessions = new ClientSessions(this);
     this.paymentLinks = new PaymentLinks(this);
+    this.savedCards = new SavedCards(this);
     this.events = new Events(this);
     this.webhookEndpoint = new WebhookEndpointApi(this);
   }
@@ -371,6 +373,31 @@ class PaymentLinks {
   }
   iterate(query: Query = {}): AsyncGenerator<PaymentLink> {
     return this.c.iterate('/v2/payment-links', query);
+  }
+}
+
+/**
+ * A customer's saved cards: made by a payment with save_token (allow_future_usage) that
+ * the partner kept; pay with one through payments.create with an instrument
+ * { type: 'SAVED_CARD', saved_card_id, cvv? , initiator? }.
+ */
+class SavedCards {
+  constructor(private readonly c: Payd) {}
+  /** The customer's saved cards (by customer_reference, or customer_email), newest first. */
+  async list(query: SavedCardListParams): Promise<SavedCard[]> {
+    return (await this.c.json<{ data: SavedCard[] }>({ method: 'GET', path: '/v2/saved-cards', query: query as Query, retrySafe: true })).data;
+  }
+  get(id: string): Promise<SavedCard> {
+    return this.c.json({ method: 'GET', path: `/v2/saved-cards/${enc(id)}`, retrySafe: true });
+  }
+  /**
+   * Deletes a saved card (it can no longer pay; its partner forgets it). Sent with an
+   * idempotency key and retried with it; when payd had already deleted it with that key
+   * (the answer was lost), it resolves all the same. A card that is not there (another
+   * entity's, or deleted before) throws NotFoundError.
+   */
+  async delete(id: string, opts: IdempotentOptions = {}): Promise<void> {
+    await this.c.idempotent<void>({ method: 'DELETE', path: `/v2/saved-cards/${enc(id)}` }, opts.idempotencyKey, async () => undefined, () => undefined);
   }
 }
 

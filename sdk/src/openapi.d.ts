@@ -732,6 +732,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/saved-cards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a customer's saved cards
+         * @description The customer's saved cards that are not deleted, newest first (at most 100). Name the customer by exactly one of customer_reference and customer_email. Expired cards are listed (a payment with one is refused).
+         */
+        get: operations["listSavedCards"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/saved-cards/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a saved card */
+        get: operations["getSavedCard"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a saved card
+         * @description The card can no longer pay (a payment naming it is a 404) and its partner is asked to forget it. Answers the card as it was.
+         */
+        delete: operations["deleteSavedCard"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/payment-links": {
         parameters: {
             query?: never;
@@ -1753,6 +1794,11 @@ export interface components {
             save_token?: boolean;
             /** @description With save_token: whether the partner kept it (true once the authorization succeeded) */
             token_saved?: boolean;
+            /**
+             * Format: uuid
+             * @description The saved card: the one this authorization saved (token_saved), or the one it paid with (a SAVED_CARD instrument)
+             */
+            saved_card_id?: string;
         };
         Operation: {
             /** Format: uuid */
@@ -1862,6 +1908,38 @@ export interface components {
                     method: string;
                 };
             };
+        };
+        SavedCard: {
+            /**
+             * Format: uuid
+             * @description The id of the authorization that saved it (its saved_card_id)
+             */
+            id: string;
+            /** Format: uuid */
+            entity_id: string;
+            /** @description The partner that keeps the card; payments with it go to this partner */
+            partner: string;
+            customer: {
+                /** @description customer.reference of the payment that saved it */
+                reference?: string;
+                /** @description customer.email of the payment that saved it (lower case) */
+                email?: string;
+            };
+            card: {
+                bin: string;
+                /** @description Funding type as the partner reported it: CREDIT, DEBIT, PREPAID or UNKNOWN */
+                type: string;
+                last_four_digits: string;
+                expiry_month: string;
+                expiry_year: string;
+                /** @description Keyed hash of the card number, stable per merchant entity */
+                fingerprint: string;
+                selected_network: string;
+                country_code?: string;
+                holder_name?: string;
+            };
+            /** Format: date-time */
+            created_at: string;
         };
         PaymentEventData: {
             /** Format: uuid */
@@ -2319,7 +2397,7 @@ export interface components {
                 method: string;
                 /** @description Integer amount in the minor unit of the currency (cents for EUR) */
                 amount: number;
-                /** @description Required for CARD and GIFT_CARD */
+                /** @description Required for CARD (a CARD or a SAVED_CARD) and GIFT_CARD */
                 instrument?: {
                     /** @enum {string} */
                     type: "CARD";
@@ -2337,6 +2415,21 @@ export interface components {
                     type: "GIFT_CARD";
                     number: string;
                     pin?: string;
+                } | {
+                    /** @enum {string} */
+                    type: "SAVED_CARD";
+                    /**
+                     * Format: uuid
+                     * @description A saved card of the entity (GET /v2/saved-cards): the card the partner kept when a payment saved it (token_saved)
+                     */
+                    saved_card_id: string;
+                    /** @description The CVC the cardholder typed (customer-initiated only). Never stored or logged */
+                    cvv?: string;
+                    /**
+                     * @description CUSTOMER: the cardholder is present (customer-initiated; 3-D Secure as the card requires). MERCHANT: a merchant-initiated payment without the cardholder (no CVC, no 3-D Secure), sent to the partner as such. Default: CUSTOMER with a cvv, else MERCHANT
+                     * @enum {string}
+                     */
+                    initiator?: "CUSTOMER" | "MERCHANT";
                 };
                 /** @description Ask the partner to keep the card on file for future payments (default: true on the CARD part when allow_future_usage is true) */
                 save_token?: boolean;
@@ -2394,7 +2487,7 @@ export interface components {
                 method: string;
                 /** @description Integer amount in the minor unit of the currency (cents for EUR) */
                 amount: number;
-                /** @description Required for CARD and GIFT_CARD */
+                /** @description Required for CARD (a CARD or a SAVED_CARD) and GIFT_CARD */
                 instrument?: {
                     /** @enum {string} */
                     type: "CARD";
@@ -2412,6 +2505,21 @@ export interface components {
                     type: "GIFT_CARD";
                     number: string;
                     pin?: string;
+                } | {
+                    /** @enum {string} */
+                    type: "SAVED_CARD";
+                    /**
+                     * Format: uuid
+                     * @description A saved card of the entity (GET /v2/saved-cards): the card the partner kept when a payment saved it (token_saved)
+                     */
+                    saved_card_id: string;
+                    /** @description The CVC the cardholder typed (customer-initiated only). Never stored or logged */
+                    cvv?: string;
+                    /**
+                     * @description CUSTOMER: the cardholder is present (customer-initiated; 3-D Secure as the card requires). MERCHANT: a merchant-initiated payment without the cardholder (no CVC, no 3-D Secure), sent to the partner as such. Default: CUSTOMER with a cvv, else MERCHANT
+                     * @enum {string}
+                     */
+                    initiator?: "CUSTOMER" | "MERCHANT";
                 };
                 /** @description Ask the partner to keep the card on file for future payments (default: true on the CARD part when allow_future_usage is true) */
                 save_token?: boolean;
@@ -7170,6 +7278,316 @@ export interface operations {
             };
         };
     };
+    listSavedCards: {
+        parameters: {
+            query?: {
+                /** @description The customer.reference of the payments that saved the cards */
+                customer_reference?: string;
+                /** @description The customer.email of the payments that saved the cards (compared in lower case) */
+                customer_email?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SavedCard"][];
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials lack the right scope or entity */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSavedCard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SavedCard"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials lack the right scope or entity */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such saved card for this entity, or it was deleted (no body) */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteSavedCard: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description One key per deletion (1-255 printable ASCII characters), scoped to the entity, as for the creating requests. A key already processed is answered 409 write-conflict with resource_id (the saved card the first call deleted) and same_request. */
+                "x-idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SavedCard"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials lack the right scope or entity */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such saved card for this entity, or it was deleted already (no body) */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listPaymentLinks: {
         parameters: {
             query?: {
@@ -7627,7 +8045,10 @@ export interface operations {
     };
     checkoutGetSession: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The shopper's explicit choice of language (a language tag; one payd does not speak is ignored): the widget's locale and the language of problem details. Without it, on payd's own pages, the payd_lang cookie */
+                lang?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -7645,7 +8066,7 @@ export interface operations {
                         /** Format: uuid */
                         client_session_id: string;
                         status: string;
-                        /** @description Language of the widget: the session customer's locale when supported, else the browser's Accept-Language, else en */
+                        /** @description Language of the widget: the shopper's explicit choice (the lang parameter, or on payd's own pages the payd_lang cookie), else the session customer's locale when supported, else the browser's Accept-Language, else en */
                         locale: "en" | "fr";
                         merchant: {
                             /** @description The entity's display name */
@@ -7669,6 +8090,16 @@ export interface operations {
                             method: string;
                             /** @description What the shopper must give with the submit for this solution (the session lacks it): customer_email */
                             requires?: "customer_email"[];
+                        }[];
+                        /** @description The session customer's saved cards the shopper may pay with (its CVC typed in the card frame): kept by a partner offered for CARD, not expired */
+                        saved_cards: {
+                            /** Format: uuid */
+                            id: string;
+                            partner: string;
+                            selected_network: string;
+                            last_four_digits: string;
+                            expiry_month: string;
+                            expiry_year: string;
                         }[];
                         /** @description Whether the session takes a payment attempt now (CREATED, or its last attempt was refused or failed and attempts are left) */
                         can_pay: boolean;
@@ -7721,7 +8152,10 @@ export interface operations {
     };
     checkoutPay: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The shopper's explicit choice of language (a language tag; one payd does not speak is ignored): the widget's locale and the language of problem details. Without it, on payd's own pages, the payd_lang cookie */
+                lang?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;

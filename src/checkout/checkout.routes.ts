@@ -1,18 +1,19 @@
 // Shopper-facing HTTP: widget.js and its API (session credential in x-payd-session,
 // CORS open because no cookie is involved), the hosted page, the return to the merchant
 // with service-redirection-data, and the simulated acquirer's 3-D Secure page.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { problemResponses, Timestamp, Uuid } from '../platform/http/schemas.ts';
 import { SplitPart } from '../payments/payments.schemas.ts';
 import type { CheckoutService, SubmitBody } from './checkout.service.ts';
-import { CARD_FRAME_ANCESTORS, CARD_FRAME_CSS, CHECKOUT_CSS, WIDGET_CSS, cardFramePage, escapeHtml, fragmentCheckoutPage, sendPage } from './pages.ts';
+import { CARD_FRAME_ANCESTORS, CARD_FRAME_CSS, CHECKOUT_CSS, WIDGET_CSS, cardFramePage, escapeHtml, fragmentCheckoutPage } from './pages.ts';
 import { type BrowserScript, browserBundle } from './widget-bundle.ts';
 import { THREE_DS_DONE } from './widget/frame-protocol.ts';
 import { formatAmount } from './widget/validation.ts';
-import { type Locale, intlLocale, pickLocale, t } from './i18n.ts';
-import { sessionLocale } from './checkout.service.ts';
+import { type Locale, LOCALES, intlLocale, t } from './i18n.ts';
+import { LANG_PARAM, languageChoice, pageLanguage, shopperPage, tHtml } from './language.ts';
+import { localizeProblemBody, shopperWordsOf } from './shopper-problems.ts';
 import { DECLINE_REASONS } from './decline-reasons.ts';
 
 const SESSION_HEADER = 'x-payd-session';
@@ -22,7 +23,7 @@ const security = [{ sessionCredential: [] }];
 const SessionInfo = Type.Object({
   client_session_id: Uuid(),
   status: Type.String(),
-  locale: Type.Union([Type.Literal('en'), Type.Literal('fr')], { description: 'Language of the widget: the session customer\'s locale when supported, else the browser\'s Accept-Language, else en' }),
+  locale: Type.Unsafe<Locale>(Type.Union(LOCALES.map((l) => Type.Literal(l)), { description: 'Language of the widget: the shopper\'s explicit choice (the lang parameter, or on payd\'s own pages the payd_lang cookie), else the session customer\'s locale when supported, else the browser\'s Accept-Language, else en' })),
   merchant: Type.Object({ name: Type.String({ description: 'The entity\'s display name' }) }),
   order: Type.Object({
     reference: Type.Optional(Type.String()),
@@ -40,11 +41,23 @@ const SessionInfo = Type.Object({
   }), {
     description: 'The solutions the shopper is offered: those of the session that can succeed with what it holds, or with what the widget asks the shopper (requires)',
   }),
+  saved_cards: Type.Array(Type.Object({
+    id: Uuid(),
+    partner: Type.String(),
+    selected_network: Type.String(),
+    last_four_digits: Type.String(),
+    expiry_month: Type.String(),
+    expiry_year: Type.String(),
+  }), { description: "The session customer's saved cards the shopper may pay with (its CVC typed in the card frame): kept by a partner offered for CARD, not expired" }),
   can_pay: Type.Boolean({ description: 'Whether the session takes a payment attempt now (CREATED, or its last attempt was refused or failed and attempts are left)' }),
   attempts_left: Type.Integer({ minimum: 0 }),
   last_attempt_status: Type.Optional(Type.String({ description: 'Authorization status of the latest attempt' })),
   payment: Type.Optional(Type.Object({ id: Uuid(), authorization_status: Type.String() })),
   return_url: Type.String({ description: 'Where the shopper goes back to the merchant (payd adds service-redirection-data)' }),
+});
+
+const LangQuery = Type.Object({
+  [LANG_PARAM]: Type.Optional(Type.String({ maxLength: 35, description: 'The shopper\'s explicit choice of language (a language tag; one payd does not speak is ignored): the widget\'s locale and the language of problem details. Without it, on payd\'s own pages, the payd_lang cookie' })),
 });
 
 const SubmitResult = Type.Object({
@@ -70,6 +83,22 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout }: Deps) 
     if (request.url.startsWith('/checkout/v1/') || request.url.startsWith('/checkout/widget.js')) {
       reply.header('access-control-allow-origin', '*');
       reply.header('vary', 'origin');
+    }
+  });
+
+  // payd's answers to the shopper's browser are in the shopper's language (shopper-problems.ts).
+  const failures = new WeakMap<object, unknown>();
+  app.addHook('onError', async (request, _reply, error) => void failures.set(request, error));
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (!request.url.startsWith('/checkout/v1/') || reply.statusCode < 400 || typeof payload !== 'string'
+      || !String(reply.getHeader('content-type') ?? '').startsWith('application/problem+json')) return payload;
+    const locale = await checkout.localeFor(credential(request.headers), languageChoice(request));
+    reply.header('content-language', locale);
+    if (locale === 'en') return payload;
+    try {
+      return JSON.stringify(localizeProblemBody(JSON.parse(payload) as Record<string, unknown>, locale, shopperWordsOf(failures.get(request))));
+    } catch {
+      return payload;
     }
   });
 
@@ -120,12 +149,15 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout }: Deps) 
     schema: {
       tags, security, summary: 'The client session as the widget sees it',
       description: `Authenticated by the session's widget.data in the \`${SESSION_HEADER}\` header (never a merchant key).`,
+      querystring: LangQuery,
       response: { 200: SessionInfo, ...problemResponses(401) },
     },
   }, async (request, reply) => {
     // The session changes as the shopper pays: a browser going Back must ask again, not show a payable form it kept.
     reply.header('cache-control', 'no-store');
-    return checkout.describe(credential(request.headers), request.headers['accept-language']);
+    const info = await checkout.describe(credential(request.headers), languageChoice(request));
+    reply.header('content-language', info.locale);
+    return info;
   });
 
   app.post('/checkout/v1/session/payments', {
@@ -143,6 +175,7 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout }: Deps) 
           description: 'The shopper\'s email, when a solution of the split requires customer_email (the session has none): used for this payment only. Refused when the session has a customer email.',
         })),
       }, { additionalProperties: false }),
+      querystring: LangQuery,
       response: { 200: SubmitResult, ...problemResponses(400, 401, 409, 413, 415) },
     },
   }, async (request) => checkout.submit(credential(request.headers), request.body as SubmitBody));
@@ -153,27 +186,34 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout }: Deps) 
   // Addresses of the old form (?session=, handed out before) are moved to the fragment
   // by a redirect (the logged URL has the value redacted).
   app.get('/checkout/pay', {
-    schema: { hide: true, querystring: Type.Object({ session: Type.Optional(Type.String({ maxLength: 300 })) }) },
+    schema: { hide: true, querystring: Type.Object({ session: Type.Optional(Type.String({ maxLength: 300 })), [LANG_PARAM]: Type.Optional(Type.String({ maxLength: 35 })) }) },
   }, async (request, reply) => {
     if (request.query.session !== undefined) {
+      const lang = request.query[LANG_PARAM] ? `?${LANG_PARAM}=${encodeURIComponent(request.query[LANG_PARAM])}` : '';
       return reply.code(303).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer')
-        .redirect(`/checkout/pay#session=${encodeURIComponent(request.query.session)}`, 303);
+        .redirect(`/checkout/pay${lang}#session=${encodeURIComponent(request.query.session)}`, 303);
     }
-    const L = pickLocale(request.headers['accept-language']);
-    return fragmentCheckoutPage(reply, t(L, 'securePayment'), t(L, 'securePaymentIntro'), L);
+    // The session is unknown here (its credential is in the fragment): the shopper's choice
+    // or the browser's language; the widget says the heading again in the session's.
+    const lang = pageLanguage(request, reply);
+    return fragmentCheckoutPage(reply, t(lang.locale, 'securePayment'), t(lang.locale, 'securePaymentIntro'), lang);
   });
 
   // The outcome pages need the MAC of their address (return-links.ts): an id alone opens nothing.
   const returnQuery = Type.Object({ t: Type.Optional(Type.String({ maxLength: 100 })) });
-  const notHere = (reply: FastifyReply) => sendPage(reply, 404, 'Payment not found', '<p>This payment does not exist, or this link is not the one payd gave.</p>');
+  const notHere = (request: FastifyRequest, reply: FastifyReply, key: 'paymentNotFoundText' | 'paymentMissingText' = 'paymentNotFoundText') => {
+    const lang = pageLanguage(request, reply);
+    return shopperPage(reply, lang, 404, t(lang.locale, 'paymentNotFound'), `<p>${tHtml(lang.locale, key)}</p>`);
+  };
   app.get('/checkout/return/:id', { schema: { hide: true, params: Type.Object({ id: Uuid() }), querystring: returnQuery } }, async (request, reply) => {
     reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
-    if (!checkout.returnOk('return', request.params.id, request.query.t)) return notHere(reply);
+    if (!checkout.returnOk('return', request.params.id, request.query.t)) return notHere(request, reply);
     const done = await checkout.finish(request.params.id).catch(() => undefined);
-    if (!done) return sendPage(reply, 404, 'Payment not found', '<p>This payment does not exist.</p>');
+    if (!done) return notHere(request, reply, 'paymentMissingText');
     if (done.url) return reply.code(303).header('cache-control', 'no-store').redirect(done.url, 303);
-    const L = sessionLocale(done.session, request.headers['accept-language']);
-    const page = (title: string, body: string) => sendPage(reply, 200, title, body, [], undefined, [], L);
+    const lang = pageLanguage(request, reply, done.session.customer?.locale);
+    const L = lang.locale;
+    const page = (title: string, body: string) => shopperPage(reply, lang, 200, title, body);
     if (done.authorizationStatus === 'AUTHORIZED') {
       const r = await checkout.receipt(done.session);
       return page(t(L, 'accepted'), `<p role="status">${t(L, 'acceptedText')}</p>${r ? receiptHtml(L, r) : ''}<p class="muted">${t(L, 'mayClose')}</p>`);
@@ -186,7 +226,7 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout }: Deps) 
 
   app.get('/checkout/3ds-return/:paymentId', { schema: { hide: true, params: Type.Object({ paymentId: Uuid() }), querystring: returnQuery } }, async (request, reply) => {
     reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
-    if (!checkout.returnOk('3ds', request.params.paymentId, request.query.t)) return notHere(reply);
+    if (!checkout.returnOk('3ds', request.params.paymentId, request.query.t)) return notHere(request, reply);
     const done = await checkout.afterChallenge(request.params.paymentId);
     // The widget's 3-D Secure modal: the page in the frame tells the widget the challenge is
     // over (3ds-done.js; the widget then asks payd the outcome and stays on the merchant's
@@ -196,16 +236,17 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout }: Deps) 
     // the top it goes on to the return address (also a link, for a browser without script).
     const dest = request.headers['sec-fetch-dest'];
     if (done.sessionId && (dest === 'iframe' || (dest === undefined && await checkout.isEmbedded(done.sessionId)))) {
-      const L = sessionLocale(undefined, request.headers['accept-language']);
+      const lang = pageLanguage(request, reply, await checkout.customerLocale(done.sessionId));
+      const L = lang.locale;
       const next = checkout.returnUrl(done.sessionId);
-      return sendPage(reply, 200, t(L, 'threeDsTitle'), `<p role="status">${t(L, 'checking')}</p><p><a href="${escapeHtml(next)}" id="payd-continue">${t(L, 'continue')}</a></p>`,
-        [`<script src="/checkout/3ds-done.js" data-next="${escapeHtml(next)}"></script>`], undefined, [], L, { frameAncestors: CARD_FRAME_ANCESTORS });
+      return shopperPage(reply, lang, 200, t(L, 'threeDsTitle'), `<p role="status">${tHtml(L, 'checking')}</p><p><a href="${escapeHtml(next)}" id="payd-continue">${tHtml(L, 'continue')}</a></p>`,
+        { scripts: [`<script src="/checkout/3ds-done.js" data-next="${escapeHtml(next)}"></script>`], framing: { frameAncestors: CARD_FRAME_ANCESTORS } });
     }
     if (done.retryUrl) return reply.code(303).redirect(done.retryUrl, 303);
     if (done.sessionId) return reply.redirect(checkout.returnUrl(done.sessionId), 303);
-    const text = done.authorizationStatus === 'AUTHORIZED' ? 'Your card was confirmed.'
-      : done.authorizationStatus === undefined ? 'There is no payment here.' : 'Your card was not confirmed.';
-    return sendPage(reply, 200, 'Authentication finished', `<p role="status">${text} You may close this page.</p>`);
+    const lang = pageLanguage(request, reply);
+    const key = done.authorizationStatus === 'AUTHORIZED' ? 'cardConfirmed' : done.authorizationStatus === undefined ? 'noPaymentHere' : 'cardNotConfirmed';
+    return shopperPage(reply, lang, 200, t(lang.locale, 'authFinished'), `<p role="status">${tHtml(lang.locale, key)}</p>`);
   });
 }
 

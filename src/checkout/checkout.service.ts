@@ -11,10 +11,15 @@ import type { PaymentLinksService } from '../links/links.service.ts';
 import type { RedirectionTokens } from './redirection-token.ts';
 import type { Db } from '../platform/db/index.ts';
 import { entitiesRepo } from '../admin/entities.repo.ts';
-import { type Locale, pickLocale } from './i18n.ts';
+import { type Locale, t } from './i18n.ts';
+import { type LanguageChoice, shopperLocale } from './language.ts';
+import { inShopperWords } from './shopper-problems.ts';
 import type { PartnerRegistry } from '../partners/port.ts';
 import type { ReturnLinks, ReturnPurpose } from '../payments/return-links.ts';
 import { declineReason } from './decline-reasons.ts';
+import { type SavedCardRow, savedCardsRepo } from '../payments/saved-cards.repo.ts';
+import { cardExpired } from '../payments/saved-cards.service.ts';
+import { systemClock } from '../platform/clock.ts';
 
 export interface SubmitBody {
   split: CreatePaymentBody['split'];
@@ -34,7 +39,7 @@ export class CheckoutService {
     private readonly links: PaymentLinksService,
     private readonly redirection: RedirectionTokens,
     private readonly partners: PartnerRegistry,
-    private readonly config: { baseUrl: string; returnLinks: ReturnLinks },
+    private readonly config: { baseUrl: string; returnLinks: ReturnLinks; clock?: () => number },
   ) {}
 
   /** The session a credential stands for; 401 for a credential payd did not make. */
@@ -60,21 +65,24 @@ export class CheckoutService {
     return (await entitiesRepo.get(this.db, entityId))?.name ?? '';
   }
 
-  /** What the widget shows, in the session's language (the merchant's customer.locale) or the browser's. */
-  async describe(data: string | undefined, acceptLanguage?: string) {
+  /** What the widget shows, in the shopper's language (src/checkout/language.ts). */
+  async describe(data: string | undefined, choice: LanguageChoice = {}) {
     const s = await this.session(data);
     const payment = s.payment_id ? await this.payments.getStored(s.entity_id, s.payment_id) : undefined;
     const payability = await this.sessions.payability(s);
     return {
       client_session_id: s.id,
       status: this.sessions.status(s),
-      locale: sessionLocale(s, acceptLanguage),
+      locale: sessionLocale(s, choice),
       merchant: { name: await this.merchantName(s.entity_id) },
       order: orderSummary(s.order),
       amount: s.amount,
       currency: s.currency,
       expires_at: s.expires_at,
       eligible_solutions: this.offered(s),
+      saved_cards: (await this.savedCards(s)).map((c) => ({
+        id: c.id, partner: c.partner, selected_network: c.selected_network, last_four_digits: c.last_four_digits, expiry_month: c.expiry_month, expiry_year: c.expiry_year,
+      })),
       ...payability,
       ...(payment ? { payment: { id: payment.id, authorization_status: payment.authorization.status } } : {}),
       return_url: this.returnUrl(s.id),
@@ -99,6 +107,23 @@ export class CheckoutService {
   }
 
   /**
+   * The saved cards the shopper of this session may pay with (docs/checkout.md, Saved
+   * cards): the session customer's (by customer.reference, else customer.email), kept
+   * by a partner the session offers for CARD, not expired. None for a session without a
+   * customer.
+   */
+  private async savedCards(s: ClientSessionRow): Promise<SavedCardRow[]> {
+    const reference = typeof s.customer?.reference === 'string' && s.customer.reference ? s.customer.reference : undefined;
+    const email = typeof s.customer?.email === 'string' && s.customer.email ? s.customer.email : undefined;
+    if (!reference && !email) return [];
+    const partners = new Set(this.offered(s).filter((e) => e.method === 'CARD').map((e) => e.partner));
+    if (partners.size === 0) return [];
+    const now = (this.config.clock ?? systemClock)();
+    const rows = await savedCardsRepo.list(this.db, s.entity_id, reference ? { reference } : { email: email! });
+    return rows.filter((c) => partners.has(c.partner) && !cardExpired(c.expiry_month, c.expiry_year, now));
+  }
+
+  /**
    * Submits one payment attempt: the session moves to SUBMITTED and the payment is
    * created. A refused or failed attempt leaves the session payable (within its
    * attempts): the answer says so (can_retry), and the widget asks for another card.
@@ -107,20 +132,34 @@ export class CheckoutService {
     const s = await this.session(data);
     const before = await this.sessions.payability(s);
     if (!before.can_pay) {
-      throw problems.refused('client-session-status', 'This checkout takes no further payment', closedReason(s, before.last_attempt_status, this.sessions.now()));
+      const key = closedReason(s, before.last_attempt_status, this.sessions.now());
+      throw inShopperWords(problems.refused('client-session-status', 'This checkout takes no further payment', t('en', key)), key);
     }
     const offered = this.offered(s);
     let needsEmail = false;
     body.split.forEach((part, i) => {
       const solution = offered.find((e) => e.partner === part.partner && e.method === part.method);
-      if (!solution) throw problems.invalidField(`split[${i}]`, `${part.partner}/${part.method} is not an eligible solution of this session`);
+      if (!solution) {
+        const solution = `${part.partner}/${part.method}`;
+        throw inShopperWords(problems.invalidField(`split[${i}]`, t('en', 'errNotEligible', { solution })), 'errNotEligible', { solution });
+      }
       if (solution.requires?.includes('customer_email')) needsEmail = true;
     });
     if (body.customer_email !== undefined && typeof s.customer?.email === 'string' && s.customer.email) {
-      throw problems.invalidField('customer_email', 'The merchant already gave the customer\'s email for this session');
+      throw inShopperWords(problems.invalidField('customer_email', t('en', 'errEmailGiven')), 'errEmailGiven');
     }
     if (needsEmail && !body.customer_email) {
-      throw problems.invalidField('customer_email', 'Required: the chosen payment method needs the customer\'s email');
+      throw inShopperWords(problems.invalidField('customer_email', t('en', 'errEmailRequired')), 'errEmailRequired');
+    }
+    // A saved card: one of this session's customer's, paid by the cardholder with its CVC.
+    const named = body.split.flatMap((part, i) => (part.instrument?.type === 'SAVED_CARD' ? [{ i, instrument: part.instrument }] : []));
+    if (named.length) {
+      const mine = new Set((await this.savedCards(s)).map((c) => c.id));
+      for (const { i, instrument } of named) {
+        if (!mine.has(instrument.saved_card_id.toLowerCase())) throw problems.invalidField(`split[${i}].instrument.saved_card_id`, 'not a saved card of this checkout\'s customer');
+        if (instrument.initiator === 'MERCHANT') throw problems.invalidField(`split[${i}].instrument.initiator`, 'a shopper\'s payment is customer-initiated');
+        if (instrument.cvv === undefined) throw problems.invalidField(`split[${i}].instrument.cvv`, 'Required: the card\'s security code');
+      }
     }
     // The shopper's email, for this payment only (the session keeps what the merchant gave).
     const customer = body.customer_email ? { ...(s.customer ?? {}), email: body.customer_email } : s.customer;
@@ -227,6 +266,20 @@ export class CheckoutService {
     };
   }
 
+  /**
+   * The shopper's language for an answer or page of this credential's session (or of
+   * none: a credential payd did not make, an unreadable database), never failing.
+   */
+  async localeFor(data: string | undefined, choice: LanguageChoice): Promise<Locale> {
+    const s = data ? await this.session(data).catch(() => undefined) : undefined;
+    return sessionLocale(s, choice);
+  }
+
+  /** The merchant's choice of language for a session's shopper (its customer.locale), if any. */
+  async customerLocale(sessionId: string): Promise<unknown> {
+    return (await this.sessions.byId(sessionId))?.customer?.locale;
+  }
+
   /** Whether a session's checkout is a widget on the merchant's page (EMBEDDED). */
   async isEmbedded(sessionId: string): Promise<boolean> {
     return (await this.sessions.byId(sessionId))?.integration_mode === 'EMBEDDED';
@@ -239,10 +292,9 @@ export class CheckoutService {
   }
 }
 
-/** The language of a session's pages: the merchant's choice (customer.locale), else the browser's. */
-export function sessionLocale(s: ClientSessionRow | undefined, acceptLanguage: string | undefined): Locale {
-  const chosen = s?.customer?.locale;
-  return pickLocale(acceptLanguage, typeof chosen === 'string' ? chosen : undefined);
+/** The language of a session's pages and answers: the shopper's choice, else the merchant's (customer.locale), else the browser's. */
+export function sessionLocale(s: ClientSessionRow | undefined, choice: LanguageChoice): Locale {
+  return shopperLocale(choice, s?.customer?.locale);
 }
 
 /** The part of an order a shopper sees: its reference and item names with quantities (bounded). */
@@ -258,12 +310,12 @@ export function orderSummary(order: Record<string, unknown> | null): { reference
   return { ...(typeof order?.reference === 'string' && order.reference ? { reference: order.reference.slice(0, 120) } : {}), items };
 }
 
-/** Why a session takes no payment, in the shopper's words. */
-function closedReason(s: ClientSessionRow, lastStatus: string | undefined, now: number): string {
+/** Why a session takes no payment, in the shopper's words (their key). */
+function closedReason(s: ClientSessionRow, lastStatus: string | undefined, now: number) {
   const status = Sessions.effectiveStatus(s, now);
-  if (status === 'EXPIRED' || s.expires_at.getTime() <= now) return 'This payment session has expired. Return to the merchant to start again.';
-  if (status === 'ABORTED_BY_MERCHANT') return 'The merchant cancelled this payment.';
-  if (lastStatus === 'AUTHORIZED') return 'This order is already paid.';
-  if (lastStatus === 'PENDING') return 'A payment for this order is being completed.';
-  return 'Too many payment attempts were made for this order. Return to the merchant to start again.';
+  if (status === 'EXPIRED' || s.expires_at.getTime() <= now) return 'closedExpired';
+  if (status === 'ABORTED_BY_MERCHANT') return 'cancelledByMerchant';
+  if (lastStatus === 'AUTHORIZED') return 'alreadyPaid';
+  if (lastStatus === 'PENDING') return 'inProgress';
+  return 'closedTooMany';
 }

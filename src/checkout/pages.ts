@@ -82,6 +82,9 @@ td { overflow-wrap: anywhere; }
 .table-scroll table { min-width: 40rem; }
 main:has(.table-scroll) { max-width: 72rem; }
 nav { overflow-wrap: anywhere; }
+.payd-lang ul { list-style: none; display: flex; flex-wrap: wrap; justify-content: flex-end; gap: .25rem .5rem; margin: 0 0 .5rem; padding: 0; }
+.payd-lang a { display: inline-block; padding: .3rem .5rem; min-height: 24px; color: #1b1f24; border-radius: 6px; }
+.payd-lang a[aria-current="true"] { font-weight: 600; text-decoration: none; background: #e4e7ec; }
 ${WIDGET_CSS}`;
 
 const cspWith = (formOrigins: string[] | 'any') =>
@@ -99,6 +102,10 @@ export interface PageFraming {
   frameAncestors?: string;
   /** What the page may frame (CSP frame-src); default nothing (default-src 'none'). */
   frameSrc?: string;
+  /** A shopper page's language switch (HTML, src/checkout/language.ts), above the heading. */
+  languageSwitch?: string;
+  /** The message key of the title, for a page whose script may say it again in another language (the hosted page). */
+  titleKey?: string;
 }
 
 export function sendPage(reply: FastifyReply, status: number, title: string, body: string, scripts: string[] = [], refreshTo?: string, formOrigins: string[] | 'any' = [], lang = 'en', framing: PageFraming = {}): FastifyReply {
@@ -114,7 +121,8 @@ ${refreshTo ? `<meta http-equiv="refresh" content="0;url=${escapeHtml(refreshTo)
 </head>
 <body>
 <main>
-<h1>${escapeHtml(title)}</h1>
+${framing.languageSwitch ?? ''}
+<h1${framing.titleKey ? ` data-payd-t="${escapeHtml(framing.titleKey)}"` : ''}>${escapeHtml(title)}</h1>
 ${body}
 </main>
 ${scripts.join('\n')}
@@ -133,23 +141,31 @@ ${scripts.join('\n')}
   return reply.send(html);
 }
 
+/** A shopper page's language (src/checkout/language.ts pageLanguage). */
+export interface ShopperPageLanguage {
+  locale: string;
+  switchHtml: string;
+}
+
 /**
  * The hosted page: the widget takes the session credential from the page address's
- * fragment (#session=...), never sent to any server.
+ * fragment (#session=...), never sent to any server. The server cannot know the session,
+ * so the page is in the shopper's choice or the browser's language; the widget says its
+ * heading and intro again (data-payd-t) in the session's language once it has read it.
  */
-export function fragmentCheckoutPage(reply: FastifyReply, title: string, intro: string, lang = 'en'): FastifyReply {
-  const body = `<p class="muted">${escapeHtml(intro)}</p>
+export function fragmentCheckoutPage(reply: FastifyReply, title: string, intro: string, lang: ShopperPageLanguage): FastifyReply {
+  const body = `<p class="muted" data-payd-t="securePaymentIntro">${escapeHtml(intro)}</p>
 <div class="card-box" id="payd-checkout"></div>`;
   const script = '<script src="/checkout/widget.js" data-payd-session-from="fragment" data-payd-mount="#payd-checkout"></script>';
-  return sendPage(reply, 200, title, body, [script], undefined, [], lang, { frameSrc: "'self'" });
+  return sendPage(reply, 200, title, body, [script], undefined, [], lang.locale, { frameSrc: "'self'", languageSwitch: lang.switchHtml, titleKey: 'securePayment' });
 }
 
 /** A page that mounts the widget for a session credential written in the page (payment link page). */
-export function checkoutPage(reply: FastifyReply, title: string, intro: string, widgetData: string, lang = 'en'): FastifyReply {
+export function checkoutPage(reply: FastifyReply, title: string, intro: string, widgetData: string, lang: ShopperPageLanguage): FastifyReply {
   const body = `<p class="muted">${escapeHtml(intro)}</p>
 <div class="card-box" id="payd-checkout"></div>`;
   const script = `<script src="/checkout/widget.js" data-payd-session="${escapeHtml(widgetData)}" data-payd-mount="#payd-checkout"></script>`;
-  return sendPage(reply, 200, title, body, [script], undefined, [], lang, { frameSrc: "'self'" });
+  return sendPage(reply, 200, title, body, [script], undefined, [], lang.locale, { frameSrc: "'self'", languageSwitch: lang.switchHtml });
 }
 
 /**

@@ -3,37 +3,41 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { Uuid } from '../platform/http/schemas.ts';
-import { checkoutPage, escapeHtml, sendPage } from '../checkout/pages.ts';
+import { checkoutPage, escapeHtml } from '../checkout/pages.ts';
 import { formatAmount } from '../checkout/widget/validation.ts';
-import { intlLocale, pickLocale, t } from '../checkout/i18n.ts';
+import { intlLocale, t } from '../checkout/i18n.ts';
+import { pageLanguage, shopperPage, tHtml } from '../checkout/language.ts';
 import type { ClientSessionsService } from '../payments/client-sessions.service.ts';
 import type { PaymentLinksService } from './links.service.ts';
 
 export async function customerPageRoutes(app: FastifyInstance, deps: { links: PaymentLinksService; sessions: ClientSessionsService; merchantName: (entityId: string) => Promise<string> }) {
   app.get<{ Params: { id: string } }>('/pay/:id', { schema: { hide: true, params: Type.Object({ id: Uuid() }) } }, async (request, reply) => {
     const page = await deps.links.sessionForPage(request.params.id).catch(() => undefined);
-    if (!page) return sendPage(reply, 404, 'Payment link not found', '<p>This payment link does not exist. Check the address you were given.</p>');
-    const amount = formatAmount(page.link.amount, page.link.currency);
+    if (!page) {
+      const lang = pageLanguage(request, reply);
+      return shopperPage(reply, lang, 404, t(lang.locale, 'linkNotFoundTitle'), `<p>${tHtml(lang.locale, 'linkNotFoundText')}</p>`);
+    }
+    // Every page of the link is in the language of its customer (the merchant's customer.locale), unless the shopper chose.
+    const lang = pageLanguage(request, reply, page.link.customer?.locale);
+    const L = lang.locale;
+    const amount = formatAmount(page.link.amount, page.link.currency, intlLocale(L));
     const merchant = await deps.merchantName(page.link.entity_id);
     const reference = typeof page.link.order?.reference === 'string' ? page.link.order.reference : undefined;
+    const status = (code: number, title: string, html: string) => shopperPage(reply, lang, code, title, `<p role="status">${html}</p>`);
     switch (page.status) {
       case 'PAID':
-        return sendPage(reply, 200, 'Already paid', `<p role="status">This payment link of ${escapeHtml(amount)}${merchant ? ` to ${escapeHtml(merchant)}` : ''} has been paid. Nothing more is due.</p>`);
+        return status(200, t(L, 'linkPaidTitle'), merchant
+          ? tHtml(L, 'linkPaidText', { amount: escapeHtml(amount), merchant: escapeHtml(merchant) })
+          : tHtml(L, 'linkPaidTextAnonymous', { amount: escapeHtml(amount) }));
       case 'CANCELLED':
-        return sendPage(reply, 410, 'Payment link cancelled', '<p role="status">The merchant cancelled this payment link. It accepts no payment; contact the merchant if you still need to pay.</p>');
+        return status(410, t(L, 'linkCancelledTitle'), tHtml(L, 'linkCancelledText'));
       case 'EXPIRED':
-        return sendPage(reply, 410, 'Payment link expired', '<p role="status">This payment link has expired and accepts no payment. Ask the merchant for a new one.</p>');
+        return status(410, t(L, 'linkExpiredTitle'), tHtml(L, 'linkExpiredText'));
       default:
-        if (page.busy) {
-          return sendPage(reply, 409, 'Payment in progress', '<p role="status">A payment of this link is being completed. Try again in a few minutes.</p>');
-        }
+        if (page.busy) return status(409, t(L, 'linkBusyTitle'), tHtml(L, 'linkBusyText'));
         // Who asks for the money, for what: a page without it looks like phishing.
-        {
-          const L = pickLocale(request.headers['accept-language'], typeof page.link.customer?.locale === 'string' ? page.link.customer.locale : undefined);
-          const due = formatAmount(page.link.amount, page.link.currency, intlLocale(L));
-          return checkoutPage(reply, merchant ? t(L, 'payMerchant', { name: merchant }) : t(L, 'payYourOrder'),
-            `${reference ? `${t(L, 'orderDot', { reference })} ` : ''}${t(L, 'amountDue', { amount: due })}`, deps.sessions.widgetData(page.session!.id), L);
-        }
+        return checkoutPage(reply, merchant ? t(L, 'payMerchant', { name: merchant }) : t(L, 'payYourOrder'),
+          `${reference ? `${t(L, 'orderDot', { reference })} ` : ''}${t(L, 'amountDue', { amount })}`, deps.sessions.widgetData(page.session!.id), lang);
     }
   });
 }

@@ -11,7 +11,7 @@ import { enqueueEvent } from '../webhooks/outbox.ts';
 import { maskHeaders } from '../webhooks/header-seal.ts';
 import { validateWebhookTarget, type WebhookHeader } from '../webhooks/target.ts';
 import type { ClientSessionsService } from '../payments/client-sessions.service.ts';
-import type { ClientSessionRow } from '../payments/client-sessions.repo.ts';
+import { type ClientSessionRow, clientSessionsRepo } from '../payments/client-sessions.repo.ts';
 import { type PaymentLinkRow, linksRepo } from './links.repo.ts';
 import type { CreatePaymentLinkBody } from './links.schemas.ts';
 
@@ -164,7 +164,8 @@ export class PaymentLinksService {
   async releaseAttempt(sessionId: string, linkId: string): Promise<void> {
     await this.db.transaction(async (tx) => {
       const link = await linksRepo.getById(tx, linkId, true);
-      const session = await this.sessions.byId(sessionId);
+      // Read in the transaction: on PGlite (one connection) a read outside it waits for it forever.
+      const session = await clientSessionsRepo.getById(tx, sessionId);
       if (link?.status === 'CREATED' && link.attempt_session_id === sessionId && !session?.payment_id) await linksRepo.setAttempt(tx, linkId, null);
     });
   }

@@ -25,7 +25,20 @@ export interface OtherInstrument {
   type: 'NONE';
 }
 
-export type Instrument = CardInstrument | GiftCardInstrument | OtherInstrument;
+/**
+ * A card the partner kept (a saved card, docs/decisions.md "Saved cards"): `reference` is
+ * the partner's reference of the authorization that saved it. CUSTOMER: the cardholder
+ * is present (a customer-initiated payment, with the CVC when given); MERCHANT: a
+ * merchant-initiated payment (no cardholder, no CVC, no 3-D Secure).
+ */
+export interface SavedCardInstrument {
+  type: 'SAVED_CARD';
+  reference: string;
+  initiator: 'CUSTOMER' | 'MERCHANT';
+  cvv?: string;
+}
+
+export type Instrument = CardInstrument | GiftCardInstrument | SavedCardInstrument | OtherInstrument;
 
 /** Card facts payd may keep: never the number or the CVV. */
 export interface CardDetails {
@@ -38,6 +51,8 @@ export interface CardDetails {
   country_code?: string;
   fingerprint: string;
   selected_network: string;
+  /** payd's saved card this card is (a payment with a SAVED_CARD instrument); partners echo it with the rest. */
+  saved_card_id?: string;
   three_ds?: {
     eci: string;
     version: string;
@@ -123,6 +138,13 @@ export interface PartnerConnector {
   readonly methods: readonly string[];
   /** Per-partner limits used by eligibility (amount bounds in minor units, currencies). */
   readonly limits: { currencies: readonly string[]; min_amount?: number; max_amount?: number };
+  /**
+   * Optional: the partner captures an authorization once, and a partial capture releases
+   * the rest (Stripe's charges). payd then records that release as a SYSTEM void of the
+   * rest, which the connector answers without a call (OperationsService.releaseRest).
+   * Absent: captures as many as the authorization allows.
+   */
+  readonly capturesOnce?: boolean;
   /** What a payment must carry for this partner to accept it (checkout offers it only then). */
   readonly requires?: readonly 'customer.email'[];
   /**
@@ -141,6 +163,11 @@ export interface PartnerConnector {
    * simulator's 3-D Secure page). Registered once at start, in their own scope.
    */
   registerRoutes?(app: FastifyInstance): Promise<void>;
+  /**
+   * Optional: the partner forgets a card it kept (a saved card deleted through the API);
+   * `reference` as in SavedCardInstrument. Best effort: payd deletes its saved card whatever this answers.
+   */
+  forgetCard?(req: { entityId: string; reference: string }): Promise<void>;
   /**
    * Optional: reads a notification the partner posted to POST /partners/{name}/webhooks.
    * rawBody is the bytes received (for the signature). 'UNVERIFIED': not signed by the

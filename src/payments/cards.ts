@@ -2,8 +2,7 @@
 // and a keyed fingerprint (HMAC-SHA256 per merchant entity, so fingerprints cannot be
 // correlated across merchants). The number and CVV never leave the request. The funding
 // type and the issuer's country come from the partner's answer (partners/bin.ts).
-import { hkdfSync } from 'node:crypto';
-import { hmacSha256 } from '../platform/crypto/hmac.ts';
+import { createHmac, hkdfSync } from 'node:crypto';
 import { UNKNOWN_FUNDING, cardNetwork } from '../partners/bin.ts';
 import type { CardDetails, CardInstrument } from '../partners/port.ts';
 
@@ -26,7 +25,7 @@ export function fingerprintKey(masterKey: Buffer): Buffer {
 }
 
 export function cardFingerprint(key: Buffer, entityId: string, number: string): string {
-  return hmacSha256(key, `${entityId}:${number}`).toString('base64url').slice(0, 32);
+  return createHmac('sha256', key).update(`${entityId}:${number}`).digest('base64url').slice(0, 32);
 }
 
 export function cardDetails(key: Buffer, entityId: string, card: CardInstrument): CardDetails {

@@ -1,10 +1,17 @@
 // SQL for client sessions.
 import type { Queryable } from '../platform/db/index.ts';
 
+/** A client session's status as stored; EXPIRED is read from a CREATED one past its expiry (effectiveStatus). */
+export const STORED_SESSION_STATUSES = ['CREATED', 'SUBMITTED', 'ABORTED_BY_MERCHANT'] as const;
+export type StoredSessionStatus = typeof STORED_SESSION_STATUSES[number];
+/** Every status a client session shows (the API's enum). */
+export const SESSION_STATUSES = [...STORED_SESSION_STATUSES, 'EXPIRED'] as const;
+export type SessionStatus = typeof SESSION_STATUSES[number];
+
 export interface ClientSessionRow {
   id: string;
   entity_id: string;
-  status: string;
+  status: StoredSessionStatus;
   amount: number;
   currency: string;
   capture_mode: string;
@@ -73,7 +80,7 @@ export const clientSessionsRepo = {
     return rows[0];
   },
 
-  async setStatus(q: Queryable, id: string, status: string, paymentId?: string): Promise<ClientSessionRow> {
+  async setStatus(q: Queryable, id: string, status: StoredSessionStatus, paymentId?: string): Promise<ClientSessionRow> {
     const { rows } = await q.query<ClientSessionRow>(
       `UPDATE client_sessions SET status = $2, payment_id = coalesce($3, payment_id), version = version + 1, updated_at = now()
         WHERE id = $1 RETURNING ${SESSION_COLUMNS}`,

@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { StringEnum, Timestamp, Uuid } from '../platform/http/schemas.ts';
 import type { Customer, Order } from './common.schemas.ts';
 import { CAPTURE_MODES, CURRENCIES, Amount, CaptureMode, Currency, Links } from './common.schemas.ts';
+import { SESSION_STATUSES } from './client-sessions.repo.ts';
 
 const Opt = Type.Optional;
 
@@ -38,7 +39,7 @@ export const AbortBody = Type.Object(
 export const ClientSession = Type.Object(
   {
     id: Uuid(),
-    status: StringEnum(['CREATED', 'SUBMITTED', 'ABORTED_BY_MERCHANT', 'EXPIRED']),
+    status: StringEnum(SESSION_STATUSES),
     amount: Type.Integer(),
     currency: StringEnum(CURRENCIES),
     entity_id: Uuid(),

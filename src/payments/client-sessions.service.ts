@@ -6,7 +6,7 @@ import type { Db, Queryable } from '../platform/db/index.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
 import { problems } from '../platform/http/problem.ts';
 import type { EligibilityEngine } from '../eligibility/engine.ts';
-import { type ClientSessionRow, type SessionAttempts, clientSessionsRepo } from './client-sessions.repo.ts';
+import { type ClientSessionRow, type SessionAttempts, type SessionStatus, clientSessionsRepo } from './client-sessions.repo.ts';
 import type { CreateClientSessionBody } from './client-sessions.schemas.ts';
 import { paymentsRepo } from './payments.repo.ts';
 
@@ -68,7 +68,7 @@ export class ClientSessionsService {
   }
 
   /** CREATED sessions past their expiry read as EXPIRED. */
-  static effectiveStatus(s: ClientSessionRow, now: number): string {
+  static effectiveStatus(s: ClientSessionRow, now: number): SessionStatus {
     return s.status === 'CREATED' && s.expires_at.getTime() <= now ? 'EXPIRED' : s.status;
   }
 

@@ -13,7 +13,7 @@ import { AUTHORIZATION_STATUSES, CURRENCIES } from './common.schemas.ts';
 import { addCondition, type Filter, listsRepo, type PageRequest } from './lists.repo.ts';
 import type { PaymentsService } from './payments.service.ts';
 import type { ClientSessionsService } from './client-sessions.service.ts';
-import { SESSION_COLUMNS } from './client-sessions.repo.ts';
+import { SESSION_COLUMNS, SESSION_STATUSES } from './client-sessions.repo.ts';
 import type { PaymentLinksService } from '../links/links.service.ts';
 import { LINK_COLUMNS } from '../links/links.repo.ts';
 
@@ -55,7 +55,7 @@ export type PaymentListQueryT = Static<typeof PaymentListQuery>;
 
 const SessionListQuery = Type.Object({
   ...PageQuery,
-  status: Type.Optional(ValueList(['CREATED', 'SUBMITTED', 'ABORTED_BY_MERCHANT', 'EXPIRED'], 'Status')),
+  status: Type.Optional(ValueList(SESSION_STATUSES, 'Status')),
 }, { additionalProperties: false });
 
 const LinkListQuery = Type.Object({

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../platform/db/index.ts';
 import { faultPoint } from '../platform/fault-points.ts';
+import type { FirstRequest } from '../platform/http/idempotency.ts';
 import { Problem, problems } from '../platform/http/problem.ts';
 import type { PartnerRegistry } from '../partners/port.ts';
 import { type Slice, allocate, deriveAmounts } from './amounts.ts';
@@ -42,6 +43,8 @@ function pendingChildren(kind: OperationKind, paymentId: string, opId: string, s
 
 export interface OperationOptions {
   idempotencyKey?: string | undefined;
+  /** The keyed request's fingerprint (requestFingerprint), stored on the operation with its key. */
+  fingerprint?: string | undefined;
   instance: string;
   triggeredBy?: 'MERCHANT' | 'SYSTEM';
 }
@@ -78,12 +81,12 @@ export class OperationsService {
    * What this key already made on the entity's payment: the payment itself (the key that
    * created it), or an operation (held while that one is in flight); undefined when none.
    */
-  async firstWithKey(entityId: string, paymentId: string, key: string): Promise<string | undefined> {
+  async firstWithKey(entityId: string, paymentId: string, key: string): Promise<FirstRequest | undefined> {
     const p = await paymentsRepo.get(this.db, entityId, paymentId);
     if (!p) return undefined;
-    if (p.idempotency_key === key) return p.id;
+    if (p.idempotency_key === key) return { id: p.id, fingerprint: (await paymentsRepo.getByKey(this.db, entityId, key))?.request_fingerprint ?? null };
     const first = await holdWhileInFlight(() => paymentsRepo.operationByKey(this.db, paymentId, key), (o) => o.status === 'PENDING', this.config);
-    return first?.id;
+    return first && { id: first.id, fingerprint: first.request_fingerprint ?? null };
   }
 
   /**
@@ -115,7 +118,8 @@ export class OperationsService {
         (available !== amounts[`available_to_${op}`] ? ' (other operations are in progress)' : '') + '.',
         { available_amount: available });
     }
-    return { amount, allocations: allocate(op, amount, slices) };
+    const on = body.authorizations ? slices.filter((s) => body.authorizations!.includes(s.id)) : slices;
+    return { amount, allocations: allocate(op, amount, on) };
   }
 
   /** The plan with each allocation's authorization row. */
@@ -183,7 +187,7 @@ export class OperationsService {
     const newOp: NewOperation = {
       id: opId, payment_id: paymentId, kind, amount, status: 'PENDING',
       triggered_by: opts.triggeredBy ?? 'MERCHANT', merchant_reference: body.merchant_reference ?? null, reason: body.reason ?? null,
-      idempotency_key: opts.idempotencyKey ?? null,
+      idempotency_key: opts.idempotencyKey ?? null, request_fingerprint: opts.fingerprint ?? null,
     };
     if (answers.some((r) => !r || r.outcome === 'PENDING')) return this.optimisticReservation(found, newOp, pending, allocations.map((a) => a.auth));
     // The answer is built from this reading: it must hold nothing PENDING, which could
@@ -270,7 +274,43 @@ export class OperationsService {
    */
   async run(kind: OperationKind, entityId: string, paymentId: string, body: OperationBody, opts: OperationOptions): Promise<OperationResult> {
     const opId = randomUUID();
-    return (await this.optimistic(kind, entityId, paymentId, body, opts, opId)) ?? this.locked(kind, entityId, paymentId, body, opts, opId);
+    const result = (await this.optimistic(kind, entityId, paymentId, body, opts, opId)) ?? (await this.locked(kind, entityId, paymentId, body, opts, opId));
+    return kind === 'CAPTURE' ? this.releaseRest(entityId, result) : result;
+  }
+
+  /**
+   * After a capture on a partner that captures an authorization once (capturesOnce: a
+   * partial capture released the rest there), the rest of each such authorization that
+   * has a successful capture is recorded as released: a SYSTEM void of it, keyed by the
+   * capture (`release:<operation id>`, so it is recorded once), which the connector
+   * answers without a call. The answer is the payment after it, so that
+   * available_to_capture says what the partner can still do. Payments without such a
+   * partner pay nothing for this (the split is in the answer already).
+   */
+  private async releaseRest(entityId: string, result: OperationResult): Promise<OperationResult> {
+    const once = (partner: string) => this.partners.get(partner)?.capturesOnce === true;
+    if (!result.payment.split.some((s) => once(s.partner))) return result;
+    const found = await paymentsRepo.getWithLedger(this.db, entityId, result.payment.id);
+    if (!found) return result;
+    const { txs } = found;
+    const rest: Array<{ id: string; amount: number }> = [];
+    for (const a of txs.filter((t) => t.kind === 'AUTHORIZATION' && t.status === 'AUTHORIZED' && once(t.partner))) {
+      const children = txs.filter((t) => t.parent_id === a.id && (t.status === 'SUCCESS' || t.status === 'PENDING'));
+      if (!children.some((t) => t.kind === 'CAPTURE' && t.status === 'SUCCESS')) continue;
+      const taken = children.filter((t) => t.kind === 'CAPTURE' || t.kind === 'VOID').reduce((s, t) => s + t.amount, 0);
+      if (a.amount - taken > 0) rest.push({ id: a.id, amount: a.amount - taken });
+    }
+    if (!rest.length) return result;
+    const released = await this.run('VOID', entityId, result.payment.id, {
+      amount: rest.reduce((s, r) => s + r.amount, 0),
+      reason: 'Released by the partner with a partial capture (it captures an authorization once)',
+      authorizations: rest.map((r) => r.id),
+    }, { idempotencyKey: `release:${result.operationId}`, instance: `/v2/payments/${result.payment.id}/voids`, triggeredBy: 'SYSTEM' }).catch((err: unknown) => {
+      // Recorded by another request first (the key), or the payment moved on: the capture's answer stands.
+      if (err instanceof Problem) return undefined;
+      throw err;
+    });
+    return released ? { payment: released.payment, operationId: result.operationId } : result;
   }
 
   /** The locked strategy: reserve under the row lock, call the partners, settle (finalize). */
@@ -291,6 +331,7 @@ export class OperationsService {
       const reserved = await paymentsRepo.reserveOperation(tx, {
         id: opId, payment_id: paymentId, kind, amount, status: 'PENDING', triggered_by: opts.triggeredBy ?? 'MERCHANT',
         merchant_reference: body.merchant_reference ?? null, reason: body.reason ?? null, idempotency_key: opts.idempotencyKey ?? null,
+        request_fingerprint: opts.fingerprint ?? null,
       }, rows, auths);
       if (!reserved) return 'replay' as const;
       return { payment: p, children: rows.map((r, i) => ({ id: r.id, key: r.partner_key, amount: r.amount, auth: allocations[i]!.auth })) };

@@ -52,6 +52,18 @@ export function slicesOf(txs: PartnerTxRow[]): Slice[] {
     });
 }
 
+/**
+ * The saved card of a transaction: the authorization that saved one is its id (the
+ * database wrote it with the answer, migration 0046); one that paid with a saved card
+ * carries its id in the card facts.
+ */
+function savedCardOf(t: PartnerTxRow): { saved_card_id?: string } {
+  if (t.kind !== 'AUTHORIZATION') return {};
+  if (t.token_saved && t.status === 'AUTHORIZED' && t.partner_reference) return { saved_card_id: t.id };
+  const id = t.card?.saved_card_id;
+  return typeof id === 'string' ? { saved_card_id: id } : {};
+}
+
 function txView(t: PartnerTxRow) {
   return {
     id: t.id,
@@ -68,6 +80,7 @@ function txView(t: PartnerTxRow) {
     ...(t.status_code ? { status_code: t.status_code } : {}),
     ...(t.save_token !== null ? { save_token: t.save_token } : {}),
     ...(t.save_token ? { token_saved: t.token_saved ?? false } : {}),
+    ...savedCardOf(t),
   };
 }
 
@@ -141,7 +154,7 @@ export async function slicesOfPayment(p: PaymentTotals, auths: PartnerTxRow[], l
  * test/payments/stored-view.test.ts fails when the view of a sample payment changes
  * while this stays the same.
  */
-export const VIEW_FORMAT = 'payment-view/4'; // 2: status enums in the schema; token_saved as the partner says; 3: links only for the operations allowed now; 4: the spec's four links always, again
+export const VIEW_FORMAT = 'payment-view/5'; // 5: saved_card_id; 2: status enums in the schema; token_saved as the partner says; 3: links only for the operations allowed now; 4: the spec's four links always, again
 
 export function paymentView(p: PaymentBase, txs: PartnerTxRow[], ops: OperationRow[], baseUrl: string) {
   const sums = ledgerTotals(txs);

@@ -30,6 +30,11 @@ export interface PaymentRow extends PaymentTotals {
   authorization_status: AuthorizationStatus;
   processing: boolean;
   idempotency_key: string | null;
+  /**
+   * The fingerprint of the request that created it with its key (platform/http/idempotency.ts,
+   * ownKey): written, read only by the key's lookup (not in PAYMENT_COLS).
+   */
+  request_fingerprint?: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -75,6 +80,8 @@ export interface OperationRow {
   merchant_reference: string | null;
   reason: string | null;
   idempotency_key: string | null;
+  /** As PaymentRow's: written, read only by the key's lookup (not in OP_COLS). */
+  request_fingerprint?: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -91,7 +98,7 @@ const json = (v: unknown) => (v === undefined || v === null ? null : JSON.string
 
 export type NewPayment = Omit<PaymentRow, 'version' | 'created_at' | 'updated_at' | keyof PaymentTotals>;
 export type NewPartnerTx = Pick<PartnerTxRow, 'id' | 'payment_id' | 'operation_id' | 'parent_id' | 'kind' | 'seq' | 'partner' | 'method' | 'amount' | 'status' | 'partner_key' | 'card' | 'save_token'>;
-export type NewOperation = Pick<OperationRow, 'id' | 'payment_id' | 'kind' | 'amount' | 'status' | 'triggered_by' | 'merchant_reference' | 'reason' | 'idempotency_key'>;
+export type NewOperation = Pick<OperationRow, 'id' | 'payment_id' | 'kind' | 'amount' | 'status' | 'triggered_by' | 'merchant_reference' | 'reason' | 'idempotency_key' | 'request_fingerprint'>;
 
 export interface TxUpdate {
   status: TxStatus;
@@ -288,7 +295,7 @@ export const paymentsRepo = {
     const sums = ledgerTotals(txs);
     const params: unknown[] = [p.id, p.entity_id, p.version, p.amount, p.currency, p.capture_mode, p.allow_future_usage, p.client_session_id,
       p.order_reference, json(p.order), json(p.customer), json(p.browser), json(p.split), p.authorization_status,
-      p.processing, p.idempotency_key, p.created_at, p.updated_at, ...sumValues(sums)];
+      p.processing, p.idempotency_key, p.created_at, p.updated_at, ...sumValues(sums), p.request_fingerprint ?? null];
     const first = params.length + 1;
     params.push(...txParams(txs));
     const e = withEvent(event, params.length + 1, 'p');
@@ -297,8 +304,8 @@ export const paymentsRepo = {
       `WITH p AS (
          INSERT INTO payments (id, entity_id, version, amount, currency, capture_mode, allow_future_usage, client_session_id,
            order_reference, "order", customer, browser, split, authorization_status, processing, idempotency_key, created_at, updated_at,
-           ${SUM_COLS.join(', ')})
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)
+           ${SUM_COLS.join(', ')}, request_fingerprint)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)
          ON CONFLICT (entity_id, idempotency_key) DO NOTHING
          RETURNING id),
        t AS (INSERT INTO partner_transactions (${TX_INSERT_COLS}, sums_by_statement) SELECT v.*, 1 FROM p, ${txValuesSql(txs.length, first)})${e.sql}
@@ -325,6 +332,8 @@ export const paymentsRepo = {
     const params: unknown[] = [p.id, p.version, updatedAt,
       o.id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key, o.created_at, o.updated_at,
       ...addParams(1, sums)];
+    params.push(o.request_fingerprint ?? null);
+    const fingerprintAt = params.length;
     const first = params.length + 1;
     params.push(...txParams(txs));
     const e = withEvent(event, params.length + 1, 'u');
@@ -335,8 +344,8 @@ export const paymentsRepo = {
           WHERE id = $1 AND version = $2 RETURNING id),
        o AS (
          INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, created_at, updated_at,
-           counted_by_statement)
-         SELECT $4, u.id, $5, $6, $7, $8, $9, $10, $11, $12, $13, true FROM u RETURNING id),
+           counted_by_statement, request_fingerprint)
+         SELECT $4, u.id, $5, $6, $7, $8, $9, $10, $11, $12, $13, true, $${fingerprintAt} FROM u RETURNING id),
        t AS (INSERT INTO partner_transactions (${TX_INSERT_COLS}, sums_by_statement) SELECT v.*, 1 FROM o, ${txValuesSql(txs.length, first)})${e.sql}
        SELECT id FROM u`),
       params,
@@ -356,8 +365,8 @@ export const paymentsRepo = {
       `WITH p AS (
          INSERT INTO payments (id, entity_id, amount, currency, capture_mode, allow_future_usage, client_session_id,
            order_reference, "order", customer, browser, split, authorization_status, processing, idempotency_key,
-           ${SUM_COLS.join(', ')})
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)
+           ${SUM_COLS.join(', ')}, request_fingerprint)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $36)
          ON CONFLICT (entity_id, idempotency_key) DO NOTHING
          RETURNING ${PAYMENT_COLS}),
        t AS (
@@ -369,7 +378,8 @@ export const paymentsRepo = {
       [p.id, p.entity_id, p.amount, p.currency, p.capture_mode, p.allow_future_usage, p.client_session_id,
         p.order_reference, json(p.order), json(p.customer), json(p.browser), json(p.split), p.authorization_status,
         p.processing, p.idempotency_key, ...sumValues(sums),
-        t.id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key, json(t.card), t.save_token],
+        t.id, t.operation_id, t.parent_id, t.kind, t.seq, t.partner, t.method, t.amount, t.status, t.partner_key, json(t.card), t.save_token,
+        p.request_fingerprint ?? null],
     );
     const row = rows[0];
     if (!row) return undefined;
@@ -467,7 +477,7 @@ export const paymentsRepo = {
 
   async getByKey(q: Queryable, entityId: string, key: string): Promise<PaymentRow | undefined> {
     const { rows } = await q.query<PaymentRow>(
-      `SELECT ${PAYMENT_COLS} FROM payments WHERE entity_id = $1 AND idempotency_key = $2`,
+      `SELECT ${PAYMENT_COLS}, request_fingerprint FROM payments WHERE entity_id = $1 AND idempotency_key = $2`,
       [entityId, key],
     );
     return rows[0];
@@ -548,6 +558,8 @@ export const paymentsRepo = {
       ...newTxParams(rows)];
     const sumsAt = params.length + 1;
     params.push(...addParams(1, ledgerTotals(rows, parents)));
+    params.push(o.request_fingerprint ?? null);
+    const fingerprintAt = params.length;
     try {
       const { rows: out } = await q.query<{ created_at: Date }>(sqlFor(`reserveOperationAt|${rows.length}`, () =>
         `WITH u AS (
@@ -556,8 +568,9 @@ export const paymentsRepo = {
               AND ($10::text IS NULL OR NOT EXISTS (SELECT 1 FROM payment_operations WHERE payment_id = $1 AND idempotency_key = $10))
             RETURNING id),
          o AS (
-           INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, counted_by_statement)
-           SELECT $3, u.id, $4, $5, $6, $7, $8, $9, $10, true FROM u
+           INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, counted_by_statement,
+             request_fingerprint)
+           SELECT $3, u.id, $4, $5, $6, $7, $8, $9, $10, true, $${fingerprintAt} FROM u
            RETURNING created_at),
          t AS (INSERT INTO partner_transactions (${NEW_TX_COLS}, sums_by_statement) SELECT v.*, 1 FROM o, ${newTxValuesSql(rows.length, 11)})
          SELECT created_at FROM o`), params);
@@ -640,10 +653,13 @@ export const paymentsRepo = {
       ...newTxParams(rows)];
     const sumsAt = params.length + 1;
     params.push(...addParams(1, ledgerTotals(rows, parents)));
+    params.push(o.request_fingerprint ?? null);
+    const fingerprintAt = params.length;
     const { rows: out } = await q.query<{ id: string }>(sqlFor(`reserveOperation|${rows.length}`, () =>
       `WITH o AS (
-         INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, counted_by_statement)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true)
+         INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, counted_by_statement,
+           request_fingerprint)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true, $${fingerprintAt})
          ON CONFLICT (payment_id, idempotency_key) DO NOTHING
          RETURNING id),
        t AS (INSERT INTO partner_transactions (${NEW_TX_COLS}, sums_by_statement) SELECT v.*, 1 FROM o, ${newTxValuesSql(rows.length, 10)}),
@@ -656,20 +672,21 @@ export const paymentsRepo = {
   async insertOperation(q: Queryable, o: NewOperation): Promise<OperationRow | undefined> {
     const { rows } = await q.query<OperationRow>(
       `WITH o AS (
-         INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, counted_by_statement)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true)
+         INSERT INTO payment_operations (id, payment_id, kind, amount, status, triggered_by, merchant_reference, reason, idempotency_key, counted_by_statement,
+           request_fingerprint)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true, $10)
          ON CONFLICT (payment_id, idempotency_key) DO NOTHING
          RETURNING ${OP_COLS}),
        u AS (UPDATE payments SET operation_count = operation_count + 1 WHERE id = $2 AND EXISTS (SELECT 1 FROM o))
        SELECT * FROM o`,
-      [o.id, o.payment_id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key],
+      [o.id, o.payment_id, o.kind, o.amount, o.status, o.triggered_by, o.merchant_reference, o.reason, o.idempotency_key, o.request_fingerprint ?? null],
     );
     return rows[0];
   },
 
   async operationByKey(q: Queryable, paymentId: string, key: string): Promise<OperationRow | undefined> {
     const { rows } = await q.query<OperationRow>(
-      `SELECT ${OP_COLS} FROM payment_operations WHERE payment_id = $1 AND idempotency_key = $2`,
+      `SELECT ${OP_COLS}, request_fingerprint FROM payment_operations WHERE payment_id = $1 AND idempotency_key = $2`,
       [paymentId, key],
     );
     return rows[0];

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { entityOf } from '../platform/http/auth.ts';
-import { type IdempotencyKeys, idempotencyHeaders, markCreated } from '../platform/http/idempotency.ts';
+import { type IdempotencyKeys, idempotencyHeaders, markCreated, requestFingerprint } from '../platform/http/idempotency.ts';
 import { IdParams, NoBody, problemResponses, Uuid } from '../platform/http/schemas.ts';
 import { problems } from '../platform/http/problem.ts';
 import { CaptureBody, CreatePaymentBody, RefundBody, VoidBody } from './payments.schemas.ts';
@@ -57,9 +57,11 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
   const path = (url: string) => url.split('?')[0]!;
   // Keys (docs/decisions.md, Idempotency): of a creation, scoped to the entity; of a
   // capture, refund or void, to the payment (the key that created it counts there too).
-  const creationKeys = idempotency.route({ scope: () => 'payments', lookup: (entityId, _scope, key) => payments.firstWithKey(entityId, key) });
+  // The payment and its operations keep their key and the request's fingerprint in their
+  // own rows (ownKey): a keyed request claims nothing first.
+  const creationKeys = idempotency.route({ scope: () => 'payments', ownKey: true, lookup: (entityId, _scope, key) => payments.firstWithKey(entityId, key) });
   const operationKeys = idempotency.route({
-    scope: paymentScope,
+    scope: paymentScope, ownKey: true,
     lookup: (entityId, scope, key) => operations.firstWithKey(entityId, scope.slice('payment:'.length), key),
   });
 
@@ -81,7 +83,8 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
       },
     },
   }, async (request, reply) => {
-    const view = await payments.create(entityOf(request), request.body as CreatePaymentInput, request.headers['x-idempotency-key'], path(request.url));
+    const view = await payments.create(entityOf(request), request.body as CreatePaymentInput, request.headers['x-idempotency-key'], path(request.url),
+      requestFingerprint(request));
     markCreated(request, view.id);
     return sendPayment(reply, view);
   });
@@ -127,6 +130,7 @@ export async function paymentsRoutes(root: FastifyInstance, { payments, operatio
     }, async (request, reply) => {
       const result = await operations.run(kind, entityOf(request), request.params.id, (request.body ?? {}) as OperationBody, {
         idempotencyKey: request.headers['x-idempotency-key'],
+        fingerprint: requestFingerprint(request),
         instance: path(request.url),
       });
       reply.header('x-created-operation-id', result.operationId);

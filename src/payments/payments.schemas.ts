@@ -27,12 +27,23 @@ export const GiftCardInstrument = Type.Object(
   { additionalProperties: false },
 );
 
+export const SavedCardInstrument = Type.Object(
+  {
+    type: Type.Literal('SAVED_CARD'),
+    saved_card_id: Uuid('A saved card of the entity (GET /v2/saved-cards): the card the partner kept when a payment saved it (token_saved)'),
+    cvv: Opt(Type.String({ pattern: '^[0-9]{3,4}$', description: 'The CVC the cardholder typed (customer-initiated only). Never stored or logged' })),
+    initiator: Opt(StringEnum(['CUSTOMER', 'MERCHANT'], 'CUSTOMER: the cardholder is present (customer-initiated; 3-D Secure as the card requires). ' +
+      'MERCHANT: a merchant-initiated payment without the cardholder (no CVC, no 3-D Secure), sent to the partner as such. Default: CUSTOMER with a cvv, else MERCHANT')),
+  },
+  { additionalProperties: false },
+);
+
 export const SplitPart = Type.Object(
   {
     partner: Type.String({ minLength: 1, maxLength: 64, description: 'e.g. card-sim, gift-sim, bnpl-sim' }),
     method: Type.String({ minLength: 1, maxLength: 64, description: 'e.g. CARD, GIFT_CARD, INSTALLMENTS_3X' }),
     amount: Amount(),
-    instrument: Opt(Type.Union([CardInstrument, GiftCardInstrument], { description: 'Required for CARD and GIFT_CARD' })),
+    instrument: Opt(Type.Union([CardInstrument, GiftCardInstrument, SavedCardInstrument], { description: 'Required for CARD (a CARD or a SAVED_CARD) and GIFT_CARD' })),
     save_token: Opt(Type.Boolean({ description: 'Ask the partner to keep the card on file for future payments (default: true on the CARD part when allow_future_usage is true)' })),
   },
   { additionalProperties: false },
@@ -86,7 +97,11 @@ export const VoidBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export type OperationBody = { amount?: number; merchant_reference?: string; reason?: string };
+export type OperationBody = {
+  amount?: number; merchant_reference?: string; reason?: string;
+  /** Internal (not in the schema): the operation draws only on these authorizations. */
+  authorizations?: readonly string[];
+};
 
 export const ThreeDs = Type.Object({
   eci: Type.String(),
@@ -128,6 +143,7 @@ export const PartnerTransaction = Type.Object(
     status_code: Opt(Type.String()),
     save_token: Opt(Type.Boolean({ description: 'The partner was asked to keep the card on file' })),
     token_saved: Opt(Type.Boolean({ description: 'With save_token: whether the partner kept it (true once the authorization succeeded)' })),
+    saved_card_id: Opt(Uuid('The saved card: the one this authorization saved (token_saved), or the one it paid with (a SAVED_CARD instrument)')),
   },
   { $id: 'PartnerTransaction' },
 );
@@ -211,7 +227,33 @@ export const Payment = Type.Object(
   { $id: 'Payment' },
 );
 
-export const PAYMENT_SCHEMAS = [Card, PartnerTransaction, Operation, PaymentOperation, Payment];
+/** A card the partner kept for a customer (GET /v2/saved-cards): never its number or CVC. */
+export const SavedCard = Type.Object(
+  {
+    id: Uuid('The id of the authorization that saved it (its saved_card_id)'),
+    entity_id: Uuid(),
+    partner: Type.String({ description: 'The partner that keeps the card; payments with it go to this partner' }),
+    customer: Type.Object({
+      reference: Opt(Type.String({ description: 'customer.reference of the payment that saved it' })),
+      email: Opt(Type.String({ description: 'customer.email of the payment that saved it (lower case)' })),
+    }),
+    card: Type.Object({
+      bin: Type.String(),
+      type: Type.String({ description: 'Funding type as the partner reported it: CREDIT, DEBIT, PREPAID or UNKNOWN' }),
+      last_four_digits: Type.String(),
+      expiry_month: Type.String(),
+      expiry_year: Type.String(),
+      fingerprint: Type.String({ description: 'Keyed hash of the card number, stable per merchant entity' }),
+      selected_network: Type.String(),
+      country_code: Opt(Type.String()),
+      holder_name: Opt(Type.String()),
+    }),
+    created_at: Timestamp(),
+  },
+  { $id: 'SavedCard' },
+);
+
+export const PAYMENT_SCHEMAS = [Card, PartnerTransaction, Operation, PaymentOperation, Payment, SavedCard];
 
 /**
  * `data` of a payment's webhook event (docs/webhooks.md): the payment's summary as the

@@ -5,11 +5,14 @@ import type { EventTypeName } from '../webhooks/catalogue.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db/index.ts';
+import { isConnectionFailure } from '../platform/db/errors.ts';
 import { faultPoint } from '../platform/fault-points.ts';
+import type { FirstRequest } from '../platform/http/idempotency.ts';
 import { problems } from '../platform/http/problem.ts';
 import type { AuthorizeRequest, CardInstrument, GiftCardInstrument, Instrument, PartnerNotification, PartnerRegistry, PartnerResult } from '../partners/port.ts';
 import { GIFT_CARD_METHODS } from './amounts.ts';
 import { cardDetails, luhnValid } from './cards.ts';
+import { keptCards } from './saved-cards.service.ts';
 import { clientSessionsRepo } from './client-sessions.repo.ts';
 import { ClientSessionsService } from './client-sessions.service.ts';
 import { holdWhileInFlight } from './idempotency.ts';
@@ -69,6 +72,9 @@ const DEFAULT_REVERSAL = (paymentId: string): ReversalOptions =>
 
 /** Slack added to the partner timeout before a call is surely over (the timer starts just after the row is written). */
 const DEADLINE_MARGIN_MS = 250;
+/** How long a late partner answer met by a database outage is retried (a Patroni failover with its default ttl of 30 s fits). */
+const LATE_ANSWER_RETRY_MS = 60_000;
+const LATE_ANSWER_RETRY_INTERVAL_MS = 500;
 
 /** One part of a payment being created: its ledger row (PENDING until its partner answers) and its partner call. */
 interface PlannedPart {
@@ -196,7 +202,7 @@ export class PaymentsService {
         throw problems.invalidField('currency', `partner ${part.partner} does not accept ${body.currency}`);
       }
       const wanted = part.method === 'CARD' ? 'CARD' : GIFT_CARD_METHODS.has(part.method) ? 'GIFT_CARD' : undefined;
-      if (wanted && part.instrument?.type !== wanted) {
+      if (wanted && part.instrument?.type !== wanted && !(wanted === 'CARD' && part.instrument?.type === 'SAVED_CARD')) {
         throw problems.invalidField(`${name}.instrument`, `a ${wanted} instrument is required for method ${part.method}`);
       }
       if (!wanted && part.instrument) {
@@ -208,9 +214,14 @@ export class PaymentsService {
     });
   }
 
-  async create(entityId: string, body: CreatePaymentBody, idempotencyKey: string | undefined, instance: string): Promise<PaymentViewT> {
+  /**
+   * A new payment. A key already used is found by the payment's own write (ON CONFLICT on
+   * the key: nothing written, then the 409); a refusal of a request whose key was used is
+   * made a 409 by the route (platform/http/idempotency.ts, ownKey).
+   */
+  async create(entityId: string, body: CreatePaymentBody, idempotencyKey: string | undefined, instance: string,
+    fingerprint?: string): Promise<PaymentViewT> {
     this.validate(entityId, body);
-    if (idempotencyKey) await this.refuseReplay(entityId, idempotencyKey, instance);
     // The entity's eligibility rules hold for API payments as for the widget's offer.
     const refused = this.config.eligibility
       ? await this.config.eligibility.refusedParts(entityId, { amount: body.amount, currency: body.currency, order: body.order, customer: body.customer }, body.split)
@@ -220,6 +231,7 @@ export class PaymentsService {
         `${body.split[refused[0]!]!.partner}/${body.split[refused[0]!]!.method} is not an eligible solution for this order under the entity's eligibility rules (POST /v2/eligible-solutions lists those that are)`);
     }
     const captureMode = await this.captureModeOf(entityId, body);
+    const kept = await keptCards(this.db, entityId, body, (this.config.clock ?? systemClock)()); // (SAVED_CARD instruments)
 
     const id = randomUUID();
     // Gift cards first (their balance decides early), cards last (a 3-D Secure challenge
@@ -228,11 +240,11 @@ export class PaymentsService {
     const parts = [...body.split].sort((a, b) => rank(a.method) - rank(b.method));
     // allow_future_usage asks for the card to be kept on file: its card part saves a token
     // unless the part says otherwise (save_token: false).
-    const saveToken = (part: (typeof parts)[number]) =>
-      part.save_token ?? (body.allow_future_usage && part.method === 'CARD' ? true : undefined);
+    const saveToken = (part: (typeof parts)[number]) => (kept.has(part) ? undefined
+      : part.save_token ?? (body.allow_future_usage && part.method === 'CARD' ? true : undefined));
     const planned = parts.map((part, i): PlannedPart => {
-      const instrument: Instrument = part.instrument ? (part.instrument as CardInstrument | GiftCardInstrument) : { type: 'NONE' };
-      const card = instrument.type === 'CARD' ? cardDetails(this.config.fingerprintKey, entityId, instrument) : undefined;
+      const instrument: Instrument = kept.get(part)?.instrument ?? (part.instrument ? (part.instrument as CardInstrument | GiftCardInstrument) : { type: 'NONE' });
+      const card = kept.get(part)?.card ?? (instrument.type === 'CARD' ? cardDetails(this.config.fingerprintKey, entityId, instrument) : undefined);
       const row: NewPartnerTx = {
         id: randomUUID(), payment_id: id, operation_id: null, parent_id: null, kind: 'AUTHORIZATION', seq: i + 1,
         partner: part.partner, method: part.method, amount: part.amount, status: 'PENDING', partner_key: `${id}:${i + 1}`,
@@ -265,6 +277,7 @@ export class PaymentsService {
       authorization_status: 'PENDING',
       processing: true,
       idempotency_key: idempotencyKey ?? null,
+      request_fingerprint: idempotencyKey ? fingerprint ?? null : null,
     };
     // The reservation strategy: partners that answer inline (pure decisions, nothing held
     // elsewhere) give the outcome now, and the payment is written whole, concluded, in one
@@ -385,17 +398,17 @@ export class PaymentsService {
   /** A key already used by this entity: hold while the first request runs, then 409. */
   async refuseReplay(entityId: string, key: string, instance: string): Promise<void> {
     const first = await this.firstWithKey(entityId, key);
-    if (first) throw problems.idempotencyViolation(instance, first);
+    if (first) throw problems.idempotencyViolation(instance, first.id);
   }
 
-  /** The payment this entity created with this key (held while it is being authorized); undefined when none. */
-  async firstWithKey(entityId: string, key: string): Promise<string | undefined> {
+  /** The payment this entity created with this key (held while it is being authorized), with its request's fingerprint; undefined when none. */
+  async firstWithKey(entityId: string, key: string): Promise<FirstRequest | undefined> {
     const first = await holdWhileInFlight(
       () => paymentsRepo.getByKey(this.db, entityId, key),
       (p) => p.processing,
       this.config,
     );
-    return first?.id;
+    return first && { id: first.id, fingerprint: first.request_fingerprint ?? null };
   }
 
   /**
@@ -583,27 +596,42 @@ export class PaymentsService {
    * A partner answer that came after payd stopped waiting for it. A transaction still
    * PENDING takes it (and the payment is finalized). An authorization already closed as
    * ERROR or REFUSED that the partner approved after all is recorded and reversed at the
-   * partner (a SYSTEM void), so that the shopper's money is not left held.
+   * partner (a SYSTEM void), so that the shopper's money is not left held. An answer met
+   * by a database outage (a failover under way) is applied once the database takes writes
+   * again, for up to LATE_ANSWER_RETRY_MS: nothing else would ever apply it (recovery does
+   * not look at an authorization it closed). Each step is idempotent, so a retry after a
+   * partial attempt does nothing twice.
    */
   async answeredLate(entityId: string, paymentId: string, t: Pick<PartnerTxRow, 'id' | 'kind'>, result: PartnerResult): Promise<void> {
-    try {
-      const update = txUpdate(t.kind, result);
-      if (!update || update.status === 'PENDING') return;
-      if (await this.db.onRow(paymentId, () => paymentsRepo.settleTx(this.db, t.id, update))) {
-        await this.finalize(entityId, paymentId, { endProcessing: false, recover: false });
+    const until = Date.now() + LATE_ANSWER_RETRY_MS;
+    for (let retry = false; ; retry = true) {
+      try {
+        await this.applyLateAnswer(entityId, paymentId, t, result, retry);
         return;
+      } catch (err) {
+        // Best effort beyond that: a reversal recorded but not sent stays PENDING for recovery to send.
+        if (!isConnectionFailure(err) || Date.now() >= until) return;
+        await new Promise((r) => setTimeout(r, LATE_ANSWER_RETRY_INTERVAL_MS).unref());
       }
-      if (t.kind !== 'AUTHORIZATION' || update.status !== 'AUTHORIZED') return;
-      const auth = (await paymentsRepo.txs(this.db, paymentId)).find((x) => x.id === t.id);
-      if (!auth || (auth.status !== 'ERROR' && auth.status !== 'REFUSED')) return;
-      await this.reverse(entityId, paymentId, [{ ...auth, partner_reference: update.partner_reference ?? null }], {
-        key: `late-reversal:${t.id}`,
-        reason: 'Reversal of an authorization the partner approved after payd had closed it',
-        before: async (tx) => paymentsRepo.recordLateAnswer(tx, t.id, update),
-      });
-    } catch {
-      // Best effort: a reversal recorded but not sent stays PENDING for recovery to send.
     }
+  }
+
+  private async applyLateAnswer(entityId: string, paymentId: string, t: Pick<PartnerTxRow, 'id' | 'kind'>, result: PartnerResult, retry: boolean): Promise<void> {
+    const update = txUpdate(t.kind, result);
+    if (!update || update.status === 'PENDING') return;
+    const settled = await this.db.onRow(paymentId, () => paymentsRepo.settleTx(this.db, t.id, update));
+    // A retry finalizes in any case: the attempt before may have settled the transaction
+    // and failed before finalizing (finalize changes nothing when nothing is due).
+    if (settled || retry) await this.finalize(entityId, paymentId, { endProcessing: false, recover: false });
+    if (settled) return;
+    if (t.kind !== 'AUTHORIZATION' || update.status !== 'AUTHORIZED') return;
+    const auth = (await paymentsRepo.txs(this.db, paymentId)).find((x) => x.id === t.id);
+    if (!auth || (auth.status !== 'ERROR' && auth.status !== 'REFUSED')) return;
+    await this.reverse(entityId, paymentId, [{ ...auth, partner_reference: update.partner_reference ?? null }], {
+      key: `late-reversal:${t.id}`,
+      reason: 'Reversal of an authorization the partner approved after payd had closed it',
+      before: async (tx) => paymentsRepo.recordLateAnswer(tx, t.id, update),
+    });
   }
 
   /**

@@ -50,10 +50,11 @@ export class RecentPayments {
     if (!nothingPending(l) || l.payment.processing) return;
     const id = l.payment.id;
     this.entries.delete(id);
+    // (As read from the database: the key's request fingerprint, written with a row, is not.)
     this.entries.set(id, {
-      payment: Object.freeze(l.payment),
+      payment: Object.freeze(withoutFingerprint(l.payment)),
       txs: Object.freeze(l.txs.map((t) => Object.freeze(t))) as PartnerTxRow[],
-      ops: Object.freeze(l.ops.map((o) => Object.freeze(o))) as OperationRow[],
+      ops: Object.freeze(l.ops.map((o) => Object.freeze(withoutFingerprint(o)))) as OperationRow[],
     });
     if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
   }
@@ -61,4 +62,11 @@ export class RecentPayments {
   forget(id: string): void {
     this.entries.delete(id);
   }
+}
+
+/** A row without request_fingerprint (what PAYMENT_COLS and OP_COLS read). */
+function withoutFingerprint<T extends { request_fingerprint?: string | null }>(row: T): T {
+  if (!('request_fingerprint' in row)) return row;
+  const { request_fingerprint: _, ...rest } = row;
+  return rest as T;
 }

@@ -4,8 +4,7 @@
 // (merchant, amount, items, last four digits) and leads to a freshly signed redirection
 // token, so knowing a session or payment id (in the merchant's logs, webhooks, the API)
 // must not be enough to open it. The key is derived from the master key.
-import { hkdfSync, timingSafeEqual } from 'node:crypto';
-import { hmacSha256 } from '../platform/crypto/hmac.ts';
+import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 
 export type ReturnPurpose = 'return' | '3ds';
 
@@ -17,7 +16,7 @@ export class ReturnLinks {
 
   /** The MAC of a return address (128 bits, base64url). */
   sign(purpose: ReturnPurpose, id: string): string {
-    return hmacSha256(this.key, `${purpose}:${id}`).subarray(0, 16).toString('base64url');
+    return createHmac('sha256', this.key).update(`${purpose}:${id}`).digest().subarray(0, 16).toString('base64url');
   }
 
   verify(purpose: ReturnPurpose, id: string, t: unknown): boolean {

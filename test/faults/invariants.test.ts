@@ -1,6 +1,7 @@
 // The money-invariants check of the fault suite catches what it is there to catch: a
 // clean payment passes; an over-capture, a partner movement payd does not know, a
-// disagreement on a key, and a PENDING row are each reported.
+// disagreement on a key, and a PENDING row are each reported; a late approval passes only
+// once voided at the partner.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
@@ -56,5 +57,17 @@ describe('fault suite: the money-invariants check', () => {
       assert.ok(v.some((x) => /is SUCCEEDED at the partner but FAILURE in payd/.test(x)), v.join('\n'));
     });
     await tamper(`UPDATE payment_operations SET status = 'PENDING'`, (_v, pending) => assert.equal(pending, 1));
+  });
+
+  it('takes a late approval (ANSWERED_LATE) as settled only once the partner voided it', async () => {
+    const late = `UPDATE partner_transactions SET status = 'ERROR', status_code = 'ANSWERED_LATE' WHERE kind = 'AUTHORIZATION';`;
+    const notReversed = /was approved late and is not reversed at the partner/;
+    await tamper(late, (v) => assert.ok(v.some((x) => notReversed.test(x)), v.join('\n')));
+    await tamper(`${late} INSERT INTO sim_partner_operations (partner, key, kind, reference, parent_ref, amount, status)
+                  SELECT 'card-sim', 'late-void', 'VOID', 'ref-v', reference, amount, 'SUCCEEDED' FROM sim_partner_operations
+                   WHERE partner = 'card-sim' AND kind = 'AUTHORIZATION'`, (v) => {
+      assert.ok(!v.some((x) => notReversed.test(x)), v.join('\n'));
+      assert.ok(!v.some((x) => /is AUTHORIZED at the partner but ERROR in payd/.test(x)), v.join('\n'));
+    });
   });
 });

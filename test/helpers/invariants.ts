@@ -80,9 +80,13 @@ export async function moneyInvariants(db: Queryable): Promise<InvariantReport> {
 
   // payd and the partners agree on every key the partners recorded (inline answers keep
   // no partner record), and the partners moved no money under a key payd does not know.
-  const { rows: pairs } = await db.query<{ key: string; partner: string; sim_status: string; sim_amount: string; payd_status: string | null; payd_amount: string | null; payment_id: string | null }>(
+  // One exception: an authorization payd closed (ERROR, REFUSED) that the partner approved
+  // after all (ANSWERED_LATE) is AUTHORIZED at the partner, and must be voided there.
+  const { rows: pairs } = await db.query<{ key: string; partner: string; sim_status: string; sim_amount: string; payd_status: string | null; payd_code: string | null; payd_amount: string | null; payment_id: string | null; voided: boolean }>(
     `SELECT s.key, s.partner, s.status AS sim_status, s.amount AS sim_amount,
-            t.status AS payd_status, t.amount AS payd_amount, t.payment_id
+            t.status AS payd_status, t.status_code AS payd_code, t.amount AS payd_amount, t.payment_id,
+            EXISTS (SELECT 1 FROM sim_partner_operations v
+                     WHERE v.partner = s.partner AND v.parent_ref = s.reference AND v.kind = 'VOID' AND v.status = 'SUCCEEDED') AS voided
        FROM sim_partner_operations s LEFT JOIN partner_transactions t ON t.partner_key = s.key AND t.partner = s.partner
       WHERE s.key <> ''`,
   );
@@ -93,6 +97,10 @@ export async function moneyInvariants(db: Queryable): Promise<InvariantReport> {
       continue;
     }
     if (p.payd_status === 'PENDING') continue; // counted below
+    if (p.payd_code === 'ANSWERED_LATE' && p.sim_status === 'AUTHORIZED') {
+      if (!p.voided) violations.push(`payment ${p.payment_id}: ${p.partner} key ${p.key} was approved late and is not reversed at the partner`);
+      continue;
+    }
     if (moved !== PAYD_MOVED.has(p.payd_status)) {
       violations.push(`payment ${p.payment_id}: ${p.partner} key ${p.key} is ${p.sim_status} at the partner but ${p.payd_status} in payd`);
     } else if (moved && Number(p.sim_amount) !== Number(p.payd_amount)) {

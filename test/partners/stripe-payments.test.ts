@@ -103,6 +103,32 @@ describe('payd with a Stripe partner (stripe-stateful-mock over HTTP)', () => {
     assert.equal(charge.amount_refunded, 2500, 'the hold is released');
   });
 
+  it('a partial capture at Stripe (which captures a charge once) releases the rest: the payment says 0 is left to capture, and a second capture is refused, not sent', async () => {
+    const held = await post('/v2/payments', { amount: 5000, currency: 'EUR', capture_mode: 'MANUAL', split: [{ partner: 'stripe', method: 'CARD', amount: 5000, instrument: card('4242424242424242') }] });
+    assert.equal(held.json().authorization.status, 'AUTHORIZED', held.body);
+    const id = held.json().id as string;
+    const cap = await post(`/v2/payments/${id}/captures`, { amount: 3000 });
+    assert.equal(cap.statusCode, 200, cap.body);
+    const p = cap.json();
+    assert.equal(p.amounts.total_captured, 3000, cap.body);
+    assert.equal(p.amounts.available_to_capture, 0, `the rest was released by Stripe: ${JSON.stringify(p.amounts)}`);
+    assert.equal(p.amounts.total_voided, 2000);
+    assert.deepEqual(p.voids.map((v: Record<string, unknown>) => [v.amount, v.status, v.triggered_by]), [[2000, 'SUCCESS', 'SYSTEM']]);
+    assert.equal(p.amounts.available_to_refund, 3000);
+    // The capture's answer names the capture.
+    assert.equal(cap.headers['x-created-operation-id'], p.captures[0].id);
+    const again = await post(`/v2/payments/${id}/captures`, { amount: 2000 });
+    assert.equal(again.statusCode, 400, again.body);
+    const after = (await t.app.inject({ url: `/v2/payments/${id}`, headers: m.auth })).json();
+    assert.deepEqual(after.captures.map((c: Record<string, unknown>) => c.status), ['SUCCESS'], 'no FAILURE capture was sent');
+    const charge = await stripeGet(`/v1/charges/${p.authorization.partner_transactions[0].partner_reference}`);
+    assert.equal(charge.amount_captured ?? charge.amount, 3000);
+    // A refund of what was captured still works.
+    const refund = await post(`/v2/payments/${id}/refunds`, { amount: 3000 });
+    assert.equal(refund.statusCode, 200, refund.body);
+    assert.equal(refund.json().amounts.total_refunded, 3000, refund.body);
+  });
+
   it('counts partner calls by partner and outcome in /metrics (inline answers too), and shows the webhook backlog', async () => {
     // card-sim answers this one in process (an inline answer): it is counted all the same.
     const sim = await post('/v2/payments', { amount: 1200, currency: 'EUR', split: [{ partner: 'card-sim', method: 'CARD', amount: 1200, instrument: card('4242424242424242') }] });
@@ -114,10 +140,11 @@ describe('payd with a Stripe partner (stripe-stateful-mock over HTTP)', () => {
     assert.match(res.body, /payd_partner_calls_total\{partner="stripe",call="authorize",outcome="SUCCESS"\} \d+/);
     assert.match(res.body, /payd_partner_calls_total\{partner="stripe",call="authorize",outcome="REFUSED"\} 1/);
     assert.match(res.body, /payd_partner_call_duration_seconds_count\{partner="stripe",call="capture"\} \d+/);
-    // Operations by final status (the split's capture and two refunds, and the void, above), and those still PENDING.
-    assert.match(res.body, /payd_operations_total\{kind="CAPTURE",status="SUCCESS"\} 1\n/);
-    assert.match(res.body, /payd_operations_total\{kind="REFUND",status="SUCCESS"\} 2\n/);
-    assert.match(res.body, /payd_operations_total\{kind="VOID",status="SUCCESS"\} 1\n/);
+    // Operations by final status (the split's capture and two refunds, the void, the partial
+    // capture with its release and refund, above), and those still PENDING.
+    assert.match(res.body, /payd_operations_total\{kind="CAPTURE",status="SUCCESS"\} 2\n/);
+    assert.match(res.body, /payd_operations_total\{kind="REFUND",status="SUCCESS"\} 3\n/);
+    assert.match(res.body, /payd_operations_total\{kind="VOID",status="SUCCESS"\} 2\n/);
     assert.match(res.body, /payd_operations_pending\{kind="CAPTURE"\} 0\n/);
     assert.match(res.body, /payd_operations_oldest_pending_seconds 0\n/);
   });

@@ -32,7 +32,8 @@ describe('idempotency keys on every creating request', () => {
   let m: Merchant;
   let other: Merchant;
   before(async () => {
-    t = await createTestApp();
+    // Rate limits off: their counters' sync (once a second) would add statements to the counts below.
+    t = await createTestApp({ rateLimitTokenPerKey: 0, rateLimitTokenPerAddress: 0, rateLimitApiPerKey: 0 });
     m = await t.createMerchant('Keys everywhere');
     other = await t.createMerchant('Other keys');
   });
@@ -86,6 +87,48 @@ describe('idempotency keys on every creating request', () => {
     assert.equal(after.refunds.length, 0);
     assert.equal(after.voids.length, 0);
     assert.equal(after.amounts.total_captured, 1000);
+  });
+
+  it('payments and their operations keep the key\'s fingerprint in their own row: no claim is written, a keyed request costs what an unkeyed one does', async () => {
+    const statements = async (fn: () => Promise<unknown>) => {
+      const db = t.testDb.db;
+      const query = db.query.bind(db);
+      let n = 0;
+      db.query = ((...args: Parameters<typeof query>) => { n++; return query(...args); }) as typeof db.query;
+      try { await fn(); } finally { db.query = query; }
+      return n;
+    };
+    const claims = () => count('SELECT count(*)::int AS n FROM idempotency_keys WHERE entity_id = $1 AND (scope = \'payments\' OR scope LIKE \'payment:%\')', [m.entityId]);
+    const before = await claims();
+    let p: Record<string, any> = {};
+    const keyed = await statements(async () => { p = (await post('/v2/payments', 'own-1', paymentBody(3000))).json(); });
+    const unkeyed = await statements(() => post('/v2/payments', undefined, paymentBody(3000)));
+    assert.equal(keyed, unkeyed, 'a keyed creation: the statements of one without a key');
+    const url = `/v2/payments/${p.id}/captures`;
+    let opId = '';
+    const keyedOp = await statements(async () => { opId = (await post(url, 'own-op-1', { amount: 100 })).headers['x-created-operation-id'] as string; });
+    const unkeyedOp = await statements(() => post(url, undefined, { amount: 100 }));
+    assert.equal(keyedOp, unkeyedOp, 'a keyed capture: the statements of one without a key');
+    assert.equal(await claims(), before, 'no claim row for payments or their operations');
+    const stored = await t.testDb.db.query<{ f: string | null }>(
+      'SELECT (SELECT request_fingerprint FROM payments WHERE id = $1) AS f UNION ALL SELECT request_fingerprint FROM payment_operations WHERE id = $2', [p.id, opId]);
+    assert.ok(stored.rows.every((r) => typeof r.f === 'string' && r.f.length === 64), JSON.stringify(stored.rows));
+    expectConflict(await post('/v2/payments', 'own-1', paymentBody(3000)), '/v2/payments', p.id, true);
+    expectConflict(await post('/v2/payments', 'own-1', paymentBody(3001)), '/v2/payments', p.id, false);
+    expectConflict(await post(url, 'own-op-1', { amount: 100 }), url, opId, true);
+    expectConflict(await post(url, 'own-op-1', { amount: 101 }), url, opId, false);
+  });
+
+  it('a payment keyed before its row kept the fingerprint: same_request from the claim the previous version wrote', async () => {
+    const p = (await post('/v2/payments', 'legacy-1', paymentBody(1200))).json();
+    // As the previous version left it: the payment's key without a fingerprint, the claim with it.
+    const fingerprint = (await t.testDb.db.query<{ f: string }>('SELECT request_fingerprint AS f FROM payments WHERE id = $1', [p.id])).rows[0]!.f;
+    await t.testDb.db.query('UPDATE payments SET request_fingerprint = NULL WHERE id = $1', [p.id]);
+    await t.testDb.db.query(
+      `INSERT INTO idempotency_keys (entity_id, scope, key, claim_id, fingerprint, resource_id, completed_at)
+       VALUES ($1, 'payments', 'legacy-1', gen_random_uuid(), $2, $3, now())`, [m.entityId, fingerprint, p.id]);
+    expectConflict(await post('/v2/payments', 'legacy-1', paymentBody(1200)), '/v2/payments', p.id, true);
+    expectConflict(await post('/v2/payments', 'legacy-1', paymentBody(1300)), '/v2/payments', p.id, false);
   });
 
   it('POST /v2/client-sessions honours keys: a retry creates no second session', async () => {

@@ -12,6 +12,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { loadConfig, ConfigError } from '../../src/config.ts';
 import { Recovery } from '../../src/payments/recovery.ts';
+import { DatabaseUnavailableError } from '../../src/platform/db/errors.ts';
 import type { PartnerConnector } from '../../src/partners/port.ts';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { emptyPgDatabase, type PgDatabase, waitFor } from '../helpers/processes.ts';
@@ -35,6 +36,28 @@ async function lockRows(url: string, sql: string, params: unknown[]): Promise<{ 
     async release() {
       await c.query('COMMIT');
       await c.end();
+    },
+  };
+}
+
+/** A partner that takes authorizations but acts on them only after go() (then runs answered(), if any). */
+function holdAuthorizations(sim: PartnerConnector, answered?: () => void): { go(): void; restore(): void } {
+  const authorize = sim.authorize;
+  let go!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    go = resolve;
+  });
+  sim.authorize = async (req) => {
+    await gate;
+    const answer = await authorize.call(sim, req);
+    answered?.();
+    return answer;
+  };
+  return {
+    go,
+    restore() {
+      go();
+      sim.authorize = authorize;
     },
   };
 }
@@ -75,11 +98,11 @@ describe('recovery defects (in-process, PostgreSQL)', () => {
 
   it('1. an authorization answered after recovery gave it up is reversed at the partner (no money left held)', async () => {
     const number = giftNumber();
-    // The gift card exists at the partner; a second connection holds its row, so the
-    // partner receives the authorization but cannot act on it until released.
+    // The gift card exists at the partner; the partner receives the authorization but does
+    // not act on it until told. (Not a row lock held on the card: the partner's wait for it
+    // ends at lock_timeout, 2 s, which a loaded machine passes before recovery is done.)
     await t.testDb.db.query(`INSERT INTO sim_gift_cards (fingerprint, balance, currency) VALUES ($1, 50000, 'EUR')`, [giftId(number)]);
-    const lock = await lockRows(t.testDb.url!, 'SELECT 1 FROM sim_gift_cards WHERE fingerprint = $1 FOR UPDATE', [giftId(number)]);
-    let released = false;
+    const held = holdAuthorizations(t.app.services.partners.get('gift-sim') as PartnerConnector);
     try {
       const created = await inject('POST', '/v2/payments', { amount: 2500, currency: 'EUR', split: [gift(2500, number)] });
       assert.equal(created.statusCode, 200, created.body);
@@ -95,8 +118,7 @@ describe('recovery defects (in-process, PostgreSQL)', () => {
       assert.equal(p.authorization.status, 'ERROR');
       assert.equal(p.authorization.partner_transactions[0]!.status_code, 'NOT_RECEIVED');
       // The partner now acts on the call that was in flight: it approves it.
-      await lock.release();
-      released = true;
+      held.go();
       const reversed = await waitFor('the late approval to be reversed', async () => {
         const v = await stored(id);
         return v.voids[0]?.status === 'SUCCESS' && v;
@@ -116,7 +138,55 @@ describe('recovery defects (in-process, PostgreSQL)', () => {
       const ev = await t.testDb.db.query(`SELECT 1 FROM webhook_events WHERE type = 'payment.voided' AND data::text LIKE $1`, [`%${reversed.voids[0]!.id}%`]);
       assert.equal(ev.rows.length, 1);
     } finally {
-      if (!released) await lock.release();
+      held.restore();
+    }
+  });
+
+  it('1b. a late approval met by a database outage (a failover) is reversed once the database is back', async () => {
+    const number = giftNumber();
+    await t.testDb.db.query(`INSERT INTO sim_gift_cards (fingerprint, balance, currency) VALUES ($1, 50000, 'EUR')`, [giftId(number)]);
+    // The app's database refuses every statement while down, as during a failover.
+    const db = t.testDb.db as unknown as Record<'query' | 'transaction', (...args: unknown[]) => Promise<unknown>>;
+    const original = { query: db.query, transaction: db.transaction };
+    let down = false;
+    let refused = 0;
+    for (const name of ['query', 'transaction'] as const) {
+      db[name] = (...args: unknown[]) => {
+        if (!down) return original[name].apply(t.testDb.db, args);
+        refused += 1;
+        return Promise.reject(new DatabaseUnavailableError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })));
+      };
+    }
+    // The partner holds the authorization until told, then approves it; the database goes
+    // down as its answer reaches payd.
+    const held = holdAuthorizations(t.app.services.partners.get('gift-sim') as PartnerConnector, () => {
+      down = true;
+    });
+    try {
+      const created = await inject('POST', '/v2/payments', { amount: 2500, currency: 'EUR', split: [gift(2500, number)] });
+      assert.equal(created.statusCode, 200, created.body);
+      assert.equal(created.json().authorization.status, 'PENDING', 'payd stopped waiting (partner timeout)');
+      const id = created.json().id as string;
+      await waitFor('recovery to close the authorization', async () => {
+        await t.app.services.recovery.runOnce(0);
+        return (await stored(id)).authorization.status !== 'PENDING';
+      });
+      assert.equal((await stored(id)).authorization.partner_transactions[0]!.status_code, 'NOT_RECEIVED');
+      held.go();
+      await waitFor('the late answer to meet the outage', async () => refused > 0);
+      down = false;
+      const reversed = await waitFor('the late approval to be reversed', async () => {
+        const v = await stored(id);
+        return v.voids[0]?.status === 'SUCCESS' && v;
+      });
+      assert.equal(reversed.authorization.status, 'ERROR');
+      assert.equal(reversed.authorization.partner_transactions[0]!.status_code, 'ANSWERED_LATE');
+      assert.equal(reversed.voids[0]!.triggered_by, 'SYSTEM');
+      assert.equal(await giftBalance(t, number), 50000, 'the shopper\'s money is not held');
+    } finally {
+      held.restore();
+      down = false;
+      Object.assign(db, original);
     }
   });
 

@@ -71,9 +71,14 @@ describe('the OpenAPI document', () => {
       assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
       return res.json();
     };
+    let savedCardId = '';
     for (const [name, e] of ex('/v2/payments')) {
-      const p = await post('/v2/payments', e.value);
+      // The saved-card examples name an id of the docs: the one the saveCard example made stands in for it.
+      const body = savedCardId ? JSON.parse(JSON.stringify(e.value).replace(/"saved_card_id":"[0-9a-f-]{36}"/, `"saved_card_id":"${savedCardId}"`)) : e.value;
+      const p = await post('/v2/payments', body);
       if (name === 'card') paymentId = p.id;
+      if (name === 'saveCard') savedCardId = p.authorization.partner_transactions[0].saved_card_id;
+      if (name.startsWith('savedCard')) assert.equal(p.authorization.partner_transactions[0].saved_card_id, savedCardId);
       if (name === 'declined') assert.equal(p.authorization.status, 'REFUSED');
       if (name === 'challenge') assert.ok(p.authorization.redirection);
     }

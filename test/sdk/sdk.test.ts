@@ -229,6 +229,24 @@ describe('@payd/sdk against payd start', () => {
     assert.equal((await payd.clientSessions.list()).data.filter((s) => s.amount === 1400).length, 1, 'one session');
   });
 
+  it('saved cards: saved by a payment, listed, paid with (merchant-initiated), deleted once when the answer is lost', async () => {
+    const saving = await payd.payments.create({ ...paymentBody(1800), allow_future_usage: true, customer: { reference: 'sdk-customer' } });
+    const savedId = saving.authorization.partner_transactions[0]!.saved_card_id!;
+    assert.ok(savedId);
+    const cards = await payd.savedCards.list({ customer_reference: 'sdk-customer' });
+    assert.deepEqual(cards.map((c) => [c.id, c.card.last_four_digits]), [[savedId, '4242']]);
+    const mit = await payd.payments.create({ amount: 900, currency: 'EUR', customer: { reference: 'sdk-customer' },
+      split: [{ partner: 'card-sim', method: 'CARD', amount: 900, instrument: { type: 'SAVED_CARD', saved_card_id: savedId, initiator: 'MERCHANT' } }] });
+    assert.equal(mit.authorization.status, 'AUTHORIZED');
+    assert.equal(mit.authorization.partner_transactions[0]!.saved_card_id, savedId);
+    const before = proxy.seen.length;
+    proxy.loseNext((req) => req.method === 'DELETE' && req.url === `/v2/saved-cards/${savedId}`);
+    await payd.savedCards.delete(savedId);
+    assert.deepEqual(proxy.seen.slice(before).filter((c) => c.method === 'DELETE').map((c) => c.status), [200, 409], 'deleted once; the retry is recognised by its key');
+    assert.ok(await payd.savedCards.get(savedId).catch((e: unknown) => e) instanceof NotFoundError);
+    assert.deepEqual(await payd.savedCards.list({ customer_reference: 'sdk-customer' }), []);
+  });
+
   it('waits as Retry-After says on 503 and 429, then succeeds', async () => {
     proxy.answerNext((req) => req.url === '/v2/events?limit=1', 503, { 'content-type': 'application/problem+json', 'retry-after': '1' },
       JSON.stringify({ type: 'urn:eu.service:service-unavailable', title: 'Service unavailable', status: 503 }));

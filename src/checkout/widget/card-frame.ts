@@ -7,7 +7,7 @@
 // payment to payd itself with the session credential the widget gave it. Nothing is
 // written to a URL, storage or the console; the values are cleared once sent.
 import { cardBrand, cvvValid, expiryValid, groupCardNumber, luhnValid, parseExpiry } from './validation.ts';
-import { type Locale, t } from '../i18n.ts';
+import { type Locale, localeOf, t } from '../i18n.ts';
 import { type Field, field, h, regroup } from './dom.ts';
 import type { CardState, FromFrame, ToFrame } from './frame-protocol.ts';
 import { styleVariables } from './frame-protocol.ts';
@@ -31,6 +31,8 @@ const origin = parentOrigin();
 const send = (message: FromFrame) => origin && window.parent.postMessage(message, origin);
 
 let credential = '';
+/** A saved card is chosen: only the CVC is asked (the card's other details are payd's already). */
+let savedMode = false;
 let L: Locale = 'en';
 let fields: { number: Field; expiry: Field; cvc: Field; holder: Field; brand: HTMLElement } | undefined;
 
@@ -43,14 +45,15 @@ const expiryError = () => {
   const e = parseExpiry(fields!.expiry.input.value);
   return !e ? t(L, 'errExpiryFormat') : expiryValid(e) ? '' : t(L, 'errExpired');
 };
-const cvcError = () => (cvvValid(fields!.cvc.input.value, digitsOf(fields!.number)) ? '' : t(L, 'errCvv'));
+const cvcError = () => (savedMode ? (/^[0-9]{3,4}$/.test(fields!.cvc.input.value.trim()) ? '' : t(L, 'errCvv'))
+  : cvvValid(fields!.cvc.input.value, digitsOf(fields!.number)) ? '' : t(L, 'errCvv'));
 
 function state(): CardState {
   const f = fields!;
   return {
     brand: f.brand.textContent ?? '',
     empty: !f.number.input.value && !f.expiry.input.value && !f.cvc.input.value,
-    complete: { number: !numberError(), expiry: !expiryError(), cvc: !cvcError() },
+    complete: { number: savedMode || !numberError(), expiry: savedMode || !expiryError(), cvc: !cvcError() },
   };
 }
 let last = '';
@@ -110,7 +113,8 @@ function clear() {
 function validate(): Field | undefined {
   const f = fields!;
   let first: Field | undefined;
-  for (const [x, error] of [[f.number, numberError()], [f.expiry, expiryError()], [f.cvc, cvcError()]] as const) {
+  const checked = savedMode ? [[f.cvc, cvcError()]] as const : [[f.number, numberError()], [f.expiry, expiryError()], [f.cvc, cvcError()]] as const;
+  for (const [x, error] of checked) {
     x.setError(error);
     if (error && !first) first = x;
   }
@@ -127,7 +131,11 @@ async function submit(m: Extract<ToFrame, { type: 'payd:submit' }>) {
   const f = fields!;
   const exp = parseExpiry(f.expiry.input.value)!;
   const holderName = f.holder.input.value.trim();
-  const split = m.split.map((part, i) => (i !== m.cardIndex ? part : {
+  const saved = savedMode && typeof m.savedCardId === 'string' ? m.savedCardId : undefined;
+  const split = m.split.map((part, i) => (i !== m.cardIndex ? part : saved ? {
+    ...part,
+    instrument: { type: 'SAVED_CARD', saved_card_id: saved, cvv: f.cvc.input.value.trim() },
+  } : {
     ...part,
     instrument: {
       type: 'CARD', number: digitsOf(f.number), expiry_month: exp.month, expiry_year: exp.year, cvv: f.cvc.input.value.trim(),
@@ -135,7 +143,7 @@ async function submit(m: Extract<ToFrame, { type: 'payd:submit' }>) {
     },
   }));
   try {
-    const res = await fetch('/checkout/v1/session/payments', {
+    const res = await fetch(`/checkout/v1/session/payments?lang=${L}`, { // payd's answer in the widget's language
       method: 'POST',
       headers: { 'x-payd-session': credential, 'content-type': 'application/json' },
       body: JSON.stringify({ split, ...(m.browser ? { browser: m.browser } : {}), ...(m.customer_email ? { customer_email: m.customer_email } : {}) }),
@@ -161,17 +169,27 @@ window.addEventListener('message', (event: MessageEvent) => {
   if (!m || typeof m !== 'object') return;
   if (m.type === 'payd:init' && !fields && typeof m.credential === 'string') {
     credential = m.credential;
-    L = m.locale === 'fr' ? 'fr' : 'en';
+    L = localeOf(m.locale) ?? 'en';
     for (const [name, value] of styleVariables(m.style)) document.documentElement.style.setProperty(name, value);
     build();
   } else if (!fields) {
     return;
   } else if (m.type === 'payd:submit' && Array.isArray(m.split) && Number.isInteger(m.cardIndex)) {
     void submit(m);
+  } else if (m.type === 'payd:saved') {
+    savedMode = !!m.on;
+    for (const x of [fields.number, fields.expiry, fields.holder]) {
+      x.wrap.hidden = savedMode;
+      x.setError('');
+    }
+    fields.brand.hidden = savedMode;
+    fields.cvc.setError('');
+    changed();
   } else if (m.type === 'payd:busy') {
     for (const x of [fields.number, fields.expiry, fields.cvc, fields.holder]) x.input.disabled = !!m.on;
   } else if (m.type === 'payd:focus') {
-    (fields.number.hasError() || !fields.number.input.value ? fields.number : [fields.expiry, fields.cvc].find((x) => x.hasError()) ?? fields.number).input.focus();
+    if (savedMode) fields.cvc.input.focus();
+    else (fields.number.hasError() || !fields.number.input.value ? fields.number : [fields.expiry, fields.cvc].find((x) => x.hasError()) ?? fields.number).input.focus();
   } else if (m.type === 'payd:clear') {
     clear();
   }

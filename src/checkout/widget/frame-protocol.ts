@@ -3,6 +3,8 @@
 // payd itself and tells the widget only the outcome and events (brand, empty, complete).
 // Every message is checked on arrival: the sender's window and origin, then its type.
 
+import type { Locale } from '../i18n.ts';
+
 /** Styling options a merchant passes at mount, applied inside the frame as CSS variables. */
 export interface FieldStyle {
   fontFamily?: string;
@@ -45,8 +47,12 @@ export interface CardState {
 
 /** Widget -> frame. */
 export type ToFrame =
-  | { type: 'payd:init'; locale: 'en' | 'fr'; credential: string; style?: FieldStyle }
-  | { type: 'payd:submit'; id: number; split: Array<Record<string, unknown>>; cardIndex: number; browser?: Record<string, unknown>; customer_email?: string; dryRun?: boolean }
+  | { type: 'payd:init'; locale: Locale; credential: string; style?: FieldStyle }
+  | { type: 'payd:submit'; id: number; split: Array<Record<string, unknown>>; cardIndex: number; browser?: Record<string, unknown>; customer_email?: string; dryRun?: boolean;
+    /** Pay with this saved card of the session's customer: the frame asks only its CVC. */
+    savedCardId?: string }
+  /** A saved card is chosen (the frame shows only the CVC field), or a new card (every field). */
+  | { type: 'payd:saved'; on: boolean }
   | { type: 'payd:busy'; on: boolean }
   | { type: 'payd:focus' }
   | { type: 'payd:clear' };

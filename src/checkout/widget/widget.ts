@@ -8,11 +8,12 @@
 // never a card value. A 3-D Secure challenge opens in a modal frame on the page, and its
 // outcome comes back to the widget. Bundled by esbuild (src/checkout/widget-bundle.ts).
 import { formatAmount } from './validation.ts';
-import { type Locale, hasMessage, intlLocale, methodLabel, pickLocale, t } from '../i18n.ts';
+import { type Locale, hasMessage, intlLocale, localeOf, methodLabel, pickLocale, t } from '../i18n.ts';
 import { type Field, field, h, nextId, regroup } from './dom.ts';
 import { type CardState, type FieldStyle, type FromFrame, type ToFrame, THREE_DS_DONE, styleVariables } from './frame-protocol.ts';
 
 interface Solution { partner: string; method: string; requires?: string[] }
+interface SavedCard { id: string; partner: string; selected_network: string; last_four_digits: string; expiry_month: string; expiry_year: string }
 interface SessionInfo {
   client_session_id: string;
   status: string;
@@ -22,6 +23,8 @@ interface SessionInfo {
   amount: number;
   currency: string;
   eligible_solutions: Solution[];
+  /** The session customer's saved cards (no number: brand, last four, expiry). */
+  saved_cards?: SavedCard[];
   can_pay: boolean;
   attempts_left: number;
   last_attempt_status?: string;
@@ -48,8 +51,8 @@ function declineMessage(locale: Locale, status: string | undefined, attemptsLeft
   return `${what} ${t(locale, attemptsLeft === 1 ? 'tryAnotherLast' : 'tryAnother')}`;
 }
 
-/** The browser's languages, for what is shown before the session (and its locale) is known. */
-const browserLocale = (): Locale => pickLocale(navigator.languages?.join(',') || navigator.language);
+/** The shopper's choice or the browser's languages, for what is shown before the session (and its locale) is known. */
+const browserLocale = (chosen?: string): Locale => pickLocale(navigator.languages?.join(',') || navigator.language, undefined, chosen);
 
 export interface MountOptions {
   /** The client session's widget.data. */
@@ -64,6 +67,8 @@ export interface MountOptions {
   style?: FieldStyle;
   /** 3-D Secure: in a modal frame on the page (default), or by leaving the page for the bank's. */
   threeDs?: 'modal' | 'redirect';
+  /** The shopper's own choice of language (a language tag, e.g. from your page's switch): wins over the session's customer.locale and the browser's. */
+  locale?: string;
 }
 
 const scriptOrigin = (() => {
@@ -87,9 +92,11 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   for (const [name, value] of styleVariables(options.style)) (root as HTMLElement).style?.setProperty(name, value);
   const go = (url: string) => (options.onComplete ? options.onComplete(url) : window.location.assign(url));
 
-  root.replaceChildren(h('p', { class: 'payd-status', role: 'status', text: t(browserLocale(), 'loading') }));
+  root.replaceChildren(h('p', { class: 'payd-status', role: 'status', text: t(browserLocale(options.locale), 'loading') }));
+  const lang = options.locale ? `?lang=${encodeURIComponent(options.locale)}` : '';
   const loadSession = async (): Promise<SessionInfo> => {
-    const res = await fetch(`${base}/checkout/v1/session`, { headers: { 'x-payd-session': options.data } });
+    const res = await fetch(`${base}/checkout/v1/session${lang}`, { headers: { 'x-payd-session': options.data } })
+      .catch(() => { throw new Error(t(browserLocale(options.locale), 'networkError')); });
     if (!res.ok) throw new Error(((await res.json().catch(() => ({}))) as Problem).detail ?? `HTTP ${res.status}`);
     return (await res.json()) as SessionInfo;
   };
@@ -97,10 +104,11 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   try {
     info = await loadSession();
   } catch (err) {
-    root.replaceChildren(h('p', { class: 'payd-error', role: 'alert', text: `${t(browserLocale(), 'loadFailed')} ${(err as Error).message}` }));
+    root.replaceChildren(h('p', { class: 'payd-error', role: 'alert', text: `${t(browserLocale(options.locale), 'loadFailed')} ${(err as Error).message}` }));
     return;
   }
-  const L: Locale = info.locale === 'fr' ? 'fr' : 'en';
+  const L: Locale = localeOf(info.locale) ?? 'en';
+  root.setAttribute('lang', L); // the widget's language, which may not be the page's
   if (!info.can_pay) {
     const what = info.status === 'EXPIRED' ? t(L, 'expired')
       : info.payment?.authorization_status === 'AUTHORIZED' ? t(L, 'alreadyPaid')
@@ -157,6 +165,25 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   });
   const cardBox = h('div', { class: 'payd-card' }, frame);
   if (card) form.append(cardBox);
+
+  // The customer's saved cards (the merchant named the customer in the session): one is
+  // chosen by default and the card frame then asks only its CVC; "A new card" shows
+  // every card field again. The frame sends the payment, CVC included, as for a new card.
+  const savedCards = card ? info.saved_cards ?? [] : [];
+  const savedSet = h('fieldset', { class: 'payd-saved' }, h('legend', { text: t(L, 'savedCards') }));
+  const savedRadios = [...savedCards.map((c) => ({ card: c as SavedCard | undefined, label: t(L, 'savedCard', {
+    brand: c.selected_network, last4: c.last_four_digits, month: c.expiry_month, year: c.expiry_year,
+  }) })), { card: undefined, label: t(L, 'newCard') }].map((choice, i) => {
+    const id = nextId('payd-saved');
+    const radio = h('input', { type: 'radio', name: 'payd-saved', id, value: String(i) });
+    if (i === 0) radio.checked = true;
+    savedSet.append(h('div', { class: 'payd-choice' }, radio, h('label', { for: id, text: choice.label })));
+    return { radio, card: choice.card };
+  });
+  if (savedCards.length) cardBox.prepend(savedSet);
+  const savedChosen = () => savedRadios.find((r) => r.radio.checked)?.card;
+  const syncSaved = () => toFrame({ type: 'payd:saved', on: savedChosen() !== undefined });
+  savedRadios.forEach((r) => r.radio.addEventListener('change', syncSaved));
 
   // The shopper's email, asked when the chosen method needs it and the merchant did not give it.
   const email = field(t(L, 'email'), { name: 'email', type: 'email', autocomplete: 'email', maxlength: '254' }, () => (EMAIL.test(email.input.value.trim()) ? '' : t(L, 'errEmail')));
@@ -268,6 +295,7 @@ export async function mount(target: string | Element, options: MountOptions): Pr
     if (event.source !== frame.contentWindow) return;
     if (m.type === 'payd:ready') {
       toFrame({ type: 'payd:init', locale: L, credential: options.data, ...(options.style ? { style: options.style } : {}) });
+      if (savedCards.length) syncSaved();
       frameReady();
     } else if (m.type === 'payd:resize' && Number.isFinite(m.height)) {
       frame.style.height = `${Math.min(Math.max(m.height, 0), 2000)}px`;
@@ -305,7 +333,10 @@ export async function mount(target: string | Element, options: MountOptions): Pr
     const needsEmail = !!chosen.requires?.includes('customer_email');
     if (needsEmail) check(email, EMAIL.test(email.input.value.trim()) ? '' : t(L, 'errEmail'));
     const cardIndex = split.length;
-    split.push({ partner: chosen.partner, method: chosen.method, amount: isCard ? cardAmount : info.amount });
+    const savedCard = isCard ? savedChosen() : undefined;
+    // A saved card is paid through the partner that keeps it (one the session offers for CARD).
+    split.push({ partner: savedCard?.partner ?? chosen.partner, method: chosen.method, amount: isCard ? cardAmount : info.amount });
+    const saved = savedCard ? { savedCardId: savedCard.id } : {};
     const browser = {
       user_agent: navigator.userAgent.slice(0, 2048), locale: navigator.language, javascript_enabled: true, java_enabled: false,
       color_depth: screen.colorDepth, screen_height: screen.height, screen_width: screen.width, utc_time_zone: -new Date().getTimezoneOffset(),
@@ -318,7 +349,7 @@ export async function mount(target: string | Element, options: MountOptions): Pr
         formError.textContent = `${t(L, 'loadFailed')} ${t(L, 'cardDetails')}`;
         return;
       }
-      const dry = await ask({ type: 'payd:submit', split, cardIndex, dryRun: true });
+      const dry = await ask({ type: 'payd:submit', split, cardIndex, dryRun: true, ...saved });
       if (dry.type === 'payd:invalid') {
         frame.focus();
         toFrame({ type: 'payd:focus' });
@@ -334,13 +365,14 @@ export async function mount(target: string | Element, options: MountOptions): Pr
       let status: number;
       let body: Problem & Partial<SubmitResult>;
       if (isCard) {
-        const answer = await ask({ type: 'payd:submit', split, cardIndex, browser, ...customerEmail });
-        if (answer.type === 'payd:error') throw new Error(answer.message);
+        const answer = await ask({ type: 'payd:submit', split, cardIndex, browser, ...customerEmail, ...saved });
+        if (answer.type === 'payd:error') throw new Error(t(L, 'networkError'));
         if (answer.type !== 'payd:result') return busy(false);
         status = answer.status;
         body = answer.body as typeof body;
       } else {
-        const res = await fetch(`${base}/checkout/v1/session/payments`, { method: 'POST', headers, body: JSON.stringify({ split, browser, ...customerEmail }) });
+        const res = await fetch(`${base}/checkout/v1/session/payments?lang=${L}`, { method: 'POST', headers, body: JSON.stringify({ split, browser, ...customerEmail }) })
+          .catch(() => { throw new Error(t(L, 'networkError')); });
         status = res.status;
         body = (await res.json().catch(() => ({}))) as typeof body;
       }
@@ -366,6 +398,27 @@ declare global {
 }
 window.PaydCheckout = { mount };
 
+/**
+ * payd's own page in the widget's language: the hosted page is rendered before the
+ * session is known (its credential is in the fragment), so its heading, intro and
+ * switch (data-payd-t, data-payd-t-label) are said again in the session's language; the
+ * switch's links keep the fragment.
+ */
+function samePageLanguage(selector: string) {
+  const L = localeOf(document.querySelector(selector)?.getAttribute('lang'));
+  document.querySelectorAll<HTMLAnchorElement>('.payd-lang a').forEach((a) => {
+    a.href = `${a.getAttribute('href')!.split('#')[0]}${window.location.hash}`;
+    if (L && a.hreflang === L) a.setAttribute('aria-current', 'true');
+    else if (L) a.removeAttribute('aria-current');
+  });
+  if (!L || document.documentElement.lang === L) return;
+  document.documentElement.lang = L;
+  document.querySelectorAll<HTMLElement>('[data-payd-t]').forEach((el) => { if (hasMessage(el.dataset.paydT!)) el.textContent = t(L, el.dataset.paydT); });
+  document.querySelectorAll<HTMLElement>('[data-payd-t-label]').forEach((el) => { if (hasMessage(el.dataset.paydTLabel!)) el.setAttribute('aria-label', t(L, el.dataset.paydTLabel)); });
+  const title = document.querySelector('h1[data-payd-t]')?.textContent;
+  if (title) document.title = title;
+}
+
 /** The session credential in the page address's fragment (#session=...), if any. */
 function fragmentCredential(): string | undefined {
   const value = new URLSearchParams(window.location.hash.replace(/^#/, '')).get('session');
@@ -381,9 +434,11 @@ if (self?.dataset.paydMount && (self.dataset.paydSession || self.dataset.paydSes
   const selector = self.dataset.paydMount;
   const start = () => {
     const data = self.dataset.paydSession ?? fragmentCredential();
-    if (data) return void mount(selector, { data, threeDs: 'redirect' });
+    // The page's ?lang= is the shopper's choice (payd's language switch).
+    const locale = new URLSearchParams(window.location.search).get('lang') ?? undefined;
+    if (data) return void mount(selector, { data, threeDs: 'redirect', ...(locale ? { locale } : {}) }).then(() => samePageLanguage(selector));
     const root = document.querySelector(selector);
-    root?.replaceChildren(h('p', { class: 'payd-error', role: 'alert', text: t(browserLocale(), 'incompleteAddress') }));
+    root?.replaceChildren(h('p', { class: 'payd-error', role: 'alert', text: t(browserLocale(locale), 'incompleteAddress') }));
   };
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
   else start();

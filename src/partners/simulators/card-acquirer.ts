@@ -2,7 +2,9 @@
 // the outcome, like Stripe's test cards (docs/test-cards.md lists them).
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import type { AuthorizeRequest, CardDetails, CardInstrument } from '../port.ts';
+import type { Queryable } from '../../platform/db/index.ts';
+import type { AuthorizeRequest, CardDetails, CardInstrument, SavedCardInstrument } from '../port.ts';
+import { simRepo } from './ledger.repo.ts';
 import { acsRoutes } from './acs.routes.ts';
 import { type Decision, SimulatedPartner } from './simulated-partner.ts';
 
@@ -52,29 +54,64 @@ export class CardAcquirerSimulator extends SimulatedPartner {
     return acsRoutes(app, this);
   }
 
-  protected async decide(req: AuthorizeRequest): Promise<Decision> {
+  protected async decide(req: AuthorizeRequest, q: Queryable): Promise<Decision> {
+    if (req.instrument.type === 'SAVED_CARD') return this.decideSaved(req, req.instrument, q);
     return this.decideNow(req);
   }
 
   protected override decideNow(req: AuthorizeRequest): Decision {
     const instrument = req.instrument as CardInstrument;
+    const test = BY_NUMBER.get(instrument.number);
+    // Any other Luhn-valid number behaves like a plain approved card.
+    const behaviour: TestCard['decision'] = test?.decision ?? ok();
+    const d = this.decision(req, behaviour, { funding: DEBIT.has(instrument.number) ? 'DEBIT' : 'CREDIT', expiry_month: instrument.expiry_month, expiry_year: instrument.expiry_year, threeDs: true });
+    // A card kept on file keeps the behaviour of its number (never the number itself).
+    if (req.save_token) Object.assign(d.data!, { behaviour, funding: DEBIT.has(instrument.number) ? 'DEBIT' : 'CREDIT' });
+    return d;
+  }
+
+  /**
+   * An authorization with a saved card: the card this acquirer kept with the
+   * authorization `instrument.reference` (saved with save_token, authorized, not
+   * forgotten), with the behaviour of its original number. A merchant-initiated payment
+   * is never challenged (the cardholder is absent: no 3-D Secure); a customer-initiated
+   * one follows the card's 3-D Secure rules like the number did.
+   */
+  private async decideSaved(req: AuthorizeRequest, instrument: SavedCardInstrument, q: Queryable): Promise<Decision> {
+    const saved = await simRepo.byReference(q, this.name, instrument.reference);
+    if (!saved || saved.kind !== 'AUTHORIZATION' || saved.status !== 'AUTHORIZED' || saved.data.save_token !== true || saved.data.forgotten === true) {
+      return { status: 'REFUSED', code: 'INVALID_TOKEN', description: 'No card is kept under this reference', data: { initiator: instrument.initiator } };
+    }
+    const kept = saved.data.card as CardDetails;
+    const behaviour = (saved.data.behaviour ?? ok()) as TestCard['decision'];
+    const merchant = instrument.initiator === 'MERCHANT';
+    const d = this.decision(req, merchant && behaviour.challenge ? ok(behaviour.flags) : behaviour,
+      { funding: String(saved.data.funding ?? kept.type), expiry_month: kept.expiry_month, expiry_year: kept.expiry_year, threeDs: !merchant });
+    Object.assign(d.data!, { initiator: instrument.initiator, saved_card: instrument.reference });
+    return d;
+  }
+
+  /** The decision for a card of this behaviour: expiry, the low-value exemption, the card facts this acquirer adds. */
+  private decision(req: AuthorizeRequest, behaviour: TestCard['decision'],
+    c: { funding: string; expiry_month: string; expiry_year: string; threeDs: boolean }): Decision {
     // The acquirer tells what payd cannot know from the number: funding type and country.
     const card: CardDetails | undefined = req.card && {
       ...req.card,
-      type: DEBIT.has(instrument.number) ? 'DEBIT' : 'CREDIT',
+      type: c.funding,
       country_code: issuerCountry(req.card.bin),
-      three_ds: {
-        eci: '05',
-        version: '2.2.0',
-        flow: 'FRICTIONLESS',
-        ds_transaction_id: randomUUID(),
-        acs_transaction_id: randomUUID(),
-      },
+      ...(c.threeDs ? {
+        three_ds: {
+          eci: '05',
+          version: '2.2.0',
+          flow: 'FRICTIONLESS' as const,
+          ds_transaction_id: randomUUID(),
+          acs_transaction_id: randomUUID(),
+        },
+      } : {}),
     };
-    const test = BY_NUMBER.get(instrument.number);
-    // Any other Luhn-valid number behaves like a plain approved card.
-    let decision: TestCard['decision'] = test?.decision ?? ok();
-    const expiry = new Date(Date.UTC(Number(instrument.expiry_year), Number(instrument.expiry_month), 1));
+    if (card && !c.threeDs) delete card.three_ds;
+    let decision = behaviour;
+    const expiry = new Date(Date.UTC(Number(c.expiry_year), Number(c.expiry_month), 1));
     if (expiry.getTime() <= Date.now()) {
       decision = { status: 'REFUSED', code: 'EXPIRED_CARD', description: 'The card has expired' };
     }
@@ -84,5 +121,10 @@ export class CardAcquirerSimulator extends SimulatedPartner {
     }
     if (decision.challenge && card?.three_ds) card.three_ds.flow = 'CHALLENGE';
     return Object.assign({}, decision, { data: card ? { card } : {} }); // (not a spread: see newTxRow)
+  }
+
+  /** Forgets a saved card (its reference then authorizes nothing). */
+  async forgetCard(req: { entityId: string; reference: string }): Promise<void> {
+    await simRepo.patchData(this.db, this.name, req.reference, { forgotten: true });
   }
 }

@@ -56,6 +56,10 @@ export const simRepo = {
       [partner, reference, status, JSON.stringify(data ?? {})],
     );
   },
+  /** Merges `data` into an operation's data (its status unchanged). */
+  async patchData(q: Queryable, partner: string, reference: string, data: Record<string, unknown>): Promise<void> {
+    await q.query('UPDATE sim_partner_operations SET data = data || $3::jsonb WHERE partner = $1 AND reference = $2', [partner, reference, JSON.stringify(data)]);
+  },
   /**
    * Settles an operation still PROCESSING (a simulated timeout whose time has come);
    * false when another transaction settled it first (only the winner moves balances).

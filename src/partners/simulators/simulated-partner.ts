@@ -126,6 +126,8 @@ export abstract class SimulatedPartner implements PartnerConnector, InlinePartne
     if (this.options.inline === false || this.options.latencyMs) return undefined;
     if (call.kind === 'AUTHORIZATION') {
       if (!this.decideNow) return undefined;
+      // A card to keep, or a kept card, is held by the partner: never a pure decision.
+      if (call.request.save_token || call.request.instrument.type === 'SAVED_CARD') return undefined;
       const d = this.decideNow(call.request);
       if (d.timeout || d.status === 'CHALLENGE_REQUIRED') return undefined; // these need the simulator's own record
       const op = this.newAuthorization(call.request, d);
@@ -225,16 +227,19 @@ export abstract class SimulatedPartner implements PartnerConnector, InlinePartne
     const data = { code: d.code, description: d.description, flags: d.flags ?? {}, currency: req.currency, ...(req.save_token && req.method === 'CARD' ? { save_token: true } : {}), ...d.data };
     const base = { partner: this.name, key: req.key, kind: 'AUTHORIZATION', reference: randomUUID(), parent_ref: null, amount: req.amount };
     if (d.status === 'CHALLENGE_REQUIRED' && req.return_url) Object.assign(data, { return_url: req.return_url });
+    // The cardholder's language for the challenge page, as an issuer has it (the merchant's customer.locale).
+    if (d.status === 'CHALLENGE_REQUIRED' && typeof req.customer?.locale === 'string') Object.assign(data, { locale: req.customer.locale });
     return d.timeout ? { ...base, ...this.pendingTimeout(d.status, data) } : Object.assign(base, { status: d.status, data, resolve_at: null });
   }
 
   /** What the simulated ACS page shows for an authorization awaiting its challenge. */
-  async challenge(reference: string): Promise<{ status: string; amount: number; currency: string; return_url?: string } | undefined> {
+  async challenge(reference: string): Promise<{ status: string; amount: number; currency: string; return_url?: string; locale?: string } | undefined> {
     const op = await simRepo.byReference(this.db, this.name, reference);
     if (!op || op.kind !== 'AUTHORIZATION') return undefined;
     return {
       status: op.status, amount: op.amount, currency: String(op.data.currency ?? ''),
       ...(typeof op.data.return_url === 'string' ? { return_url: op.data.return_url } : {}),
+      ...(typeof op.data.locale === 'string' ? { locale: op.data.locale } : {}),
     };
   }
 

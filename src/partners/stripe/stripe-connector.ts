@@ -14,12 +14,22 @@
 // Stripe account (payd holds the card in its PCI scope; Stripe never sees payd's CVV
 // storage because there is none).
 //
+// Cards on file (save_token; docs/decisions.md "Saved cards") use Stripe's own mechanism
+// for the Charges API: the card is attached to a Stripe Customer (POST /v1/customers with
+// the card's token as its source, Idempotency-Key <key>:customer) and the authorization
+// charges that customer's card. payd's saved card names the authorization's charge; a
+// later payment retrieves it for its customer and card, and charges them again
+// (metadata payd_initiator: CUSTOMER or MERCHANT). The Charges API has no
+// setup_future_usage / off_session (those are PaymentIntents parameters, which this
+// connector and stripe-stateful-mock do not use), and takes no CVC for a customer's saved
+// card. Deleting the saved card deletes the card from the Customer.
+//
 // payd's partner key is Stripe's Idempotency-Key on every call that changes something,
 // and it is written in the metadata (payd_key) of charges and refunds, so that sync finds
 // the object after a lost answer. Unknown statuses are PENDING; Stripe's own retries are
 // off (payd retries with the same key from its recovery worker).
 import type {
-  AuthorizeRequest, CardDetails, CardInstrument, FollowUpRequest, PartnerConnector, PartnerNotification, PartnerResult, SyncRequest,
+  AuthorizeRequest, CardDetails, CardInstrument, FollowUpRequest, PartnerConnector, PartnerNotification, PartnerResult, SavedCardInstrument, SyncRequest,
 } from '../port.ts';
 
 /** What the connector reads of a Stripe charge (the API's Charge object, the fields used). */
@@ -36,6 +46,9 @@ interface StripeCharge {
   metadata?: Record<string, string>;
   outcome?: { type?: string; reason?: string | null; seller_message?: string } | null;
   payment_method_details?: { card?: { brand?: string; country?: string | null; funding?: string; last4?: string; network?: string } } | null;
+  /** The card charged: a customer's card carries its customer. */
+  source?: { id?: string; customer?: string | null } | null;
+  customer?: string | null;
 }
 
 interface StripeRefund {
@@ -65,6 +78,10 @@ interface StripeClient {
     list(params: Record<string, unknown>, options?: RequestOptions): Promise<StripeListPage<StripeRefund>>;
   };
   tokens: { create(params: Record<string, unknown>, options?: RequestOptions): Promise<{ id: string }> };
+  customers: {
+    create(params: Record<string, unknown>, options?: RequestOptions): Promise<{ id: string; default_source: string | null }>;
+    deleteSource(customerId: string, id: string, params?: Record<string, unknown>, options?: RequestOptions): Promise<unknown>;
+  };
   webhooks: { constructEvent(payload: string, header: string, secret: string): { id: string; type: string; data: { object: unknown } } };
 }
 
@@ -128,9 +145,18 @@ function stripeError(err: unknown): StripeErrorLike | undefined {
 
 const FUNDING: Record<string, string> = { credit: 'CREDIT', debit: 'DEBIT', prepaid: 'PREPAID' };
 
+/** The Customer and card a charge of a customer's card was made with (Stripe names the customer on the charge, or on its card). */
+function savedCardOf(charge: StripeCharge): { customer: string; card: string } | undefined {
+  const customer = charge.customer ?? charge.source?.customer ?? undefined;
+  const card = charge.source?.id;
+  return customer && card ? { customer, card } : undefined;
+}
+
 export class StripeConnector implements PartnerConnector {
   readonly name: string;
   readonly methods = ['CARD'] as const;
+  /** A charge is captured once: a partial capture releases the rest (docs/connectors.md). */
+  readonly capturesOnce = true;
   readonly limits: PartnerConnector['limits'];
   /** One client per secret key (a connected account shares its platform's client). */
   private readonly clients = new Map<string, Promise<StripeClient>>();
@@ -198,6 +224,7 @@ export class StripeConnector implements PartnerConnector {
   }
 
   async authorize(req: AuthorizeRequest): Promise<PartnerResult> {
+    if (req.instrument.type === 'SAVED_CARD') return this.authorizeSaved(req, req.instrument);
     if (req.instrument.type !== 'CARD') {
       return { outcome: 'ERROR', partner_status: 'unsupported_instrument', status_code: 'UNSUPPORTED_INSTRUMENT', partner_status_description: 'Stripe takes cards only' };
     }
@@ -211,9 +238,14 @@ export class StripeConnector implements PartnerConnector {
       throw err;
     }
     try {
+      // A card to keep: attached to a Customer first (Stripe refuses a declined card there), then that customer's card charged.
+      const customer = req.save_token
+        ? await stripe.customers.create({ source, metadata: { payd_key: req.key, payd_entity: req.entityId } }, { ...opts, idempotencyKey: `${req.key}:customer` })
+        : undefined;
       const charge = await stripe.charges.create({
-        amount: req.amount, currency: req.currency.toLowerCase(), source, capture: 'false',
-        metadata: { payd_key: req.key, payd_entity: req.entityId },
+        amount: req.amount, currency: req.currency.toLowerCase(), capture: 'false',
+        ...(customer ? { customer: customer.id, ...(customer.default_source ? { source: customer.default_source } : {}) } : { source }),
+        metadata: { payd_key: req.key, payd_entity: req.entityId, ...(customer ? { payd_saved: 'true' } : {}) },
       }, { ...opts, idempotencyKey: req.key });
       return this.authorization(charge, req.card);
     } catch (err) {
@@ -221,6 +253,43 @@ export class StripeConnector implements PartnerConnector {
       if (known) return { ...known, card: req.card };
       throw err;
     }
+  }
+
+  /**
+   * A payment with a saved card: the charge that saved it gives the Stripe Customer and
+   * its card, which are charged again. A reference Stripe does not know, or whose card is
+   * no longer attached, is refused (INVALID_TOKEN).
+   */
+  private async authorizeSaved(req: AuthorizeRequest, instrument: SavedCardInstrument): Promise<PartnerResult> {
+    const { stripe, opts } = await this.account(req.entityId);
+    const invalid: PartnerResult = { outcome: 'REFUSED', partner_status: 'invalid_token', status_code: 'INVALID_TOKEN',
+      partner_status_description: 'Stripe keeps no card under this reference', ...(req.card ? { card: req.card } : {}) };
+    let saved: { customer: string; card: string } | undefined;
+    try {
+      saved = savedCardOf(await stripe.charges.retrieve(instrument.reference, {}, opts));
+    } catch (err) {
+      if (!this.refusal(err)) throw err;
+    }
+    if (!saved) return invalid;
+    try {
+      const charge = await stripe.charges.create({
+        amount: req.amount, currency: req.currency.toLowerCase(), capture: 'false', customer: saved.customer, source: saved.card,
+        metadata: { payd_key: req.key, payd_entity: req.entityId, payd_initiator: instrument.initiator },
+      }, { ...opts, idempotencyKey: req.key });
+      return this.authorization(charge, req.card);
+    } catch (err) {
+      const known = this.refusal(err);
+      if (known?.outcome === 'ERROR') return invalid; // (the card was deleted from the customer)
+      if (known) return { ...known, ...(req.card ? { card: req.card } : {}) };
+      throw err;
+    }
+  }
+
+  /** Deletes the saved card from its Stripe Customer (the charge that saved it names both). */
+  async forgetCard(req: { entityId: string; reference: string }): Promise<void> {
+    const { stripe, opts } = await this.account(req.entityId);
+    const saved = savedCardOf(await stripe.charges.retrieve(req.reference, {}, opts));
+    if (saved) await stripe.customers.deleteSource(saved.customer, saved.card, {}, opts);
   }
 
   async capture(req: FollowUpRequest): Promise<PartnerResult> {
@@ -389,7 +458,9 @@ export class StripeConnector implements PartnerConnector {
     } : card;
     const base = { partner_reference: charge.id, partner_status: charge.status, ...(merged ? { card: merged } : {}) };
     if (charge.status === 'succeeded' && !charge.captured) {
-      return { ...base, outcome: 'SUCCESS', status_code: 'SUCCEEDED', partner_status_description: charge.outcome?.seller_message ?? 'Authorized' };
+      // A card attached to a Customer for later payments is kept once its charge is authorized.
+      const saved = charge.metadata?.payd_saved === 'true' && savedCardOf(charge) !== undefined;
+      return { ...base, outcome: 'SUCCESS', status_code: 'SUCCEEDED', partner_status_description: charge.outcome?.seller_message ?? 'Authorized', ...(saved ? { token_saved: true } : {}) };
     }
     if (charge.status === 'failed') {
       return { ...base, outcome: 'REFUSED', status_code: (charge.outcome?.reason ?? charge.failure_code ?? 'declined').toUpperCase(), partner_status_description: charge.failure_message ?? 'Declined' };

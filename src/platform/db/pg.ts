@@ -73,7 +73,7 @@ export function cancelBackend(client: pg.Client): void {
 /**
  * The statements running past their limit, with one timer for all of them: a timer per
  * statement (node-postgres's query_timeout) cost about 15 µs of CPU per statement
- * (docs/performance.md, session 19). Each statement is noted with its start; a sweep
+ * (a CPU profile of payd start under the pair flow, kept in git history). Each statement is noted with its start; a sweep
  * every second (while any runs) cancels the statement of a client older than the limit
  * on the server (cancelBackend: else its backend would go on running or waiting for a
  * lock after the socket is gone, and such backends pile up, a pool's worth per limit),

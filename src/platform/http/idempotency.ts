@@ -16,6 +16,13 @@
 // The resource's own uniqueness stays the guarantee that nothing is created twice
 // (payments: the key columns of payments and payment_operations); `lookup` reads it, so
 // that a first request that died after creating its resource is still found.
+// A route whose resource keeps its key and the request's fingerprint in its own row
+// (`ownKey`: payments and their captures, refunds and voids) takes no claim: its
+// preHandler only computes the fingerprint (requestFingerprint), the resource's write
+// stores it, and any refusal of a keyed request (before or in its handler, a 409 of the
+// handler's included) is answered from `lookup`: 409 write-conflict naming the first
+// request's resource, same_request by comparing fingerprints. A keyed creation then costs
+// no statement more than one without a key.
 import { createHmac, randomUUID, type Hmac } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, onSendHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import { Type } from 'typebox';
@@ -52,7 +59,18 @@ export interface IdempotentRoute {
    * The resource the first request with this key created, read from the resource itself
    * (held while it is in flight, as the route sees fit); undefined when there is none.
    */
-  lookup?: (entityId: string, scope: string, key: string) => Promise<string | undefined>;
+  lookup?: (entityId: string, scope: string, key: string) => Promise<FirstRequest | undefined>;
+  /**
+   * The resource stores its key and the request's fingerprint itself (requestFingerprint):
+   * no claim row is written (needs `lookup`).
+   */
+  ownKey?: boolean;
+}
+
+/** What the first request with a key created, and its fingerprint when the resource keeps it. */
+export interface FirstRequest {
+  id: string;
+  fingerprint?: string | null;
 }
 
 interface Claim {
@@ -64,6 +82,8 @@ interface Claim {
 
 interface RequestState {
   body?: Hmac;
+  /** The request's fingerprint, once computed. */
+  fingerprint?: string;
   claimed?: { entityId: string; scope: string; key: string; claimId: string };
   created?: string;
 }
@@ -91,6 +111,14 @@ function keyed(request: FastifyRequest): { keys: IdempotencyKeys; route: Idempot
   return scope === undefined ? undefined : { ...idem, entityId, scope, key };
 }
 
+/**
+ * The fingerprint of a keyed request on an `ownKey` route, for its resource's row;
+ * undefined without a key.
+ */
+export function requestFingerprint(request: FastifyRequest): string | undefined {
+  return stateOf(request).fingerprint;
+}
+
 /** What the request created: recorded against its idempotency key when it has answered. */
 export function markCreated(request: FastifyRequest, resourceId: string): void {
   stateOf(request).created = resourceId;
@@ -108,9 +136,12 @@ export class IdempotencyKeys {
 
   /** The config and hooks of a route that takes x-idempotency-key. */
   route(route: IdempotentRoute) {
+    if (route.ownKey && !route.lookup) throw new Error('an ownKey route needs a lookup');
     const preHandler: preHandlerAsyncHookHandler = async (request) => {
       const k = keyed(request);
-      if (k) await this.claim(request, k.entityId, k.scope, k.key, route);
+      if (!k) return;
+      if (route.ownKey) stateOf(request).fingerprint = this.fingerprint(request);
+      else await this.claim(request, k.entityId, k.scope, k.key, route);
     };
     const onSend: onSendHookHandler<unknown> = async (request, reply, payload) => {
       await this.settle(request, reply);
@@ -121,6 +152,8 @@ export class IdempotencyKeys {
 
   /** The request's fingerprint: HMAC-SHA256 of its method, route and raw body (hex). */
   private fingerprint(request: FastifyRequest): string {
+    const known = stateOf(request).fingerprint;
+    if (known) return known;
     const body = stateOf(request).body?.digest('hex')
       ?? (request.body === undefined ? '' : `parsed:${JSON.stringify(request.body)}`);
     return createHmac('sha256', this.config.key).update(`${request.method} ${request.routeOptions.url}\n${body}`).digest('hex');
@@ -162,7 +195,7 @@ export class IdempotencyKeys {
       }
       const first = await this.held(entityId, scope, key);
       if (!first) continue; // given back meanwhile (the first request created nothing): claim it again
-      const resourceId = first.resource_id ?? (route.lookup ? await route.lookup(entityId, scope, key) : undefined);
+      const resourceId = first.resource_id ?? (route.lookup ? (await route.lookup(entityId, scope, key))?.id : undefined);
       if (resourceId) throw problems.idempotencyViolation(instance, resourceId, first.fingerprint === fingerprint);
       if (first.completed_at) continue; // (completed without a resource: not written so; defensive)
       // Still running after the hold, with nothing created that can be found: a request
@@ -216,13 +249,30 @@ export class IdempotencyKeys {
    */
   static async refusedBeforeHandler(request: FastifyRequest, problem: Problem): Promise<Problem | undefined> {
     if (problem.status < 400 || problem.status >= 500 || problem.status === 401 || problem.status === 403) return undefined;
-    if (problem.type === PROBLEM_TYPE.writeConflict || problem.type === PROBLEM_TYPE.resourceBusy) return undefined;
-    const state = (request as WithState)[STATE];
-    if (state?.claimed || state?.created) return undefined; // the handler ran: its own refusal
+    if (problem.type === PROBLEM_TYPE.resourceBusy) return undefined;
     const k = keyed(request);
     if (!k) return undefined;
+    if (k.route.ownKey) return k.keys.refusedOwnKey(request, k.entityId, k.scope, k.key, k.route.lookup!);
+    if (problem.type === PROBLEM_TYPE.writeConflict) return undefined;
+    const state = (request as WithState)[STATE];
+    if (state?.claimed || state?.created) return undefined; // the handler ran: its own refusal
     const first = await k.keys.held(k.entityId, k.scope, k.key);
-    const resourceId = first?.resource_id ?? (k.route.lookup ? await k.route.lookup(k.entityId, k.scope, k.key) : undefined);
+    const resourceId = first?.resource_id ?? (k.route.lookup ? (await k.route.lookup(k.entityId, k.scope, k.key))?.id : undefined);
     return resourceId ? problems.idempotencyViolation(request.url.split('?')[0]!, resourceId, false) : undefined;
+  }
+
+  /**
+   * A keyed request of an ownKey route refused (before or in its handler, including the
+   * handler's own 409): when the key already made a resource, the 409 naming it, with
+   * same_request from the fingerprints (the resource's, else a claim the previous version
+   * of payd wrote in idempotency_keys); undefined: the refusal stands.
+   */
+  private async refusedOwnKey(request: FastifyRequest, entityId: string, scope: string, key: string,
+    lookup: NonNullable<IdempotentRoute['lookup']>): Promise<Problem | undefined> {
+    const first = await lookup(entityId, scope, key);
+    if (!first) return undefined;
+    const stored = first.fingerprint ?? (await this.read(entityId, scope, key))?.fingerprint;
+    return problems.idempotencyViolation(request.url.split('?')[0]!, first.id,
+      stored ? stored === this.fingerprint(request) : undefined);
   }
 }

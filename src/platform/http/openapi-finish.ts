@@ -27,6 +27,9 @@ export const OPERATION_IDS: Record<string, string> = {
   'POST /v2/payments/{id}/refunds': 'refundPayment',
   'POST /v2/payments/{id}/voids': 'voidPayment',
   'GET /v2/payments/{id}/operations/{operation_id}': 'getPaymentOperation',
+  'GET /v2/saved-cards': 'listSavedCards',
+  'GET /v2/saved-cards/{id}': 'getSavedCard',
+  'DELETE /v2/saved-cards/{id}': 'deleteSavedCard',
   'POST /v2/payment-links': 'createPaymentLink',
   'GET /v2/payment-links': 'listPaymentLinks',
   'GET /v2/payment-links/{id}': 'getPaymentLink',
@@ -142,6 +145,21 @@ const EXAMPLES: Record<string, Record<string, { summary: string; value: unknown 
     challenge: {
       summary: '3-D Secure challenge (4000 0000 0000 3220): PENDING with authorization.redirection',
       value: { amount: 4000, currency: 'EUR', split: [{ partner: 'card-sim', method: 'CARD', amount: 4000, instrument: testCard('4000000000003220') }] },
+    },
+    saveCard: {
+      summary: 'Keep the card on file for the customer (allow_future_usage): its authorization shows token_saved and saved_card_id',
+      value: { amount: 1500, currency: 'EUR', allow_future_usage: true, customer: { reference: 'customer-42', email: 'ada@example.com' },
+        split: [{ partner: 'card-sim', method: 'CARD', amount: 1500, instrument: testCard('4242424242424242') }] },
+    },
+    savedCardCustomer: {
+      summary: 'Pay with a saved card, the cardholder present (customer-initiated, with the CVC)',
+      value: { amount: 2500, currency: 'EUR', customer: { reference: 'customer-42' },
+        split: [{ partner: 'card-sim', method: 'CARD', amount: 2500, instrument: { type: 'SAVED_CARD', saved_card_id: '0c5a81bb-1f1e-4c1e-9a5e-2b1f2d6e7a10', cvv: '123' } }] },
+    },
+    savedCardMerchant: {
+      summary: 'Pay with a saved card without the cardholder (merchant-initiated: no CVC, no 3-D Secure)',
+      value: { amount: 2500, currency: 'EUR', customer: { reference: 'customer-42' },
+        split: [{ partner: 'card-sim', method: 'CARD', amount: 2500, instrument: { type: 'SAVED_CARD', saved_card_id: '0c5a81bb-1f1e-4c1e-9a5e-2b1f2d6e7a10', initiator: 'MERCHANT' } }] },
     },
   },
   capturePayment: { partial: { summary: 'Capture 60.00 for the first shipment', value: { amount: 6000, merchant_reference: 'shipment-1' } } },
