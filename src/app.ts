@@ -25,6 +25,8 @@ import type { Tracing } from './platform/observability/tracing.ts';
 import { httpTracing } from './platform/observability/http-tracing.ts';
 import { tracedDb } from './platform/db/traced.ts';
 import { tracedPartners } from './partners/traced.ts';
+import { registerRequestLog, RequestLog } from './platform/observability/request-log.ts';
+import { Counter } from 'prom-client';
 import { PartnerTelemetry } from './payments/partner-telemetry.ts';
 import { paymentsRepo } from './payments/payments.repo.ts';
 import { healthRoutes } from './platform/observability/health.ts';
@@ -327,6 +329,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     windowSeconds: config.rateLimitWindowSeconds, tokenPerKey: config.rateLimitTokenPerKey,
     tokenPerAddress: config.rateLimitTokenPerAddress, apiPerKey: config.rateLimitApiPerKey,
   }, (err) => app.log.warn({ err }, 'rate-limit counters not synced'));
+  // The dashboard's request log: calls buffered per entity, inserted about once a second (request-log.ts).
+  const droppedCalls = new Counter({ name: 'payd_request_log_dropped_total', help: 'Payment API calls not kept in the request log (over PAYD_REQUEST_LOG_PER_SECOND for an entity in a second)', registers: [metrics.registry] });
+  registerRequestLog(app, new RequestLog(db, {
+    perSecond: config.role === 'worker' ? 0 : config.requestLogPerSecond,
+    onError: (err) => app.log.warn({ err }, 'request log not written: its calls are dropped until the database answers (logged again once it does)'),
+    onRecovered: (failed) => app.log.info({ failed }, 'request log written again'),
+    onDropped: () => droppedCalls.inc(),
+  }));
   await app.register(healthRoutes, { db, isShuttingDown: () => shuttingDown });
   if (config.role !== 'worker') {
     await app.register(identityCors, { db });
@@ -356,7 +366,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(async (scope) => dashboardRoutes(scope, {
       db, reads, identity: identity.service, payments, operations, origin: new URL(config.baseUrl).origin, idpOrigin: config.consoleOrigin,
       links, entities, onApiKeyRevoked: (id) => revokedKeys.add(id), webhooks: webhooks.service,
-      mailer: identity.mailer, baseUrl: config.baseUrl, eligibilityRules,
+      mailer: identity.mailer, baseUrl: config.baseUrl, eligibilityRules, requestLogPerSecond: config.requestLogPerSecond,
       key: Buffer.from(hkdfSync('sha256', deps.masterKey, Buffer.alloc(0), 'payd dashboard session v1', 32)),
     }));
   }

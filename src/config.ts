@@ -118,6 +118,8 @@ export interface Config {
   rateLimitTokenPerAddress: number;
   /** Payment API requests per window for one credential (the API key, or the API key behind the bearer token); 0: no limit. */
   rateLimitApiPerKey: number;
+  /** The dashboard's request log (src/platform/observability/request-log.ts): calls kept per entity per second in each process (errors first); 0: no log. */
+  requestLogPerSecond: number;
   /** Started by npm (npm start, npx): stop, as on SIGTERM, when the npm process that started us is gone. */
   stopWithParent: boolean;
   /** Test only (PAYD_FAULT_KILL_AT): the named step where the process kills itself (src/platform/fault-points.ts). */
@@ -340,6 +342,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     rateLimitTokenPerKey: int(env, 'PAYD_RATE_LIMIT_TOKEN_PER_KEY', 600, 0, 1_000_000_000),
     rateLimitTokenPerAddress: int(env, 'PAYD_RATE_LIMIT_TOKEN_PER_ADDRESS', 3000, 0, 1_000_000_000),
     rateLimitApiPerKey: int(env, 'PAYD_RATE_LIMIT_API_PER_KEY', 12000, 0, 1_000_000_000),
+    requestLogPerSecond: int(env, 'PAYD_REQUEST_LOG_PER_SECOND', 200, 0, 100_000),
     stopWithParent: env.npm_command !== undefined,
     faultKillAt: env.PAYD_FAULT_KILL_AT || undefined,
     faultSignal: (env.PAYD_FAULT_SIGNAL || 'SIGKILL') as 'SIGKILL' | 'SIGSTOP',

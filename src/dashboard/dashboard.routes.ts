@@ -24,6 +24,7 @@ import type { PaymentsService, PaymentViewT } from '../payments/payments.service
 import type { OperationsService } from '../payments/operations.service.ts';
 import type { OperationKind } from '../payments/payments.repo.ts';
 import { pageOf, pageRequest, paymentListFilter, type PaymentListQueryT } from '../payments/lists.routes.ts';
+import type { PageRequest } from '../payments/lists.repo.ts';
 import { type Membership, type Role, can, membersRepo } from './members.ts';
 import type { PaymentLinksService } from '../links/links.service.ts';
 import type { EntitiesService } from '../admin/entities.service.ts';
@@ -31,10 +32,12 @@ import { linkAndKeyRoutes } from './links-keys.routes.ts';
 import { webhookPageRoutes } from './webhooks.routes.ts';
 import { teamPageRoutes } from './members-page.routes.ts';
 import { eligibilityPageRoutes } from './eligibility.routes.ts';
+import { requestLogPageRoutes } from './requests.routes.ts';
 import type { EligibilityRulesService } from '../eligibility/rules.service.ts';
 import type { Mailer } from '../identity/sdk/mail.ts';
 import type { WebhooksService } from '../webhooks/webhooks.service.ts';
-import { ASSETS, DASHBOARD_CSS, DASHBOARD_JS, barChart, money, page, parseAmount, plain, roleLabel, when } from './views.ts';
+import { ASSETS, DASHBOARD_CSS, DASHBOARD_JS, addDays, barChart, dayIn, dayStart, localSeconds, money, page, parseAmount, plain, roleLabel, when } from './views.ts';
+import { Readable } from 'node:stream';
 import { hasSecondFactor } from '../identity/mfa/amr.ts';
 import { exampleAmount, majorText } from '../payments/currency.ts';
 import { CURRENCIES } from '../payments/common.schemas.ts';
@@ -71,6 +74,8 @@ export interface DashboardDeps {
   /** Origin where the identity provider's /oauth/authorize is served. */
   idpOrigin: string;
   key: Buffer;
+  /** The request log's bound (PAYD_REQUEST_LOG_PER_SECOND; 0: off), said on the Requests page. */
+  requestLogPerSecond: number;
 }
 
 interface Signed { userId: string; email: string; sid: string; csrf: string; memberships: Membership[]; amr: string[] }
@@ -99,6 +104,73 @@ function readCookie(request: FastifyRequest, name: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/** The cards of a payment as the shopper knows them (network and last four; payd keeps no more of them). */
+function cardsOf(p: PaymentViewT): Array<{ network: string; last_four: string; expiry_month?: string | undefined; expiry_year?: string | undefined }> {
+  return p.authorization.partner_transactions.flatMap((t) => {
+    const c = t.card as { selected_network?: string; last_four_digits?: string; expiry_month?: string; expiry_year?: string } | undefined;
+    return c?.last_four_digits ? [{ network: c.selected_network ?? 'Card', last_four: c.last_four_digits, expiry_month: c.expiry_month, expiry_year: c.expiry_year }] : [];
+  });
+}
+
+/** The CSV export: at most this many payments, read this many at a time. */
+const EXPORT_MAX = 100_000;
+const EXPORT_PAGE = 500;
+
+/**
+ * A CSV cell that no spreadsheet runs as a formula: a cell starting with = + - @, a tab or
+ * a carriage return gets a leading apostrophe (OWASP "CSV injection"); then RFC 4180 quoting.
+ */
+export function csvCell(value: string): string {
+  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+const csvLine = (cells: string[]) => `${cells.map(csvCell).join(',')}\r\n`;
+
+/** The export's columns (docs/dashboard.md "CSV export"): amounts in major units of the currency, and in minor units. */
+const amountColumns = (name: string, of: (p: PaymentViewT) => number) => [
+  { name, value: (p: PaymentViewT) => majorText(of(p), p.currency, false) },
+  { name: `${name}_minor`, value: (p: PaymentViewT) => String(of(p)) },
+];
+const CSV_COLUMNS: Array<{ name: string; value: (p: PaymentViewT, zone: string) => string }> = [
+  { name: 'id', value: (p) => p.id },
+  { name: 'created_at', value: (p) => new Date(p.created_at).toISOString() },
+  { name: 'created_local', value: (p, zone) => localSeconds(p.created_at, zone) },
+  { name: 'time_zone', value: (_p, zone) => zone },
+  { name: 'order_reference', value: (p) => p.order_reference ?? '' },
+  { name: 'status', value: (p) => p.authorization.status },
+  { name: 'methods', value: (p) => p.split.map((s) => s.method).join(' + ') },
+  { name: 'partners', value: (p) => p.split.map((s) => s.partner).join(' + ') },
+  { name: 'currency', value: (p) => p.currency },
+  ...amountColumns('amount', (p) => p.amount),
+  ...amountColumns('captured', (p) => p.amounts.total_captured),
+  ...amountColumns('refunded', (p) => p.amounts.total_refunded),
+  ...amountColumns('voided', (p) => p.amounts.total_voided),
+  { name: 'card', value: (p) => cardsOf(p).map((c) => `${c.network} ${c.last_four}`).join(' + ') },
+];
+
+/**
+ * The CSV export's lines (a header, then one line per payment): pages of `pageSize` read
+ * by keyset after the last id sent (the list's own query and index, through `readPage`),
+ * each yielded as it is read, so that memory holds one page; at most `max` payments.
+ */
+export async function* paymentsCsv(
+  readPage: (req: PageRequest) => Promise<Array<{ id: string; text: string }> | undefined>, filter: PaymentListQueryT, zone: string,
+  { pageSize = EXPORT_PAGE, max = EXPORT_MAX } = {},
+): AsyncGenerator<string> {
+  yield csvLine(CSV_COLUMNS.map((c) => c.name));
+  let after: string | undefined;
+  for (let sent = 0; sent < max;) {
+    const req = pageRequest({ ...filter, limit: String(Math.min(pageSize, max - sent)), ...(after ? { starting_after: after } : {}) });
+    const texts = await readPage(req);
+    const rows = texts ? pageOf(texts, req) : { items: [], has_more: false };
+    if (rows.items.length === 0) return;
+    yield rows.items.map((i) => csvLine(CSV_COLUMNS.map((c) => c.value(JSON.parse(i.text) as PaymentViewT, zone)))).join('');
+    sent += rows.items.length;
+    if (!rows.has_more) return;
+    after = rows.items[rows.items.length - 1]!.id;
+  }
 }
 
 export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps) {
@@ -186,6 +258,7 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
   await linkAndKeyRoutes(app, { db: deps.db, reads: deps.reads, staleOk, links: deps.links, entities: deps.entities, onApiKeyRevoked: deps.onApiKeyRevoked, member, csrfOk });
   await webhookPageRoutes(app, { db: deps.db, webhooks: deps.webhooks, member, csrfOk });
   await eligibilityPageRoutes(app, { db: deps.db, rules: deps.eligibilityRules, member, csrfOk });
+  await requestLogPageRoutes(app, { db: deps.db, perSecond: deps.requestLogPerSecond, member });
   await teamPageRoutes(app, { db: deps.db, entities: deps.entities, identity: deps.identity, mailer: deps.mailer, baseUrl: deps.baseUrl, member, csrfOk });
 
   // ---- sign-in and out ----
@@ -253,16 +326,18 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
   app.get('/dashboard/:entity', { schema: { hide: true, params: EntityParams } }, async (request, reply) => {
     const m = await member(request, reply);
     if (!m) return reply;
+    // Days are the merchant's (its time zone, Team page): today and the 13 days before it.
+    const zone = m.entity.time_zone;
+    const today = dayIn(Date.now(), zone);
+    const days = Array.from({ length: 14 }, (_, i) => addDays(today, i - 13));
     const rows = (await deps.reads.read(staleOk(request), async (db) => (await db.query<{ day: string; currency: string; authorized: number; volume: string; refused: number }>(
-      `SELECT to_char(date_trunc('day', created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, currency,
+      `SELECT to_char(created_at AT TIME ZONE $2, 'YYYY-MM-DD') AS day, currency,
               count(*) FILTER (WHERE authorization_status = 'AUTHORIZED')::int AS authorized,
               coalesce(sum(amount) FILTER (WHERE authorization_status = 'AUTHORIZED'), 0)::text AS volume,
               count(*) FILTER (WHERE authorization_status IN ('REFUSED', 'ERROR'))::int AS refused
-         FROM payments WHERE entity_id = $1 AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' - interval '13 days'
-        GROUP BY 1, 2`, [m.entity.entity_id])).rows))!;
-    const today = new Date().toISOString().slice(0, 10);
+         FROM payments WHERE entity_id = $1 AND created_at >= $3
+        GROUP BY 1, 2`, [m.entity.entity_id, zone, dayStart(days[0]!, zone)])).rows))!;
     const currency = rows.find((r) => r.day === today)?.currency ?? rows[0]?.currency ?? 'EUR';
-    const days = Array.from({ length: 14 }, (_, i) => new Date(Date.now() - (13 - i) * 86_400_000).toISOString().slice(0, 10));
     const of = (day: string) => rows.filter((r) => r.day === day && r.currency === currency);
     const todayRows = of(today);
     const volume = todayRows.reduce((s, r) => s + Number(r.volume), 0);
@@ -279,16 +354,18 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
 <div class="card"><p class="label">Authorisation rate today</p><p class="value">${e(rate)}</p></div>
 <div class="card"><p class="label">Payments authorised today</p><p class="value">${authorized}</p></div>
 </section>
-${barChart(series, `Volume authorised per day, last 14 days (${currency})`)}
+${barChart(series, `Volume authorised per day, last 14 days (${currency}, days in ${zone})`)}
 <p><a href="/dashboard/${e(m.entity.entity_id)}/payments">See the payments</a></p>`);
   });
 
   // ---- payments ----
 
-  app.get('/dashboard/:entity/payments', { schema: { hide: true, params: EntityParams } }, async (request, reply) => {
-    const m = await member(request, reply);
-    if (!m) return reply;
-    const q = request.query as Record<string, string | undefined>;
+  /**
+   * The list page's filters (and the CSV export's: the same query string), as the filter of
+   * GET /v2/payments (paymentListFilter, lists.routes.ts); dates are days in the merchant's
+   * time zone. A payment id in the search box is `open` (the page opens it).
+   */
+  const listQuery = (q: Record<string, string | undefined>, zone: string) => {
     const str = (k: string, max = 255) => (typeof q[k] === 'string' && q[k]!.trim() !== '' && q[k]!.length <= max ? q[k]!.trim() : undefined);
     const problems: string[] = [];
     const filter: PaymentListQueryT = {};
@@ -297,10 +374,7 @@ ${barChart(series, `Volume authorised per day, last 14 days (${currency})`)}
     // One search box: a payment id opens that payment; an email, four digits (a card's last
     // four) or anything else (an order reference) filter the list.
     const ref = str('order_reference');
-    if (ref && UUID.test(ref)) {
-      const p = await stored(m.entity.entity_id, ref.toLowerCase());
-      if (p) return reply.redirect(`/dashboard/${m.entity.entity_id}/payments/${p.id}`, 303);
-    }
+    const open = ref && UUID.test(ref) ? ref.toLowerCase() : undefined;
     if (ref && /^\d{4}$/.test(ref)) filter.card_last_four = ref;
     else if (ref && ref.includes('@')) filter.customer_email = ref;
     else if (ref) filter.order_reference = ref;
@@ -321,12 +395,29 @@ ${barChart(series, `Volume authorised per day, last 14 days (${currency})`)}
       if (minor === undefined) problems.push(`${label}: write it in ${filter.currency} like ${exampleAmount(filter.currency)}.`);
       else filter[key] = String(minor);
     }
-    for (const [field, key, shift] of [['from', 'created_gte', 0], ['to', 'created_lt', 86_400_000]] as const) {
+    if (filter.amount_gte && filter.amount_lte && Number(filter.amount_gte) > Number(filter.amount_lte)) problems.push('Amount to must not be less than Amount from.');
+    for (const [field, key, shift] of [['from', 'created_gte', 0], ['to', 'created_lt', 1]] as const) {
       const v = str(field, 10);
       if (v === undefined) continue;
       if (!/^\d{4}-\d{2}-\d{2}$/.test(v) || Number.isNaN(Date.parse(v))) problems.push(`${field === 'from' ? 'From' : 'To'}: a date such as 2026-11-24.`);
-      else filter[key] = new Date(Date.parse(v) + shift).toISOString();
+      else filter[key] = dayStart(addDays(v, shift), zone).toISOString();
     }
+    if (filter.created_gte && filter.created_lt && filter.created_gte >= filter.created_lt) problems.push('To must be after From.');
+    // The query string of these filters (pages and the export keep it).
+    const keep = new URLSearchParams(Object.entries({ status, order_reference: ref, method, currency: filter.currency, amount_min: str('amount_min', 20), amount_max: str('amount_max', 20), from: str('from', 10), to: str('to', 10) })
+      .filter((kv): kv is [string, string] => kv[1] !== undefined));
+    return { filter, problems, keep, open, str };
+  };
+
+  app.get('/dashboard/:entity/payments', { schema: { hide: true, params: EntityParams } }, async (request, reply) => {
+    const m = await member(request, reply);
+    if (!m) return reply;
+    const { filter, problems, keep, open, str } = listQuery(request.query as Record<string, string | undefined>, m.entity.time_zone);
+    if (open) {
+      const p = await stored(m.entity.entity_id, open);
+      if (p) return reply.redirect(`/dashboard/${m.entity.entity_id}/payments/${p.id}`, 303);
+    }
+    const { authorization_status: status, method } = filter;
     const after = str('after', 36);
     const before = str('before', 36);
     if (after && UUID.test(after)) filter.starting_after = after;
@@ -346,11 +437,9 @@ ${barChart(series, `Volume authorised per day, last 14 days (${currency})`)}
         const items = pageRows.items.map((i) => JSON.parse(i.text) as PaymentViewT);
         const base = `/dashboard/${m.entity.entity_id}/payments`;
         rowsHtml = items.map((p) => `<tr>
-<td>${e(when(p.created_at))}</td><td><a href="${base}/${e(p.id)}">${e(p.order_reference ?? p.id.slice(0, 8))}</a></td>
+<td>${e(when(p.created_at, m.entity.time_zone))}</td><td><a href="${base}/${e(p.id)}">${e(p.order_reference ?? p.id.slice(0, 8))}</a></td>
 <td class="num">${e(money(p.amount, p.currency))}</td><td class="status">${e(p.authorization.status)}</td>
 <td>${e(p.split.map((s) => s.method).join(' + '))}</td><td class="num">${e(money(p.amounts.total_captured, p.currency))}</td><td class="num">${e(money(p.amounts.total_refunded, p.currency))}</td></tr>`).join('');
-        const keep = new URLSearchParams(Object.entries({ status, order_reference: ref, method, currency: filter.currency, amount_min: str('amount_min', 20), amount_max: str('amount_max', 20), from: str('from', 10), to: str('to', 10) })
-          .filter((kv): kv is [string, string] => kv[1] !== undefined));
         const link = (k: string, v: string, label: string) => `<a href="${base}?${new URLSearchParams([...keep, [k, v]])}" rel="${k === 'after' ? 'next' : 'prev'}">${label}</a>`;
         const goingBack = !!filter.ending_before;
         const newer = items.length && (goingBack ? pageRows.has_more : !!filter.starting_after) ? link('before', items[0]!.id, 'Newer') : '';
@@ -377,7 +466,27 @@ ${problems.length ? `<div class="error" role="alert"><ul>${problems.map((p) => `
 <div class="table-wrap" role="region" tabindex="0" aria-label="Payments (scrolls sideways on small screens)"><table aria-label="Payments">
 <thead><tr><th scope="col">Created</th><th scope="col">Order</th><th scope="col" class="num">Amount</th><th scope="col">Status</th><th scope="col">Method</th><th scope="col" class="num">Captured</th><th scope="col" class="num">Refunded</th></tr></thead>
 <tbody>${rowsHtml || '<tr><td colspan="7">No payment matches.</td></tr>'}</tbody></table></div>
-${pager}`);
+${pager}
+${problems.length ? '' : `<p><a href="/dashboard/${e(m.entity.entity_id)}/payments.csv${keep.size ? `?${e(keep.toString())}` : ''}" download>Download these payments (CSV)</a> <span class="hint">every page of this search, newest first, at most ${EXPORT_MAX.toLocaleString('en-US')}</span></p>`}`);
+  });
+
+  // ---- the CSV export of the list's search (docs/dashboard.md "CSV export") ----
+
+  app.get('/dashboard/:entity/payments.csv', { schema: { hide: true, params: EntityParams } }, async (request, reply) => {
+    const m = await member(request, reply);
+    if (!m) return reply;
+    const zone = m.entity.time_zone;
+    const { filter, problems } = listQuery(request.query as Record<string, string | undefined>, zone);
+    if (problems.length) {
+      return page(reply, 400, { title: 'Export refused', email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity, current: 'payments' },
+        `<div class="error" role="alert"><ul>${problems.map((p) => `<li>${e(p)}</li>`).join('')}</ul></div><p><a href="/dashboard/${e(m.entity.entity_id)}/payments">Back to the payments</a></p>`);
+    }
+    const where = paymentListFilter(filter);
+    const lag = staleOk(request);
+    const lines = paymentsCsv((req) => deps.reads.read(lag, (db) => deps.payments.listStoredJson(m.entity.entity_id, req, where, db)), filter, zone);
+    const name = `payments-${dayIn(Date.now(), zone)}.csv`;
+    return reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`)
+      .header('cache-control', 'no-store').header('x-content-type-options', 'nosniff').send(Readable.from(lines));
   });
 
   const PaymentParams = Type.Object({ entity: Type.String({ pattern: UUID.source }), id: Type.String({ pattern: UUID.source }) });
@@ -424,15 +533,12 @@ ${withAmount ? `<label for="${id}">Amount (${e(p.currency)}), at most ${e(money(
     };
     const forms = [form('capture', true), form('refund', true), form('void', false)].join('');
     // The card as the shopper knows it (network and last four; payd keeps no more of it).
-    const cards = p.authorization.partner_transactions.flatMap((t) => {
-      const c = t.card as { selected_network?: string; last_four_digits?: string; expiry_month?: string; expiry_year?: string } | undefined;
-      return c?.last_four_digits ? [`${c.selected_network ?? 'Card'} •••• ${c.last_four_digits}${c.expiry_month ? ` (expires ${c.expiry_month}/${String(c.expiry_year ?? '').slice(-2)})` : ''}`] : [];
-    });
+    const cards = cardsOf(p).map((c) => `${c.network} •••• ${c.last_four}${c.expiry_month ? ` (expires ${c.expiry_month}/${String(c.expiry_year ?? '').slice(-2)})` : ''}`);
     return page(reply, status, { title: `Payment ${p.order_reference ?? p.id}`, email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity, current: 'payments' }, `
 ${notice ? `<p class="notice" role="status">${e(notice)}</p>` : ''}${error ? `<div class="error" role="alert">${e(error)}</div>` : ''}
 <dl class="facts">
 <dt>Payment</dt><dd><code>${e(p.id)}</code></dd>
-<dt>Created</dt><dd>${e(when(p.created_at))}</dd>
+<dt>Created</dt><dd>${e(when(p.created_at, m.entity.time_zone))}</dd>
 <dt>Amount</dt><dd>${e(money(p.amount, p.currency))}</dd>
 ${cards.length ? `<dt>Card</dt><dd id="payment-card">${cards.map(e).join(', ')}</dd>` : ''}
 <dt>Authorization</dt><dd class="status">${e(p.authorization.status)}</dd>
@@ -448,7 +554,7 @@ ${cards.length ? `<dt>Card</dt><dd id="payment-card">${cards.map(e).join(', ')}<
 <div class="table-wrap" role="region" tabindex="0" aria-label="Partner transactions (scrolls sideways on small screens)"><table aria-label="Partner transactions"><thead><tr><th scope="col">Partner</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col">Reference</th><th scope="col">Code</th></tr></thead>
 <tbody>${txs.map((t) => `<tr><td>${e(t.partner)}</td><td>${e(t.status)}</td><td class="num">${e(money(t.amount, p.currency))}</td><td><code>${e(t.partner_reference ?? '—')}</code></td><td>${e(t.status_code ?? '')}</td></tr>`).join('')}</tbody></table></div>
 <h2>Timeline</h2>
-<ol class="timeline">${timeline.map((t) => `<li><time datetime="${e(t.at)}">${e(when(t.at))}</time>: ${t.href ? `<a href="${e(t.href)}">${e(t.text)}</a>` : e(t.text)}</li>`).join('')}</ol>
+<ol class="timeline">${timeline.map((t) => `<li><time datetime="${e(t.at)}">${e(when(t.at, m.entity.time_zone))}</time>: ${t.href ? `<a href="${e(t.href)}">${e(t.text)}</a>` : e(t.text)}</li>`).join('')}</ol>
 ${forms ? `<h2>Actions</h2><div class="actions">${forms}</div>` : m.entity.role === 'viewer' ? '<p>Your role is read only.</p>' : ''}`);
   };
 
@@ -493,7 +599,7 @@ ${forms ? `<h2>Actions</h2><div class="actions">${forms}</div>` : m.entity.role 
     }
     const base = `/dashboard/${m.entity.entity_id}/payments/${p.id}`;
     if (body.confirm !== 'yes') {
-      return page(reply, 200, { title: `${a.verb}${amount === undefined ? '' : ` ${money(amount, p.currency)}`}?`, email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity, current: 'payments' }, `
+      return page(reply, 200, { title: `${a.verb} ${money(amount ?? a.available(p), p.currency)}?`, email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity, current: 'payments' }, `
 <p>${e(a.verb)} ${amount === undefined ? `the ${e(money(a.available(p), p.currency))} not captured` : e(money(amount, p.currency))} of payment ${e(p.order_reference ?? p.id)}? This moves money at the partner and cannot be undone here.</p>
 <form method="post" action="${base}/${action}" data-once class="confirm">
 <input type="hidden" name="csrf" value="${e(m.csrf)}"><input type="hidden" name="idempotency_key" value="${e(key)}">

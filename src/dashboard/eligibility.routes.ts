@@ -61,7 +61,7 @@ export async function eligibilityPageRoutes(app: FastifyInstance, deps: Eligibil
     return page(reply, status, layout(m, 'Eligibility rules'), `
 ${message?.notice ? `<p class="notice" role="status">${e(message.notice)}</p>` : ''}${message?.errors?.length ? `<div class="error" role="alert"><p>Nothing was saved:</p><ul>${message.errors.map((x) => `<li>${e(x)}</li>`).join('')}</ul></div>` : ''}
 <p>Rules restrict which payment solutions shoppers are offered (eligible solutions, client sessions, payment links): a solution is offered when its partner's own limits allow the order and every rule that targets it holds. Without rules, every solution is offered within its partner's limits.</p>
-<p>Version ${set.version}${set.updated_at ? `, changed ${e(when(set.updated_at))}` : ' (never changed)'}.</p>
+<p>Version ${set.version}${set.updated_at ? `, changed ${e(when(set.updated_at, m.entity.time_zone))}` : ' (never changed)'}.</p>
 <div class="table-wrap" role="region" tabindex="0" aria-label="Rules (scrolls sideways on small screens)"><table aria-label="Rules">
 <thead><tr><th scope="col">#</th><th scope="col">Applies to</th><th scope="col">Offered only when</th><th scope="col">Description</th></tr></thead>
 <tbody>${rows || '<tr><td colspan="4">No rule: every solution is offered within its partner\'s limits.</td></tr>'}</tbody></table></div>

@@ -54,7 +54,7 @@ export async function linkAndKeyRoutes(app: FastifyInstance, deps: ExtraDeps) {
     const act = can(m.entity.role, 'operator');
     const base = `/dashboard/${m.entity.entity_id}/links`;
     const rowsHtml = links.map((l) => `<tr>
-<td>${e(when(l.created_at))}</td><td>${e((l.order as { reference?: string } | undefined)?.reference ?? '—')}</td><td class="num">${e(money(l.amount, l.currency))}</td><td class="status">${e(l.status)}</td><td>${e(when(l.expires_at))}</td>
+<td>${e(when(l.created_at, m.entity.time_zone))}</td><td>${e((l.order as { reference?: string } | undefined)?.reference ?? '—')}</td><td class="num">${e(money(l.amount, l.currency))}</td><td class="status">${e(l.status)}</td><td>${e(when(l.expires_at, m.entity.time_zone))}</td>
 <td><input aria-label="Customer URL of the link for ${e(money(l.amount, l.currency))}" readonly value="${e(l.links.customer_url.href)}" id="url-${e(l.id)}"> <button type="button" class="secondary" data-copy="url-${e(l.id)}">Copy</button></td>
 <td><a href="${base}/${e(l.id)}" aria-label="Details of the link for ${e(money(l.amount, l.currency))}">Details</a> ${l.payment_id ? `<a href="/dashboard/${e(m.entity.entity_id)}/payments/${e(l.payment_id)}">Payment</a>` : ''}${act && l.status === 'CREATED' ? `<form method="post" action="${base}/${e(l.id)}/cancel" data-once><input type="hidden" name="csrf" value="${e(m.csrf)}"><button type="submit" class="secondary">Cancel</button></form>` : ''}</td></tr>`).join('');
     const v = (k: string, d = '') => e(values[k] ?? d);
@@ -141,11 +141,11 @@ ${create}
         ORDER BY p.created_at DESC, p.id DESC LIMIT 50`, [id, m.entity.entity_id])).rows))!;
     const link = l as unknown as { id: string; status: string; amount: number; currency: string; expires_at: string; created_at: string; order?: { reference?: string }; links: { customer_url: { href: string } } };
     const payments = `/dashboard/${m.entity.entity_id}/payments`;
-    const attempts = rows.map((r) => `<tr><td>${e(when(r.created_at))}</td><td><a href="${payments}/${e(r.id)}">${e(r.id.slice(0, 8))}</a></td><td class="num">${e(money(Number(r.amount), r.currency))}</td><td class="status">${e(r.authorization_status)}</td></tr>`).join('');
+    const attempts = rows.map((r) => `<tr><td>${e(when(r.created_at, m.entity.time_zone))}</td><td><a href="${payments}/${e(r.id)}">${e(r.id.slice(0, 8))}</a></td><td class="num">${e(money(Number(r.amount), r.currency))}</td><td class="status">${e(r.authorization_status)}</td></tr>`).join('');
     return page(reply, 200, layout(m, `Payment link ${link.order?.reference ?? link.id.slice(0, 8)}`, 'links'), `
 <p><a href="/dashboard/${e(m.entity.entity_id)}/links">All links</a></p>
 <dl class="facts"><dt>Link</dt><dd><code>${e(link.id)}</code></dd><dt>Amount</dt><dd>${e(money(link.amount, link.currency))}</dd><dt>Status</dt><dd class="status">${e(link.status)}</dd>
-<dt>Created</dt><dd>${e(when(link.created_at))}</dd><dt>Expires</dt><dd>${e(when(link.expires_at))}</dd><dt>Order</dt><dd>${e(link.order?.reference ?? '—')}</dd></dl>
+<dt>Created</dt><dd>${e(when(link.created_at, m.entity.time_zone))}</dd><dt>Expires</dt><dd>${e(when(link.expires_at, m.entity.time_zone))}</dd><dt>Order</dt><dd>${e(link.order?.reference ?? '—')}</dd></dl>
 <label for="link-url">Customer URL</label><input id="link-url" readonly value="${e(link.links.customer_url.href)}"> <button type="button" class="secondary" data-copy="link-url">Copy</button>
 <h2>Attempts</h2>
 <div class="table-wrap" role="region" tabindex="0" aria-label="Attempts (scrolls sideways on small screens)"><table aria-label="Attempts">
@@ -172,7 +172,7 @@ ${create}
   const keysPage = async (reply: FastifyReply, m: Member, extra = '', status = 200) => {
     const keys = await deps.entities.listApiKeys(m.entity.entity_id);
     const base = `/dashboard/${m.entity.entity_id}/developers`;
-    const rows = keys.map((k) => `<tr><td><code>${e(k.prefix)}…</code></td><td>${e(when(k.created_at))}</td><td>${k.revoked_at ? `revoked ${e(when(k.revoked_at))}` : 'active'}</td>
+    const rows = keys.map((k) => `<tr><td><code>${e(k.prefix)}…</code></td><td>${e(when(k.created_at, m.entity.time_zone))}</td><td>${k.revoked_at ? `revoked ${e(when(k.revoked_at, m.entity.time_zone))}` : 'active'}</td>
 <td>${k.revoked_at ? '' : `<form method="post" action="${base}/api-keys/${e(k.id)}/revoke" data-once><input type="hidden" name="csrf" value="${e(m.csrf)}"><button type="submit" class="danger">Revoke</button></form>`}</td></tr>`).join('');
     return page(reply, status, layout(m, 'Developers', 'developers'), `${extra}
 <h2>API keys</h2>

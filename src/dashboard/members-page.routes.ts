@@ -9,7 +9,7 @@ import { escapeHtml as e } from '../checkout/pages.ts';
 import { ROLES, type Role, membersRepo } from './members.ts';
 import { type MembersDeps, inviteMember } from './members.routes.ts';
 import type { ExtraDeps, Member } from './links-keys.routes.ts';
-import { page, roleLabel, when } from './views.ts';
+import { ZONES, page, roleLabel, validZone, when } from './views.ts';
 import { hasSecondFactor } from '../identity/mfa/amr.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -31,7 +31,7 @@ export async function teamPageRoutes(app: FastifyInstance, deps: TeamPageDeps) {
     const base = `/dashboard/${m.entity.entity_id}/team`;
     const members = await membersRepo.of(deps.db, m.entity.entity_id);
     const pending = await membersRepo.pendingOf(deps.db, m.entity.entity_id);
-    const rows = members.map((x, i) => `<tr><td>${e(x.email)}${x.user_id === m.userId ? ' (you)' : ''}</td><td>${e(when(x.created_at))}</td>
+    const rows = members.map((x, i) => `<tr><td>${e(x.email)}${x.user_id === m.userId ? ' (you)' : ''}</td><td>${e(when(x.created_at, m.entity.time_zone))}</td>
 <td>${x.has_second_factor ? 'On' : '<strong>Off</strong>'}</td>
 <td><form method="post" action="${base}/${e(x.user_id)}/role" class="inline" data-once>${csrfField(m)}${roleSelect(`role-${i}`, x.role, `Role of ${x.email}`)} <button type="submit" class="secondary">Save</button></form></td>
 <td><form method="post" action="${base}/${e(x.user_id)}/remove" data-once>${csrfField(m)}<button type="submit" class="danger" aria-label="Remove ${e(x.email)}">Remove</button></form></td></tr>`).join('');
@@ -54,7 +54,14 @@ ${message?.notice ? `<p class="notice" role="status">${e(message.notice)}</p>` :
 <tbody>${rows}</tbody></table></div>${pending.length ? `
 <h2>Waiting for their link</h2>
 <p>These addresses already had a payd account: they become members once their owner chooses a new password with the invitation link (7 days).</p>
-<ul id="pending-invitations">${pending.map((x) => `<li>${e(x.email)}, ${e(roleLabel[x.role])}, invited ${e(when(x.created_at))}</li>`).join('')}</ul>` : ''}
+<ul id="pending-invitations">${pending.map((x) => `<li>${e(x.email)}, ${e(roleLabel[x.role])}, invited ${e(when(x.created_at, m.entity.time_zone))}</li>`).join('')}</ul>` : ''}
+<h2>Time zone</h2>
+<form method="post" action="${base}/time-zone" data-once>${csrfField(m)}
+<label for="time-zone">Time zone of ${e(m.entity.entity_name)} (an IANA name such as Europe/Paris)</label>
+<input id="time-zone" name="time_zone" required maxlength="64" list="time-zones" autocomplete="off" value="${e(values.time_zone ?? m.entity.time_zone)}">
+<datalist id="time-zones">${ZONES.map((z) => `<option value="${e(z)}">`).join('')}</datalist>
+<p class="hint">Every date of this dashboard is shown in it, the home page's days and the payments' date filters are its days, and the CSV export has a column in it.</p>
+<button type="submit" class="secondary">Save the time zone</button></form>
 <h2>Sign-in security</h2>
 <form method="post" action="${base}/security" data-once>${csrfField(m)}
 <p><input type="checkbox" id="require-second-factor" name="require_second_factor" value="on"${m.entity.second_factor_required ? ' checked' : ''}>
@@ -68,7 +75,7 @@ ${message?.notice ? `<p class="notice" role="status">${e(message.notice)}</p>` :
     if (!m) return reply;
     const q = request.query as Record<string, unknown>;
     const notice = q.invited === '1' ? 'Invited: a mail asks them to choose a password.' : q.added === '1' ? 'Added: they can sign in now.'
-      : q.saved === '1' ? 'The role is changed.' : q.security === '1' ? 'Sign-in security is saved.' : q.removed === '1' ? 'The member is removed.' : undefined;
+      : q.saved === '1' ? 'The role is changed.' : q.zone === '1' ? `The time zone is saved: ${m.entity.time_zone}.` : q.security === '1' ? 'Sign-in security is saved.' : q.removed === '1' ? 'The member is removed.' : undefined;
     return teamPage(reply, m, 200, notice ? { notice } : undefined);
   });
 
@@ -118,6 +125,25 @@ ${message?.notice ? `<p class="notice" role="status">${e(message.notice)}</p>` :
       });
     }
     return reply.redirect(`/dashboard/${m.entity.entity_id}/team?security=1`, 303);
+  });
+
+  app.post('/dashboard/:entity/team/time-zone', { schema: { hide: true, params, body: form } }, async (request, reply) => {
+    const m = await deps.member(request, reply, 'admin');
+    if (!m) return reply;
+    if (!deps.csrfOk(request, m)) return page(reply, 403, layout(m, 'Form expired'), '<p role="alert">The form expired or did not come from this dashboard. Reload the page and try again.</p>');
+    const given = ((request.body as Record<string, string>).time_zone ?? '').trim();
+    // Known to Intl (the pages' dates) and to the database (the home page's days).
+    const zone = validZone(given) && await membersRepo.zoneName(deps.db, given);
+    if (!zone) {
+      return teamPage(reply, m, 400, { error: `Time zone: "${given}" is not a time zone name; write one such as Europe/Paris, America/New_York or UTC.` }, { time_zone: given });
+    }
+    if (zone !== m.entity.time_zone) {
+      await deps.db.transaction(async (tx) => {
+        await membersRepo.setTimeZone(tx, m.entity.entity_id, zone, m.userId);
+        await membersRepo.recordAction(tx, { entity_id: m.entity.entity_id, user_id: m.userId, user_email: m.email, action: `Set the time zone to ${zone}`, payment_id: null, idempotency_key: null, amount: null });
+      });
+    }
+    return reply.redirect(`/dashboard/${m.entity.entity_id}/team?zone=1`, 303);
   });
 
   for (const action of ['role', 'remove'] as const) {

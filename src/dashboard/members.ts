@@ -13,7 +13,8 @@ const RANK: Record<Role, number> = { admin: 3, operator: 2, viewer: 1 };
 export const can = (role: Role, needed: Role) => RANK[role] >= RANK[needed];
 
 /** A membership of the signed-in user; second_factor_required: the team's setting (a sign-in with a second factor only). */
-export interface Membership { entity_id: string; entity_name: string; role: Role; second_factor_required: boolean }
+/** time_zone: the merchant's IANA zone (Team page), in which the dashboard shows every date. */
+export interface Membership { entity_id: string; entity_name: string; role: Role; second_factor_required: boolean; time_zone: string }
 export interface Member { user_id: string; email: string; role: Role; invited_by: string | null; created_at: Date; has_second_factor: boolean }
 
 export const membersRepo = {
@@ -38,7 +39,8 @@ export const membersRepo = {
   },
   async membershipsOf(q: Queryable, userId: string): Promise<Membership[]> {
     const { rows } = await q.query<Membership>(
-      `SELECT m.entity_id::text, e.name AS entity_name, m.role, COALESCE(s.require_second_factor, false) AS second_factor_required
+      `SELECT m.entity_id::text, e.name AS entity_name, m.role, COALESCE(s.require_second_factor, false) AS second_factor_required,
+              COALESCE(s.time_zone, 'UTC') AS time_zone
          FROM dashboard_members m JOIN entities e ON e.id = m.entity_id LEFT JOIN dashboard_team_settings s ON s.entity_id = m.entity_id
         WHERE m.user_id = $1 ORDER BY e.name, e.id`, [userId]);
     return rows;
@@ -49,6 +51,18 @@ export const membersRepo = {
       `INSERT INTO dashboard_team_settings (entity_id, require_second_factor, updated_by, updated_at) VALUES ($1, $2, $3, now())
        ON CONFLICT (entity_id) DO UPDATE SET require_second_factor = EXCLUDED.require_second_factor, updated_by = EXCLUDED.updated_by, updated_at = now()`,
       [entityId, required, byUserId]);
+  },
+  /** The merchant's time zone (an IANA name the caller checked). */
+  async setTimeZone(q: Queryable, entityId: string, zone: string, byUserId: string): Promise<void> {
+    await q.query(
+      `INSERT INTO dashboard_team_settings (entity_id, time_zone, updated_by, updated_at) VALUES ($1, $2, $3, now())
+       ON CONFLICT (entity_id) DO UPDATE SET time_zone = EXCLUDED.time_zone, updated_by = EXCLUDED.updated_by, updated_at = now()`,
+      [entityId, zone, byUserId]);
+  },
+  /** The database's spelling of the zone (the home page buckets days with AT TIME ZONE), or undefined when it does not know it. */
+  async zoneName(q: Queryable, zone: string): Promise<string | undefined> {
+    const { rows } = await q.query<{ name: string }>('SELECT name FROM pg_timezone_names WHERE lower(name) = lower($1) ORDER BY name = $1 DESC LIMIT 1', [zone]);
+    return rows[0]?.name;
   },
   async roleOf(q: Queryable, entityId: string, userId: string): Promise<Role | undefined> {
     const { rows } = await q.query<{ role: Role }>('SELECT role FROM dashboard_members WHERE entity_id = $1 AND user_id = $2', [entityId, userId]);

@@ -19,7 +19,88 @@ export function money(minor: number, currency: string): string {
 /** An amount typed in major units of the currency ("12.50", "1000" for JPY) to minor units; undefined when it is not one. */
 export const parseAmount = (text: string, currency: string): number | undefined => minorOf(text, currency);
 
-export const when = (d: Date | string) => new Date(d).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+// ---- the merchant's time zone (Team page; docs/dashboard.md "Time zone") ----
+
+const formats = new Map<string, Intl.DateTimeFormat>();
+/** Year to second of an instant in the zone, as numbers (one formatter per zone, kept). */
+function parts(ms: number, zone: string): { y: number; mo: number; d: number; h: number; mi: number; s: number } {
+  let f = formats.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    if (formats.size < 1000) formats.set(zone, f);
+  }
+  const v: Record<string, number> = {};
+  for (const part of f.formatToParts(ms)) if (part.type !== 'literal') v[part.type] = Number(part.value);
+  return { y: v.year!, mo: v.month!, d: v.day!, h: v.hour!, mi: v.minute!, s: v.second! };
+}
+
+/** The zone's offset from UTC at that instant, in ms (Paris in winter: 3,600,000). */
+export function zoneOffsetMs(ms: number, zone: string): number {
+  const p = parts(ms, zone);
+  return Date.UTC(p.y, p.mo - 1, p.d, p.h, p.mi, p.s) - Math.floor(ms / 1000) * 1000;
+}
+
+/** The zone's name as given when Intl knows it (Intl may know it under an older name: Asia/Kolkata is Asia/Calcutta to it), else undefined. */
+export function validZone(name: string): string | undefined {
+  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+){0,2}$/.test(name) || name.length > 64) return undefined;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name }).format(0);
+    return name;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The zones Intl knows, for the setting's suggestions. */
+export const ZONES: readonly string[] = (() => {
+  try {
+    return ['UTC', ...Intl.supportedValuesOf('timeZone')];
+  } catch {
+    return ['UTC'];
+  }
+})();
+
+const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+
+/** The calendar day (YYYY-MM-DD) of an instant in the zone. */
+export function dayIn(d: Date | string | number, zone: string): string {
+  const p = parts(new Date(d).getTime(), zone);
+  return `${pad(p.y, 4)}-${pad(p.mo)}-${pad(p.d)}`;
+}
+
+/** The calendar day n days after (before, n < 0) a day (YYYY-MM-DD). */
+export const addDays = (day: string, n: number): string => new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+
+/** The instant a calendar day (YYYY-MM-DD) starts in the zone (its first moment, DST included). */
+export function dayStart(day: string, zone: string): Date {
+  const [y, mo, d] = day.split('-').map(Number) as [number, number, number];
+  const wall = Date.UTC(y, mo - 1, d);
+  let t = wall - zoneOffsetMs(wall, zone);
+  t = wall - zoneOffsetMs(t, zone);
+  // A day that starts in a gap (a zone that moves its clocks at midnight): its first moment is later.
+  return new Date(dayIn(t, zone) === day ? t : t + 3_600_000);
+}
+
+/** The offset as shown beside a time: "UTC", "UTC+01:00", "UTC-03:30". */
+function offsetLabel(ms: number, zone: string): string {
+  const off = Math.round(zoneOffsetMs(ms, zone) / 60_000);
+  if (off === 0) return 'UTC';
+  const a = Math.abs(off);
+  return `UTC${off < 0 ? '-' : '+'}${pad(Math.floor(a / 60))}:${pad(a % 60)}`;
+}
+
+/** A time as the merchant reads it: "2026-11-27 06:24 UTC+01:00" in Europe/Paris, "2026-11-27 05:24 UTC" in UTC. */
+export function when(d: Date | string, zone: string): string {
+  const ms = new Date(d).getTime();
+  const p = parts(ms, zone);
+  return `${pad(p.y, 4)}-${pad(p.mo)}-${pad(p.d)} ${pad(p.h)}:${pad(p.mi)} ${offsetLabel(ms, zone)}`;
+}
+
+/** Year to second in the zone, without the offset (the CSV's local column): "2026-11-27 06:24:05". */
+export function localSeconds(d: Date | string, zone: string): string {
+  const p = parts(new Date(d).getTime(), zone);
+  return `${pad(p.y, 4)}-${pad(p.mo)}-${pad(p.d)} ${pad(p.h)}:${pad(p.mi)}:${pad(p.s)}`;
+}
 
 export interface Layout {
   title: string;
@@ -27,7 +108,7 @@ export interface Layout {
   csrf: string;
   entity?: Membership | undefined;
   memberships: Membership[];
-  current?: 'home' | 'payments' | 'links' | 'developers' | 'webhooks' | 'team' | 'eligibility' | undefined;
+  current?: 'home' | 'payments' | 'links' | 'developers' | 'webhooks' | 'team' | 'eligibility' | 'requests' | undefined;
 }
 
 export function page(reply: FastifyReply, status: number, l: Layout, body: string): FastifyReply {
@@ -56,7 +137,7 @@ export function page(reply: FastifyReply, status: number, l: Layout, body: strin
 ${switcher}
 <form method="post" action="/dashboard/logout" class="signout"><input type="hidden" name="csrf" value="${e(l.csrf)}"><span class="who">${e(l.email)}${l.entity ? ` · ${e(l.entity.role)}` : ''}</span> <button type="submit" class="link">Sign out</button></form>
 </header>
-${l.entity ? `<nav aria-label="Dashboard"><ul>${link(base, 'Home', 'home')}${link(`${base}/payments`, 'Payments', 'payments')}${link(`${base}/links`, 'Payment links', 'links')}${l.entity.role === 'admin' ? link(`${base}/developers`, 'Developers', 'developers') + link(`${base}/webhooks`, 'Webhooks', 'webhooks') + link(`${base}/eligibility`, 'Eligibility', 'eligibility') + link(`${base}/team`, 'Team', 'team') : ''}</ul></nav>` : ''}
+${l.entity ? `<nav aria-label="Dashboard"><ul>${link(base, 'Home', 'home')}${link(`${base}/payments`, 'Payments', 'payments')}${link(`${base}/links`, 'Payment links', 'links')}${l.entity.role === 'admin' ? link(`${base}/developers`, 'Developers', 'developers') + link(`${base}/requests`, 'Requests', 'requests') + link(`${base}/webhooks`, 'Webhooks', 'webhooks') + link(`${base}/eligibility`, 'Eligibility', 'eligibility') + link(`${base}/team`, 'Team', 'team') : ''}</ul></nav>` : ''}
 <main id="main">
 <h1>${e(l.title)}</h1>
 ${body}
@@ -78,7 +159,11 @@ export function plain(reply: FastifyReply, status: number, title: string, body: 
 
 export const roleLabel: Record<Role, string> = { admin: 'Administrator', operator: 'Operator', viewer: 'Viewer' };
 
-/** Bars of a daily series as SVG (no script), with its numbers in a table for screen readers. */
+/**
+ * Bars of a daily series as SVG (no script), with its numbers in a table for screen readers.
+ * The table is in a hidden box of 1 px, not hidden itself: a table is never narrower than its
+ * content, and it made the home page scroll sideways at 375 px.
+ */
 export function barChart(series: Array<{ day: string; value: number; label: string }>, caption: string): string {
   const max = Math.max(1, ...series.map((s) => s.value));
   const w = 28;
@@ -88,10 +173,13 @@ export function barChart(series: Array<{ day: string; value: number; label: stri
   }).join('');
   return `<figure class="chart"><svg role="img" aria-labelledby="chart-caption" viewBox="0 0 ${series.length * w + 8} 120" preserveAspectRatio="none">${bars}<line x1="0" y1="110" x2="${series.length * w + 8}" y2="110"/></svg>
 <figcaption id="chart-caption">${e(caption)}</figcaption>
-<table class="visually-hidden"><caption>${e(caption)}</caption><thead><tr><th scope="col">Day</th><th scope="col">Volume</th></tr></thead>
-<tbody>${series.map((s) => `<tr><td>${e(s.day)}</td><td>${e(s.label)}</td></tr>`).join('')}</tbody></table></figure>`;
+<div class="visually-hidden"><table><caption>${e(caption)}</caption><thead><tr><th scope="col">Day</th><th scope="col">Volume</th></tr></thead>
+<tbody>${series.map((s) => `<tr><td>${e(s.day)}</td><td>${e(s.label)}</td></tr>`).join('')}</tbody></table></div></figure>`;
 }
 
+// .table-wrap is positioned: the visually hidden labels inside a wide table (absolute)
+// are clipped by its scrolling, not laid out against the page (the Team page was 472 px
+// wide at 375 px).
 export const DASHBOARD_CSS = `
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#1a1a1a;background:#f6f7f9}
@@ -112,7 +200,7 @@ h2{font-size:1.15rem;margin:1.5rem 0 .5rem}
 .card{background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:1rem}
 .card .value{font-size:1.4rem;font-weight:700;margin:0}
 .card .label{margin:0;color:#4a4f57}
-.table-wrap{overflow-x:auto;background:#fff;border:1px solid #d9dde3;border-radius:8px}
+.table-wrap{position:relative;overflow-x:auto;background:#fff;border:1px solid #d9dde3;border-radius:8px}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:.5rem .75rem;border-bottom:1px solid #eceef1;vertical-align:top}
 td.num,th.num{text-align:right;white-space:nowrap}
@@ -141,8 +229,10 @@ textarea.code{display:block;width:100%;box-sizing:border-box;font-family:ui-mono
 main{min-width:0}code{overflow-wrap:anywhere}
 .chart{background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:1rem;margin:1rem 0}
 .chart svg{width:100%;height:8rem}.chart rect{fill:#0b57d0}.chart line{stroke:#8a9099}
-.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+.visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;padding:0;border:0;overflow:hidden;clip:rect(0 0 0 0);clip-path:inset(50%);white-space:nowrap}
 ol.timeline{background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:1rem 1rem 1rem 2.5rem;margin:0}
+input[type=checkbox]{width:auto}label.inline{display:inline}
+table.log th,table.log td{white-space:nowrap}table.log code{overflow-wrap:normal}
 @media (max-width:40rem){header{padding:.5rem}.signout{margin-left:0}th,td{padding:.4rem}}
 `;
 

@@ -58,7 +58,7 @@ export async function webhookPageRoutes(app: FastifyInstance, deps: WebhookPageD
     }
     const rows = events.data.map((ev) => {
       const last = ev.deliveries[ev.deliveries.length - 1];
-      return `<tr><td>${e(when(ev.created_at))}</td><td><a href="${base}/${e(ev.id)}">${e(ev.type)}</a></td><td class="status">${e(statusLabel(ev.status))}</td>
+      return `<tr><td>${e(when(ev.created_at, m.entity.time_zone))}</td><td><a href="${base}/${e(ev.id)}">${e(ev.type)}</a></td><td class="status">${e(statusLabel(ev.status))}</td>
 <td class="num">${ev.deliveries.reduce((s, d) => s + d.attempt_count, 0)}</td><td>${last?.last_status_code ?? (last?.last_error ? 'error' : '—')}</td></tr>`;
     }).join('');
     const opt = (v: string, label: string) => `<option value="${e(v)}"${(filter ?? '') === v ? ' selected' : ''}>${e(label)}</option>`;
@@ -136,7 +136,7 @@ ${older}`);
     if (!deps.csrfOk(request, m)) return refused(reply, m);
     const rotated = await deps.webhooks.rotateSecret(m.entity.entity_id, ROTATION_OVERLAP_SECONDS);
     await membersRepo.recordAction(deps.db, { entity_id: m.entity.entity_id, user_id: m.userId, user_email: m.email, action: 'Rotate webhook secret', payment_id: null, idempotency_key: null, amount: null });
-    return listPage(reply, m, {}, 200, { html: `<div class="notice" role="status"><p>The new signing secret (version ${rotated.version}), shown this once: copy it now. The previous one also signs until ${e(when(rotated.previous_expires_at ?? new Date()))}.</p>
+    return listPage(reply, m, {}, 200, { html: `<div class="notice" role="status"><p>The new signing secret (version ${rotated.version}), shown this once: copy it now. The previous one also signs until ${e(when(rotated.previous_expires_at ?? new Date(), m.entity.time_zone))}.</p>
 <label for="new-secret">Signing secret</label><input id="new-secret" readonly value="${e(rotated.secret)}"> <button type="button" class="secondary" data-copy="new-secret">Copy</button></div>` });
   });
 
@@ -148,17 +148,17 @@ ${older}`);
     if (!ev) return notFound(reply, m);
     const body = JSON.stringify(JSON.parse(envelope({ event_id: ev.id, type: ev.type, event_created_at: ev.created_at, entity_id: ev.entity_id, data: ev.data })), null, 2);
     const deliveries = ev.deliveries.map((d, i) => `<section aria-labelledby="delivery-${i}">
-<h3 id="delivery-${i}">${d.reason === 'REPLAY' ? 'Replay' : 'Delivery'} of ${e(when(d.created_at))}: ${e(statusLabel(d.status))}</h3>
-<p>To <code>${e(d.url ?? 'no destination')}</code>${d.header_names.length ? `, with the headers ${d.header_names.map((n) => `<code>${e(n)}</code>`).join(', ')}` : ''}.${d.next_attempt_at ? ` Next attempt ${e(when(d.next_attempt_at))}.` : ''}</p>
+<h3 id="delivery-${i}">${d.reason === 'REPLAY' ? 'Replay' : 'Delivery'} of ${e(when(d.created_at, m.entity.time_zone))}: ${e(statusLabel(d.status))}</h3>
+<p>To <code>${e(d.url ?? 'no destination')}</code>${d.header_names.length ? `, with the headers ${d.header_names.map((n) => `<code>${e(n)}</code>`).join(', ')}` : ''}.${d.next_attempt_at ? ` Next attempt ${e(when(d.next_attempt_at, m.entity.time_zone))}.` : ''}</p>
 <div class="table-wrap" role="region" tabindex="0" aria-label="Attempts (scrolls sideways on small screens)"><table aria-label="Attempts">
 <thead><tr><th scope="col">#</th><th scope="col">Sent</th><th scope="col">Answer</th><th scope="col" class="num">Time</th><th scope="col">Response body</th></tr></thead>
-<tbody>${(d.attempts ?? []).map((a) => `<tr><td>${a.number}</td><td>${e(when(a.started_at))}</td><td>${a.status_code ?? e(a.error ?? '—')}</td><td class="num">${a.duration_ms} ms</td><td><pre>${e(a.response_body ?? '')}</pre></td></tr>`).join('') || '<tr><td colspan="5">No attempt yet.</td></tr>'}</tbody></table></div>
+<tbody>${(d.attempts ?? []).map((a) => `<tr><td>${a.number}</td><td>${e(when(a.started_at, m.entity.time_zone))}</td><td>${a.status_code ?? e(a.error ?? '—')}</td><td class="num">${a.duration_ms} ms</td><td><pre>${e(a.response_body ?? '')}</pre></td></tr>`).join('') || '<tr><td colspan="5">No attempt yet.</td></tr>'}</tbody></table></div>
 </section>`).join('');
     const base = `/dashboard/${m.entity.entity_id}/webhooks/${ev.id}`;
     return page(reply, status, layout(m, `Event ${ev.type}`), `
 ${message?.notice ? `<p class="notice" role="status">${e(message.notice)}</p>` : ''}${message?.error ? `<div class="error" role="alert">${e(message.error)}</div>` : ''}
 <p><a href="/dashboard/${e(m.entity.entity_id)}/webhooks">All events</a></p>
-<dl class="facts"><dt>Event</dt><dd><code>${e(ev.id)}</code></dd><dt>Type</dt><dd>${e(ev.type)}</dd><dt>Created</dt><dd>${e(when(ev.created_at))}</dd>
+<dl class="facts"><dt>Event</dt><dd><code>${e(ev.id)}</code></dd><dt>Type</dt><dd>${e(ev.type)}</dd><dt>Created</dt><dd>${e(when(ev.created_at, m.entity.time_zone))}</dd>
 <dt>Status</dt><dd class="status">${e(statusLabel(ev.status))}</dd><dt>Sent to</dt><dd>${ev.target === 'EVENT' ? 'the payment link\'s own webhook' : 'the entity\'s endpoint'}</dd></dl>
 <form method="post" action="${base}/replay" data-once>${csrfField(m)}<input type="hidden" name="form_key" value="${randomUUID()}">
 <button type="submit">Replay this event</button> <span class="hint">Sends the same event (same id and body) once more, now.</span></form>

@@ -72,7 +72,7 @@ describe('merchant dashboard', () => {
 
   // Issue 44, item 5: card 4000 0000 0000 0341 authorizes but every capture is declined;
   // the dashboard said "Capture done." while nothing was captured.
-  it('a capture the partner declines is reported as declined, never done; the void asks "Void?"', async () => {
+  it('a capture the partner declines is reported as declined, never done; the void asks "Void 50.00 EUR?"', async () => {
     const res = await t.app.inject({
       method: 'POST', url: '/v2/payments', headers: a.auth,
       payload: { amount: 5000, currency: 'EUR', capture_mode: 'MANUAL', order: { reference: 'ORDER-DECLINE' }, split: [{ partner: 'card-sim', method: 'CARD', amount: 5000, instrument: { type: 'CARD', number: '4000000000000341', expiry_month: '12', expiry_year: '2031', cvv: '123' } }] },
@@ -92,7 +92,7 @@ describe('merchant dashboard', () => {
     const voidForm = Object.fromEntries(hiddenFields(/<form method="post" action="[^"]+\/void"[^]*?<\/form>/.exec(after.body)![0]));
     const ask = await post(olga, `/dashboard/${a.entityId}/payments/${id}/void`, voidForm);
     assert.equal(ask.statusCode, 200, ask.body);
-    assert.match(ask.body, /<title>Void\?/);
+    assert.match(ask.body, /<title>Void 50\.00 EUR\?/, 'what the void releases, as a refund names its amount');
     const list = await get(olga, `/dashboard/${a.entityId}/payments`);
     assert.doesNotMatch(list.body, /value="CANCELLED"/, 'no filter for a status no payment has');
     assert.match(list.body, /value="REFUSED"/);

@@ -51,9 +51,10 @@ for (const [inline, N, remembered] of [[true, MANY, true], [true, MANY, false], 
     let m: Merchant;
     let watch: ReturnType<typeof spy>;
     before(async () => {
-      // Rate limits off: their counters' sync (once a second) would add statements to the counts below.
+      // Rate limits and the request log off: their counters' sync and the log's flush (once a
+      // second each) would add statements to the counts below.
       t = await createTestApp({ simInline: inline, maxOperationsPerPayment: N, ...(remembered ? {} : { recentPayments: 0 }),
-        rateLimitTokenPerKey: 0, rateLimitTokenPerAddress: 0, rateLimitApiPerKey: 0 });
+        rateLimitTokenPerKey: 0, rateLimitTokenPerAddress: 0, rateLimitApiPerKey: 0, requestLogPerSecond: 0 });
       m = await t.createMerchant('Many operations');
       watch = spy(t.testDb.db);
     });

@@ -12,7 +12,8 @@ import { paymentsRepo } from '../../src/payments/payments.repo.ts';
 import { RecentPayments } from '../../src/payments/recent-payments.ts';
 import { createTestApp, MASTER_KEY, type Merchant, type TestApp } from '../helpers/app.ts';
 
-const NO_RATE_LIMITS = { rateLimitTokenPerKey: 0, rateLimitTokenPerAddress: 0, rateLimitApiPerKey: 0 };
+// (and no request log: its flush, once a second, would add statements too)
+const NO_RATE_LIMITS = { rateLimitTokenPerKey: 0, rateLimitTokenPerAddress: 0, rateLimitApiPerKey: 0, requestLogPerSecond: 0 };
 
 const card = { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2031', cvv: '123' };
 const body = (amount: number) => ({ amount, currency: 'EUR', split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: card }] });
