@@ -9,11 +9,12 @@
 // test/e2e/secure-fields.e2e.test.ts runs the merchant page on another site and checks
 // that its scripts see no card data.
 // Screenshots go to test-results/ (kept by CI as artifacts).
+import { launchChromium } from '../helpers/browser.ts';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { type Browser, type Frame, type FrameLocator, type Page, chromium } from 'playwright-core';
+import { type Browser, type Frame, type FrameLocator, type Page } from 'playwright-core';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { loggerOptions } from '../../src/platform/observability/logger.ts';
 import { freePort } from '../helpers/server.ts';
@@ -51,10 +52,7 @@ describe('checkout in Chromium', () => {
     // The runnable example shop (examples/checkout-shop), as a merchant would run it.
     shopServer = createShop({ payd, apiKey: m.apiKey, entityId: m.entityId, onSession: (data) => void credentials.push(data) });
     shop = await shopServer.start();
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     // Checked once more over the whole run (each test checks its own pages too).

@@ -5,11 +5,12 @@
 // axe-core finds no violation at all (of any impact), and the page does not scroll
 // sideways (document.documentElement.scrollWidth within the viewport's width).
 // Screenshots under test-results/e2e/dashboard-work-*.png.
+import { launchChromium } from '../helpers/browser.ts';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/server.ts';
 
@@ -55,10 +56,7 @@ describe('the dashboard\'s working tools in Chromium', () => {
     await pay(b, 'B-ONLY', 2500);
     await t.app.inject({ method: 'POST', url: '/v2/payments', headers: a.auth, payload: { amount: 0 } }); // a 400 for the log
     await t.app.requestLog.flush();
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

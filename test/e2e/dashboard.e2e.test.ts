@@ -7,11 +7,12 @@
 // saved and a teammate invited; no serious accessibility
 // violation (axe-core) on each page, at 375 px and at desktop width; screenshots of each
 // page under test-results/e2e.
+import { launchChromium } from '../helpers/browser.ts';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/server.ts';
 import { FAST, type Receiver, startReceiver, waitFor } from '../webhooks/helpers.ts';
@@ -56,10 +57,7 @@ describe('merchant dashboard in Chromium', () => {
     for (let i = 0; i < 5; i++) await pay(a, `OTHER-${i}`, 1000 + i);
     paymentA = await pay(a, 'ORDER-7731', 12000);
     paymentB = await pay(b, 'ORDER-B-1', 5000);
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

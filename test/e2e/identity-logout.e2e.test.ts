@@ -1,12 +1,13 @@
 // Logout in headless Chromium: a link from another site (the CSRF a GET logout invites)
 // only shows a confirmation, and the user's own click on it signs out and goes back to
 // the registered URI; a relying party holding the id_token signs the user out at once.
+import { launchChromium } from '../helpers/browser.ts';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/server.ts';
 
@@ -44,10 +45,7 @@ describe('identity logout in Chromium', () => {
     };
     await post('/admin/v1/identity/users', { email: 'lin@example.com', password: PASSWORD, given_name: 'Lin' });
     webApp = await post('/admin/v1/identity/applications', { name: 'Web', callback_urls: [`${rpBase}/callback`, `${rpBase}/bye`], token_endpoint_auth_method: 'none' });
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -5,13 +5,14 @@
 // reaches the same local user. Screenshots under test-results/e2e. Found: the sign-in
 // stopped on the upstream's form (Chromium applied the form page's CSP form-action, which
 // listed only the upstream and the downstream, to the redirect on to the relying party).
+import { launchChromium } from '../helpers/browser.ts';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser } from 'playwright-core';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/server.ts';
 
@@ -51,10 +52,7 @@ describe('social login in Chromium', () => {
     });
     await op(down, '/admin/v1/identity/providers', { id: 'upstream', name: 'Upstream', issuer: upBase, client_id: upstreamApp.client_id, client_secret: upstreamApp.client_secret });
     rp = await op(down, '/admin/v1/identity/applications', { name: 'Shop', callback_urls: [rpCallback] });
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -1,13 +1,14 @@
 // The identity provider in headless Chromium: sign-in through the hosted page, the
 // messenger_code redirect, and the console's "Log in as" with the event shown in the
 // user's Recent Activity; a non-administrator is kept out of the console.
+import { launchChromium } from '../helpers/browser.ts';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/server.ts';
 
@@ -59,10 +60,7 @@ describe('identity in Chromium', () => {
       callback_urls: [`https://a-very-long-subdomain-name-for-testing.example.com/oauth/callback/with/a/long/path/segment?tenant=${'x'.repeat(60)}`, 'https://b.example/cb'],
       allowed_origins: ['https://another-very-long-origin-name-for-the-console-table.example.com'],
     });
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

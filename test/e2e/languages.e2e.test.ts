@@ -4,11 +4,12 @@
 // follows the merchant's customer.locale even in an English browser; the language switch
 // is used with the keyboard, keeps the session (the fragment) and is remembered on
 // later pages. Every page passes axe-core with no violation at all, at 1280 and 375 px.
+import { launchChromium } from '../helpers/browser.ts';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/server.ts';
 
@@ -28,10 +29,7 @@ describe('shopper languages in Chromium', () => {
     t = await createTestApp({ baseUrl: payd });
     await t.app.listen({ port, host: '127.0.0.1' });
     m = await t.createMerchant('Boulangerie Ada');
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -2,10 +2,11 @@
 // authenticator app on the provider's security page (the code computed here with
 // otpauth), keeps the recovery codes shown once, then signs in to the dashboard with the
 // password and a current TOTP code, and again with a recovery code.
+import { launchChromium } from '../helpers/browser.ts';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as OTPAuth from 'otpauth';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser } from 'playwright-core';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/server.ts';
 
@@ -29,10 +30,7 @@ describe('second factor in Chromium', () => {
     await t.app.inject({ method: 'POST', url: '/admin/v1/identity/users', headers: t.adminHeaders, payload: { email, password: PASSWORD } });
     const res = await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${a.entityId}/members`, headers: t.adminHeaders, payload: { email, role: 'operator' } });
     assert.equal(res.statusCode, 201, res.body);
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

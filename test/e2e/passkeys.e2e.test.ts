@@ -6,9 +6,10 @@
 // authenticator's credential, on a new browser context), and with a recovery code on a
 // browser that has no passkey. http://localhost is a secure context, so the origin is
 // localhost (the RP ID is its host name).
+import { launchChromium } from '../helpers/browser.ts';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Browser, type CDPSession, type Page, chromium } from 'playwright-core';
+import { type Browser, type CDPSession, type Page } from 'playwright-core';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/server.ts';
 
@@ -34,10 +35,7 @@ describe('passkeys in Chromium', () => {
     await t.app.inject({ method: 'POST', url: '/admin/v1/identity/users', headers: t.adminHeaders, payload: { email, password: PASSWORD } });
     const res = await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${a.entityId}/members`, headers: t.adminHeaders, payload: { email, role: 'operator' } });
     assert.equal(res.statusCode, 201, res.body);
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
