@@ -282,12 +282,13 @@ export function defineFuzz(part: number, parts: number, file: string): void {
       // requests too and are written by a timer, nor of idempotency_keys, where a keyed
       // request claims its key before the handler and a refusal gives it back (a row
       // written and deleted: nothing left, which test/payments/idempotency-everywhere.test.ts
-      // checks: the same key then works with a corrected body).
+      // checks: the same key then works with a corrected body), nor of api_request_log, the
+      // request log that records every API call, refused ones too (flushed by a timer).
       await t.testDb.db.query(`CREATE TABLE fuzz_writes (id bigserial PRIMARY KEY, tbl text NOT NULL)`);
       await t.testDb.db.query(`CREATE FUNCTION fuzz_log_write() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN INSERT INTO fuzz_writes (tbl) VALUES (TG_TABLE_NAME); RETURN NULL; END $$`);
       await t.testDb.db.query(`DO $$ DECLARE r record; BEGIN
-        FOR r IN SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename NOT IN ('fuzz_writes', 'rate_limit_counters', 'idempotency_keys') LOOP
+        FOR r IN SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename NOT IN ('fuzz_writes', 'rate_limit_counters', 'idempotency_keys', 'api_request_log') LOOP
           EXECUTE format('CREATE TRIGGER fuzz_log AFTER INSERT OR UPDATE OR DELETE ON %I FOR EACH ROW EXECUTE FUNCTION fuzz_log_write()', r.tablename);
         END LOOP; END $$`);
     });
