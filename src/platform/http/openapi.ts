@@ -25,6 +25,7 @@ export const openapiPlugin = fp<{ baseUrl: string; version: string }>(async func
         { name: 'Authentication', description: 'OAuth 2.0 token endpoint' },
         { name: 'Client sessions', description: 'Sessions a merchant front office creates for the payment widget' },
         { name: 'Payments', description: 'Payments split across partners, and their captures, refunds and voids' },
+        { name: 'Saved cards', description: 'Cards a partner kept on file for a customer (save_token), to list, read and delete; payments pay with them (SAVED_CARD instruments)' },
         { name: 'Signing keys', description: 'Keys that verify service-redirection-data tokens' },
         { name: 'Events', description: 'The events payd sends as webhooks, to read back (catch up without webhooks, payd listen)' },
         { name: 'Webhooks', description: 'Your webhook endpoint and its signing secret, and the calls payd makes to it (signed, at least once)' },
