@@ -14,7 +14,7 @@ import { holdWhileInFlight } from './idempotency.ts';
 import { answerInline } from '../partners/inline.ts';
 import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
 import { type NewOperation, type NewPartnerTx, type OperationKind, type OperationRow, type PartnerTxRow, type PaymentRow, type TxUpdate, isOperationKeyConflict, newTxRow, paymentsRepo, restingTotals, settledTxRow } from './payments.repo.ts';
-import { paymentView, reservedOfPayment, slicesOfPayment, totalsOfPayment } from './payment-view.ts';
+import { paymentView, reservedOfPayment, slicesOf, slicesOfPayment, totalsOfPayment } from './payment-view.ts';
 import { operationEventType, paymentEvent } from './payment-events.ts';
 import type { OperationBody } from './payments.schemas.ts';
 import { type Ledger, nothingPending } from './recent-payments.ts';
@@ -292,14 +292,12 @@ export class OperationsService {
     if (!result.payment.split.some((s) => once(s.partner))) return result;
     const found = await paymentsRepo.getWithLedger(this.db, entityId, result.payment.id);
     if (!found) return result;
-    const { txs } = found;
-    const rest: Array<{ id: string; amount: number }> = [];
-    for (const a of txs.filter((t) => t.kind === 'AUTHORIZATION' && t.status === 'AUTHORIZED' && once(t.partner))) {
-      const children = txs.filter((t) => t.parent_id === a.id && (t.status === 'SUCCESS' || t.status === 'PENDING'));
-      if (!children.some((t) => t.kind === 'CAPTURE' && t.status === 'SUCCESS')) continue;
-      const taken = children.filter((t) => t.kind === 'CAPTURE' || t.kind === 'VOID').reduce((s, t) => s + t.amount, 0);
-      if (a.amount - taken > 0) rest.push({ id: a.id, amount: a.amount - taken });
-    }
+    const partnerOf = new Map(found.txs.map((t) => [t.id, t.partner]));
+    // The room each such authorization has left, as allocate counts it (slicesOf: one rule).
+    const rest = slicesOf(found.txs)
+      .filter((sl) => once(partnerOf.get(sl.id)!) && sl.captured > 0)
+      .map((sl) => ({ id: sl.id, amount: sl.authorized - sl.captured - (sl.capturing ?? 0) - sl.voided }))
+      .filter((r) => r.amount > 0);
     if (!rest.length) return result;
     const released = await this.run('VOID', entityId, result.payment.id, {
       amount: rest.reduce((s, r) => s + r.amount, 0),

@@ -165,13 +165,16 @@ describe('the bundled server (dist/server/payd.js, what payd start runs)', { tim
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       const gone = new Promise<number | null>((resolve) => traced.once('exit', (code) => resolve(code)));
-      traced.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-      const deadline = Date.now() + 120_000;
-      while (!/"msg":"started"/.test(out)) {
-        assert.equal(traced.exitCode, null, `exited early: ${out}`);
-        assert.ok(Date.now() < deadline, 'not ready in 120 s');
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      // Started: its `started` line, awaited on the output itself (or its exit, a failure).
+      const ready = new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`not ready in 120 s: ${out}`)), 120_000);
+        traced.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (/"msg":"started"/.test(out)) { clearTimeout(timer); resolve(); }
+        });
+        traced.once('exit', (code) => { clearTimeout(timer); reject(new Error(`exited early (${code}): ${out}`)); });
+      });
+      await ready;
       assert.match(out, /"tracing":"otlp"/);
       const apiKey = /API key:\s+(payd_sk_\S+)/.exec(stdout)![1]!;
       const token = await fetch(`http://127.0.0.1:${port}/oauth/token`, {
