@@ -1,7 +1,7 @@
 // The running-totals rule: what the rows of a payment's ledger (partner_transactions)
 // add up to. It is written once, here. The Payment's amounts (payment-view.ts: totalsOf,
 // reservedOf, slicesOf), the sums the statements write on the payment row
-// (payments.repo.ts: ledgerSums, settleSums, restingTotals) and the test helpers that
+// (money.repo.ts: ledgerTotals, settleSums, restingTotals) and the test helpers that
 // check the stored sums (test/helpers/invariants.ts) all call it. The database keeps its
 // own copy for the rows no statement counts (the triggers' payd_ledger_totals, migration
 // 0043); test/payments/totals-rule.test.ts shows the two agree on generated ledgers.

@@ -12,10 +12,12 @@ import { type Slice, allocate, deriveAmounts } from './amounts.ts';
 import { OPERATIONS, REFUSALS, STATES, allowedIn, availableFor, operationOf } from './transitions.ts';
 import { holdWhileInFlight } from './idempotency.ts';
 import { answerInline } from '../partners/inline.ts';
-import { callPartner, operationStatus, txUpdate } from './partner-calls.ts';
-import { type NewOperation, type NewPartnerTx, type OperationKind, type OperationRow, type PartnerTxRow, type PaymentRow, type TxUpdate, isOperationKeyConflict, newTxRow, paymentsRepo, restingTotals, settledTxRow } from './payments.repo.ts';
+import { callPartner, txUpdate } from './partner-calls.ts';
+import { type NewOperation, type NewPartnerTx, type OperationKind, type OperationRow, type PartnerTxRow, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
+import { isOperationKeyConflict, moneyWriter, restingTotals } from './money.repo.ts';
+import { outcomeOf } from './outcome.ts';
 import { paymentView, reservedOfPayment, slicesOf, slicesOfPayment, totalsOfPayment } from './payment-view.ts';
-import { operationEventType, paymentEvent } from './payment-events.ts';
+import { paymentEvents } from './payment-events.ts';
 import type { OperationBody } from './payments.schemas.ts';
 import { type Ledger, nothingPending } from './recent-payments.ts';
 import type { PaymentsConfig, PaymentsService, PaymentViewT } from './payments.service.ts';
@@ -87,6 +89,19 @@ export class OperationsService {
     if (p.idempotency_key === key) return { id: p.id, fingerprint: (await paymentsRepo.getByKey(this.db, entityId, key))?.request_fingerprint ?? null };
     const first = await holdWhileInFlight(() => paymentsRepo.operationByKey(this.db, paymentId, key), (o) => o.status === 'PENDING', this.config);
     return first && { id: first.id, fingerprint: first.request_fingerprint ?? null };
+  }
+
+  /**
+   * The outcome (outcome.ts) of a payment whose only change is `op` and its rows, for the
+   * one-statement shapes: `op`'s new status and its event, or undefined when the rows say
+   * more changes (the payment's own status, another operation), which only the conclusion
+   * under the row lock writes.
+   */
+  private outcomeOfOne(p: PaymentRow, txs: PartnerTxRow[], ops: OperationRow[], op: OperationRow) {
+    const outcome = outcomeOf(p, txs, ops, { endProcessing: false });
+    const mine = outcome.operations.find((o) => o.op === op);
+    if (outcome.changed || outcome.reverse.length || outcome.capture || outcome.operations.length !== (mine ? 1 : 0)) return undefined;
+    return { status: mine?.status ?? op.status, events: outcome.events };
   }
 
   /**
@@ -197,13 +212,14 @@ export class OperationsService {
     const now = new Date();
     const op: OperationRow = { ...newOp, created_at: now, updated_at: now };
     const children = pending.map((c, i) => settledTxRow(newTxRow(c, now, now), txUpdate(kind, answers[i])!, now));
-    op.status = operationStatus(children.map((c) => c.status));
+    const outcome = this.outcomeOfOne(p, [...txs, ...children], [...ops, op], op);
+    if (!outcome) return undefined;
+    op.status = outcome.status;
     const next = { ...p, version: p.version + 1, updated_at: now };
     const view = paymentView(next, [...txs, ...children], [...ops, op], this.config.baseUrl);
-    const type = operationEventType(op);
     try {
-      const event = type ? await paymentEvent(this.db, p, view, type, opId) : undefined;
-      const written = await this.db.onRow(paymentId, () => paymentsRepo.insertOperationConcluded(this.db, p, now, op, children, auths, event));
+      const event = (await paymentEvents(this.db, p, view, outcome.events))[0];
+      const written = await this.db.onRow(paymentId, () => moneyWriter.reserve(this.db, { shape: 'operation, concluded', payment: p, at: now, op, txs: children, parents: auths, event }));
       if (!written) return 'stale';
       this.config.recent?.remember({ payment: written, txs: [...txs, ...children], ops: [...ops, op] });
     } catch (err) {
@@ -227,7 +243,7 @@ export class OperationsService {
    */
   private async optimisticReservation(found: Ledger, newOp: NewOperation, pending: NewPartnerTx[], auths: PartnerTxRow[]): Promise<OperationResult | 'stale'> {
     const { payment: p, txs, ops } = found;
-    const at = await this.db.onRow(p.id, () => paymentsRepo.reserveOperationAt(this.db, p.version, newOp, pending, auths));
+    const at = await this.db.onRow(p.id, () => moneyWriter.reserve(this.db, { shape: 'operation', op: newOp, rows: pending, parents: auths, expectedVersion: p.version }));
     if (!at) return 'stale';
     this.config.recent?.forget(p.id);
     const rows = pending.map((c) => newTxRow(c, at, at));
@@ -241,7 +257,7 @@ export class OperationsService {
 
   /**
    * The one-statement end of an operation reserved optimistically with one partner
-   * transaction (concludeOperation); undefined when it did not apply (the transaction
+   * transaction (moneyWriter.conclude, shape 'operation'); undefined when it did not apply (the transaction
    * was settled elsewhere first, or the payment changed since the reservation).
    */
   private async conclude(p: PaymentRow, r: { version: number; txs: PartnerTxRow[]; ops: OperationRow[]; op: OperationRow; row: PartnerTxRow },
@@ -249,15 +265,17 @@ export class OperationsService {
     if (update.status === 'PENDING') return undefined;
     const at = new Date();
     const child = settledTxRow(r.row, update, at);
-    const op = { ...r.op, status: operationStatus([child.status]), updated_at: at };
+    const op = { ...r.op, updated_at: at };
     const txs = [...r.txs, child];
     const ops = [...r.ops, op];
+    const outcome = this.outcomeOfOne(p, txs, ops, op);
+    if (!outcome) return undefined;
+    op.status = outcome.status;
     const next = { ...p, version: r.version + 1, updated_at: at };
     const view = paymentView(next, txs, ops, this.config.baseUrl);
-    const type = operationEventType(op);
-    const event = type ? await paymentEvent(this.db, p, view, type, op.id) : undefined;
-    const done = await this.db.onRow(p.id, () => paymentsRepo.concludeOperation(this.db, {
-      tx: r.row, parents: r.txs, update, paymentId: p.id, expectedVersion: r.version, operationId: op.id, status: op.status, at, event,
+    const event = (await paymentEvents(this.db, p, view, outcome.events))[0];
+    const done = await this.db.onRow(p.id, () => moneyWriter.conclude(this.db, {
+      shape: 'operation', tx: r.row, parents: r.txs, update, paymentId: p.id, expectedVersion: r.version, operationId: op.id, status: op.status, at, event,
     }));
     if (!done.concluded) return undefined;
     // (Nothing PENDING was in the reading it was reserved on, or it is not remembered.)
@@ -326,11 +344,11 @@ export class OperationsService {
       const { amount, allocations } = await this.planWith(kind, p, auths, () => paymentsRepo.txs(tx, paymentId), body);
       const rows = pendingChildren(kind, paymentId, opId, nextSeq, allocations); // numbered after the ledger as read under the lock
       // (The operation, its ledger rows and the payment's next version in one statement.)
-      const reserved = await paymentsRepo.reserveOperation(tx, {
+      const reserved = await moneyWriter.reserve(tx, { shape: 'operation', op: {
         id: opId, payment_id: paymentId, kind, amount, status: 'PENDING', triggered_by: opts.triggeredBy ?? 'MERCHANT',
         merchant_reference: body.merchant_reference ?? null, reason: body.reason ?? null, idempotency_key: opts.idempotencyKey ?? null,
         request_fingerprint: opts.fingerprint ?? null,
-      }, rows, auths);
+      }, rows, parents: auths });
       if (!reserved) return 'replay' as const;
       return { payment: p, children: rows.map((r, i) => ({ id: r.id, key: r.partner_key, amount: r.amount, auth: allocations[i]!.auth })) };
     }));
@@ -365,7 +383,7 @@ export class OperationsService {
         }
       }
       // (After a conclusion that did not apply, a no-op when it settled the transaction.)
-      if (update) await this.db.onRow(p.id, () => paymentsRepo.settleTx(this.db, c.id, update));
+      if (update) await this.db.onRow(p.id, () => moneyWriter.record(this.db, { shape: 'answer', txId: c.id, update }));
     }
     faultPoint(`${step}:after-record`);
     const view = await this.payments.finalize(entityId, p.id, { endProcessing: false, recover: false });

@@ -9,7 +9,7 @@
 import type { EventTypeName } from '../webhooks/catalogue.ts';
 import { operationOf } from './transitions.ts';
 import type { Queryable } from '../platform/db/index.ts';
-import { enqueueEvent, type NewEvent } from '../webhooks/outbox.ts';
+import type { NewEvent } from '../webhooks/outbox.ts';
 import type { OperationKind, OperationRow, PaymentRow } from './payments.repo.ts';
 import { type AuthorizationStatus, unreachable } from './common.schemas.ts';
 import { paymentEventJson } from './payment-json.ts';
@@ -93,14 +93,4 @@ export async function paymentEvents(q: Queryable, p: EventPayment, view: Payment
     data: paymentEventJson(paymentEventData(view, e.operationId)),
     url: webhook?.url ?? null, headers: webhook?.headers ?? null, headersEnc: webhook?.headers_enc ?? null,
   }));
-}
-
-/** One event, to write within the change's own statement. */
-export async function paymentEvent(q: Queryable, p: EventPayment, view: PaymentViewT, type: EventTypeName, operationId?: string): Promise<NewEvent> {
-  return (await paymentEvents(q, p, view, [{ type, ...(operationId ? { operationId } : {}) }]))[0]!;
-}
-
-/** Records the events on the caller's transaction. */
-export async function recordPaymentEvents(q: Queryable, p: EventPayment, view: PaymentViewT, events: PaymentEventSpec[]): Promise<void> {
-  for (const e of await paymentEvents(q, p, view, events)) await enqueueEvent(q, e);
 }

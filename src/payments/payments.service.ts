@@ -1,7 +1,6 @@
 // Payments: creation (authorization across the split), reading with partner sync,
 // settling pending partner transactions, and the reversal of half-authorized splits.
 // No HTTP and no SQL here: repos hold the SQL, connectors talk to partners.
-import type { EventTypeName } from '../webhooks/catalogue.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db/index.ts';
@@ -18,14 +17,16 @@ import { ClientSessionsService } from './client-sessions.service.ts';
 import { holdWhileInFlight } from './idempotency.ts';
 import { answerInline } from '../partners/inline.ts';
 import { NotSettled, type PartnerTelemetry } from './partner-telemetry.ts';
-import { authorizationStatus, callPartner, operationStatus, txUpdate } from './partner-calls.ts';
+import { callPartner, txUpdate } from './partner-calls.ts';
 import type { CreatePaymentBody } from './payments.schemas.ts';
-import { type NewPartnerTx, type NewPayment, type OperationRow, type PartnerTxRow, type PaymentBase, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, restingTotals, settledTxRow } from './payments.repo.ts';
-import { VIEW_FORMAT, childrenByOperation, paymentView } from './payment-view.ts';
+import { type NewPartnerTx, type NewPayment, type OperationRow, type PartnerTxRow, type PaymentBase, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
+import { moneyWriter, restingTotals } from './money.repo.ts';
+import { needsNothingElse, outcomeOf } from './outcome.ts';
+import { VIEW_FORMAT, paymentView } from './payment-view.ts';
 import { type Filter, listsRepo, type PageRequest } from './lists.repo.ts';
 import { paymentJson } from './payment-json.ts';
 import type { RecentPayments } from './recent-payments.ts';
-import { authorizationEventType, operationEventType, paymentEvent, recordPaymentEvents } from './payment-events.ts';
+import { paymentEvents } from './payment-events.ts';
 import type { ReturnLinks } from './return-links.ts';
 import type { EligibilityEngine } from '../eligibility/engine.ts';
 
@@ -300,14 +301,14 @@ export class PaymentsService {
     const id = newPayment.id;
     // The payment and its first authorization row: one statement, or a transaction that
     // also claims the client session.
-    const created = await this.claimingSession(entityId, body, id, (q) => paymentsRepo.insertWithTx(q, newPayment, parts[0]!.row));
+    const created = await this.claimingSession(entityId, body, id, (q) => moneyWriter.reserve(q, { shape: 'payment', payment: newPayment, first: parts[0]!.row }));
     if (!created) return this.replayed(entityId, idempotencyKey!, instance); // another request with the same key won the race
 
     // Authorize part by part; the ledger rows as this request leaves them, for the answer.
     const rows: PartnerTxRow[] = [];
     let last: { row: PartnerTxRow; update: TxUpdate | undefined } | undefined;
     for (const [i, { partner, row, request }] of parts.entries()) {
-      const stored = i === 0 ? created.tx : await this.db.onRow(id, () => paymentsRepo.insertTx(this.db, row, []));
+      const stored = i === 0 ? created.tx : await this.db.onRow(id, () => moneyWriter.reserve(this.db, { shape: 'part', row }));
       faultPoint('authorize:after-reserve');
       const connector = this.partners.get(partner)!;
       const result = await callPartner(() => connector.authorize(request), this.config.partnerTimeoutMs,
@@ -319,7 +320,7 @@ export class PaymentsService {
         last = { row: stored, update };
         break;
       }
-      const at = await this.db.onRow(id, () => paymentsRepo.settleTx(this.db, stored.id, update!));
+      const at = await this.db.onRow(id, () => moneyWriter.record(this.db, { shape: 'answer', txId: stored.id, update: update! }));
       faultPoint('authorize:after-record');
       rows.push(at ? settledTxRow(stored, update!, at) : stored);
     }
@@ -329,7 +330,7 @@ export class PaymentsService {
       faultPoint('authorize:after-finalize');
       return fast;
     }
-    if (last?.update) await this.db.onRow(id, () => paymentsRepo.settleTx(this.db, last.row.id, last.update!));
+    if (last?.update) await this.db.onRow(id, () => moneyWriter.record(this.db, { shape: 'answer', txId: last.row.id, update: last.update! }));
     faultPoint('authorize:after-record');
     const view = await this.finalize(entityId, id, { endProcessing: true, recover: false });
     faultPoint('authorize:after-finalize');
@@ -356,16 +357,15 @@ export class PaymentsService {
     idempotencyKey: string | undefined, instance: string): Promise<PaymentViewT> {
     const now = new Date();
     const txs = rows.map((row, i) => settledTxRow(newTxRow(row, now, now), txUpdate('AUTHORIZATION', results[i])!, now));
-    const status = authorizationStatus(txs, np.amount);
-    const p: PaymentBase = Object.assign({ version: 1, created_at: now, updated_at: now }, np, { authorization_status: status, processing: false });
+    const outcome = outcomeOf(np, txs, [], { endProcessing: true });
+    const p: PaymentBase = Object.assign({ version: 1, created_at: now, updated_at: now }, np, { authorization_status: outcome.status, processing: false });
     const view = paymentView(p, txs, [], this.config.baseUrl);
-    const type = authorizationEventType(status);
-    const write = async (q: Queryable) => paymentsRepo.insertConcluded(q, p, txs, type ? await paymentEvent(q, p, view, type) : undefined);
+    const write = async (q: Queryable) => moneyWriter.reserve(q, { shape: 'payment, concluded', payment: p, txs, event: (await paymentEvents(q, p, view, outcome.events))[0] });
     const written = await this.claimingSession(entityId, body, p.id, write);
     if (!written) return this.replayed(entityId, idempotencyKey!, instance); // another request with the same key won the race
     this.config.recent?.remember({ payment: written, txs, ops: [] }); // (committed: claimingSession's transaction has ended)
-    if (status === 'AUTHORIZED' && p.capture_mode === 'AUTOMATIC' && this.steps) {
-      await this.steps.authorized(entityId, p.id, p.amount);
+    if (outcome.capture && this.steps) {
+      await this.steps.authorized(entityId, p.id, outcome.capture);
       return this.getStored(entityId, p.id);
     }
     return view;
@@ -379,17 +379,16 @@ export class PaymentsService {
    * undefined: the caller takes the general path (finalize under the row lock).
    */
   private async concludeCreation(p: PaymentRow, earlier: PartnerTxRow[], lastRow: PartnerTxRow, update: TxUpdate | undefined): Promise<PaymentViewT | undefined> {
-    if (!update || p.capture_mode === 'AUTOMATIC') return undefined;
-    const rows = [...earlier, { status: update.status, amount: lastRow.amount }];
-    const status = authorizationStatus(rows, p.amount);
-    if ((status === 'REFUSED' || status === 'ERROR') && rows.some((t) => t.status === 'AUTHORIZED')) return undefined; // a part to reverse
-    const type = authorizationEventType(status);
+    if (!update) return undefined;
     const at = new Date();
     const txs = [...earlier, settledTxRow(lastRow, update, at)];
+    const outcome = outcomeOf(p, txs, [], { endProcessing: true });
+    if (!needsNothingElse(outcome)) return undefined; // a part to reverse, or the automatic capture: under the lock
+    const status = outcome.status;
     const next = { ...p, authorization_status: status, processing: false, version: p.version + 1, updated_at: at };
     const view = paymentView(next, txs, [], this.config.baseUrl);
-    const event = type ? await paymentEvent(this.db, p, view, type) : undefined;
-    if (!(await this.db.onRow(p.id, () => paymentsRepo.settleTxAndConclude(this.db, lastRow, update, p.id, p.version, status, at, event)))) return undefined;
+    const event = (await paymentEvents(this.db, p, view, outcome.events))[0];
+    if (!(await this.db.onRow(p.id, () => moneyWriter.conclude(this.db, { shape: 'creation', tx: lastRow, update, paymentId: p.id, expectedVersion: p.version, status, at, event })))) return undefined;
     // The next operation on it (commonly its capture) skips the read: recent-payments.ts.
     this.config.recent?.remember({ payment: { ...next, ...restingTotals(txs, []) }, txs, ops: [] });
     return view;
@@ -507,7 +506,7 @@ export class PaymentsService {
     for (const t of left) {
       if (renew && !(await renew())) break;
       const update = await this.expireChallenge(p, t, expirySeconds);
-      if (update && await paymentsRepo.settleTx(this.db, t.id, update)) settled = true;
+      if (update && await moneyWriter.record(this.db, { shape: 'answer', txId: t.id, update })) settled = true;
     }
     if (settled) await this.finalize(p.entity_id, p.id, { endProcessing: true, recover: true });
     return settled;
@@ -573,7 +572,7 @@ export class PaymentsService {
     }, recover ? this.config.partnerTimeoutMs * 2 : this.config.partnerTimeoutMs, undefined, // (a sync, then maybe a resend)
     { telemetry: this.config.telemetry, partner: t.partner, call: 'sync', key: t.partner_key });
     const update = txUpdate(t.kind, synced);
-    if (update) await this.db.onRow(p.id, () => paymentsRepo.settleTx(this.db, t.id, update));
+    if (update) await this.db.onRow(p.id, () => moneyWriter.record(this.db, { shape: 'answer', txId: t.id, update }));
   }
 
   /**
@@ -619,7 +618,7 @@ export class PaymentsService {
   private async applyLateAnswer(entityId: string, paymentId: string, t: Pick<PartnerTxRow, 'id' | 'kind'>, result: PartnerResult, retry: boolean): Promise<void> {
     const update = txUpdate(t.kind, result);
     if (!update || update.status === 'PENDING') return;
-    const settled = await this.db.onRow(paymentId, () => paymentsRepo.settleTx(this.db, t.id, update));
+    const settled = await this.db.onRow(paymentId, () => moneyWriter.record(this.db, { shape: 'answer', txId: t.id, update }));
     // A retry finalizes in any case: the attempt before may have settled the transaction
     // and failed before finalizing (finalize changes nothing when nothing is due).
     if (settled || retry) await this.finalize(entityId, paymentId, { endProcessing: false, recover: false });
@@ -630,7 +629,7 @@ export class PaymentsService {
     await this.reverse(entityId, paymentId, [{ ...auth, partner_reference: update.partner_reference ?? null }], {
       key: `late-reversal:${t.id}`,
       reason: 'Reversal of an authorization the partner approved after payd had closed it',
-      before: async (tx) => paymentsRepo.recordLateAnswer(tx, t.id, update),
+      before: async (tx) => (await moneyWriter.record(tx, { shape: 'late answer', txId: t.id, update })) !== undefined,
     });
   }
 
@@ -640,58 +639,44 @@ export class PaymentsService {
    * the automatic capture.
    */
   async finalize(entityId: string, id: string, opts: { endProcessing: boolean; recover: boolean }): Promise<PaymentViewT | undefined> {
-    const toReverse: Array<{ txId: string; key: string; auth: PartnerTxRow }> = [];
+    let toReverse: Array<{ txId: string; key: string; auth: PartnerTxRow }> = [];
     let capture = 0;
     let ended: OperationRow[] = [];
     const view = await this.db.onRow(id, () => this.db.transaction(async (tx) => {
+      toReverse = [];
       ended = []; // (a retried transaction starts again)
       const p = await paymentsRepo.get(tx, entityId, id, true);
       if (!p) return undefined;
       const { txs, ops } = await paymentsRepo.ledger(tx, id);
-      const auths = txs.filter((t) => t.kind === 'AUTHORIZATION');
-      const status = authorizationStatus(auths, p.amount, p.processing && !opts.endProcessing);
-
-      let changed = status !== p.authorization_status || (opts.endProcessing && p.processing);
-      if (status === 'REFUSED' || status === 'ERROR') {
-        const reversed = new Set(txs.filter((t) => t.kind === 'VOID').map((t) => t.parent_id));
-        const held = auths.filter((t) => t.status === 'AUTHORIZED' && !reversed.has(t.id));
-        // The reversal is recorded in this transaction, with the status that calls for it:
-        // a crash before the partners are called leaves PENDING voids that recovery sends,
-        // never a failed payment whose other parts stay held.
-        const r = held.length ? await this.reserveReversal(tx, id, held, DEFAULT_REVERSAL(id)) : undefined;
-        if (r) {
-          toReverse.push(...r.children);
-          ops.push(r.op);
-          txs.push(...r.rows);
-          changed = true;
-        }
+      const outcome = outcomeOf(p, txs, ops, { endProcessing: opts.endProcessing });
+      let version = p.version;
+      // The reversal is recorded in this transaction, with the status that calls for it:
+      // a crash before the partners are called leaves PENDING voids that recovery sends,
+      // never a failed payment whose other parts stay held. (Its reservation moves the version.)
+      const r = outcome.reverse.length ? await this.reserveReversal(tx, p, outcome.reverse, DEFAULT_REVERSAL(id), txs) : undefined;
+      if (r) {
+        toReverse = r.children;
+        ops.push(r.op);
+        txs.push(...r.rows);
+        version += 1;
       }
-      const events: Array<{ type: EventTypeName; operationId?: string }> = [];
-      const authEvent = status !== p.authorization_status ? authorizationEventType(status) : undefined;
-      if (authEvent) events.push({ type: authEvent });
-      const childrenOf = childrenByOperation(txs); // (one pass: an operation's children, not the whole ledger per operation)
-      for (const o of ops) {
-        const children = (childrenOf.get(o.id) ?? []).map((t) => t.status);
-        const next = children.length ? operationStatus(children) : o.status;
-        if (next !== o.status) {
-          o.updated_at = await paymentsRepo.setOperationStatus(tx, o.id, next);
-          o.status = next;
-          ended.push(o);
-          changed = true;
-          const type = operationEventType(o);
-          if (type) events.push({ type, operationId: o.id });
-        }
+      const at = new Date();
+      for (const { op, status } of outcome.operations) {
+        op.status = status;
+        op.updated_at = at;
+        ended.push(op);
       }
-      if (status === 'AUTHORIZED' && p.authorization_status !== 'AUTHORIZED' && p.capture_mode === 'AUTOMATIC' && !ops.some((o) => o.kind === 'CAPTURE')) {
-        capture = p.amount;
-      }
+      const changed = outcome.changed || outcome.operations.length > 0;
+      if (changed) version += 1;
+      capture = outcome.capture;
+      // The payment as this transaction leaves it.
+      const view = paymentView({ ...p, authorization_status: outcome.status, version }, txs, ops, this.config.baseUrl);
       if (changed) {
-        await paymentsRepo.touch(tx, id, { authorization_status: status, ...(opts.endProcessing ? { processing: false } : {}) });
+        await moneyWriter.conclude(tx, {
+          shape: 'locked', paymentId: id, status: outcome.status, endProcessing: opts.endProcessing, at,
+          operations: outcome.operations.map((o) => ({ id: o.op.id, status: o.status })), events: await paymentEvents(tx, p, view, outcome.events),
+        });
       }
-      // The payment as this transaction leaves it (touch adds exactly one to version).
-      const now = { ...p, authorization_status: status, version: changed ? p.version + 1 : p.version };
-      const view = paymentView(now, txs, ops, this.config.baseUrl);
-      await recordPaymentEvents(tx, p, view, events);
       return view;
     }));
     for (const o of ended) this.config.telemetry?.operationEnded(o.kind, o.status);
@@ -714,47 +699,44 @@ export class PaymentsService {
     const reserved = await this.db.onRow(id, () => this.db.transaction(async (tx) => {
       const p = await paymentsRepo.get(tx, entityId, id, true);
       if (!p) return undefined;
-      const r = await this.reserveReversal(tx, id, auths, opts);
-      if (r) await paymentsRepo.touch(tx, id);
-      return r;
+      return this.reserveReversal(tx, p, auths, opts, await paymentsRepo.txs(tx, id));
     }));
     if (reserved) await this.sendReversal(entityId, id, reserved.children);
   }
 
   /**
-   * Under the payment's row lock (tx): records the VOID operation that reverses `auths`
-   * and its PENDING rows, before any partner is called (write-ahead: a crash after this
-   * commit leaves PENDING rows that recovery sends). undefined when every one is
+   * Under the payment's row lock (tx; `ledger`, its rows as read under it): reserves the
+   * VOID operation that reverses `auths` with its PENDING rows, before any partner is
+   * called (write-ahead: a crash after this commit leaves PENDING rows that recovery
+   * sends); the reservation moves the payment's version. undefined when every one is
    * reversed already (several readers may notice the failure at once: only the first
-   * finds them unreversed) or opts.before declines. The caller moves the version.
+   * finds them unreversed), opts.before declines, or the key is taken.
    */
-  private async reserveReversal(tx: Queryable, id: string, auths: PartnerTxRow[], opts: ReversalOptions):
+  private async reserveReversal(tx: Queryable, p: PaymentRow, auths: PartnerTxRow[], opts: ReversalOptions, ledger: PartnerTxRow[]):
   Promise<{ op: OperationRow; rows: PartnerTxRow[]; children: Array<{ txId: string; key: string; auth: PartnerTxRow }> } | undefined> {
-    const opId = randomUUID();
-    const now = await paymentsRepo.txs(tx, id);
-    const reversed = new Set(now.filter((t) => t.kind === 'VOID').map((t) => t.parent_id));
+    const reversed = new Set(ledger.filter((t) => t.kind === 'VOID').map((t) => t.parent_id));
     auths = auths.filter((a) => !reversed.has(a.id));
     if (auths.length === 0) return undefined;
     if (opts.before && !(await opts.before(tx))) return undefined;
-    const total = auths.reduce((s, a) => s + a.amount, 0);
-    const op = await paymentsRepo.insertOperation(tx, {
-      id: opId, payment_id: id, kind: 'VOID', amount: total, status: 'PENDING', triggered_by: 'SYSTEM',
-      merchant_reference: null, reason: opts.reason, idempotency_key: opts.key,
-    });
-    if (!op) return undefined;
-    let seq = await paymentsRepo.nextSeq(tx, id);
-    const rows: PartnerTxRow[] = [];
-    const children: Array<{ txId: string; key: string; auth: PartnerTxRow }> = [];
-    for (const a of auths) {
-      const txId = randomUUID();
-      const key = `${opId}:${children.length + 1}`;
-      rows.push(await paymentsRepo.insertTx(tx, {
-        id: txId, payment_id: id, operation_id: opId, parent_id: a.id, kind: 'VOID', seq: seq++,
-        partner: a.partner, method: a.method, amount: a.amount, status: 'PENDING', partner_key: key, card: null, save_token: null,
-      }, now)); // (counted against the authorization as stored: nothing, for one closed before it answered late)
-      children.push({ txId, key, auth: a });
-    }
-    return { op, rows, children };
+    const opId = randomUUID();
+    let seq = ledger.reduce((m, t) => Math.max(m, t.seq), 0) + 1;
+    const newOp = {
+      id: opId, payment_id: p.id, kind: 'VOID' as const, amount: auths.reduce((s, a) => s + a.amount, 0), status: 'PENDING' as const,
+      triggered_by: 'SYSTEM' as const, merchant_reference: null, reason: opts.reason, idempotency_key: opts.key, request_fingerprint: null,
+    };
+    const pending: NewPartnerTx[] = auths.map((a, i) => ({
+      id: randomUUID(), payment_id: p.id, operation_id: opId, parent_id: a.id, kind: 'VOID', seq: seq++,
+      partner: a.partner, method: a.method, amount: a.amount, status: 'PENDING', partner_key: `${opId}:${i + 1}`, card: null, save_token: null,
+    }));
+    // (Counted against the authorizations as stored: nothing, for one closed before it answered late.)
+    const at = await moneyWriter.reserve(tx, { shape: 'operation', op: newOp, rows: pending, parents: ledger });
+    if (!at) return undefined;
+    const op: OperationRow = { ...newOp, created_at: at, updated_at: at };
+    return {
+      op,
+      rows: pending.map((r) => newTxRow(r, at, at)),
+      children: pending.map((r, i) => ({ txId: r.id, key: r.partner_key, auth: auths[i]! })),
+    };
   }
 
   /** Calls the partners for a reversal already recorded (reserveReversal), then finalizes the payment. */
@@ -767,7 +749,7 @@ export class PaymentsService {
       }), this.config.partnerTimeoutMs, (r) => void this.answeredLate(entityId, id, { id: c.txId, kind: 'VOID' }, r),
       { telemetry: this.config.telemetry, partner: c.auth.partner, call: 'void', key: c.key });
       const update = txUpdate('VOID', result);
-      if (update) await this.db.onRow(id, () => paymentsRepo.settleTx(this.db, c.txId, update));
+      if (update) await this.db.onRow(id, () => moneyWriter.record(this.db, { shape: 'answer', txId: c.txId, update }));
     }
     await this.finalize(entityId, id, { endProcessing: false, recover: false });
   }

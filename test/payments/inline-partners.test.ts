@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { paymentsRepo } from '../../src/payments/payments.repo.ts';
+import { moneyWriter } from '../../src/payments/money.repo.ts';
 import { paymentEventData } from '../../src/payments/payment-events.ts';
 
 const card = (number = '4242424242424242') => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2031', cvv: '123' });
@@ -132,7 +133,7 @@ describe('partners answering inline', () => {
     };
     const row = (await paymentsRepo.getWithLedger(t.testDb.db, m.entityId, p.id))!.payment;
     const moved = { ...row, version: row.version + 1 }; // as if read after another change
-    const written = await paymentsRepo.insertOperationConcluded(t.testDb.db, moved, now, op, [tx], p.authorization.partner_transactions, { entityId: m.entityId, type: 'payment.captured', data: {} });
+    const written = await moneyWriter.reserve(t.testDb.db, { shape: 'operation, concluded', payment: moved, at: now, op, txs: [tx], parents: p.authorization.partner_transactions, event: { entityId: m.entityId, type: 'payment.captured', data: {} } });
     assert.equal(written, undefined);
     const after = await stored(p.id);
     assert.deepEqual(after, p, 'the payment is unchanged');

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';
 import type { Db } from '../../src/platform/db/index.ts';
 import { paymentsRepo } from '../../src/payments/payments.repo.ts';
+import { moneyWriter } from '../../src/payments/money.repo.ts';
 import { RecentPayments } from '../../src/payments/recent-payments.ts';
 import { createTestApp, MASTER_KEY, type Merchant, type TestApp } from '../helpers/app.ts';
 
@@ -226,7 +227,7 @@ describe('an operation decided on a reading with another operation in flight ans
     // The capture's answer is recorded while the void's partner call is in flight, as the
     // capture's process records a late answer (the ledger row; no new version).
     hook.run = async () => {
-      assert.ok(await paymentsRepo.settleTx(t.testDb.db, pendingRow.id, { status: 'SUCCESS', partner_status: 'SUCCEEDED' }));
+      assert.ok(await moneyWriter.record(t.testDb.db, { shape: 'answer', txId: pendingRow.id, update: { status: 'SUCCESS', partner_status: 'SUCCEEDED' } }));
     };
     hook.armed = true;
     const voided = await app.inject({ method: 'POST', url: `/v2/payments/${id}/voids`, headers: m.auth, payload: {} });

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CardAcquirerSimulator } from '../../src/partners/simulators/card-acquirer.ts';
 import { paymentsRepo, type PartnerTxRow } from '../../src/payments/payments.repo.ts';
+import { moneyWriter } from '../../src/payments/money.repo.ts';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { storedTotalsDiffering } from '../helpers/invariants.ts';
 
@@ -91,14 +92,14 @@ for (const inline of [true, false]) {
 
       const timedOut = (await post('/v2/payments', cardBody(6200, '4000000000000408'))).json();
       const auth = await pendingTx(timedOut.id);
-      assert.equal(await paymentsRepo.settleTxAndConclude(t.testDb.db, auth, { status: 'AUTHORIZED' }, timedOut.id,
-        (await version(timedOut.id)) - 1, 'AUTHORIZED', new Date(), undefined), false, 'not concluded on a stale version');
+      assert.equal(await moneyWriter.conclude(t.testDb.db, { shape: 'creation', tx: auth, update: { status: 'AUTHORIZED' }, paymentId: timedOut.id,
+        expectedVersion: (await version(timedOut.id)) - 1, status: 'AUTHORIZED', at: new Date(), event: undefined }), false, 'not concluded on a stale version');
       assert.equal((await paymentsRepo.txs(t.testDb.db, timedOut.id))[0]!.status, 'AUTHORIZED', 'settled all the same');
 
       const slow = (await post('/v2/payments', cardBody(2600, '4000000000000416'))).json();
       const captured = (await post(`/v2/payments/${slow.id}/captures`, { amount: 2600 })).json();
       const capture = await pendingTx(slow.id);
-      const done = await paymentsRepo.concludeOperation(t.testDb.db, { tx: capture, parents: await paymentsRepo.txs(t.testDb.db, slow.id), update: { status: 'SUCCESS' }, paymentId: slow.id,
+      const done = await moneyWriter.conclude(t.testDb.db, { shape: 'operation', tx: capture, parents: await paymentsRepo.txs(t.testDb.db, slow.id), update: { status: 'SUCCESS' }, paymentId: slow.id,
         expectedVersion: (await version(slow.id)) - 1, operationId: captured.captures[0].id, status: 'SUCCESS', at: new Date(), event: undefined });
       assert.deepEqual(done, { settled: true, concluded: false });
       assert.deepEqual(await storedTotalsDiffering(t.testDb.db), []);
