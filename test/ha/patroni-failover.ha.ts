@@ -8,7 +8,7 @@
 // re-cloned from the new primary (a fresh data directory) and becomes the synchronous
 // standby again, ready for the next failover.
 //
-// What it asserts (docs/decisions.md, "A flow caught by a failover"):
+// What it asserts (docs/decisions.md, "A payment whose creation meets a failover"):
 // - every request gets an HTTP answer within REQUEST_LIMIT_MS (none ends without one);
 // - every 2xx payment, capture and refund is on the final primary (zero RPO);
 // - a flow's payment ends AUTHORIZED when the partner received its authorization (the
