@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { ADMIN_TOKEN } from '../helpers/app.ts';
-import { startServer, type ServerProcess } from '../helpers/server.ts';
+import { startPayd, type PaydProcess } from '../helpers/processes.ts';
 import { createPgTestDb } from '../faults/db-fixture.ts';
 import {
   AmountNotAvailableError, AuthenticationError, constructEvent, IdempotencyError, InvalidRequestError, NotFoundError, Payd,
@@ -71,7 +71,7 @@ async function startProxy(target: string) {
 }
 
 describe('@payd/sdk against payd start', () => {
-  let server: ServerProcess;
+  let server: PaydProcess;
   let proxy: Awaited<ReturnType<typeof startProxy>>;
   let payd: Payd;
   let entityId = '';
@@ -91,7 +91,7 @@ describe('@payd/sdk against payd start', () => {
       env = { PAYD_DATA_DIR: dir };
       cleanup = async () => rmSync(dir, { recursive: true, force: true });
     }
-    server = await startServer({ ...env, PAYD_WEBHOOK_POLL_MS: '100' });
+    server = await startPayd({ ...env, PAYD_WEBHOOK_POLL_MS: '100' });
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
     const entity = await (await fetch(`${server.base}/admin/v1/entities`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'SDK shop' }) })).json();
     entityId = entity.id;
