@@ -1,4 +1,4 @@
-// Recovery settles everything exactly once (issue 13): one deterministic reproduction
+// Recovery settles everything exactly once: one deterministic reproduction
 // per defect, each built from a held row lock on a second connection (so a partner, or
 // payd itself, is stopped at a chosen point), a kill at a chosen step, or a partner
 // whose answer comes late. They run on PostgreSQL (always present; the database named
