@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { ADMIN_TOKEN } from '../helpers/app.ts';
 import { startPayd, type PaydProcess } from '../helpers/processes.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { poll, waitFor } from '../helpers/wait.ts';
 import { createPgTestDb } from '../faults/db-fixture.ts';
 import { verifyWebhookSignature } from '../../src/webhooks/signature.ts';
 import { TRIGGERS, listen } from '../../src/cli/dev.ts';
@@ -73,12 +73,12 @@ describe('payd listen and payd trigger', () => {
       { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
     let printed = '';
     listener.stdout!.on('data', (c: Buffer) => { printed += c.toString(); });
-    for (let i = 0; i < 300 && !printed.includes('Ready!'); i++) await new Promise((r) => setTimeout(r, 50));
+    await poll(async () => printed, (p) => p.includes('Ready!'), { withinMs: 15_000 });
     assert.match(printed, /Ready! Forwarding your entity's events to http:\/\/127\.0\.0\.1:\d+\/webhooks/);
 
     const { stdout } = await payd(['trigger', 'payment.captured'], env);
     assert.match(stdout, /Done: payment\.captured will be sent for [0-9a-f-]{36}/);
-    for (let i = 0; i < 200 && received.length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    await poll(async () => received.length, (n) => n >= 2, { withinMs: 10_000 });
     assert.deepEqual(received.map((r) => JSON.parse(r.body).type).sort(), ['payment.authorized', 'payment.captured']);
     for (const r of received) {
       assert.equal(verifyWebhookSignature('whsec_cli_test', String(r.headers['payd-signature']), r.body), true);

@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { createTestDb, POSTGRES_URL, type TestDb } from '../helpers/db.ts';
 import { apiAgreesWithLedger, assertConsistent, moneyInvariants, partnerDid } from '../helpers/invariants.ts';
 import {
-  call as plainCall, httpClient, onboard, onboardMerchant, type PaydProcess, type ProcessDatabase, processDatabase, runningProcesses, startPayd, stopAll,
+  call as plainCall, httpClient, onboard, onboardMerchant, type PaydProcess, poll, type ProcessDatabase, processDatabase, runningProcesses, startPayd, stopAll,
 } from '../helpers/processes.ts';
 import { seeded } from '../faults/db-fixture.ts';
 
@@ -222,12 +222,7 @@ describe(`two payd processes on one PostgreSQL database: random concurrent opera
 
     // Settle: the recovery workers of both processes finish what timed out; GET (which
     // asks the partners) settles the rest. Nothing may stay PENDING.
-    const deadline = Date.now() + 60_000;
-    let report = await moneyInvariants(testDb.db);
-    while (report.pending > 0 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 500));
-      report = await moneyInvariants(testDb.db);
-    }
+    const report = await poll(() => moneyInvariants(testDb.db), (r) => r.pending === 0, { withinMs: 60_000, everyMs: 500 });
     const disagreements: string[] = [];
     for (const p of payments) {
       const got = await plainCall(pick(servers), 'GET', `/v2/payments/${p.id}`, { ...m.auth, 'cache-control': 'max-age=60' });
