@@ -12,7 +12,8 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { ADMIN_TOKEN } from '../helpers/app.ts';
-import { startServer, type ServerProcess } from '../helpers/server.ts';
+import { startPayd, type PaydProcess } from '../helpers/processes.ts';
+import { poll, waitFor } from '../helpers/wait.ts';
 import { createPgTestDb } from '../faults/db-fixture.ts';
 import { verifyWebhookSignature } from '../../src/webhooks/signature.ts';
 import { TRIGGERS, listen } from '../../src/cli/dev.ts';
@@ -22,7 +23,7 @@ const payd = (args: string[], env: Record<string, string>) =>
   run(process.execPath, ['bin/payd.js', ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
 
 describe('payd listen and payd trigger', () => {
-  let server: ServerProcess;
+  let server: PaydProcess;
   let cleanup: () => Promise<void> = async () => {};
   let env: Record<string, string> = {};
   let token = '';
@@ -41,7 +42,7 @@ describe('payd listen and payd trigger', () => {
       dbEnv = { PAYD_DATA_DIR: dir };
       cleanup = async () => rmSync(dir, { recursive: true, force: true });
     }
-    server = await startServer(dbEnv);
+    server = await startPayd(dbEnv);
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
     const entity = await (await fetch(`${server.base}/admin/v1/entities`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{"name":"CLI shop"}' })).json();
     const apiKey = (await (await fetch(`${server.base}/admin/v1/entities/${entity.id}/api-keys`, { method: 'POST', headers: admin })).json()).api_key;
@@ -72,12 +73,12 @@ describe('payd listen and payd trigger', () => {
       { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
     let printed = '';
     listener.stdout!.on('data', (c: Buffer) => { printed += c.toString(); });
-    for (let i = 0; i < 300 && !printed.includes('Ready!'); i++) await new Promise((r) => setTimeout(r, 50));
+    await poll(async () => printed, (p) => p.includes('Ready!'), { withinMs: 15_000 });
     assert.match(printed, /Ready! Forwarding your entity's events to http:\/\/127\.0\.0\.1:\d+\/webhooks/);
 
     const { stdout } = await payd(['trigger', 'payment.captured'], env);
     assert.match(stdout, /Done: payment\.captured will be sent for [0-9a-f-]{36}/);
-    for (let i = 0; i < 200 && received.length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    await poll(async () => received.length, (n) => n >= 2, { withinMs: 10_000 });
     assert.deepEqual(received.map((r) => JSON.parse(r.body).type).sort(), ['payment.authorized', 'payment.captured']);
     for (const r of received) {
       assert.equal(verifyWebhookSignature('whsec_cli_test', String(r.headers['payd-signature']), r.body), true);
@@ -102,10 +103,21 @@ describe('payd listen and payd trigger', () => {
     const stop = new AbortController();
     const lines: string[] = [];
     const target = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks`;
-    const running = listen(['--forward-to', target, '--secret', 'whsec_cli_test', '--poll-ms', '100'], env, (l) => lines.push(l), stop.signal);
-    // Six polls or more (each waits 100 ms).
-    for (let i = 0; i < 100 && !lines.some((l) => l.startsWith('Ready!')); i++) await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setTimeout(r, 700));
+    // Counts listen's polls (it runs in this process): each asks the events API from the oldest.
+    let polls = 0;
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = (input, init) => {
+      if (String(input instanceof Request ? input.url : input).includes('/v2/events?order=asc')) polls++;
+      return realFetch(input, init);
+    };
+    let running: Promise<void> | undefined;
+    try {
+      running = listen(['--forward-to', target, '--secret', 'whsec_cli_test', '--poll-ms', '100'], env, (l) => lines.push(l), stop.signal);
+      // Six polls or more (each waits 100 ms), counted rather than waited for.
+      await waitFor(() => polls >= 7, { what: 'six polls of listen' });
+    } finally {
+      globalThis.fetch = realFetch;
+    }
     assert.ok(getEventListeners(stop.signal, 'abort').length <= 1, `${getEventListeners(stop.signal, 'abort').length} abort listeners after some polls`);
     stop.abort();
     await running;

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { transform } from 'esbuild';
 import { ADMIN_TOKEN } from '../helpers/app.ts';
-import { freePort, startServer, type ServerProcess } from '../helpers/server.ts';
+import { freePort, startPayd, type PaydProcess } from '../helpers/processes.ts';
 import { createPgTestDb } from '../faults/db-fixture.ts';
 import { signWebhook } from '../../src/webhooks/signature.ts';
 
@@ -41,7 +41,7 @@ const ALL = blocks();
 const where = (b: Block) => `${b.file}:${b.line}`;
 
 describe('documentation code blocks', () => {
-  let server: ServerProcess;
+  let server: PaydProcess;
   let cleanup: () => Promise<void> = async () => {};
   const env: Record<string, string> = {};
   let token = '';
@@ -66,7 +66,7 @@ describe('documentation code blocks', () => {
       dbEnv = { PAYD_DATA_DIR: dir };
       cleanup = async () => rmSync(dir, { recursive: true, force: true });
     }
-    server = await startServer(dbEnv);
+    server = await startPayd(dbEnv);
     await newMerchant();
     token = (await (await fetch(`${server.base}/oauth/token`, {
       method: 'POST', headers: { 'x-api-key': env.PAYD_API_KEY!, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials',

@@ -17,7 +17,7 @@ import { createRequire } from 'node:module';
 import { type Browser, type Frame, type FrameLocator, type Page } from 'playwright-core';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { loggerOptions } from '../../src/platform/observability/logger.ts';
-import { freePort } from '../helpers/server.ts';
+import { freePort } from '../helpers/processes.ts';
 import { createShop, type Shop } from '../../examples/checkout-shop/shop.ts';
 
 const SHOTS = 'test-results/e2e';

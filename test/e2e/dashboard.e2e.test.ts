@@ -14,7 +14,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { type Browser, type Page } from 'playwright-core';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
-import { freePort } from '../helpers/server.ts';
+import { freePort } from '../helpers/processes.ts';
 import { FAST, type Receiver, startReceiver, waitFor } from '../webhooks/helpers.ts';
 
 const SHOTS = 'test-results/e2e';

@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { build } from 'esbuild';
 import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { freePort } from '../helpers/server.ts';
+import { freePort } from '../helpers/processes.ts';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
 
 const SHOTS = 'test-results/e2e';

@@ -10,7 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Browser, type Page } from 'playwright-core';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { freePort } from '../helpers/server.ts';
+import { freePort } from '../helpers/processes.ts';
 
 const SHOTS = 'test-results/e2e';
 const PASSWORD = 'correct horse battery staple';

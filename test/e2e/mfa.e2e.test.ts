@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import * as OTPAuth from 'otpauth';
 import { type Browser } from 'playwright-core';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
-import { freePort } from '../helpers/server.ts';
+import { freePort } from '../helpers/processes.ts';
 
 const PASSWORD = 'correct horse battery staple';
 

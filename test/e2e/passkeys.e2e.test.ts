@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type Browser, type CDPSession, type Page } from 'playwright-core';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { freePort } from '../helpers/server.ts';
+import { freePort } from '../helpers/processes.ts';
 
 const PASSWORD = 'correct horse battery staple';
 

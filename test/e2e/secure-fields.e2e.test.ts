@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { type Browser, type Frame, type FrameLocator, type Page, chromium } from 'playwright-core';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
-import { freePort } from '../helpers/server.ts';
+import { freePort } from '../helpers/processes.ts';
 import { hasMessage, t as text } from '../../src/checkout/i18n.ts';
 
 const SHOTS = 'test-results/e2e';

@@ -8,7 +8,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { accountLinkingReceiver, type LinkedAccount } from '../../examples/messenger-account-linking/receiver.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { freePort } from '../helpers/server.ts';
+import { freePort } from '../helpers/processes.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const LINKING = 'https://messenger.example/account_linking';
 const APP_SECRET = 'messenger-app-secret';
@@ -22,6 +23,9 @@ describe('reference messenger account_linking receiver', () => {
   let bot: { client_id: string; client_secret: string };
   const linked: LinkedAccount[] = [];
   const unlinked: string[] = [];
+  /** Codes the receiver has looked up, and how many of those it had seen already (a retried delivery it then skips). */
+  const codes = new Set<string>();
+  let retriesSkipped = 0;
 
   before(async () => {
     const port = await freePort();
@@ -34,6 +38,7 @@ describe('reference messenger account_linking receiver', () => {
     receiver = http.createServer(accountLinkingReceiver({
       appSecret: APP_SECRET, tokenUrl: `${payd}/oauth/token`, clientId: bot.client_id, clientSecret: bot.client_secret, accountLinkingUrl: LINKING,
       onLinked: (a) => void linked.push(a), onUnlinked: (s) => void unlinked.push(s),
+      seen: { add: (k) => (codes.has(k) ? (retriesSkipped++, false) : (codes.add(k), true)) },
     }));
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhook`;
@@ -57,10 +62,6 @@ describe('reference messenger account_linking receiver', () => {
     const body = JSON.stringify(event);
     return fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` } });
   };
-  const waitFor = async (cond: () => boolean) => {
-    for (let i = 0; i < 100 && !cond(); i++) await new Promise((r) => setTimeout(r, 20));
-    assert.ok(cond());
-  };
 
   it('exchanges a linked code once, however often the event is delivered', async () => {
     const code = await messengerCode();
@@ -69,8 +70,9 @@ describe('reference messenger account_linking receiver', () => {
     assert.equal(first.status, 200);
     await deliver(event); // the platform retries
     await deliver(event);
-    await waitFor(() => linked.length === 1);
-    await new Promise((r) => setTimeout(r, 200));
+    // Until the receiver has handled all three deliveries (the two retries reached its
+    // check of seen codes), so that a second exchange would have happened by now.
+    await waitFor(() => linked.length >= 1 && retriesSkipped + linked.length >= 3, { what: 'the three deliveries to be handled' });
     assert.equal(linked.length, 1, 'one exchange');
     assert.equal(linked[0]!.senderId, 'psid-1');
     const info = await fetch(`${payd}/userinfo`, { headers: { authorization: `Bearer ${linked[0]!.tokens.access_token}` } });

@@ -12,10 +12,11 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestDb } from '../helpers/db.ts';
 import { type FaultProxy, startFaultProxy } from '../helpers/fault-proxy.ts';
-import { onboard, type ServerProcess, startServer } from '../helpers/server.ts';
+import { onboard, type PaydProcess, startPayd } from '../helpers/processes.ts';
 import {
-  type Acknowledged, type Answer, assertUnavailable, attempt, checkInvariants, createPgTestDb, envInt, paymentBody, probe, sleep, until,
+  type Answer, assertUnavailable, attempt, createPgTestDb, envInt, paymentBody, probe, sleep, until,
 } from './db-fixture.ts';
+import { type Acknowledged, checkInvariants } from '../helpers/invariants.ts';
 
 const OUTAGE_MS = envInt('PAYD_FAULT_OUTAGE_MS', 8000);
 const WORKERS = envInt('PAYD_FAULT_WORKERS', 8);
@@ -26,7 +27,7 @@ type Phase = 'before' | 'outage' | 'after';
 describe(`database outage under load (${OUTAGE_MS} ms, ${WORKERS} clients)`, () => {
   let t: TestDb & { url: string };
   let proxy: FaultProxy;
-  let server: ServerProcess;
+  let server: PaydProcess;
   let auth: { authorization: string };
   const acknowledged: Acknowledged = new Map();
   const logs: string[] = [];
@@ -42,7 +43,7 @@ describe(`database outage under load (${OUTAGE_MS} ms, ${WORKERS} clients)`, () 
     t = await createPgTestDb();
     const u = new URL(t.url);
     proxy = await startFaultProxy({ host: u.hostname, port: Number(u.port || 5432) });
-    server = await startServer({
+    server = await startPayd({
       DATABASE_URL: proxy.rewrite(t.url), PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_PARTNER_TIMEOUT_MS: '500', PAYD_RECOVERY_INTERVAL_MS: '500', PAYD_DB_POOL_SIZE: '10',
       LOG_LEVEL: 'info',
     }, { logs });

@@ -9,10 +9,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import type { TestDb } from '../helpers/db.ts';
-import { onboard, type ServerProcess, startServer } from '../helpers/server.ts';
+import { onboard, type PaydProcess, startPayd } from '../helpers/processes.ts';
 import {
-  type Acknowledged, type Answer, assertUnavailable, attempt, checkInvariants, createPgTestDb, envInt, paymentBody, probe, seeded, sleep, until,
+  type Answer, assertUnavailable, attempt, createPgTestDb, envInt, paymentBody, probe, seeded, sleep, until,
 } from './db-fixture.ts';
+import { type Acknowledged, checkInvariants } from '../helpers/invariants.ts';
 
 const ROUNDS = envInt('PAYD_FAULT_ROUNDS', 20);
 const SEED = envInt('PAYD_FAULT_SEED', Date.now() % 1_000_000_000);
@@ -20,13 +21,13 @@ const CAPTURES = 5;
 
 describe(`pg_terminate_backend during captures (${ROUNDS} rounds, seed ${SEED})`, () => {
   let t: TestDb & { url: string; name: string };
-  let server: ServerProcess;
+  let server: PaydProcess;
   let killer: pg.Client;
   before(async () => {
     t = await createPgTestDb();
     killer = new pg.Client({ connectionString: t.url });
     await killer.connect();
-    server = await startServer({ DATABASE_URL: t.url, PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_PARTNER_TIMEOUT_MS: '500', PAYD_RECOVERY_INTERVAL_MS: '300', PAYD_DB_POOL_SIZE: '10' });
+    server = await startPayd({ DATABASE_URL: t.url, PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_PARTNER_TIMEOUT_MS: '500', PAYD_RECOVERY_INTERVAL_MS: '300', PAYD_DB_POOL_SIZE: '10' });
   });
   after(async () => {
     await server?.stop();

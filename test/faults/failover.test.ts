@@ -13,7 +13,7 @@ import { createPgDb } from '../../src/platform/db/pg.ts';
 import { PrimaryChoice, splitHosts } from '../../src/platform/db/hosts.ts';
 import { loadConfig } from '../../src/config.ts';
 import { moneyInvariants } from '../helpers/invariants.ts';
-import { call, onboard, type ServerProcess, startServer } from '../helpers/server.ts';
+import { call, onboard, type PaydProcess, startPayd } from '../helpers/processes.ts';
 import { envInt, sleep } from './db-fixture.ts';
 import { killPostmaster, type PgPair, startPgPair } from './pg-pair.ts';
 
@@ -46,10 +46,10 @@ describe('several hosts in DATABASE_URL', () => {
 
 describe('primary failover: two hosts in DATABASE_URL, the primary killed, the standby promoted', () => {
   let pair: PgPair;
-  let server: ServerProcess;
+  let server: PaydProcess;
   before(async () => {
     pair = await startPgPair();
-    server = await startServer({
+    server = await startPayd({
       DATABASE_URL: `postgres://postgres@127.0.0.1:${pair.standby.port},127.0.0.1:${pair.primary.port}/postgres`,
       PAYD_SIM_INLINE: 'true', PAYD_RECOVERY_INTERVAL_MS: '500', PAYD_PARTNER_TIMEOUT_MS: '1500', PAYD_RECOVERY_GRACE_SECONDS: '2',
     });

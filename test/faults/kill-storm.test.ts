@@ -19,7 +19,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { freePort, onboard, startServer, type ServerProcess } from '../helpers/server.ts';
+import { freePort, onboard, startPayd, type PaydProcess } from '../helpers/processes.ts';
 import { POSTGRES_URL } from '../helpers/db.ts';
 import { storedTotalsDiffering } from '../helpers/invariants.ts';
 import { seeded } from './db-fixture.ts';
@@ -61,7 +61,7 @@ function paymentBody(kind: Instrument) {
 }
 
 interface Payd {
-  server: ServerProcess;
+  server: PaydProcess;
   exited: Promise<void>;
   dead: () => boolean;
 }
@@ -93,7 +93,7 @@ describe(`kill storm (seed ${SEED}, ${KILLS} kills)`, () => {
   });
 
   async function start(env: Record<string, string> = {}): Promise<Payd> {
-    const server = await startServer({ ...common(), PORT: String(await freePort()), ...env });
+    const server = await startPayd({ ...common(), PORT: String(await freePort()), ...env });
     let isDead = server.child.exitCode !== null || server.child.signalCode !== null;
     const exited = new Promise<void>((resolve) => {
       if (isDead) resolve();

@@ -19,9 +19,8 @@ import pg from 'pg';
 import { createPgDb } from '../../src/platform/db/pg.ts';
 import { DatabaseUnavailableError } from '../../src/platform/db/errors.ts';
 import type { TestDb } from '../helpers/db.ts';
-import { freePort } from '../helpers/server.ts';
+import { freePort, httpClient, onboardMerchant, type PaydProcess, startPayd, stopAll } from '../helpers/processes.ts';
 import { moneyInvariants, storedTotalsDiffering } from '../helpers/invariants.ts';
-import { httpClient, onboardMerchant, type PaydProcess, startPayd, stopAll } from '../helpers/processes.ts';
 import { createPgTestDb, envInt, paymentBody, seeded, sleep } from './db-fixture.ts';
 
 const HOLD_MS = envInt('PAYD_LOCK_HOLD_MS', 6000);

@@ -8,7 +8,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { call, onboard, SERVER_MASTER_KEY, type ServerProcess, startServer } from '../helpers/server.ts';
+import { call, onboard, SERVER_MASTER_KEY, type PaydProcess, startPayd } from '../helpers/processes.ts';
 import { ADMIN_TOKEN, type TestApp } from '../helpers/app.ts';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -40,10 +40,10 @@ async function onStandby(pair: PgPair, sql: string): Promise<void> {
 
 describe('reads from a streaming replica (DATABASE_READ_URL)', () => {
   let pair: PgPair;
-  let server: ServerProcess;
+  let server: PaydProcess;
   before(async () => {
     pair = await startPgPair();
-    server = await startServer({
+    server = await startPayd({
       DATABASE_URL: pair.primary.url(), DATABASE_READ_URL: pair.standby.url(), PAYD_READ_MAX_LAG_MS: '1000', PAYD_SIM_INLINE: 'true',
     });
   });

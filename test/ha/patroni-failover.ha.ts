@@ -35,7 +35,7 @@ import path from 'node:path';
 import { createPgDb } from '../../src/platform/db/pg.ts';
 import { seeded } from '../faults/db-fixture.ts';
 import { moneyInvariants } from '../helpers/invariants.ts';
-import { freePort, onboard, type ServerProcess, startServer } from '../helpers/server.ts';
+import { freePort, onboard, type PaydProcess, startPayd } from '../helpers/processes.ts';
 
 const num = (name: string, fallback: number) => {
   const v = process.env[name];
@@ -61,7 +61,7 @@ const card = { type: 'CARD', number: '4242424242424242', expiry_month: '12', exp
 const root = mkdtempSync(path.join(os.tmpdir(), 'payd-ha-'));
 const asRoot = process.getuid?.() === 0;
 const children: ChildProcess[] = [];
-const servers: ServerProcess[] = [];
+const servers: PaydProcess[] = [];
 
 function bin(name: string): string {
   return execFileSync('sh', ['-c', `command -v ${name}`]).toString().trim();
@@ -210,8 +210,8 @@ postgresql:
   const url = `postgres://postgres@127.0.0.1:${nodes[0]!.pg},127.0.0.1:${nodes[1]!.pg}/postgres`;
   // The standby also takes the reads that allow staleness (docs/operations.md, Read replicas).
   const env = { DATABASE_URL: url, DATABASE_READ_URL: `postgres://postgres@127.0.0.1:${nodes[1]!.pg}/postgres`, PAYD_SIM_INLINE: 'false', PAYD_RECOVERY_INTERVAL_MS: '500', PAYD_PARTNER_TIMEOUT_MS: '2000', PAYD_RECOVERY_GRACE_SECONDS: '3' };
-  servers.push(await startServer(env));
-  servers.push(await startServer({ ...env, PAYD_BASE_URL: servers[0]!.base }));
+  servers.push(await startPayd(env));
+  servers.push(await startPayd({ ...env, PAYD_BASE_URL: servers[0]!.base }));
   const m = await onboard(servers[0]!.base);
 
   // The load: flows of create (MANUAL) -> capture in full -> refund half, on both processes.

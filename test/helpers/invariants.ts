@@ -1,9 +1,18 @@
-// The money invariants every fault scenario checks afterwards, read straight from the
-// database: payd's ledger (partner_transactions), what the simulated partners hold
-// (sim_partner_operations) and the running totals stored on each payment row. A
-// violation is a sentence naming the payment and the rule.
+// The one money-invariants checker of the tests (fault scenarios, concurrency, processes),
+// read straight from the database: payd's ledger (partner_transactions), what the
+// simulated partners hold (sim_partner_operations) and the running totals stored on each
+// payment row. Totals are always computed by the running-totals rule itself (ledgerTotals,
+// src/payments/ledger-totals.ts), never by a copy of it here.
+//   - moneyInvariants: every violation as a sentence naming the payment and the rule;
+//   - checkInvariants: the same family asserted, once recovery settled, with the API's
+//     amounts and the captures acknowledged to a client (the database fault scenarios);
+//   - storedTotalsDiffering, apiAgreesWithLedger: the parts on their own.
+import assert from 'node:assert/strict';
 import type { Queryable } from '../../src/platform/db/index.ts';
 import { type CountedRow, SUM_COLS, ledgerTotals } from '../../src/payments/ledger-totals.ts';
+import type { TestDb } from './db.ts';
+import { call } from './processes.ts';
+import { waitFor } from './wait.ts';
 
 export interface LedgerTotals {
   authorized: number;
@@ -147,4 +156,105 @@ export async function storedTotalsDiffering(db: Pick<Queryable, 'query'>): Promi
     }
   }
   return out;
+}
+
+/**
+ * Captures the client was told succeeded (200), by payment: the ledger must hold at least
+ * these, whatever happened to the database afterwards.
+ */
+export type Acknowledged = Map<string, number>;
+
+export interface Invariants {
+  payments: number;
+  captured: number;
+}
+
+/**
+ * Waits until no partner transaction is PENDING (recovery settles those a fault left),
+ * then checks every payment of the database: captured + voided <= authorized, refunded
+ * <= captured (per authorization too), each SUCCESS operation equals its ledger rows, the
+ * API amounts equal the ledger, and every capture acknowledged to the client is there.
+ */
+export async function checkInvariants(t: TestDb, base: string, auth: Record<string, string>, acknowledged: Acknowledged): Promise<Invariants> {
+  await waitFor(async () => {
+    const { rows } = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM partner_transactions WHERE status = 'PENDING'`);
+    return rows[0]!.n === 0;
+  }, { timeout: 60_000, every: 200, what: 'recovery to settle every PENDING partner transaction' });
+  const { rows: txs } = await t.db.query<CountedRow & { payment_id: string; operation_id: string | null }>(
+    'SELECT id, payment_id, operation_id, parent_id, kind, status, amount FROM partner_transactions',
+  );
+  const { rows: ops } = await t.db.query<{ id: string; payment_id: string; status: string; amount: number }>('SELECT id, payment_id, status, amount FROM payment_operations');
+  const { rows: payments } = await t.db.query<{ id: string }>('SELECT id FROM payments');
+  let captured = 0;
+  for (const p of payments) {
+    const mine = txs.filter((x) => x.payment_id === p.id).map((x) => ({ ...x, amount: Number(x.amount) }));
+    const s = ledgerTotals(mine);
+    const ledger = { total_authorized: s.total_authorized, total_captured: s.total_captured, total_voided: s.total_voided, total_refunded: s.total_refunded };
+    captured += ledger.total_captured;
+    assert.ok(ledger.total_captured + ledger.total_voided <= ledger.total_authorized, `payment ${p.id}: ${JSON.stringify(ledger)}`);
+    assert.ok(ledger.total_refunded <= ledger.total_captured, `payment ${p.id}: ${JSON.stringify(ledger)}`);
+    for (const a of mine.filter((x) => x.kind === 'AUTHORIZATION' && x.status === 'AUTHORIZED')) {
+      const children = mine.filter((x) => x.parent_id === a.id && x.status === 'SUCCESS' && (x.kind === 'CAPTURE' || x.kind === 'VOID'));
+      assert.ok(children.reduce((sum, x) => sum + x.amount, 0) <= a.amount, `authorization ${a.id} over-drawn`);
+    }
+    for (const op of ops.filter((o) => o.payment_id === p.id && o.status === 'SUCCESS')) {
+      const drawn = mine.filter((x) => x.operation_id === op.id && x.status === 'SUCCESS').reduce((sum, x) => sum + x.amount, 0);
+      assert.equal(drawn, op.amount, `operation ${op.id}: ledger ${drawn}, operation ${op.amount}`);
+    }
+    assert.ok(ledger.total_captured >= (acknowledged.get(p.id) ?? 0), `payment ${p.id}: acknowledged ${acknowledged.get(p.id)}, ledger ${ledger.total_captured}`);
+    const api = await call(base, 'GET', `/v2/payments/${p.id}`, { ...auth, 'cache-control': 'max-age=0' });
+    assert.equal(api.status, 200);
+    for (const [k, v] of Object.entries(ledger)) assert.equal(api.body!.amounts[k], v, `payment ${p.id}: API ${k}`);
+  }
+  assert.deepEqual(await storedTotalsDiffering(t.db), [], 'the running totals stored on each payment equal its ledger');
+  return { payments: payments.length, captured };
+}
+
+// ---- one payment, as the API and the partner show it (the concurrency tests) ----
+
+/** What the simulated acquirer itself recorded for the authorization of a payment: the partner's view. */
+async function partnerLedger(db: Pick<Queryable, 'query'>, authorizationReference: string): Promise<Record<string, { n: number; total: number }>> {
+  const { rows } = await db.query<{ kind: string; n: number; total: number }>(
+    `SELECT kind, count(*)::int AS n, coalesce(sum(amount), 0)::int AS total FROM sim_partner_operations
+      WHERE parent_ref = $1 AND status = 'SUCCEEDED' GROUP BY kind`,
+    [authorizationReference],
+  );
+  return Object.fromEntries(rows.map((r) => [r.kind, { n: Number(r.n), total: Number(r.total) }]));
+}
+
+/**
+ * What the partner did for an authorization, by kind. A partner that keeps records (the
+ * simulators with PAYD_SIM_INLINE=false, like any partner across the network): its own
+ * ledger. A partner answering inline keeps records only of the calls that took the
+ * regular path (a request that lost the optimistic version race goes there, under the
+ * row lock): each of those must be a successful transaction in payd's ledger, and payd's
+ * ledger is the record of the rest.
+ */
+export async function partnerDid(db: Pick<Queryable, 'query'>, inline: boolean, paymentId: string, authorizationReference: string): Promise<Record<string, { n: number; total: number }>> {
+  if (!inline) return partnerLedger(db, authorizationReference);
+  const { rows: recorded } = await db.query<{ key: string }>(
+    `SELECT key FROM sim_partner_operations WHERE parent_ref = $1 AND status = 'SUCCEEDED'`, [authorizationReference]);
+  const { rows: ours } = await db.query<{ partner_key: string }>(
+    `SELECT partner_key FROM partner_transactions WHERE payment_id = $1 AND kind <> 'AUTHORIZATION' AND status = 'SUCCESS'`, [paymentId]);
+  const known = new Set(ours.map((r) => r.partner_key));
+  for (const r of recorded) assert.ok(known.has(r.key), `the partner did ${r.key}, which payd's ledger does not show as succeeded`);
+  const { rows } = await db.query<{ kind: string; n: number; total: number }>(
+    `SELECT kind, count(*)::int AS n, coalesce(sum(amount), 0)::int AS total FROM partner_transactions
+      WHERE payment_id = $1 AND kind <> 'AUTHORIZATION' AND status = 'SUCCESS' GROUP BY kind`,
+    [paymentId],
+  );
+  return Object.fromEntries(rows.map((r) => [r.kind, { n: Number(r.n), total: Number(r.total) }]));
+}
+
+export function assertConsistent(p: Record<string, any>): void {
+  const a = p.amounts;
+  assert.ok(a.total_captured + a.total_voided <= a.total_authorized, `captured ${a.total_captured} + voided ${a.total_voided} <= authorized ${a.total_authorized}`);
+  assert.ok(a.total_refunded <= a.total_captured);
+  assert.equal(a.available_to_capture, a.total_authorized - a.total_captured - a.total_voided);
+  assert.equal(a.available_to_refund, a.total_captured - a.total_refunded);
+  const sum = (ops: any[]) => ops.filter((o) => o.status === 'SUCCESS').reduce((s, o) => s + o.amount, 0);
+  assert.equal(sum(p.captures), a.total_captured);
+  assert.equal(sum(p.voids), a.total_voided);
+  assert.equal(sum(p.refunds), a.total_refunded);
+  for (const o of [...p.captures, ...p.voids, ...p.refunds]) assert.notEqual(o.status, 'PENDING', `operation ${o.id} left PENDING`);
 }

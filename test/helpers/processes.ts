@@ -1,32 +1,54 @@
-// Real payd processes for the tests that run several of them on one database or kill
-// them (test/payments/concurrency, crash-recovery, processes, recovery-defects):
-//   - startPayd: a process whose output is kept for failure messages, tracked until it
+// The one way tests start payd as a process (`node bin/payd.js ...`), and what goes with it:
+//   - startPayd: a server (`start`, or other args), ready when /readyz answers 200, its
+//     output kept for failure messages (and for tests that read its logs), tracked until it
 //     stops (stopAll ends whatever a failed test left running);
-//   - processDatabase / emptyPgDatabase: the database the processes share, and its removal;
-//   - httpClient: JSON calls with a deadline (a killed process must not hang a test);
-//   - onboardMerchant: an entity, an API key and a token, each step checked;
-//   - poll / waitFor: wait for a state instead of letting time pass.
-// Builds on ./server.ts (free ports, the servers' master key, the ServerProcess shape).
-// A test that needs one server and inherits its stderr keeps using startServer there.
+//   - runPayd / assertOneLine: a command run to its end (migrate, start-up errors);
+//   - processDatabase / emptyPgDatabase / emptyPlace: where the processes keep their data;
+//   - call / httpClient: JSON calls (httpClient with a deadline: a killed process must not hang a test);
+//   - onboard / onboardMerchant: an entity, an API key and a token, each step checked;
+//   - freePort, SERVER_MASTER_KEY: a port, and the master key every process of a test run shares.
+// Waiting for a state: ./wait.ts (poll and waitFor are re-exported here).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import type { Db } from '../../src/platform/db/index.ts';
+import { createPgDb } from '../../src/platform/db/pg.ts';
+import { createPgliteDb } from '../../src/platform/db/pglite.ts';
 import { ADMIN_TOKEN } from './app.ts';
 import { createTestDb, type TestDb } from './db.ts';
-import { freePort, SERVER_MASTER_KEY, type ServerProcess } from './server.ts';
+import { poll, waitFor } from './wait.ts';
+
+export { poll, waitFor };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** The master key of the processes a test file starts (a restart on the same data keeps it). */
+export const SERVER_MASTER_KEY = randomBytes(32).toString('base64');
+
 // ---- processes ----
 
-export interface PaydProcess extends ServerProcess {
-  /** The last 4000 characters the process wrote (stdout and stderr): for assertion messages. */
+export interface PaydProcess {
+  base: string;
+  child: ChildProcess;
+  /** What the process wrote so far (stdout and stderr), for assertion messages and log checks. */
   output(): string;
   /**
    * Sends the signal (default SIGTERM) unless the process has exited already, and resolves
@@ -38,12 +60,19 @@ export interface PaydProcess extends ServerProcess {
 export interface StartOptions {
   /** How long to wait for /readyz to answer 200 (default 180 s, as startServer: a first start on PGlite migrates). */
   readyWithinMs?: number;
+  /** The command's arguments (default ['start']). */
+  args?: string[];
+  /** Receives the server's stdout lines (its log records) as they come. */
+  logs?: string[];
 }
 
 const running = new Set<PaydProcess>();
 
+/** The shape older tests know a started server by. */
+export type ServerProcess = PaydProcess;
+
 /**
- * Starts `node bin/payd.js start` from the repository root and waits until /readyz
+ * Starts `node bin/payd.js start` (or options.args) from the repository root and waits until /readyz
  * answers 200. Defaults: a free port (env.PORT keeps one, and so the token issuer, across
  * restarts), PAYD_BASE_URL on that port, the test admin token, SERVER_MASTER_KEY, no demo
  * data, LOG_LEVEL=warn; env overrides any of them. Fails with the process's output if it
@@ -54,7 +83,7 @@ export async function startPayd(env: Record<string, string>, options: StartOptio
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const base = `http://127.0.0.1:${port}`;
   let out = '';
-  const child = spawn(process.execPath, ['bin/payd.js', 'start'], {
+  const child = spawn(process.execPath, ['bin/payd.js', ...(options.args ?? ['start'])], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir(), HOST: '127.0.0.1', PORT: String(port), PAYD_BASE_URL: base,
@@ -62,8 +91,17 @@ export async function startPayd(env: Record<string, string>, options: StartOptio
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-4000)));
-  child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-4000)));
+  let rest = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    if (options.logs) {
+      const lines = (rest + d.toString()).split('\n');
+      rest = lines.pop()!;
+      options.logs.push(...lines);
+    }
+  });
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const tail = () => out.slice(-4000);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const proc: PaydProcess = {
     base,
@@ -81,13 +119,13 @@ export async function startPayd(env: Record<string, string>, options: StartOptio
   running.add(proc);
   const deadline = Date.now() + readyWithinMs;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`payd exited with ${child.exitCode} before it was ready:\n${out}`);
+    if (child.exitCode !== null) throw new Error(`payd exited with ${child.exitCode} before it was ready:\n${tail()}`);
     try {
       if ((await fetch(`${base}/readyz`)).status === 200) return proc;
     } catch { /* not listening yet */ }
     if (Date.now() > deadline) {
       await proc.stop('SIGKILL');
-      throw new Error(`payd was not ready within ${readyWithinMs / 1000} s:\n${out}`);
+      throw new Error(`payd was not ready within ${readyWithinMs / 1000} s:\n${tail()}`);
     }
     await sleep(100);
   }
@@ -101,6 +139,44 @@ export function runningProcesses(): PaydProcess[] {
 /** Stops every process still running (one after the other) with the signal; for after() hooks. */
 export async function stopAll(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   for (const p of runningProcesses()) await p.stop(signal);
+}
+
+// ---- commands run to their end ----
+
+export interface Run { code: number | null; stdout: string; stderr: string }
+
+/** Runs `node bin/payd.js ...args` to its end (bounded: 60 s) with a clean environment. */
+export function runPayd(args: string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['bin/payd.js', ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', LOG_LEVEL: 'warn', PAYD_DEMO: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`payd ${args.join(' ')} did not exit within 60 s; stderr: ${stderr}`));
+    }, 60_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      // Let the pipes drain.
+      setImmediate(() => resolve({ code, stdout, stderr }));
+    });
+  });
+}
+
+/** A start-up error as payd gives it: exit code 2, one line on stderr starting "payd: ", no stack. */
+export function assertOneLine(run: Run, pattern: RegExp): void {
+  assert.equal(run.code, 2, `exit code 2; stderr: ${run.stderr}`);
+  const lines = run.stderr.trimEnd().split('\n');
+  assert.equal(lines.length, 1, `one line on stderr, got:\n${run.stderr}`);
+  assert.match(lines[0]!, /^payd: /);
+  assert.match(lines[0]!, pattern);
+  assert.doesNotMatch(run.stderr, /\n\s+at /, 'no stack trace');
 }
 
 // ---- databases ----
@@ -156,7 +232,75 @@ export async function emptyPgDatabase(serverUrl: string, namePrefix = 'payd_p_')
   return { url: u.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
+/** An empty database: a fresh PostgreSQL database (with DATABASE_URL), or a PGlite data dir path not yet created. */
+export interface Place {
+  env: Record<string, string>;
+  /** Opens the database the way payd would (for setting up and inspecting). */
+  open(): Promise<Db>;
+  /** Nothing was created: no data dir (PGlite) or no table at all (PostgreSQL). */
+  untouched(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** For the start-up tests: a place nothing was created in yet (the first command decides what happens there). */
+export async function emptyPlace(): Promise<Place> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'payd-startup-'));
+  const dataDir = path.join(dir, 'data');
+  const serverUrl = process.env.DATABASE_URL;
+  if (!serverUrl) {
+    return {
+      env: { PAYD_DATA_DIR: dataDir },
+      open: () => {
+        mkdirSync(path.join(dataDir, 'pgdata'), { recursive: true });
+        return createPgliteDb({ dataDir: path.join(dataDir, 'pgdata') });
+      },
+      untouched: async () => !existsSync(dataDir),
+      async close() { rmSync(dir, { recursive: true, force: true }); },
+    };
+  }
+  const pgDb = await emptyPgDatabase(serverUrl, 'payd_t_');
+  return {
+    env: { DATABASE_URL: pgDb.url, PAYD_DATA_DIR: dataDir },
+    open: async () => createPgDb(pgDb.url, 2),
+    async untouched() {
+      const db = createPgDb(pgDb.url, 1);
+      try {
+        const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'");
+        return rows[0]!.n === 0 && !existsSync(dataDir);
+      } finally {
+        await db.close();
+      }
+    },
+    async close() {
+      rmSync(dir, { recursive: true, force: true });
+      await pgDb.drop();
+    },
+  };
+}
+
+/** The migration versions applied to the place's database. */
+export async function appliedVersions(p: Place): Promise<number[]> {
+  const db = await p.open();
+  try {
+    const { rows } = await db.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
+    return rows.map((r) => r.version);
+  } finally {
+    await db.close();
+  }
+}
+
 // ---- HTTP ----
+
+/** JSON in (a string body is sent as it is), {status, headers, body} out; no deadline (see httpClient). */
+export async function call(base: string, method: string, url: string, headers: Record<string, string> = {}, body?: unknown): Promise<Answer> {
+  const res = await fetch(base + url, {
+    method,
+    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, any>) : undefined };
+}
 
 export interface Answer {
   status: number;
@@ -200,25 +344,7 @@ export async function onboardMerchant(base: string, options: { name: string; key
   return { entityId: e.body!.id as string, auth: { authorization: `Bearer ${((await tok.json()) as { access_token: string }).access_token}` } };
 }
 
-// ---- waiting for a state ----
-
-/**
- * Reads until done(value) holds, everyMs apart, for at most withinMs (default 20 s, every
- * 50 ms); returns the last value read either way, so that the caller's own assertions on
- * it decide (and fail with their messages).
- */
-export async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, options: { withinMs?: number; everyMs?: number } = {}): Promise<T> {
-  const deadline = Date.now() + (options.withinMs ?? 20_000);
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await sleep(options.everyMs ?? 50);
-  }
-}
-
-/** Waits for a state: polls (every 50 ms) until check returns a value other than undefined or false, or fails naming `what` after boundMs. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, boundMs = 20_000): Promise<T> {
-  const v = await poll(check, (x) => x !== undefined && x !== false, { withinMs: boundMs });
-  if (v === undefined || v === false) throw new Error(`timed out waiting for ${what}`);
-  return v;
+/** onboardMerchant with the name "Process test". */
+export function onboard(base: string): Promise<{ entityId: string; auth: { authorization: string } }> {
+  return onboardMerchant(base, { name: 'Process test' });
 }

@@ -2,7 +2,7 @@
 // local port, for the Stripe connector's tests over real HTTP.
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
-import { freePort } from './server.ts';
+import { freePort } from './processes.ts';
 
 export interface StripeMock {
   url: string;

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as client from 'openid-client';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { freePort } from '../helpers/server.ts';
+import { freePort } from '../helpers/processes.ts';
 import { FORM, PASSWORD, cookieOf, count, createClient, createUser, hiddenFields } from './idp-helpers.ts';
 
 const REDIRECT = 'https://rp.example/callback';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import * as client from 'openid-client';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { freePort } from '../helpers/server.ts';
+import { freePort } from '../helpers/processes.ts';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
 
 

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { decodeProtectedHeader } from 'jose';
 import { ADMIN_TOKEN } from '../helpers/app.ts';
-import { freePort, SERVER_MASTER_KEY, startServer } from '../helpers/server.ts';
+import { freePort, SERVER_MASTER_KEY, startPayd } from '../helpers/processes.ts';
 import { createPgTestDb } from '../faults/db-fixture.ts';
 
 const run = promisify(execFile);
@@ -39,7 +39,7 @@ describe('payd keys rotate', () => {
 
   it('on the embedded database, refuses while payd runs on it (one line, exit 2: the rotation would be lost), and the operator API rotates instead', async () => {
     if (process.env.DATABASE_URL) return; // (PostgreSQL: many processes share it; the CLI rotates while payd runs, as below)
-    const server = await startServer(env);
+    const server = await startPayd(env);
     try {
       const refused = await payd(['keys', 'rotate', 'redirection']).then(() => assert.fail('exit 0'), (e: { code: number; stderr: string }) => e);
       assert.equal(refused.code, 2);
@@ -58,7 +58,7 @@ describe('payd keys rotate', () => {
   });
 
   it('rotates every documented key; old tokens and old public keys keep verifying', async () => {
-    let server = await startServer(env);
+    let server = await startPayd(env);
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
     const entity = await (await fetch(`${server.base}/admin/v1/entities`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{"name":"Keys shop"}' })).json();
     const apiKey = (await (await fetch(`${server.base}/admin/v1/entities/${entity.id}/api-keys`, { method: 'POST', headers: admin })).json()).api_key;
@@ -79,7 +79,7 @@ describe('payd keys rotate', () => {
     assert.equal(refused.code, 2);
     assert.match(refused.stderr, /unknown key "access"; one of access-token, redirection, identity/);
 
-    server = await startServer(env);
+    server = await startPayd(env);
     try {
       // The payment API token issued before the rotation still works; new ones carry the new kid.
       const ok = await fetch(`${server.base}/v2/events`, { headers: { authorization: `Bearer ${oldToken}` } });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import * as client from 'openid-client';
 import { SignJWT } from 'jose';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { freePort } from '../helpers/server.ts';
+import { freePort } from '../helpers/processes.ts';
 import { PASSWORD, cookieOf, createClient, createUser, hiddenFields, FORM } from './idp-helpers.ts';
 import { REFRESH_REUSE_GRACE_SECONDS } from '../../src/identity/oauth/grants/refresh-token.ts';
 

@@ -9,6 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { type Client, PASSWORD, cookieOf, count, createClient, createUser } from './idp-helpers.ts';
 
 const SHOP = 'https://shop.example';
@@ -349,14 +350,10 @@ describe('identity mails over SMTP (PAYD_SMTP_URL)', () => {
       await createUser(t, 'mail@example.com');
       const ask = () => t.app.inject({ method: 'POST', url: '/identity/v1/forgot-password', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ client_id: app.client_id, email: 'mail@example.com' }) });
       assert.equal((await ask()).statusCode, 204);
-      const row = async () => {
-        for (let i = 0; i < 100; i++) {
-          const r = (await t.testDb.db.query<{ sent_at: Date | null; error: string | null; transport: string }>(`SELECT sent_at, error, transport FROM idp_mail_outbox ORDER BY created_at DESC LIMIT 1`)).rows[0]!;
-          if (r.sent_at || r.error) return r;
-          await new Promise((res) => setTimeout(res, 50));
-        }
-        throw new Error('the mail was neither sent nor failed');
-      };
+      const row = () => waitFor(async () => {
+        const r = (await t.testDb.db.query<{ sent_at: Date | null; error: string | null; transport: string }>(`SELECT sent_at, error, transport FROM idp_mail_outbox ORDER BY created_at DESC LIMIT 1`)).rows[0]!;
+        return r.sent_at || r.error ? r : undefined;
+      }, { timeout: 5000, what: 'the mail to be sent or to fail' });
       const sent = await row();
       assert.equal(sent.transport, 'smtp');
       assert.ok(sent.sent_at, JSON.stringify(sent));

@@ -14,7 +14,7 @@ import { SignJWT } from 'jose';
 import * as OTPAuth from 'otpauth';
 import { MASTER_KEY, createTestApp, type TestApp } from '../helpers/app.ts';
 import { Mfa } from '../../src/identity/mfa/mfa.ts';
-import { freePort } from '../helpers/server.ts';
+import { freePort } from '../helpers/processes.ts';
 import { PASSWORD, hiddenFields } from './idp-helpers.ts';
 
 /** A browser: one cookie jar per origin, redirects followed by hand. */

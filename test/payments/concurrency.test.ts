@@ -1,6 +1,7 @@
 // Concurrency of money-moving requests: many parallel captures, refunds, voids and
-// replays on one payment never take more than is available, in one app, in two apps
-// over two connection pools on one database, and in real payd processes.
+// replays on one payment never take more than is available, in one app and in two apps
+// over two connection pools on one database. The same over HTTP to real payd processes:
+// concurrency-processes.test.ts.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
@@ -10,59 +11,12 @@ import type { Db } from '../../src/platform/db/index.ts';
 import { createPgDb } from '../../src/platform/db/pg.ts';
 import { ADMIN_TOKEN, createTestApp, expectProblem, getToken, MASTER_KEY, type Merchant, type TestApp } from '../helpers/app.ts';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
-import { httpClient, onboardMerchant, type PaydProcess, type ProcessDatabase, processDatabase, runningProcesses, startPayd, stopAll } from '../helpers/processes.ts';
+import { assertConsistent, partnerDid } from '../helpers/invariants.ts';
 
 const ON_PG = Boolean(process.env.DATABASE_URL);
 const card = { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2030', cvv: '123' };
 const paymentBody = (amount: number) => ({ amount, currency: 'EUR', split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: card }] });
 const statuses = (rs: Array<{ statusCode: number }>) => rs.map((r) => r.statusCode).join(',');
-
-/** What the simulated acquirer itself recorded for the authorization of a payment: the partner's view. */
-async function partnerLedger(db: Db, authorizationReference: string): Promise<Record<string, { n: number; total: number }>> {
-  const { rows } = await db.query<{ kind: string; n: number; total: number }>(
-    `SELECT kind, count(*)::int AS n, coalesce(sum(amount), 0)::int AS total FROM sim_partner_operations
-      WHERE parent_ref = $1 AND status = 'SUCCEEDED' GROUP BY kind`,
-    [authorizationReference],
-  );
-  return Object.fromEntries(rows.map((r) => [r.kind, { n: Number(r.n), total: Number(r.total) }]));
-}
-
-/**
- * What the partner did for an authorization, by kind. A partner that keeps records (the
- * simulators with PAYD_SIM_INLINE=false, like any partner across the network): its own
- * ledger. A partner answering inline keeps records only of the calls that took the
- * regular path (a request that lost the optimistic version race goes there, under the
- * row lock): each of those must be a successful transaction in payd's ledger, and payd's
- * ledger is the record of the rest.
- */
-async function partnerDid(db: Db, inline: boolean, paymentId: string, authorizationReference: string): Promise<Record<string, { n: number; total: number }>> {
-  if (!inline) return partnerLedger(db, authorizationReference);
-  const { rows: recorded } = await db.query<{ key: string }>(
-    `SELECT key FROM sim_partner_operations WHERE parent_ref = $1 AND status = 'SUCCEEDED'`, [authorizationReference]);
-  const { rows: ours } = await db.query<{ partner_key: string }>(
-    `SELECT partner_key FROM partner_transactions WHERE payment_id = $1 AND kind <> 'AUTHORIZATION' AND status = 'SUCCESS'`, [paymentId]);
-  const known = new Set(ours.map((r) => r.partner_key));
-  for (const r of recorded) assert.ok(known.has(r.key), `the partner did ${r.key}, which payd's ledger does not show as succeeded`);
-  const { rows } = await db.query<{ kind: string; n: number; total: number }>(
-    `SELECT kind, count(*)::int AS n, coalesce(sum(amount), 0)::int AS total FROM partner_transactions
-      WHERE payment_id = $1 AND kind <> 'AUTHORIZATION' AND status = 'SUCCESS' GROUP BY kind`,
-    [paymentId],
-  );
-  return Object.fromEntries(rows.map((r) => [r.kind, { n: Number(r.n), total: Number(r.total) }]));
-}
-
-function assertConsistent(p: Record<string, any>): void {
-  const a = p.amounts;
-  assert.ok(a.total_captured + a.total_voided <= a.total_authorized, `captured ${a.total_captured} + voided ${a.total_voided} <= authorized ${a.total_authorized}`);
-  assert.ok(a.total_refunded <= a.total_captured);
-  assert.equal(a.available_to_capture, a.total_authorized - a.total_captured - a.total_voided);
-  assert.equal(a.available_to_refund, a.total_captured - a.total_refunded);
-  const sum = (ops: any[]) => ops.filter((o) => o.status === 'SUCCESS').reduce((s, o) => s + o.amount, 0);
-  assert.equal(sum(p.captures), a.total_captured);
-  assert.equal(sum(p.voids), a.total_voided);
-  assert.equal(sum(p.refunds), a.total_refunded);
-  for (const o of [...p.captures, ...p.voids, ...p.refunds]) assert.notEqual(o.status, 'PENDING', `operation ${o.id} left PENDING`);
-}
 
 for (const inline of [true, false]) describe(`parallel operations on one payment (one app, partners ${inline ? 'answering inline' : 'keeping records'})`, () => {
   let t: TestApp;
@@ -294,81 +248,5 @@ for (const inline of [true, false]) describe(`${ON_PG ? 'two payd apps over two 
     const final = (await a.inject({ url: `/v2/payments/${id}`, headers: auth })).json();
     assert.equal(final.amounts.total_captured, 2500);
     assert.equal(final.captures.length, 1);
-  });
-});
-
-// ---- real processes ----
-
-const call = httpClient(20_000);
-
-for (const inline of [true, false]) describe(`${ON_PG ? 'two payd processes on one PostgreSQL database' : 'one payd process on PGlite (serves one process) under concurrent HTTP load'} (partners ${inline ? 'answering inline' : 'keeping records'})`, () => {
-  let place: ProcessDatabase;
-  let testDb: TestDb | undefined;
-  let a: PaydProcess;
-  let b: PaydProcess;
-  let auth: Record<string, string>;
-
-  before(async () => {
-    place = await processDatabase('payd-concurrency-');
-    testDb = place.testDb;
-    const dbEnv: Record<string, string> = { ...place.env, PAYD_SIM_INLINE: String(inline) };
-    a = await startPayd(dbEnv, { readyWithinMs: 45_000 });
-    // Behind one load balancer every process has the same public URL (the token issuer).
-    b = ON_PG ? await startPayd({ ...dbEnv, PAYD_BASE_URL: a.base }, { readyWithinMs: 45_000 }) : a;
-    // The entity is created through one process, its key and token through the other.
-    ({ auth } = await onboardMerchant(a.base, { name: 'Processes', keysVia: b.base }));
-  });
-  after(async () => {
-    await stopAll('SIGTERM');
-    await place?.close();
-  });
-
-  it('concurrent captures over HTTP to both never capture more than authorized', async () => {
-    const p = await call(a.base, 'POST', '/v2/payments', auth, paymentBody(10_000));
-    assert.equal(p.status, 200, JSON.stringify(p.body));
-    assert.equal(p.body!.authorization.status, 'AUTHORIZED');
-    const id = p.body!.id;
-    const results = await Promise.all(Array.from({ length: 40 }, (_, i) =>
-      call(i % 2 ? b.base : a.base, 'POST', `/v2/payments/${id}/captures`, auth, { amount: 600 })));
-    const codes = results.map((r) => r.status).join(',');
-    // 16 x 600 = 9600 fit; a seventeenth would need 10200.
-    assert.equal(results.filter((r) => r.status === 200).length, 16, codes);
-    assert.equal(results.filter((r) => r.status === 400).length, 24, codes);
-    for (const r of results.filter((x) => x.status === 400)) {
-      assert.match(String(r.headers.get('content-type')), /^application\/problem\+json/);
-    }
-    const final = await call(b.base, 'GET', `/v2/payments/${id}`, auth);
-    assert.equal(final.body!.amounts.total_captured, 9600);
-    assert.equal(final.body!.amounts.available_to_capture, 400);
-    assert.equal(final.body!.captures.length, 16);
-    assertConsistent(final.body!);
-    if (testDb) {
-      const ledger = await partnerDid(testDb.db, inline, id, final.body!.authorization.partner_transactions[0].partner_reference);
-      assert.deepEqual(ledger.CAPTURE, { n: 16, total: 9600 });
-    }
-  });
-
-  it('concurrent replays of one key over HTTP to both: one capture, the rest 409 naming it', async () => {
-    const p = await call(b.base, 'POST', '/v2/payments', auth, paymentBody(8000));
-    const id = p.body!.id;
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) =>
-      call(i % 2 ? a.base : b.base, 'POST', `/v2/payments/${id}/captures`, { ...auth, 'x-idempotency-key': 'proc-key' }, { amount: 8000 })));
-    const ok = results.filter((r) => r.status === 200);
-    assert.equal(ok.length, 1, results.map((r) => r.status).join(','));
-    const opId = ok[0]!.headers.get('x-created-operation-id');
-    for (const r of results.filter((x) => x.status !== 200)) {
-      assert.equal(r.status, 409);
-      assert.equal(r.body!.type, 'urn:eu.service:write-conflict');
-      assert.equal(r.body!.resource_id, opId);
-    }
-    const final = await call(a.base, 'GET', `/v2/payments/${id}`, auth);
-    assert.equal(final.body!.amounts.total_captured, 8000);
-    assert.equal(final.body!.captures.length, 1);
-  });
-
-  it('the processes stop cleanly', async () => {
-    const procs = runningProcesses();
-    assert.ok(procs.length >= 1);
-    for (const p of procs) assert.equal(await p.stop('SIGTERM'), 0, p.output());
   });
 });

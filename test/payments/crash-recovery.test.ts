@@ -2,14 +2,14 @@
 // partner call is in flight, then restarted. The replay of the key answers 409 naming
 // the operation, and the recovery worker completes the capture exactly once (payd's
 // ledger and the acquirer's own ledger agree). Also Recovery.runOnce in-process for a
-// capture whose partner answer was lost (timeout test card).
+// capture whose partner answer was lost (timeout test card), and a process stopped with
+// SIGTERM during a capture (it lets the capture finish, then exits 0).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type Db, openDb } from '../../src/platform/db/index.ts';
 import { createTestApp, expectProblem, type Merchant, type TestApp } from '../helpers/app.ts';
 import type { TestDb } from '../helpers/db.ts';
-import { httpClient, onboardMerchant, poll, type ProcessDatabase, processDatabase, startPayd, stopAll } from '../helpers/processes.ts';
-import { onboard } from '../helpers/server.ts';
+import { call as plainCall, httpClient, onboard, onboardMerchant, poll, type ProcessDatabase, processDatabase, startPayd, stopAll } from '../helpers/processes.ts';
 
 const card = (number = '4242424242424242') => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2030', cvv: '123' });
 const paymentBody = (amount: number, number?: string) => ({
@@ -283,5 +283,80 @@ describe('a payd process killed after a split failed, before its authorized part
     });
     assert.equal(again.body!.authorization.status, 'AUTHORIZED', JSON.stringify(again.body!.authorization));
     assert.equal(await server.stop('SIGTERM'), 0, server.output());
+  });
+});
+
+/** Until a capture of the payment is recorded (stored read: no partner is asked), so that a signal finds it in the partner call. */
+const captureRecorded = (base: string, auth: Record<string, string>, paymentId: string) => poll(
+  async () => (await plainCall(base, 'GET', `/v2/payments/${paymentId}`, { ...auth, 'cache-control': 'max-age=60' })).body!.captures[0],
+  (c) => c !== undefined, { withinMs: 30_000, everyMs: 25 });
+
+describe('a payd process stopped during a capture (SIGTERM, SIGKILL), plain HTTP clients', () => {
+  /** Where the spawned servers keep their data: the test's PostgreSQL database, or a PGlite data dir. */
+  let place: ProcessDatabase;
+  let testDb: TestDb | undefined;
+  before(async () => {
+    place = await processDatabase('payd-proc-');
+    testDb = place.testDb;
+  });
+  after(async () => {
+    await place?.close();
+  });
+
+  it('SIGTERM lets an in-flight capture finish, then exits 0', async () => {
+    const server = await startPayd({ ...place.env, PAYD_SIM_LATENCY_MS: '800' });
+    const m = await onboard(server.base);
+    const p = await plainCall(server.base, 'POST', '/v2/payments', m.auth, paymentBody(5000));
+    const inFlight = plainCall(server.base, 'POST', `/v2/payments/${p.body!.id}/captures`, m.auth, { amount: 5000 });
+    await captureRecorded(server.base, m.auth, p.body!.id);
+    const exit = server.stop('SIGTERM');
+    const res = await inFlight;
+    assert.equal(res.status, 200);
+    assert.equal(res.body!.captures[0].status, 'SUCCESS');
+    assert.equal(await exit, 0);
+    await assert.rejects(fetch(`${server.base}/healthz`), 'no longer accepting connections');
+  });
+
+  it('a process killed during a capture: the replay answers 409, recovery completes it exactly once', async () => {
+    let server = await startPayd(place.env);
+    const PORT = new URL(server.base).port;
+    const m = await onboard(server.base);
+    const p = await plainCall(server.base, 'POST', '/v2/payments', m.auth, paymentBody(10_000));
+    assert.equal(p.body!.authorization.status, 'AUTHORIZED');
+    assert.equal(await server.stop(), 0);
+
+    // Slow partner: the capture is recorded PENDING, then the process dies mid-call.
+    server = await startPayd({ ...place.env, PORT, PAYD_SIM_LATENCY_MS: '3000' });
+    const key = { ...m.auth, 'x-idempotency-key': 'capture-crash-1' };
+    const inFlight = plainCall(server.base, 'POST', `/v2/payments/${p.body!.id}/captures`, key, { amount: 4000 }).catch((e: Error) => e);
+    await captureRecorded(server.base, m.auth, p.body!.id);
+    await server.stop('SIGKILL');
+    const lost = await inFlight;
+    assert.ok(lost instanceof Error, `the first call lost its response: ${JSON.stringify(lost)}`);
+
+    server = await startPayd({ ...place.env, PORT, PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_PARTNER_TIMEOUT_MS: '500', PAYD_RECOVERY_INTERVAL_MS: '300' });
+    try {
+      const replay = await plainCall(server.base, 'POST', `/v2/payments/${p.body!.id}/captures`, key, { amount: 4000 });
+      assert.equal(replay.status, 409);
+      assert.equal(replay.body!.type, 'urn:eu.service:write-conflict');
+      const opId = replay.body!.resource_id as string;
+      const payment = await poll(
+        async () => (await plainCall(server.base, 'GET', `/v2/payments/${p.body!.id}`, { ...m.auth, 'cache-control': 'max-age=0' })).body,
+        (v) => v!.captures[0]?.status === 'SUCCESS', { withinMs: 20_000, everyMs: 200 });
+      assert.equal(payment!.captures.length, 1);
+      assert.equal(payment!.captures[0].id, opId);
+      assert.equal(payment!.captures[0].status, 'SUCCESS');
+      assert.equal(payment!.amounts.total_captured, 4000);
+      assert.equal(payment!.amounts.available_to_capture, 6000);
+      // A second replay still names the same operation; nothing ran twice.
+      const again = await plainCall(server.base, 'POST', `/v2/payments/${p.body!.id}/captures`, key, { amount: 4000 });
+      assert.equal(again.body!.resource_id, opId);
+      if (testDb) {
+        const { rows } = await testDb.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM sim_partner_operations WHERE kind = 'CAPTURE' AND key LIKE $1`, [`${opId}:%`]);
+        assert.equal(rows[0]!.n, 1, 'the acquirer received the capture exactly once');
+      }
+    } finally {
+      await server.stop();
+    }
   });
 });

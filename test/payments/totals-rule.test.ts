@@ -73,7 +73,7 @@ describe('the running-totals rule, once', () => {
 
   /**
    * An authorization of card 0408 (its answer lost, PENDING) closed as ERROR, as recovery
-   * closes one the partner says it never received (test/payments/recovery-defects.test.ts
+   * closes one the partner says it never received (test/payments/recovery-exactly-once.test.ts
    * 1 makes that happen for real on PostgreSQL, with a held lock), then approved by the
    * partner after all: payd records the late answer and reverses it (a SYSTEM void).
    */

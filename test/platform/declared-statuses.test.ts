@@ -17,8 +17,11 @@ describe('declared statuses', () => {
   // (another plugin's preClose work): the window in which a request can still arrive.
   let releaseStop: () => void = () => {};
   const stopHeld = new Promise<void>((resolve) => { releaseStop = resolve; });
+  // Resolved when this hook runs: payd's own preClose hook (registered before it) has run.
+  let stopBegun: () => void = () => {};
+  const begun = new Promise<void>((resolve) => { stopBegun = resolve; });
   before(async () => {
-    t = await createTestApp({}, { beforeReady: (app) => { app.addHook('preClose', () => stopHeld); } });
+    t = await createTestApp({}, { beforeReady: (app) => { app.addHook('preClose', () => { stopBegun(); return stopHeld; }); } });
   });
   after(async () => {
     releaseStop();
@@ -68,7 +71,7 @@ describe('declared statuses', () => {
     socket.write('GET /healthz HTTP/1.1\r\nHost: payd.test\r\n\r\n');
     assert.match(await answer(), /^HTTP\/1\.1 200 /);
     const closing = t.app.close();
-    await new Promise((resolve) => setTimeout(resolve, 50)); // the stop has begun
+    await begun; // the stop has begun
     socket.write(`GET /v2/payments/${crypto.randomUUID()} HTTP/1.1\r\nHost: payd.test\r\nAuthorization: Bearer x\r\n\r\n`);
     const second = await answer();
     releaseStop();

@@ -81,7 +81,7 @@ describe('one address cannot take every connection', () => {
         // The attacker opens it again (once per socket and test, so that the test stays cheap).
         if (!stop && reopened < 1000) {
           reopened++;
-          setTimeout(() => { if (!stop) void open(); }, 20);
+          setTimeout(() => { if (!stop) void open(); }, 20); // the attacker's pace, not a wait for anything
         }
       });
     });

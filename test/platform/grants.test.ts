@@ -6,14 +6,13 @@
 // exchange and a sign-out; and the role cannot change the schema or delete payments.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
 import { ADMIN_TOKEN } from '../helpers/app.ts';
-import { call, freePort, onboard, SERVER_MASTER_KEY } from '../helpers/server.ts';
+import { call, onboard, type PaydProcess, runPayd, startPayd } from '../helpers/processes.ts';
 import { startReceiver, waitFor } from '../webhooks/helpers.ts';
 import { hiddenFields, PASSWORD } from '../identity/idp-helpers.ts';
 
@@ -54,8 +53,7 @@ describe('the runtime role grants', () => {
       let testDb: TestDb;
       let role: string;
       let roleUrl: string;
-      let server: ChildProcess | undefined;
-      let logs = '';
+      let server: PaydProcess | undefined;
       let base: string;
 
       before(async () => {
@@ -81,7 +79,7 @@ describe('the runtime role grants', () => {
       });
 
       after(async () => {
-        if (server && server.exitCode === null) server.kill('SIGKILL');
+        await server?.stop('SIGKILL');
         await testDb.close(); // drops the database, and with it the role's privileges
         const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
         await admin.connect();
@@ -109,23 +107,12 @@ describe('the runtime role grants', () => {
       });
 
       it('serves payments, captures, webhooks, API keys and sign-ins, without a single error logged', async () => {
-        const port = await freePort();
-        base = `http://127.0.0.1:${port}`;
-        server = spawn(process.execPath, ['bin/payd.js', 'start', '--no-migrate'], {
-          env: {
-            PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', PAYD_BASE_URL: base, DATABASE_URL: roleUrl,
-            PAYD_ADMIN_TOKEN: ADMIN_TOKEN, PAYD_MASTER_KEY: SERVER_MASTER_KEY, PAYD_DEMO: '0', LOG_LEVEL: 'info',
-            PAYD_WEBHOOK_POLL_MS: '50', PAYD_WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', PAYD_RECOVERY_INTERVAL_MS: '200',
-            PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_PARTNER_TIMEOUT_MS: '500',
-          },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        server.stdout!.on('data', (d: Buffer) => { logs += d.toString(); });
-        server.stderr!.on('data', (d: Buffer) => { logs += d.toString(); });
-        await waitFor(async () => {
-          if (server!.exitCode !== null) throw new Error(`payd exited ${server!.exitCode}:\n${logs}`);
-          return fetch(`${base}/readyz`).then((r) => r.status === 200, () => false);
-        }, 60_000, 'payd --no-migrate to be ready');
+        server = await startPayd({
+          DATABASE_URL: roleUrl, LOG_LEVEL: 'info',
+          PAYD_WEBHOOK_POLL_MS: '50', PAYD_WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', PAYD_RECOVERY_INTERVAL_MS: '200',
+          PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_PARTNER_TIMEOUT_MS: '500',
+        }, { args: ['start', '--no-migrate'], readyWithinMs: 60_000 });
+        base = server.base;
 
         const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
         const rx = await startReceiver();
@@ -214,11 +201,8 @@ describe('the runtime role grants', () => {
           await rx.close();
         }
 
-        server.kill('SIGTERM');
-        const code = await new Promise<number | null>((resolve) => {
-          if (server!.exitCode !== null) resolve(server!.exitCode);
-          else server!.once('exit', (c) => resolve(c));
-        });
+        const code = await server!.stop('SIGTERM');
+        const logs = server!.output();
         assert.equal(code, 0, logs);
         assert.doesNotMatch(logs, /"level":(50|60)/, 'no error logged');
         assert.doesNotMatch(logs, /permission denied/i);
@@ -231,15 +215,8 @@ describe('the runtime role grants', () => {
       });
 
       it('payd migrate as the role, on a current schema, changes nothing and succeeds', async () => {
-        const run = await new Promise<{ code: number | null; out: string }>((resolve) => {
-          const child = spawn(process.execPath, ['bin/payd.js', 'migrate'], {
-            env: { PATH: process.env.PATH ?? '', DATABASE_URL: roleUrl, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'],
-          });
-          let out = '';
-          child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-          child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
-          child.once('exit', (code) => setImmediate(() => resolve({ code, out })));
-        });
+        const migrate = await runPayd(['migrate'], { DATABASE_URL: roleUrl });
+        const run = { code: migrate.code, out: migrate.stdout + migrate.stderr };
         assert.equal(run.code, 0, run.out);
         assert.match(run.out, /migrations are up to date/);
       });

@@ -14,8 +14,7 @@ import path from 'node:path';
 // @ts-expect-error a plain JavaScript build script, without types
 import { bundleServer, SERVER_EXTERNALS } from '../../scripts/bundle-server.js';
 import { ADMIN_TOKEN } from '../helpers/app.ts';
-import { freePort, SERVER_MASTER_KEY } from '../helpers/server.ts';
-import { type Place, place } from './startup-helpers.ts';
+import { emptyPlace, freePort, type Place, SERVER_MASTER_KEY } from '../helpers/processes.ts';
 
 const outdir = path.resolve('dist', `.test-server-${process.pid}`);
 const entry = path.join(outdir, 'payd.js');
@@ -44,7 +43,7 @@ describe('the bundled server (dist/server/payd.js, what payd start runs)', { tim
 
   before(async () => {
     await bundleServer(outdir);
-    db = await place();
+    db = await emptyPlace();
   });
 
   after(async () => {

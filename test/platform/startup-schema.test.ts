@@ -7,11 +7,10 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { freePort, SERVER_MASTER_KEY, startServer } from '../helpers/server.ts';
+import { appliedVersions, assertOneLine, emptyPlace, freePort, runPayd, SERVER_MASTER_KEY, startPayd } from '../helpers/processes.ts';
 import { loadMigrations, migrate } from '../../src/platform/db/migrator.ts';
 import { KeyStore } from '../../src/platform/crypto/keystore.ts';
 import { ACCESS_TOKEN_KEYS } from '../../src/identity/oauth/access-tokens.ts';
-import { appliedVersions, assertOneLine, payd, place } from './startup-helpers.ts';
 import pg from 'pg';
 import { POSTGRES_URL } from '../helpers/db.ts';
 
@@ -22,7 +21,7 @@ describe('payd start-up on stored state', () => {
   });
 
   it('stops on a master key that does not open the stored keys, before migrations and before saving a key', async () => {
-    const p = await place();
+    const p = await emptyPlace();
     try {
       // A database one migration behind, with keys sealed by another master key.
       const db = await p.open();
@@ -32,10 +31,10 @@ describe('payd start-up on stored state', () => {
       await db.close();
       const before = await appliedVersions(p);
 
-      const withEnv = await payd(['start'], { PORT: String(port), ...p.env, PAYD_MASTER_KEY: SERVER_MASTER_KEY });
+      const withEnv = await runPayd(['start'], { PORT: String(port), ...p.env, PAYD_MASTER_KEY: SERVER_MASTER_KEY });
       assertOneLine(withEnv, /^payd: The master key does not open the access-token-hs256 keys stored in this database: .*PAYD_MASTER_KEY/);
       // Without PAYD_MASTER_KEY payd would generate one in the data dir: it does not save it.
-      const generated = await payd(['start'], { PORT: String(port), ...p.env });
+      const generated = await runPayd(['start'], { PORT: String(port), ...p.env });
       assertOneLine(generated, /^payd: The master key does not open the access-token-hs256 keys/);
       assert.equal(existsSync(path.join(p.env.PAYD_DATA_DIR!, 'master.key')), false, 'no master key file written');
       assert.deepEqual(await appliedVersions(p), before, 'no migration applied');
@@ -67,7 +66,7 @@ describe('payd start-up on stored state', () => {
       await owner.end();
       url.username = role;
       url.password = 'rt-secret';
-      const run = await payd(['start'], { PORT: String(port), DATABASE_URL: url.toString(), PAYD_MASTER_KEY: SERVER_MASTER_KEY });
+      const run = await runPayd(['start'], { PORT: String(port), DATABASE_URL: url.toString(), PAYD_MASTER_KEY: SERVER_MASTER_KEY });
       assertOneLine(run, new RegExp(`^payd: the database role ${role} may not apply migrations \\(permission denied for schema public\\): apply them with \`payd migrate\` as the schema owner, then start this role with --no-migrate`));
       assert.doesNotMatch(run.stderr, /rt-secret/, 'never the password');
     } finally {
@@ -79,10 +78,10 @@ describe('payd start-up on stored state', () => {
 
   describe('--no-migrate (PAYD_NO_MIGRATE)', () => {
     it('stops on a database without payd schema and creates nothing', async () => {
-      const p = await place();
+      const p = await emptyPlace();
       try {
         // PGlite creates its data dir on opening; what counts is that no table appears.
-        const run = await payd(['start', '--no-migrate'], { PORT: String(port), ...p.env, PAYD_MASTER_KEY: SERVER_MASTER_KEY });
+        const run = await runPayd(['start', '--no-migrate'], { PORT: String(port), ...p.env, PAYD_MASTER_KEY: SERVER_MASTER_KEY });
         assertOneLine(run, /^payd: the database has no payd schema \(no schema_migrations table\): apply them with `payd migrate`/);
         const db = await p.open();
         try {
@@ -97,7 +96,7 @@ describe('payd start-up on stored state', () => {
     });
 
     it('stops on a schema one migration behind, an edited migration or an unknown one, and changes nothing', async () => {
-      const p = await place();
+      const p = await emptyPlace();
       try {
         const all = loadMigrations();
         const last = all.at(-1)!;
@@ -106,7 +105,7 @@ describe('payd start-up on stored state', () => {
         await db.close();
         const label = `${String(last.version).padStart(4, '0')}_${last.name}`;
 
-        const behind = await payd(['start'], { PORT: String(port), ...p.env, PAYD_MASTER_KEY: SERVER_MASTER_KEY, PAYD_NO_MIGRATE: 'true' });
+        const behind = await runPayd(['start'], { PORT: String(port), ...p.env, PAYD_MASTER_KEY: SERVER_MASTER_KEY, PAYD_NO_MIGRATE: 'true' });
         assertOneLine(behind, new RegExp(`^payd: the database schema is not current: migrations ${label} are not applied; apply them with \`payd migrate\``));
         assert.equal((await appliedVersions(p)).includes(last.version), false, 'the missing migration was not applied');
 
@@ -114,14 +113,14 @@ describe('payd start-up on stored state', () => {
         await migrate(db2, all);
         await db2.query("UPDATE schema_migrations SET checksum = 'edited' WHERE version = $1", [all[0]!.version]);
         await db2.close();
-        const edited = await payd(['start', '--no-migrate'], { PORT: String(port), ...p.env, PAYD_MASTER_KEY: SERVER_MASTER_KEY });
+        const edited = await runPayd(['start', '--no-migrate'], { PORT: String(port), ...p.env, PAYD_MASTER_KEY: SERVER_MASTER_KEY });
         assertOneLine(edited, /^payd: the database applied other versions of migrations 0001_foundation than this payd has/);
 
         const db3 = await p.open();
         await db3.query('UPDATE schema_migrations SET checksum = $2 WHERE version = $1', [all[0]!.version, all[0]!.checksum]);
         await db3.query("INSERT INTO schema_migrations (version, name, checksum) VALUES (9999, 'from_the_future', 'x')");
         await db3.close();
-        const unknown = await payd(['start', '--no-migrate'], { PORT: String(port), ...p.env, PAYD_MASTER_KEY: SERVER_MASTER_KEY });
+        const unknown = await runPayd(['start', '--no-migrate'], { PORT: String(port), ...p.env, PAYD_MASTER_KEY: SERVER_MASTER_KEY });
         assertOneLine(unknown, /^payd: the database has migrations this payd does not know \(9999_from_the_future\)/);
       } finally {
         await p.close();
@@ -129,12 +128,12 @@ describe('payd start-up on stored state', () => {
     });
 
     it('starts on a current schema and serves', async () => {
-      const p = await place();
+      const p = await emptyPlace();
       try {
         const db = await p.open();
         await migrate(db);
         await db.close();
-        const server = await startServer({ ...p.env, PAYD_NO_MIGRATE: 'true' });
+        const server = await startPayd({ ...p.env, PAYD_NO_MIGRATE: 'true' });
         try {
           assert.equal((await fetch(`${server.base}/readyz`)).status, 200);
         } finally {

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, SERVER_MASTER_KEY } from '../helpers/server.ts';
+import { freePort, SERVER_MASTER_KEY } from '../helpers/processes.ts';
 
 const BOUND_MS = 60_000;
 

@@ -5,10 +5,9 @@ import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
-import { freePort, startServer } from '../helpers/server.ts';
+import { assertOneLine, emptyPlace, freePort, runPayd, startPayd } from '../helpers/processes.ts';
 import { createPgTestDb } from '../faults/db-fixture.ts';
 import { VERSION } from '../../src/app.ts';
-import { assertOneLine, payd, place } from './startup-helpers.ts';
 
 describe('payd start-up', () => {
   let port: number;
@@ -20,7 +19,7 @@ describe('payd start-up', () => {
     const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
     assert.equal(VERSION, pkg.version);
     for (const flag of ['--version', '-v', 'version']) {
-      const run = await payd([flag], {});
+      const run = await runPayd([flag], {});
       assert.equal(run.code, 0, run.stderr);
       assert.equal(run.stdout, `${pkg.version}\n`);
       assert.equal(run.stderr, '');
@@ -41,9 +40,9 @@ describe('payd start-up', () => {
   ];
   for (const [what, args, env, pattern] of invalid) {
     it(`stops on ${what}: one line, exit 2, nothing created`, async () => {
-      const p = await place();
+      const p = await emptyPlace();
       try {
-        const run = await payd(args, { PORT: String(port), ...p.env, ...env });
+        const run = await runPayd(args, { PORT: String(port), ...p.env, ...env });
         assertOneLine(run, pattern);
         assert.ok(await p.untouched(), 'nothing was created');
       } finally {
@@ -55,9 +54,9 @@ describe('payd start-up', () => {
   it('stops on a port in use before opening the database: "PORT n is in use", exit 2', async () => {
     const holder = net.createServer();
     await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
-    const p = await place();
+    const p = await emptyPlace();
     try {
-      const run = await payd(['start'], { PORT: String(port), ...p.env });
+      const run = await runPayd(['start'], { PORT: String(port), ...p.env });
       assertOneLine(run, new RegExp(`^payd: PORT ${port} is in use`));
       assert.ok(await p.untouched(), 'no data dir, no table, no migration');
     } finally {
@@ -68,7 +67,7 @@ describe('payd start-up', () => {
 
   it('stops on a database it cannot reach: one line naming DATABASE_URL, without its password', async () => {
     const nobody = await freePort();
-    const run = await payd(['start'], { PORT: String(port), DATABASE_URL: `postgres://payd:s3cret-pw@127.0.0.1:${nobody}/payd` });
+    const run = await runPayd(['start'], { PORT: String(port), DATABASE_URL: `postgres://payd:s3cret-pw@127.0.0.1:${nobody}/payd` });
     assertOneLine(run, /^payd: DATABASE_URL: cannot open the database at 127\.0\.0\.1:\d+\/payd: connection refused/);
     assert.doesNotMatch(run.stderr, /s3cret-pw/);
   });
@@ -77,7 +76,7 @@ describe('payd start-up', () => {
     const db = await createPgTestDb();
     const logs: string[] = [];
     try {
-      const server = await startServer({ DATABASE_URL: db.url }, { logs });
+      const server = await startPayd({ DATABASE_URL: db.url }, { logs });
       assert.equal(await server.stop(), 0);
     } finally {
       await db.close();

@@ -134,7 +134,7 @@ describe('request and connection timeouts', () => {
         loops.push((async () => {
           while (!stop && !c.isClosed()) {
             assert.match(await request(c), /^HTTP\/1\.1 200 /);
-            await new Promise((r) => setTimeout(r, 30));
+            await new Promise((r) => setTimeout(r, 30)); // pacing of the held connection's traffic, not a wait for anything
           }
         })().catch(() => {}));
       }

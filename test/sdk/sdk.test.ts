@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { ADMIN_TOKEN } from '../helpers/app.ts';
-import { startServer, type ServerProcess } from '../helpers/server.ts';
+import { startPayd, type PaydProcess } from '../helpers/processes.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { createPgTestDb } from '../faults/db-fixture.ts';
 import {
   AmountNotAvailableError, AuthenticationError, constructEvent, IdempotencyError, InvalidRequestError, NotFoundError, Payd,
@@ -71,7 +72,7 @@ async function startProxy(target: string) {
 }
 
 describe('@payd/sdk against payd start', () => {
-  let server: ServerProcess;
+  let server: PaydProcess;
   let proxy: Awaited<ReturnType<typeof startProxy>>;
   let payd: Payd;
   let entityId = '';
@@ -91,7 +92,7 @@ describe('@payd/sdk against payd start', () => {
       env = { PAYD_DATA_DIR: dir };
       cleanup = async () => rmSync(dir, { recursive: true, force: true });
     }
-    server = await startServer({ ...env, PAYD_WEBHOOK_POLL_MS: '100' });
+    server = await startPayd({ ...env, PAYD_WEBHOOK_POLL_MS: '100' });
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
     const entity = await (await fetch(`${server.base}/admin/v1/entities`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'SDK shop' }) })).json();
     entityId = entity.id;
@@ -266,9 +267,7 @@ describe('@payd/sdk against payd start', () => {
 
   it('verifies webhook calls payd really sent, and refuses tampered, stale or unsigned ones', async () => {
     const secret = (await (await fetch(`${server.base}/admin/v1/entities/${entityId}/webhook-secret`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()).secret as string;
-    const deadline = Date.now() + 30_000;
-    while (!receiver.some((r) => JSON.parse(r.body).type === 'payment.captured') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    const call = receiver.find((r) => JSON.parse(r.body).type === 'payment.captured');
+    const call = await waitFor(() => receiver.find((r) => JSON.parse(r.body).type === 'payment.captured'), { timeout: 30_000, every: 100 }).catch(() => undefined);
     assert.ok(call, 'payd delivered payment.captured');
     const event = await constructEvent(call.body, String(call.headers['payd-signature']), secret);
     assert.equal(event.type, 'payment.captured');

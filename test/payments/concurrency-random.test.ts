@@ -1,9 +1,12 @@
-// Fault suite: two payd processes (`payd start`, workers on) on one PostgreSQL database
-// take seeded random captures, refunds and voids, many at once, on card-only and split
-// gift card + card payments, with cards whose captures time out or are declined, and
-// with replayed idempotency keys. Afterwards, once every operation has settled: no
-// over-capture, no over-refund, the API's amounts equal the ledger, payd and the
-// simulated partners agree on every key, nothing PENDING.
+// Concurrent money operations, a seeded random mix: two payd processes (`payd start`,
+// workers on) on one PostgreSQL database take random captures, refunds and voids, many at
+// once, on card-only and split gift card + card payments, with cards whose captures time
+// out or are declined, and with replayed idempotency keys. Afterwards, once every
+// operation has settled: no over-capture, no over-refund, the API's amounts equal the
+// ledger, payd and the simulated partners agree on every key, nothing PENDING
+// (test/helpers/invariants.ts). The targeted cases: concurrency-processes.test.ts.
+// (A file of its own: with the targeted cases it outgrew the per-file time bound on a
+// loaded 2-core machine.)
 //
 // PAYD_FAULT_SEED replays a run (the seed is printed); PAYD_FAULT_OPS sets the number of
 // operations (CI default 160; try 2000 on demand). PostgreSQL is needed: the scenario
@@ -11,9 +14,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDb, POSTGRES_URL, type TestDb } from '../helpers/db.ts';
-import { call, onboard, type ServerProcess, startServer } from '../helpers/server.ts';
 import { apiAgreesWithLedger, moneyInvariants } from '../helpers/invariants.ts';
-import { seeded } from './db-fixture.ts';
+import { call as plainCall, onboard, type PaydProcess, poll, startPayd } from '../helpers/processes.ts';
+import { seeded } from '../faults/db-fixture.ts';
 
 const SEED = Number(process.env.PAYD_FAULT_SEED ?? Date.now() % 2 ** 31);
 const OPS = Number(process.env.PAYD_FAULT_OPS ?? 160);
@@ -28,12 +31,12 @@ const CARDS = [
   '4000000000000408', // the authorization times out (settled later by a sync)
   '4000000000000119', // the acquirer answers a processing error
 ];
-const card = (number: string) => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2030', cvv: '123' });
+const cardNumbered = (number: string) => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2030', cvv: '123' });
 
-describe(`fault suite: two payd processes, random concurrent operations (seed ${SEED}, ${OPS} operations)`, () => {
+describe(`two payd processes on one PostgreSQL database: random concurrent operations (seed ${SEED}, ${OPS} operations)`, () => {
   let testDb: TestDb;
-  let a: ServerProcess;
-  let b: ServerProcess;
+  let a: PaydProcess;
+  let b: PaydProcess;
   before(async () => {
     testDb = await createTestDb(POSTGRES_URL);
     // Partners keep records (so that their ledger can be compared with payd's); short
@@ -42,8 +45,8 @@ describe(`fault suite: two payd processes, random concurrent operations (seed ${
       DATABASE_URL: testDb.url!, PAYD_SIM_INLINE: 'false', PAYD_RECOVERY_INTERVAL_MS: '500',
       PAYD_PARTNER_TIMEOUT_MS: '2000', PAYD_RECOVERY_GRACE_SECONDS: '3',
     };
-    a = await startServer(env);
-    b = await startServer({ ...env, PAYD_BASE_URL: a.base });
+    a = await startPayd(env);
+    b = await startPayd({ ...env, PAYD_BASE_URL: a.base });
   });
   after(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
@@ -63,9 +66,9 @@ describe(`fault suite: two payd processes, random concurrent operations (seed ${
       const giftPart = random() < 0.4 ? Math.min(amount - 100, 500 + Math.floor(random() * 2000)) : 0;
       const split = [
         ...(giftPart ? [{ partner: 'gift-sim', method: 'GIFT_CARD', amount: giftPart, instrument: { type: 'GIFT_CARD', number: `60362800${String(SEED % 1e6).padStart(6, '0')}${String(i).padStart(4, '0')}` } }] : []),
-        { partner: 'card-sim', method: 'CARD', amount: amount - giftPart, instrument: card(pick(CARDS)) },
+        { partner: 'card-sim', method: 'CARD', amount: amount - giftPart, instrument: cardNumbered(pick(CARDS)) },
       ];
-      const res = await call(pick(servers), 'POST', '/v2/payments', { ...m.auth, 'x-idempotency-key': `pay-${SEED}-${i}` },
+      const res = await plainCall(pick(servers), 'POST', '/v2/payments', { ...m.auth, 'x-idempotency-key': `pay-${SEED}-${i}` },
         { amount, currency: 'EUR', capture_mode: 'MANUAL', order: { reference: `two-proc-${i}` }, split });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       if (res.body!.authorization.status === 'AUTHORIZED') payments.push({ id: res.body!.id, amount });
@@ -87,7 +90,7 @@ describe(`fault suite: two payd processes, random concurrent operations (seed ${
         return o;
       })();
       sent++;
-      const res = await call(pick(servers), 'POST', `/v2/payments/${op.payment}/${op.kind}`, { ...m.auth, 'x-idempotency-key': op.key }, { amount: op.amount });
+      const res = await plainCall(pick(servers), 'POST', `/v2/payments/${op.payment}/${op.kind}`, { ...m.auth, 'x-idempotency-key': op.key }, { amount: op.amount });
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
       assert.ok(res.status < 500, `${op.kind} answered ${res.status}: ${JSON.stringify(res.body)}`);
       if (res.status >= 400) assert.match(String(res.headers.get('content-type')), /^application\/problem\+json/);
@@ -99,15 +102,10 @@ describe(`fault suite: two payd processes, random concurrent operations (seed ${
 
     // Settle: the recovery workers of both processes finish what timed out; GET (which
     // asks the partners) settles the rest. Nothing may stay PENDING.
-    const deadline = Date.now() + 60_000;
-    let report = await moneyInvariants(testDb.db);
-    while (report.pending > 0 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 500));
-      report = await moneyInvariants(testDb.db);
-    }
+    const report = await poll(() => moneyInvariants(testDb.db), (r) => r.pending === 0, { withinMs: 60_000, everyMs: 500 });
     const disagreements: string[] = [];
     for (const p of payments) {
-      const got = await call(pick(servers), 'GET', `/v2/payments/${p.id}`, { ...m.auth, 'cache-control': 'max-age=60' });
+      const got = await plainCall(pick(servers), 'GET', `/v2/payments/${p.id}`, { ...m.auth, 'cache-control': 'max-age=60' });
       assert.equal(got.status, 200);
       disagreements.push(...apiAgreesWithLedger(p.id, got.body!.amounts, report.ledger.get(p.id)));
     }

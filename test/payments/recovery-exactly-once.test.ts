@@ -1,4 +1,4 @@
-// Recovery settles everything exactly once (issue 13): one deterministic reproduction
+// Recovery settles everything exactly once: one deterministic reproduction
 // per defect, each built from a held row lock on a second connection (so a partner, or
 // payd itself, is stopped at a chosen point), a kill at a chosen step, or a partner
 // whose answer comes late. They run on PostgreSQL (always present; the database named
@@ -15,8 +15,7 @@ import { Recovery } from '../../src/payments/recovery.ts';
 import { DatabaseUnavailableError } from '../../src/platform/db/errors.ts';
 import type { PartnerConnector } from '../../src/partners/port.ts';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
-import { emptyPgDatabase, type PgDatabase, waitFor } from '../helpers/processes.ts';
-import { call, onboard, startServer, type ServerProcess } from '../helpers/server.ts';
+import { call, emptyPgDatabase, onboard, type PaydProcess, type PgDatabase, startPayd, waitFor } from '../helpers/processes.ts';
 
 const giftNumber = () => `6000${randomBytes(6).readUIntBE(0, 6).toString().padStart(10, '0').slice(0, 10)}42`; // 50000 at first
 const giftId = (number: string) => createHash('sha256').update(`gift-sim:${number}`).digest('hex');
@@ -110,19 +109,19 @@ describe('recovery defects (in-process, PostgreSQL)', () => {
       const id = created.json().id as string;
       // Recovery does not give the authorization up before its call's deadline has surely
       // passed; then it does (the partner's sync does not know the key yet).
-      const p = await waitFor('recovery to close the authorization', async () => {
+      const p = await waitFor(async () => {
         await t.app.services.recovery.runOnce(0);
         const v = await stored(id);
         return v.authorization.status !== 'PENDING' && v;
-      });
+      }, { what: 'recovery to close the authorization' });
       assert.equal(p.authorization.status, 'ERROR');
       assert.equal(p.authorization.partner_transactions[0]!.status_code, 'NOT_RECEIVED');
       // The partner now acts on the call that was in flight: it approves it.
       held.go();
-      const reversed = await waitFor('the late approval to be reversed', async () => {
+      const reversed = await waitFor(async () => {
         const v = await stored(id);
         return v.voids[0]?.status === 'SUCCESS' && v;
-      });
+      }, { what: 'the late approval to be reversed' });
       assert.equal(reversed.authorization.status, 'ERROR', 'the merchant was told ERROR; that stays');
       assert.equal(reversed.voids.length, 1);
       assert.equal(reversed.voids[0]!.triggered_by, 'SYSTEM');
@@ -167,18 +166,18 @@ describe('recovery defects (in-process, PostgreSQL)', () => {
       assert.equal(created.statusCode, 200, created.body);
       assert.equal(created.json().authorization.status, 'PENDING', 'payd stopped waiting (partner timeout)');
       const id = created.json().id as string;
-      await waitFor('recovery to close the authorization', async () => {
+      await waitFor(async () => {
         await t.app.services.recovery.runOnce(0);
         return (await stored(id)).authorization.status !== 'PENDING';
-      });
+      }, { what: 'recovery to close the authorization' });
       assert.equal((await stored(id)).authorization.partner_transactions[0]!.status_code, 'NOT_RECEIVED');
       held.go();
-      await waitFor('the late answer to meet the outage', async () => refused > 0);
+      await waitFor(async () => refused > 0, { what: 'the late answer to meet the outage' });
       down = false;
-      const reversed = await waitFor('the late approval to be reversed', async () => {
+      const reversed = await waitFor(async () => {
         const v = await stored(id);
         return v.voids[0]?.status === 'SUCCESS' && v;
-      });
+      }, { what: 'the late approval to be reversed' });
       assert.equal(reversed.authorization.status, 'ERROR');
       assert.equal(reversed.authorization.partner_transactions[0]!.status_code, 'ANSWERED_LATE');
       assert.equal(reversed.voids[0]!.triggered_by, 'SYSTEM');
@@ -203,7 +202,7 @@ describe('recovery defects (in-process, PostgreSQL)', () => {
     const lock = await lockRows(t.testDb.url!, `SELECT 1 FROM sim_partner_operations WHERE partner = 'gift-sim' AND reference = $1 FOR UPDATE`, [authRef]);
     const req = { key: `twice-${id}`, entityId: m.entityId, authorization_reference: authRef, amount: 1000, currency: 'EUR' };
     const both = Promise.all([sim.refund(req), sim.refund(req)]);
-    await waitFor('both refunds to wait on the authorization', async () => (await lockWaiters(t)) >= 2);
+    await waitFor(async () => (await lockWaiters(t)) >= 2, { what: 'both refunds to wait on the authorization' });
     await lock.release();
     const [a, b] = await both;
     assert.equal(a.partner_reference, b.partner_reference, 'one operation at the partner');
@@ -242,8 +241,8 @@ describe('recovery defects (in-process, PostgreSQL)', () => {
       const runs = [t.app.services.recovery.runOnce(0), second.runOnce(0)].map((r) => r.finally(() => { done += 1; }));
       // One worker's resend waits on the partner; the other either skipped the claimed
       // payment (returned) or resent as well (a second waiter).
-      await waitFor('a worker to reach the partner', async () => (await lockWaiters(t)) >= 1);
-      await waitFor('the other worker to skip or to resend', async () => done >= 1 || (await lockWaiters(t)) >= 2);
+      await waitFor(async () => (await lockWaiters(t)) >= 1, { what: 'a worker to reach the partner' });
+      await waitFor(async () => done >= 1 || (await lockWaiters(t)) >= 2, { what: 'the other worker to skip or to resend' });
       await lock.release();
       const counts = await Promise.all(runs);
       assert.equal(counts.reduce((s, n) => s + n, 0), 1, 'one worker settled the payment');
@@ -278,7 +277,7 @@ describe('recovery defects (in-process, PostgreSQL)', () => {
 });
 
 describe('2. an operation whose partner answer was recorded but which was never finalized (real processes, PostgreSQL)', () => {
-  let server: ServerProcess | undefined;
+  let server: PaydProcess | undefined;
   let url: string;
   let db: PgDatabase;
   before(async () => {
@@ -296,7 +295,7 @@ describe('2. an operation whose partner answer was recorded but which was never 
     // the operation is finalized. (Holding the payment row from a second connection no
     // longer reaches that step: recording an answer updates the payment's running totals,
     // so it waits on the row too.)
-    server = await startServer({ DATABASE_URL: url, PAYD_FAULT_KILL_AT: 'capture:after-record', PAYD_SIM_INLINE: 'false', PAYD_PARTNER_TIMEOUT_MS: '20000', PAYD_RECOVERY_GRACE_SECONDS: '60' });
+    server = await startPayd({ DATABASE_URL: url, PAYD_FAULT_KILL_AT: 'capture:after-record', PAYD_SIM_INLINE: 'false', PAYD_PARTNER_TIMEOUT_MS: '20000', PAYD_RECOVERY_GRACE_SECONDS: '60' });
     const PORT = new URL(server.base).port;
     const m = await onboard(server.base);
     // A split: the capture draws on both parts, two partner transactions, so it takes the
@@ -317,12 +316,12 @@ describe('2. an operation whose partner answer was recorded but which was never 
       assert.deepEqual(rows.map((r) => r.status), ['PENDING'], 'the crash left the operation PENDING with its child settled');
       const opId = rows[0]!.id;
 
-      server = await startServer({ DATABASE_URL: url, PORT, PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_PARTNER_TIMEOUT_MS: '500', PAYD_RECOVERY_INTERVAL_MS: '200' });
+      server = await startPayd({ DATABASE_URL: url, PORT, PAYD_RECOVERY_GRACE_SECONDS: '1', PAYD_PARTNER_TIMEOUT_MS: '500', PAYD_RECOVERY_INTERVAL_MS: '200' });
       const stored = { ...m.auth, 'cache-control': 'max-age=60' };
-      const p = await waitFor('recovery to finalize the capture', async () => {
+      const p = await waitFor(async () => {
         const v = (await call(server!.base, 'GET', `/v2/payments/${id}`, stored)).body!;
         return v.captures[0]?.status === 'SUCCESS' && v;
-      });
+      }, { what: 'recovery to finalize the capture' });
       assert.equal(p.amounts.total_captured, 5000);
       const ev = await q.query(`SELECT 1 FROM webhook_events WHERE type = 'payment.captured' AND data::text LIKE $1`, [`%${opId}%`]);
       assert.equal(ev.rows.length, 1, 'its event was written');
