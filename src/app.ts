@@ -42,7 +42,8 @@ import { problems } from './platform/http/problem.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
 import type { PartnerRegistry } from './partners/port.ts';
 import { configuredPartners } from './partners/registry.ts';
-import { partnerWebhookRoutes } from './partners/webhooks.routes.ts';
+import { partnerWebhookRoutes } from './payments/partner-webhooks.routes.ts';
+import { partnerPages } from './partners/pages.ts';
 import { EligibilityEngine } from './eligibility/engine.ts';
 import { EligibilityRulesService } from './eligibility/rules.service.ts';
 import { eligibilityRoutes } from './eligibility/eligibility.routes.ts';
@@ -356,7 +357,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(customerPageRoutes, { links, sessions: clientSessions, merchantName: (id) => checkout.merchantName(id) });
     await app.register(checkoutRoutes, { checkout });
     for (const connector of partners.all()) {
-      if (connector.registerRoutes) await app.register(async (scope) => connector.registerRoutes!(scope));
+      const pages = partnerPages(connector);
+      if (pages) await app.register(async (scope) => pages.registerRoutes(scope));
     }
     await app.register(partnerWebhookRoutes, { partners, payments });
     await app.register(webhooksRoutes, { webhooks, idempotency });

@@ -1,21 +1,22 @@
-// Template (docs/connector-template/README.md): a connector for a fictional acquirer
-// "Acme" whose API takes JSON over HTTPS, an Idempotency-Key header, and signs its
-// webhooks with an HMAC. Copy to src/partners/<name>/ and adapt each ADAPT.
+// Template (docs/connector-template/README.md): the flows of a connector for a fictional
+// acquirer "Acme" whose API takes JSON over HTTPS, an Idempotency-Key header, and signs
+// its webhooks with an HMAC: the calls (authorize, capture, refund, void, sync,
+// notifications). What is sent and how answers read is acme-mappings.ts; its
+// PAYD_PARTNERS entry is acme-config.ts. Copy the three to src/partners/<name>/ and adapt
+// each ADAPT.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type {
   AuthorizeRequest, FollowUpRequest, PartnerConnector, PartnerNotification, PartnerResult, SyncRequest,
 } from '../../src/partners/port.ts';
+import { type AcmeObject, authorizationBody, notificationsOf, resultOf } from './acme-mappings.ts';
 
 export interface AcmeOptions {
-  name?: string;
+  name?: string | undefined;
   apiBase: string;
   apiKey: string;
-  webhookSecret?: string;
-  timeoutMs?: number;
+  webhookSecret?: string | undefined;
+  timeoutMs?: number | undefined;
 }
-
-/** ADAPT: the partner's own object for a payment or an operation. */
-interface AcmeObject { id: string; status: string; amount: number; decline_code?: string; metadata?: { payd_key?: string } }
 
 /** The outcome of a call is unknown (network error, timeout, 5xx, 429): throw, payd keeps it PENDING and syncs later. */
 class AcmeUnknownOutcome extends Error {}
@@ -46,45 +47,34 @@ export class AcmeConnector implements PartnerConnector {
     return { status: res.status, json: (await res.json()) as AcmeObject };
   }
 
-  /** ADAPT: map every status the partner documents; an unknown one is PENDING (a later sync says more). */
-  private result(o: AcmeObject, success: string): PartnerResult {
-    const base = { partner_reference: o.id, partner_status: o.status };
-    if (o.status === success) return { ...base, outcome: 'SUCCESS', status_code: 'SUCCEEDED' };
-    if (o.status === 'declined') return { ...base, outcome: 'REFUSED', status_code: (o.decline_code ?? 'DECLINED').toUpperCase() };
-    if (o.status === 'invalid') return { ...base, outcome: 'ERROR', status_code: 'INVALID_REQUEST' };
-    return { ...base, outcome: 'PENDING', status_code: 'PENDING' };
-  }
-
   async authorize(req: AuthorizeRequest): Promise<PartnerResult> {
     if (req.instrument.type !== 'CARD') return { outcome: 'ERROR', partner_status: 'unsupported', status_code: 'UNSUPPORTED_INSTRUMENT' };
     // payd's key is the partner's idempotency key, and it is kept on the partner's object so that sync can find it.
-    const { json } = await this.call('POST', '/payments', req.key, {
-      amount: req.amount, currency: req.currency, capture: false, card: req.instrument, metadata: { payd_key: req.key, payd_entity: req.entityId },
-    });
-    const r = this.result(json, 'authorized');
+    const { json } = await this.call('POST', '/payments', req.key, authorizationBody(req));
+    const r = resultOf(json, 'authorized');
     return req.card ? { ...r, card: req.card } : r; // ADAPT: merge the card facts the partner returns (funding type, issuer country)
   }
 
   async capture(req: FollowUpRequest): Promise<PartnerResult> {
     const { json } = await this.call('POST', `/payments/${req.authorization_reference}/captures`, req.key, { amount: req.amount, metadata: { payd_key: req.key } });
-    return this.result(json, 'succeeded');
+    return resultOf(json, 'succeeded');
   }
 
   async refund(req: FollowUpRequest): Promise<PartnerResult> {
     const { json } = await this.call('POST', `/payments/${req.authorization_reference}/refunds`, req.key, { amount: req.amount, metadata: { payd_key: req.key } });
-    return this.result(json, 'succeeded');
+    return resultOf(json, 'succeeded');
   }
 
   async void(req: FollowUpRequest): Promise<PartnerResult> {
     const { json } = await this.call('POST', `/payments/${req.authorization_reference}/cancels`, req.key, { metadata: { payd_key: req.key } });
-    return this.result(json, 'succeeded');
+    return resultOf(json, 'succeeded');
   }
 
   /** ADAPT: find the call by payd's key (a search endpoint, or the authorization's operations). NOT_FOUND: never received. */
   async sync(req: SyncRequest): Promise<PartnerResult | 'NOT_FOUND'> {
     const { status, json } = await this.call('GET', `/operations/by-key/${encodeURIComponent(req.key)}`, undefined);
     if (status === 404) return 'NOT_FOUND';
-    return this.result(json, req.kind === 'AUTHORIZATION' ? 'authorized' : 'succeeded');
+    return resultOf(json, req.kind === 'AUTHORIZATION' ? 'authorized' : 'succeeded');
   }
 
   /** ADAPT: verify the partner's signature scheme exactly as it documents it, on the raw bytes. */
@@ -93,9 +83,6 @@ export class AcmeConnector implements PartnerConnector {
     if (!this.options.webhookSecret || typeof signature !== 'string' || !/^[0-9a-f]{64}$/.test(signature)) return 'UNVERIFIED';
     const expected = createHmac('sha256', this.options.webhookSecret).update(rawBody).digest();
     if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) return 'UNVERIFIED';
-    const event = JSON.parse(rawBody) as { type: string; object: AcmeObject };
-    const key = event.object.metadata?.payd_key;
-    if (!key) return [];
-    return [{ key, result: this.result(event.object, event.type === 'payment.authorized' ? 'authorized' : 'succeeded') }];
+    return notificationsOf(JSON.parse(rawBody) as { type: string; object: AcmeObject });
   }
 }

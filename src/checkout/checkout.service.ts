@@ -15,6 +15,7 @@ import { type Locale, t } from './i18n.ts';
 import { type LanguageChoice, shopperLocale } from './language.ts';
 import { inShopperWords } from './shopper-problems.ts';
 import type { PartnerRegistry } from '../partners/port.ts';
+import { methodMeaning } from '../partners/methods.ts';
 import type { ReturnLinks, ReturnPurpose } from '../payments/return-links.ts';
 import { declineReason } from './decline-reasons.ts';
 import { type SavedCardRow, savedCardsRepo } from '../payments/saved-cards.repo.ts';
@@ -99,7 +100,7 @@ export class CheckoutService {
     const email = typeof s.customer?.email === 'string' && s.customer.email.length > 0;
     const out = [];
     for (const e of s.eligible_solutions) {
-      const missing = (this.partners.get(e.partner)?.requires ?? []).filter((r) => !(r === 'customer.email' && email));
+      const missing = methodMeaning(e.method).requires.filter((r) => !(r === 'customer.email' && email));
       if (missing.some((r) => !(r in ASKABLE))) continue;
       out.push(missing.length ? { ...e, requires: missing.map((r) => ASKABLE[r]) } : e);
     }
@@ -116,7 +117,7 @@ export class CheckoutService {
     const reference = typeof s.customer?.reference === 'string' && s.customer.reference ? s.customer.reference : undefined;
     const email = typeof s.customer?.email === 'string' && s.customer.email ? s.customer.email : undefined;
     if (!reference && !email) return [];
-    const partners = new Set(this.offered(s).filter((e) => e.method === 'CARD').map((e) => e.partner));
+    const partners = new Set(this.offered(s).filter((e) => methodMeaning(e.method).cardOnFile).map((e) => e.partner));
     if (partners.size === 0) return [];
     const now = (this.config.clock ?? systemClock)();
     const rows = await savedCardsRepo.list(this.db, s.entity_id, reference ? { reference } : { email: email! });

@@ -41,6 +41,7 @@ import { Readable } from 'node:stream';
 import { hasSecondFactor } from '../identity/mfa/amr.ts';
 import { exampleAmount, majorText } from '../payments/currency.ts';
 import { CURRENCIES } from '../payments/common.schemas.ts';
+import { METHOD_NAMES } from '../partners/methods.ts';
 import type { Reserved } from '../payments/amounts.ts';
 import { OPERATIONS, OPERATION_NAMES, availableFor } from '../payments/transitions.ts';
 
@@ -454,7 +455,7 @@ ${barChart(series, `Volume authorised per day, last 14 days (${currency}, days i
 <form method="get" class="filters" role="search" aria-label="Find payments">
 ${field('order_reference', 'Search (order reference, payment id, email, last four digits)')}
 <div><label for="status">Status</label><select id="status" name="status">${opt('', 'Any')}${STATUSES.map((s) => opt(s, s.charAt(0) + s.slice(1).toLowerCase(), status)).join('')}</select></div>
-<div><label for="method">Method</label><select id="method" name="method">${opt('', 'Any')}${['CARD', 'GIFT_CARD', 'INSTALLMENTS_3X', 'INSTALLMENTS_4X'].map((x) => opt(x, x, method)).join('')}</select></div>
+<div><label for="method">Method</label><select id="method" name="method">${opt('', 'Any')}${METHOD_NAMES.map((x) => opt(x, x, method)).join('')}</select></div>
 <div><label for="currency">Currency</label><select id="currency" name="currency">${opt('', 'Any')}${CURRENCIES.map((x) => opt(x, x, filter.currency)).join('')}</select></div>
 ${field('amount_min', 'Amount from', 'text', ' inputmode="decimal" placeholder="0.00"')}
 ${field('amount_max', 'Amount to', 'text', ' inputmode="decimal" placeholder="0.00"')}

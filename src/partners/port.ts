@@ -1,8 +1,11 @@
 // The connector port: what payd asks of a payment partner (acquirer, gift-card
 // processor, buy-now-pay-later provider). A connector is a stateless translator
 // between these types and the partner's API; persistence and the payment state
-// machine belong to the core. An unknown partner status maps to PENDING.
-import type { FastifyInstance } from 'fastify';
+// machine belong to the core. An unknown partner status maps to PENDING. The port knows
+// no web framework: a partner's inbound notifications reach payd's route (payments/
+// partner-webhooks.routes.ts) and the connector only verifies and reads them; pages an
+// in-process partner serves are its own (pages.ts). What a payment method means (3-D
+// Secure, the email it needs, ...) is methods.ts, not a connector's.
 
 export type PartnerOutcome = 'SUCCESS' | 'PENDING' | 'REFUSED' | 'ERROR';
 
@@ -145,8 +148,6 @@ export interface PartnerConnector {
    * Absent: captures as many as the authorization allows.
    */
   readonly capturesOnce?: boolean;
-  /** What a payment must carry for this partner to accept it (checkout offers it only then). */
-  readonly requires?: readonly 'customer.email'[];
   /**
    * Optional: whether this partner takes payments of this entity (a connector configured
    * with one account per entity and no default). Absent: every entity.
@@ -158,11 +159,6 @@ export interface PartnerConnector {
   void(req: FollowUpRequest): Promise<PartnerResult>;
   /** The partner's current view of the operation sent with this key; NOT_FOUND means it never arrived. */
   sync(req: SyncRequest): Promise<PartnerResult | 'NOT_FOUND'>;
-  /**
-   * Optional: pages or endpoints the partner needs on payd's public origin (the card
-   * simulator's 3-D Secure page). Registered once at start, in their own scope.
-   */
-  registerRoutes?(app: FastifyInstance): Promise<void>;
   /**
    * Optional: the partner forgets a card it kept (a saved card deleted through the API);
    * `reference` as in SavedCardInstrument. Best effort: payd deletes its saved card whatever this answers.

@@ -1,5 +1,6 @@
 // Money math of a payment. Amounts are integers in the currency's minor unit. The
 // totals come from partner transactions; everything else is derived here, in one place.
+import { methodMeaning } from '../partners/methods.ts';
 
 export interface Totals {
   authorize_pending: number;
@@ -82,11 +83,8 @@ export interface Allocation {
   amount: number;
 }
 
-/** Gift cards are consumed first on capture; cards are refunded (and voided) first. */
-export const GIFT_CARD_METHODS = new Set(['GIFT_CARD']);
-
-/** Capture order: gift cards, then other methods (BNPL), cards last (the authorization order). */
-const captureRank = (method: string) => (GIFT_CARD_METHODS.has(method) ? 0 : method === 'CARD' ? 2 : 1);
+/** Capture order: gift cards, then other methods (BNPL), cards last (the authorization order; partners/methods.ts). */
+const captureRank = (method: string) => methodMeaning(method).rank;
 
 function order(slices: Slice[], kind: keyof Reserved): Slice[] {
   // Refunds and voids go the other way: money back to the card first, then other methods

@@ -53,14 +53,15 @@ export function slicesOf(txs: PartnerTxRow[]): Slice[] {
 }
 
 /**
- * The saved card of a transaction: the authorization that saved one is its id (the
- * database wrote it with the answer, migration 0046); one that paid with a saved card
- * carries its id in the card facts.
+ * The saved card of a transaction: one that paid with a saved card, or saved again a card
+ * the customer had saved (merged into it, migration 0050), carries its id in the card
+ * facts; otherwise the authorization that saved one is its id (the database wrote it with
+ * the answer, migration 0046).
  */
 function savedCardOf(t: PartnerTxRow): { saved_card_id?: string } {
   if (t.kind !== 'AUTHORIZATION') return {};
-  if (t.token_saved && t.status === 'AUTHORIZED' && t.partner_reference) return { saved_card_id: t.id };
   const id = t.card?.saved_card_id;
+  if (t.token_saved && t.status === 'AUTHORIZED' && t.partner_reference) return { saved_card_id: typeof id === 'string' ? id : t.id };
   return typeof id === 'string' ? { saved_card_id: id } : {};
 }
 

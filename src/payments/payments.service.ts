@@ -9,9 +9,9 @@ import { faultPoint } from '../platform/fault-points.ts';
 import type { FirstRequest } from '../platform/http/idempotency.ts';
 import { problems } from '../platform/http/problem.ts';
 import type { AuthorizeRequest, CardInstrument, GiftCardInstrument, Instrument, PartnerNotification, PartnerRegistry, PartnerResult } from '../partners/port.ts';
-import { GIFT_CARD_METHODS } from './amounts.ts';
+import { methodMeaning } from '../partners/methods.ts';
 import { cardDetails, luhnValid } from './cards.ts';
-import { keptCards } from './saved-cards.service.ts';
+import { keptCards, savedAgain } from './saved-cards.service.ts';
 import { clientSessionsRepo } from './client-sessions.repo.ts';
 import { ClientSessionsService } from './client-sessions.service.ts';
 import { holdWhileInFlight } from './idempotency.ts';
@@ -186,7 +186,7 @@ export class PaymentsService {
     if (sum !== body.amount) {
       throw problems.invalidField('split', `the split amounts add up to ${sum} but amount is ${body.amount}`);
     }
-    if (body.split.filter((p) => p.method === 'CARD').length > 1) {
+    if (body.split.filter((p) => methodMeaning(p.method).onePerPayment).length > 1) {
       throw problems.invalidField('split', 'at most one part may be paid by CARD');
     }
     body.split.forEach((part, i) => {
@@ -202,8 +202,8 @@ export class PaymentsService {
       if (!connector.limits.currencies.includes(body.currency)) {
         throw problems.invalidField('currency', `partner ${part.partner} does not accept ${body.currency}`);
       }
-      const wanted = part.method === 'CARD' ? 'CARD' : GIFT_CARD_METHODS.has(part.method) ? 'GIFT_CARD' : undefined;
-      if (wanted && part.instrument?.type !== wanted && !(wanted === 'CARD' && part.instrument?.type === 'SAVED_CARD')) {
+      const wanted = methodMeaning(part.method).instrument;
+      if (wanted && part.instrument?.type !== wanted && !(methodMeaning(part.method).cardOnFile && part.instrument?.type === 'SAVED_CARD')) {
         throw problems.invalidField(`${name}.instrument`, `a ${wanted} instrument is required for method ${part.method}`);
       }
       if (!wanted && part.instrument) {
@@ -233,19 +233,20 @@ export class PaymentsService {
     }
     const captureMode = await this.captureModeOf(entityId, body);
     const kept = await keptCards(this.db, entityId, body, (this.config.clock ?? systemClock)()); // (SAVED_CARD instruments)
+    const again = await savedAgain(this.db, this.config.fingerprintKey, entityId, body); // (a card saved again: merged into its saved card)
 
     const id = randomUUID();
     // Gift cards first (their balance decides early), cards last (a 3-D Secure challenge
     // suspends the authorization, so nothing may come after it).
-    const rank = (m: string) => (GIFT_CARD_METHODS.has(m) ? 0 : m === 'CARD' ? 2 : 1);
+    const rank = (m: string) => methodMeaning(m).rank;
     const parts = [...body.split].sort((a, b) => rank(a.method) - rank(b.method));
     // allow_future_usage asks for the card to be kept on file: its card part saves a token
     // unless the part says otherwise (save_token: false).
     const saveToken = (part: (typeof parts)[number]) => (kept.has(part) ? undefined
-      : part.save_token ?? (body.allow_future_usage && part.method === 'CARD' ? true : undefined));
+      : part.save_token ?? (body.allow_future_usage && methodMeaning(part.method).cardOnFile ? true : undefined));
     const planned = parts.map((part, i): PlannedPart => {
       const instrument: Instrument = kept.get(part)?.instrument ?? (part.instrument ? (part.instrument as CardInstrument | GiftCardInstrument) : { type: 'NONE' });
-      const card = kept.get(part)?.card ?? (instrument.type === 'CARD' ? cardDetails(this.config.fingerprintKey, entityId, instrument) : undefined);
+      const card = kept.get(part)?.card ?? again.get(part) ?? (instrument.type === 'CARD' ? cardDetails(this.config.fingerprintKey, entityId, instrument) : undefined);
       const row: NewPartnerTx = {
         id: randomUUID(), payment_id: id, operation_id: null, parent_id: null, kind: 'AUTHORIZATION', seq: i + 1,
         partner: part.partner, method: part.method, amount: part.amount, status: 'PENDING', partner_key: `${id}:${i + 1}`,

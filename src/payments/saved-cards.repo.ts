@@ -53,6 +53,18 @@ export const savedCardsRepo = {
     return rows;
   },
 
+  /**
+   * The customer's saved card at this partner with this fingerprint (the same card saved
+   * before), the oldest if several: a card saved again is merged into it (migration 0050).
+   */
+  async findSame(q: Queryable, entityId: string, partner: string, customer: { reference: string | null; email: string | null }, fingerprint: string): Promise<SavedCardRow | undefined> {
+    const { rows } = await q.query<SavedCardRow>(
+      `SELECT ${COLS} FROM saved_cards WHERE entity_id = $1 AND partner = $2 AND fingerprint = $3
+          AND customer_reference IS NOT DISTINCT FROM $4 AND customer_email IS NOT DISTINCT FROM $5 AND deleted_at IS NULL
+        ORDER BY created_at, id LIMIT 1`, [entityId, partner, fingerprint, customer.reference, customer.email]);
+    return rows[0];
+  },
+
   /** Marks the saved card deleted; the row as it was, or undefined when there was none (or it was deleted already). */
   async delete(q: Queryable, entityId: string, id: string): Promise<SavedCardRow | undefined> {
     const { rows } = await q.query<SavedCardRow>(

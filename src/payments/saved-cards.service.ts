@@ -3,7 +3,9 @@
 // SAVED_CARD instruments), checked before anything is written. No HTTP and no SQL here.
 import type { Db } from '../platform/db/index.ts';
 import { problems } from '../platform/http/problem.ts';
-import type { CardDetails, PartnerRegistry, SavedCardInstrument } from '../partners/port.ts';
+import type { CardDetails, CardInstrument, PartnerRegistry, SavedCardInstrument } from '../partners/port.ts';
+import { cardDetails } from './cards.ts';
+import { methodMeaning } from '../partners/methods.ts';
 import type { CreatePaymentBody, SplitPart } from './payments.schemas.ts';
 import { type SavedCardRow, savedCardsRepo } from './saved-cards.repo.ts';
 
@@ -85,6 +87,28 @@ export async function keptCards(db: Db, entityId: string, body: CreatePaymentBod
         saved_card_id: row.id,
       },
     });
+  }
+  return out;
+}
+
+/**
+ * The card facts of the split's card parts that save a card (save_token, or
+ * allow_future_usage) which the payment's customer saved at that partner already (the same
+ * fingerprint): they carry that saved card's id, so the card saved again is merged into it
+ * (one saved card, same id, the new expiry and partner reference; migration 0050) instead
+ * of a second one. Parts without such a card are absent (the caller computes their facts).
+ * A payment without a customer merges nothing.
+ */
+export async function savedAgain(db: Db, fingerprintKey: Buffer, entityId: string, body: CreatePaymentBody): Promise<Map<SplitPart, CardDetails>> {
+  const out = new Map<SplitPart, CardDetails>();
+  const customer = { reference: body.customer?.reference ?? null, email: body.customer?.email?.toLowerCase() ?? null };
+  if (customer.reference === null && customer.email === null) return out;
+  for (const part of body.split) {
+    const saves = part.save_token ?? (body.allow_future_usage === true && methodMeaning(part.method).cardOnFile);
+    if (!saves || part.instrument?.type !== 'CARD') continue;
+    const card = cardDetails(fingerprintKey, entityId, part.instrument as CardInstrument);
+    const same = await savedCardsRepo.findSame(db, entityId, part.partner, customer, card.fingerprint);
+    if (same) out.set(part, { ...card, saved_card_id: same.id });
   }
   return out;
 }

@@ -169,6 +169,35 @@ describe('saved cards', () => {
     assert.equal(sim.data.forgotten, true);
   });
 
+  it('the same card saved again by the same customer is one saved card: same id, the new expiry, the new partner reference (merged by fingerprint)', async () => {
+    const first = await save('cust-again');
+    const later = String(year + 2);
+    const p = await ok(await post('/v2/payments', {
+      amount: 1500, currency: 'EUR', allow_future_usage: true, customer: { reference: 'cust-again', email: 'cust-again@example.com' },
+      split: [{ partner: 'card-sim', method: 'CARD', amount: 1500, instrument: card('4242424242424242', later) }],
+    }));
+    const tx = p.authorization.partner_transactions[0];
+    assert.equal(tx.token_saved, true);
+    assert.equal(tx.saved_card_id, first, 'the answer names the saved card it was merged into');
+    const read = await ok(await get(`/v2/payments/${p.id}`));
+    assert.equal(read.authorization.partner_transactions[0].saved_card_id, first, 'and so does the payment read again');
+    const list = await ok(await get('/v2/saved-cards?customer_reference=cust-again'));
+    assert.deepEqual(list.data.map((c: { id: string }) => c.id), [first]);
+    assert.equal(list.data[0].card.expiry_year, later);
+    const row = (await t.testDb.db.query<{ partner_reference: string }>('SELECT partner_reference FROM saved_cards WHERE id = $1', [first])).rows[0]!;
+    assert.equal(row.partner_reference, tx.partner_reference, 'the partner\'s reference of the newest authorization names the card');
+    assert.equal((await ok(await payWith(first))).authorization.status, 'AUTHORIZED');
+    // Another customer of the entity, or the same card at another entity: a saved card of their own.
+    const otherCustomer = await save('cust-again-2');
+    assert.notEqual(otherCustomer, first);
+    const elsewhere = await ok(await post('/v2/payments', {
+      amount: 1500, currency: 'EUR', allow_future_usage: true, customer: { reference: 'cust-again', email: 'cust-again@example.com' },
+      split: [{ partner: 'card-sim', method: 'CARD', amount: 1500, instrument: card('4242424242424242', later) }],
+    }, undefined, other));
+    assert.notEqual(elsewhere.authorization.partner_transactions[0].saved_card_id, first);
+    assert.equal((await get(`/v2/saved-cards/${first}`, other)).statusCode, 404);
+  });
+
   it("another entity's saved card is a 404 everywhere", async () => {
     const id = await save('cust-private');
     assert.equal((await get(`/v2/saved-cards/${id}`, other)).statusCode, 404);

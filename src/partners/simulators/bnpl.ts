@@ -10,7 +10,6 @@ export class BnplSimulator extends SimulatedPartner {
   readonly name = 'bnpl-sim';
   readonly methods = ['INSTALLMENTS_3X', 'INSTALLMENTS_4X'] as const;
   readonly limits = { currencies: ['EUR'], min_amount: 5_000, max_amount: 300_000 };
-  readonly requires = ['customer.email'] as const;
 
   protected async decide(req: AuthorizeRequest): Promise<Decision> {
     return this.decideNow(req);

@@ -1,4 +1,8 @@
 // Partner `stripe`, method CARD: Stripe over HTTP with the official `stripe` package.
+// This file is the connector's flows (its calls to Stripe: authorize, capture, refund,
+// void, sync, notifications); stripe-mappings.ts maps payd's requests to Stripe's
+// parameters and Stripe's answers to payd's, with the stripe package's own types;
+// stripe-config.ts reads its PAYD_PARTNERS entry.
 //
 // Stripe objects used (docs/connectors.md says why): a Charge created with capture=false
 // is the authorization; POST /v1/charges/{id}/capture the capture (Stripe captures a
@@ -28,62 +32,16 @@
 // and it is written in the metadata (payd_key) of charges and refunds, so that sync finds
 // the object after a lost answer. Unknown statuses are PENDING; Stripe's own retries are
 // off (payd retries with the same key from its recovery worker).
+import type Stripe from 'stripe';
 import type {
-  AuthorizeRequest, CardDetails, CardInstrument, FollowUpRequest, PartnerConnector, PartnerNotification, PartnerResult, SavedCardInstrument, SyncRequest,
+  AuthorizeRequest, FollowUpRequest, PartnerConnector, PartnerNotification, PartnerResult, SavedCardInstrument, SyncRequest,
 } from '../port.ts';
+import {
+  authorizationParams, authorizationResult, capturedResult, customerParams, heldOf, notificationsOf, paydKey, refundResult, refusal,
+  releasedResult, savedCardChargeParams, savedCardOf, stripeError, testToken, tokenParams,
+} from './stripe-mappings.ts';
 
-/** What the connector reads of a Stripe charge (the API's Charge object, the fields used). */
-interface StripeCharge {
-  id: string;
-  amount: number;
-  amount_captured?: number;
-  amount_refunded: number;
-  captured: boolean;
-  currency: string;
-  status: string;
-  failure_code?: string | null;
-  failure_message?: string | null;
-  metadata?: Record<string, string>;
-  outcome?: { type?: string; reason?: string | null; seller_message?: string } | null;
-  payment_method_details?: { card?: { brand?: string; country?: string | null; funding?: string; last4?: string; network?: string } } | null;
-  /** The card charged: a customer's card carries its customer. */
-  source?: { id?: string; customer?: string | null } | null;
-  customer?: string | null;
-}
-
-interface StripeRefund {
-  id: string;
-  amount: number;
-  status: string | null;
-  charge: string | null | { id: string };
-  metadata?: Record<string, string>;
-  failure_reason?: string;
-}
-
-interface StripeListPage<T> { data: T[]; has_more: boolean }
-
-/** Per-request options of the stripe package: the idempotency key, and the connected account (Stripe Connect). */
-interface RequestOptions { idempotencyKey?: string; stripeAccount?: string }
-
-/** The slice of the stripe package's client this connector calls. */
-interface StripeClient {
-  charges: {
-    create(params: Record<string, unknown>, options?: RequestOptions): Promise<StripeCharge>;
-    retrieve(id: string, params?: Record<string, unknown>, options?: RequestOptions): Promise<StripeCharge>;
-    capture(id: string, params: Record<string, unknown>, options?: RequestOptions): Promise<StripeCharge>;
-    list(params: Record<string, unknown>, options?: RequestOptions): Promise<StripeListPage<StripeCharge>>;
-  };
-  refunds: {
-    create(params: Record<string, unknown>, options?: RequestOptions): Promise<StripeRefund>;
-    list(params: Record<string, unknown>, options?: RequestOptions): Promise<StripeListPage<StripeRefund>>;
-  };
-  tokens: { create(params: Record<string, unknown>, options?: RequestOptions): Promise<{ id: string }> };
-  customers: {
-    create(params: Record<string, unknown>, options?: RequestOptions): Promise<{ id: string; default_source: string | null }>;
-    deleteSource(customerId: string, id: string, params?: Record<string, unknown>, options?: RequestOptions): Promise<unknown>;
-  };
-  webhooks: { constructEvent(payload: string, header: string, secret: string): { id: string; type: string; data: { object: unknown } } };
-}
+export { STRIPE_TEST_TOKENS } from './stripe-mappings.ts';
 
 /**
  * The Stripe account that takes an entity's payments: its own secret key (a separate
@@ -102,54 +60,18 @@ export interface StripeAccount {
 
 export interface StripeOptions {
   /** Partner name (default `stripe`). */
-  name?: string;
+  name?: string | undefined;
   /** The default account's key: every entity that `accounts` does not name. Absent: only those entities. */
-  secretKey?: string;
+  secretKey?: string | undefined;
   /** Per-entity accounts (docs/connectors.md). */
-  accounts?: StripeAccount[];
+  accounts?: StripeAccount[] | undefined;
   /** Base URL of the Stripe API (default https://api.stripe.com; a local mock in tests). */
-  apiBase?: string;
+  apiBase?: string | undefined;
   /** Signing secret of the Stripe webhook endpoint (whsec_...): inbound notifications. */
-  webhookSecret?: string;
+  webhookSecret?: string | undefined;
   /** Per-request timeout of the HTTP client; payd's own partner deadline is usually shorter. */
-  timeoutMs?: number;
-  currencies?: string[];
-}
-
-/** Stripe's documented test card numbers and their test tokens (test mode only). */
-export const STRIPE_TEST_TOKENS: Record<string, string> = {
-  '4242424242424242': 'tok_visa',
-  '4000056655665556': 'tok_visa_debit',
-  '5555555555554444': 'tok_mastercard',
-  '5200828282828210': 'tok_mastercard_debit',
-  '378282246310005': 'tok_amex',
-  '4000000000000002': 'tok_chargeDeclined',
-  '4000000000009995': 'tok_chargeDeclinedInsufficientFunds',
-  '4100000000000019': 'tok_chargeDeclinedFraudulent',
-  '4000000000000127': 'tok_chargeDeclinedIncorrectCvc',
-  '4000000000000069': 'tok_chargeDeclinedExpiredCard',
-  '4000000000000119': 'tok_chargeDeclinedProcessingError',
-};
-
-/** Stripe errors whose outcome is known: the request was refused, nothing happened. */
-const REFUSING = new Set(['card_error', 'StripeCardError']);
-const INVALID = new Set(['invalid_request_error', 'StripeInvalidRequestError']);
-
-interface StripeErrorLike { type?: string; rawType?: string; code?: string; decline_code?: string; message?: string; statusCode?: number; charge?: string }
-
-function stripeError(err: unknown): StripeErrorLike | undefined {
-  if (typeof err !== 'object' || err === null) return undefined;
-  const e = err as StripeErrorLike;
-  return typeof e.type === 'string' || typeof e.rawType === 'string' ? e : undefined;
-}
-
-const FUNDING: Record<string, string> = { credit: 'CREDIT', debit: 'DEBIT', prepaid: 'PREPAID' };
-
-/** The Customer and card a charge of a customer's card was made with (Stripe names the customer on the charge, or on its card). */
-function savedCardOf(charge: StripeCharge): { customer: string; card: string } | undefined {
-  const customer = charge.customer ?? charge.source?.customer ?? undefined;
-  const card = charge.source?.id;
-  return customer && card ? { customer, card } : undefined;
+  timeoutMs?: number | undefined;
+  currencies?: string[] | undefined;
 }
 
 export class StripeConnector implements PartnerConnector {
@@ -159,7 +81,7 @@ export class StripeConnector implements PartnerConnector {
   readonly capturesOnce = true;
   readonly limits: PartnerConnector['limits'];
   /** One client per secret key (a connected account shares its platform's client). */
-  private readonly clients = new Map<string, Promise<StripeClient>>();
+  private readonly clients = new Map<string, Promise<Stripe>>();
   private readonly byEntity = new Map<string, { secretKey: string; stripeAccount?: string }>();
 
   constructor(private readonly options: StripeOptions) {
@@ -193,31 +115,31 @@ export class StripeConnector implements PartnerConnector {
    * serves throws: the call's outcome is then unknown to payd, which never sends one
    * (payments.service refuses the partner at creation; recovery logs and retries).
    */
-  private async account(entityId: string): Promise<{ stripe: StripeClient; opts: RequestOptions }> {
+  private async account(entityId: string): Promise<{ stripe: Stripe; opts: Stripe.RequestOptions }> {
     const a = this.byEntity.get(entityId) ?? (this.options.secretKey ? { secretKey: this.options.secretKey } : undefined);
     if (!a) throw new Error(`partner ${this.name} has no Stripe account for entity ${entityId}`);
     return { stripe: await this.client(a.secretKey), opts: a.stripeAccount ? { stripeAccount: a.stripeAccount } : {} };
   }
 
   /** Any client, for what needs no account (verifying a webhook's signature). */
-  private anyClient(): Promise<StripeClient> {
+  private anyClient(): Promise<Stripe> {
     return this.client(this.options.secretKey ?? [...this.byEntity.values()][0]!.secretKey);
   }
 
   /** The stripe package is loaded on first use: a payd without a Stripe partner never loads it. */
-  private client(secretKey: string): Promise<StripeClient> {
+  private client(secretKey: string): Promise<Stripe> {
     let client = this.clients.get(secretKey);
     if (client) return client;
-    client = import('stripe').then(({ default: Stripe }) => {
+    client = import('stripe').then(({ default: StripeClient }) => {
       const base = new URL(this.options.apiBase ?? 'https://api.stripe.com');
-      return new Stripe(secretKey, {
+      return new StripeClient(secretKey, {
         host: base.hostname,
         port: base.port || (base.protocol === 'https:' ? 443 : 80),
         protocol: base.protocol === 'https:' ? 'https' : 'http',
         maxNetworkRetries: 0,
         timeout: this.options.timeoutMs ?? 30_000,
         telemetry: false,
-      }) as unknown as StripeClient;
+      });
     });
     this.clients.set(secretKey, client);
     return client;
@@ -231,25 +153,22 @@ export class StripeConnector implements PartnerConnector {
     const { stripe, opts } = await this.account(req.entityId);
     let source: string;
     try {
-      source = await this.token(stripe, opts, this.testMode(req.entityId), req.instrument, req.key);
+      source = testToken(this.testMode(req.entityId), req.instrument)
+        ?? (await stripe.tokens.create(tokenParams(req.instrument), { ...opts, idempotencyKey: `${req.key}:token` })).id;
     } catch (err) {
-      const known = this.refusal(err);
+      const known = refusal(err);
       if (known) return { ...known, card: req.card };
       throw err;
     }
     try {
       // A card to keep: attached to a Customer first (Stripe refuses a declined card there), then that customer's card charged.
       const customer = req.save_token
-        ? await stripe.customers.create({ source, metadata: { payd_key: req.key, payd_entity: req.entityId } }, { ...opts, idempotencyKey: `${req.key}:customer` })
+        ? await stripe.customers.create(customerParams(req, source), { ...opts, idempotencyKey: `${req.key}:customer` })
         : undefined;
-      const charge = await stripe.charges.create({
-        amount: req.amount, currency: req.currency.toLowerCase(), capture: 'false',
-        ...(customer ? { customer: customer.id, ...(customer.default_source ? { source: customer.default_source } : {}) } : { source }),
-        metadata: { payd_key: req.key, payd_entity: req.entityId, ...(customer ? { payd_saved: 'true' } : {}) },
-      }, { ...opts, idempotencyKey: req.key });
-      return this.authorization(charge, req.card);
+      const charge = await stripe.charges.create(authorizationParams(req, customer ? { customer } : { source }), { ...opts, idempotencyKey: req.key });
+      return authorizationResult(charge, req.card);
     } catch (err) {
-      const known = this.refusal(err);
+      const known = refusal(err);
       if (known) return { ...known, card: req.card };
       throw err;
     }
@@ -268,17 +187,14 @@ export class StripeConnector implements PartnerConnector {
     try {
       saved = savedCardOf(await stripe.charges.retrieve(instrument.reference, {}, opts));
     } catch (err) {
-      if (!this.refusal(err)) throw err;
+      if (!refusal(err)) throw err;
     }
     if (!saved) return invalid;
     try {
-      const charge = await stripe.charges.create({
-        amount: req.amount, currency: req.currency.toLowerCase(), capture: 'false', customer: saved.customer, source: saved.card,
-        metadata: { payd_key: req.key, payd_entity: req.entityId, payd_initiator: instrument.initiator },
-      }, { ...opts, idempotencyKey: req.key });
-      return this.authorization(charge, req.card);
+      const charge = await stripe.charges.create(savedCardChargeParams(req, saved, instrument), { ...opts, idempotencyKey: req.key });
+      return authorizationResult(charge, req.card);
     } catch (err) {
-      const known = this.refusal(err);
+      const known = refusal(err);
       if (known?.outcome === 'ERROR') return invalid; // (the card was deleted from the customer)
       if (known) return { ...known, ...(req.card ? { card: req.card } : {}) };
       throw err;
@@ -303,14 +219,13 @@ export class StripeConnector implements PartnerConnector {
           partner_status_description: 'The authorization was released (voided)' };
       }
       const charge = await stripe.charges.capture(req.authorization_reference, { amount: req.amount }, { ...opts, idempotencyKey: req.key });
-      return { outcome: 'SUCCESS', partner_reference: charge.id, partner_status: 'captured', status_code: 'SUCCEEDED', partner_status_description: `Captured ${req.amount}` };
+      return capturedResult(charge, `Captured ${req.amount}`);
     } catch (err) {
-      const e = stripeError(err);
-      if (e?.code === 'charge_already_captured') {
+      if (stripeError(err)?.code === 'charge_already_captured') {
         return { outcome: 'REFUSED', partner_status: 'charge_already_captured', status_code: 'AMOUNT_NOT_AVAILABLE',
           partner_status_description: 'Stripe captures a charge once: a partial capture released the rest' };
       }
-      const known = this.refusal(err);
+      const known = refusal(err);
       if (known) return known;
       throw err;
     }
@@ -320,9 +235,9 @@ export class StripeConnector implements PartnerConnector {
     const { stripe, opts } = await this.account(req.entityId);
     try {
       const refund = await stripe.refunds.create({ charge: req.authorization_reference, amount: req.amount, metadata: { payd_key: req.key } }, { ...opts, idempotencyKey: req.key });
-      return this.refundResult(refund);
+      return refundResult(refund);
     } catch (err) {
-      const known = this.refusal(err);
+      const known = refusal(err);
       if (known) return known;
       throw err;
     }
@@ -335,27 +250,24 @@ export class StripeConnector implements PartnerConnector {
    */
   async void(req: FollowUpRequest): Promise<PartnerResult> {
     const { stripe, opts } = await this.account(req.entityId);
-    let charge: StripeCharge;
+    let charge: Stripe.Charge;
     try {
       charge = await stripe.charges.retrieve(req.authorization_reference, {}, opts);
     } catch (err) {
-      const known = this.refusal(err);
+      const known = refusal(err);
       if (known) return known;
       throw err;
     }
-    const captured = charge.amount_captured ?? (charge.captured ? charge.amount - charge.amount_refunded : 0);
-    if (charge.captured || charge.amount_refunded >= charge.amount) {
-      const released = charge.amount - captured;
-      if (req.amount <= released) {
-        return { outcome: 'SUCCESS', partner_reference: charge.id, partner_status: 'released', status_code: 'SUCCEEDED', partner_status_description: 'The uncaptured amount is released' };
-      }
-      return { outcome: 'REFUSED', partner_status: 'charge_already_captured', status_code: 'AMOUNT_NOT_AVAILABLE', partner_status_description: `Only ${released} is left uncaptured` };
+    const held = heldOf(charge);
+    if (!held.open) {
+      if (req.amount <= held.released) return releasedResult(charge, 'The uncaptured amount is released');
+      return { outcome: 'REFUSED', partner_status: 'charge_already_captured', status_code: 'AMOUNT_NOT_AVAILABLE', partner_status_description: `Only ${held.released} is left uncaptured` };
     }
     try {
       const refund = await stripe.refunds.create({ charge: charge.id, metadata: { payd_key: req.key } }, { ...opts, idempotencyKey: req.key });
-      return this.refundResult(refund);
+      return refundResult(refund);
     } catch (err) {
-      const known = this.refusal(err);
+      const known = refusal(err);
       if (known) return known;
       throw err;
     }
@@ -374,8 +286,8 @@ export class StripeConnector implements PartnerConnector {
       let startingAfter: string | undefined;
       for (let page = 0; page < 50; page++) {
         const list = await stripe.charges.list({ limit: 100, ...(since ? { created: { gte: since } } : {}), ...(startingAfter ? { starting_after: startingAfter } : {}) }, opts);
-        const found = list.data.find((c) => c.metadata?.payd_key === req.key);
-        if (found) return this.authorization(found, undefined);
+        const found = list.data.find((c) => paydKey(c) === req.key);
+        if (found) return authorizationResult(found, undefined);
         if (!list.has_more || list.data.length === 0) return 'NOT_FOUND';
         startingAfter = list.data.at(-1)!.id;
       }
@@ -384,26 +296,23 @@ export class StripeConnector implements PartnerConnector {
     if (!ctx?.authorization_reference) return 'NOT_FOUND';
     if (req.kind === 'CAPTURE') {
       const charge = await stripe.charges.retrieve(ctx.authorization_reference, {}, opts);
-      if (!charge.captured) return 'NOT_FOUND';
-      return { outcome: 'SUCCESS', partner_reference: charge.id, partner_status: 'captured', status_code: 'SUCCEEDED' };
+      return charge.captured ? capturedResult(charge) : 'NOT_FOUND';
     }
     const refunds = await stripe.refunds.list({ charge: ctx.authorization_reference, limit: 100 }, opts);
-    const refund = refunds.data.find((r) => r.metadata?.payd_key === req.key);
-    if (refund) return this.refundResult(refund);
+    const refund = refunds.data.find((r) => paydKey(r) === req.key);
+    if (refund) return refundResult(refund);
     if (req.kind === 'VOID') {
       // A void after a capture made no call: the hold is released when the charge is captured.
       const charge = await stripe.charges.retrieve(ctx.authorization_reference, {}, opts);
-      if (charge.captured) return { outcome: 'SUCCESS', partner_reference: charge.id, partner_status: 'released', status_code: 'SUCCEEDED' };
+      if (charge.captured) return releasedResult(charge);
     }
     return 'NOT_FOUND';
   }
 
   /**
    * Stripe's signed webhooks (Stripe-Signature, verified with the endpoint's signing
-   * secret and a 5-minute tolerance by the stripe package). charge.succeeded / failed /
-   * pending settle the authorization whose payd_key the charge carries; charge.captured
-   * the pending capture of that charge; charge.refunded (and refund events) the refunds
-   * and voids whose payd_key the refunds carry. Other events are acknowledged and ignored.
+   * secret and a 5-minute tolerance by the stripe package), read by notificationsOf
+   * (stripe-mappings.ts). Other events are acknowledged and ignored.
    */
   async notification(rawBody: string, headers: Record<string, string | string[] | undefined>): Promise<PartnerNotification[] | 'UNVERIFIED'> {
     const header = headers['stripe-signature'];
@@ -411,93 +320,15 @@ export class StripeConnector implements PartnerConnector {
     if (secrets.length === 0 || typeof header !== 'string') return 'UNVERIFIED';
     const stripe = await this.anyClient();
     // The endpoint's secret signed it: one of the default endpoint's and each account's.
-    let event: { type: string; data: { object: unknown } } | undefined;
     for (const secret of secrets) {
+      let event: Stripe.Event;
       try {
         event = stripe.webhooks.constructEvent(rawBody, header, secret);
-        break;
       } catch {
-        // another account's endpoint, or forged
+        continue; // another account's endpoint, or forged
       }
+      return notificationsOf(event);
     }
-    if (!event) return 'UNVERIFIED';
-    if (event.type.startsWith('charge.refund') || event.type === 'refund.updated' || event.type === 'refund.created' || event.type === 'refund.failed') {
-      const refunds = event.type.startsWith('refund.') ? [event.data.object as StripeRefund]
-        : ((event.data.object as StripeCharge & { refunds?: { data?: StripeRefund[] } }).refunds?.data ?? []);
-      return refunds.filter((r) => r.metadata?.payd_key).map((r) => ({ key: r.metadata!.payd_key!, result: this.refundResult(r) }));
-    }
-    if (!event.type.startsWith('charge.')) return [];
-    const charge = event.data.object as StripeCharge;
-    if (event.type === 'charge.captured') {
-      return [{ kind: 'CAPTURE', authorization_reference: charge.id, result: { outcome: 'SUCCESS', partner_reference: charge.id, partner_status: 'captured', status_code: 'SUCCEEDED' } }];
-    }
-    const key = charge.metadata?.payd_key;
-    if (!key || !['charge.succeeded', 'charge.failed', 'charge.pending', 'charge.updated'].includes(event.type)) return [];
-    return [{ key, kind: 'AUTHORIZATION', result: this.authorization(charge, undefined) }];
-  }
-
-  // ---- mapping ----
-
-  private async token(stripe: StripeClient, opts: RequestOptions, testMode: boolean, card: CardInstrument, key: string): Promise<string> {
-    const test = testMode ? STRIPE_TEST_TOKENS[card.number] : undefined;
-    if (test) return test;
-    const token = await stripe.tokens.create({
-      card: { number: card.number, exp_month: card.expiry_month, exp_year: card.expiry_year, ...(card.cvv ? { cvc: card.cvv } : {}), ...(card.holder_name ? { name: card.holder_name } : {}) },
-    }, { ...opts, idempotencyKey: `${key}:token` });
-    return token.id;
-  }
-
-  /** A charge as payd's authorization answer. Unknown statuses are PENDING. */
-  private authorization(charge: StripeCharge, card: CardDetails | undefined): PartnerResult {
-    const details = charge.payment_method_details?.card;
-    const merged: CardDetails | undefined = card && details ? {
-      ...card,
-      ...(details.funding && FUNDING[details.funding] ? { type: FUNDING[details.funding]! } : {}),
-      ...(details.country ? { country_code: details.country } : {}),
-      ...(details.brand ? { selected_network: details.brand.toUpperCase() } : {}),
-    } : card;
-    const base = { partner_reference: charge.id, partner_status: charge.status, ...(merged ? { card: merged } : {}) };
-    if (charge.status === 'succeeded' && !charge.captured) {
-      // A card attached to a Customer for later payments is kept once its charge is authorized.
-      const saved = charge.metadata?.payd_saved === 'true' && savedCardOf(charge) !== undefined;
-      return { ...base, outcome: 'SUCCESS', status_code: 'SUCCEEDED', partner_status_description: charge.outcome?.seller_message ?? 'Authorized', ...(saved ? { token_saved: true } : {}) };
-    }
-    if (charge.status === 'failed') {
-      return { ...base, outcome: 'REFUSED', status_code: (charge.outcome?.reason ?? charge.failure_code ?? 'declined').toUpperCase(), partner_status_description: charge.failure_message ?? 'Declined' };
-    }
-    if (charge.status === 'succeeded' && charge.captured) {
-      // Captured at creation: payd asked for capture=false, so this is not an authorization it can manage.
-      return { ...base, outcome: 'ERROR', status_code: 'UNEXPECTED_CAPTURE', partner_status_description: 'Stripe captured the charge at creation' };
-    }
-    return { ...base, outcome: 'PENDING', status_code: 'PENDING', partner_status_description: `Stripe status ${charge.status}` };
-  }
-
-  private refundResult(refund: StripeRefund): PartnerResult {
-    const base = { partner_reference: refund.id, partner_status: refund.status ?? 'unknown' };
-    if (refund.status === 'succeeded') return { ...base, outcome: 'SUCCESS', status_code: 'SUCCEEDED', partner_status_description: 'Refunded' };
-    if (refund.status === 'failed' || refund.status === 'canceled') {
-      return { ...base, outcome: 'REFUSED', status_code: (refund.failure_reason ?? 'refund_failed').toUpperCase(), partner_status_description: `Stripe refund ${refund.status}` };
-    }
-    return { ...base, outcome: 'PENDING', status_code: 'PENDING', partner_status_description: `Stripe refund ${refund.status ?? 'without status'}` };
-  }
-
-  /**
-   * A Stripe error whose outcome is known (a decline, an invalid request: nothing
-   * happened) as payd's answer; undefined for the others (network, 5xx, rate limit,
-   * idempotency conflicts), whose outcome is unknown: the caller rethrows and payd keeps
-   * the transaction PENDING until a sync.
-   */
-  private refusal(err: unknown): PartnerResult | undefined {
-    const e = stripeError(err);
-    if (!e) return undefined;
-    const type = e.rawType ?? e.type ?? '';
-    if (REFUSING.has(type) || REFUSING.has(e.type ?? '')) {
-      return { outcome: 'REFUSED', ...(e.charge ? { partner_reference: e.charge } : {}), partner_status: e.code ?? 'card_declined',
-        status_code: (e.decline_code ?? e.code ?? 'declined').toUpperCase(), partner_status_description: e.message ?? 'Declined' };
-    }
-    if ((INVALID.has(type) || INVALID.has(e.type ?? '')) && e.statusCode !== undefined && e.statusCode !== 409 && e.statusCode < 500) {
-      return { outcome: 'ERROR', partner_status: e.code ?? 'invalid_request', status_code: (e.code ?? 'INVALID_REQUEST').toUpperCase(), partner_status_description: e.message ?? 'Stripe refused the request' };
-    }
-    return undefined;
+    return 'UNVERIFIED';
   }
 }
