@@ -18,6 +18,7 @@ const LAYERS = [
   'admin',       // operator API: entities, API keys, demo bootstrap
   'checkout',    // widget, hosted page, 3-D Secure return
   'dashboard',   // the merchant dashboard
+  'openapi',     // the API document: every route's schemas, finished into openapi.json
   'cli',         // clients of the public API
 ];
 // Root modules: config.ts reads the environment (above the folders whose settings it

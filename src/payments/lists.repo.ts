@@ -4,18 +4,11 @@
 // filter by one of its own (0048); the page's statement is planned for its values
 // (customPlan), so a rare value reads its few rows instead of the entity's whole history.
 import { customPlan, type Queryable } from '../platform/db/index.ts';
+import type { PageRequest } from '../platform/http/lists.ts';
 import type { ClientSessionRow } from './client-sessions.repo.ts';
 import type { PaymentLinkRow } from '../links/links.repo.ts';
 
-export interface PageRequest {
-  limit: number;
-  /** Rows after this id in the listing order. */
-  after?: string | undefined;
-  /** Rows before this id in the listing order. */
-  before?: string | undefined;
-  createdGte?: Date | undefined;
-  createdLt?: Date | undefined;
-}
+export type { PageRequest };
 
 export interface Filter {
   /** SQL conditions on the table's columns, with $n placeholders numbered after `params`. */

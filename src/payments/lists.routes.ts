@@ -10,7 +10,11 @@ import { allowedLagMs, type ReadRouter } from '../platform/db/reads.ts';
 import { problems } from '../platform/http/problem.ts';
 import { problemResponses, StringEnum, Uuid } from '../platform/http/schemas.ts';
 import { AUTHORIZATION_STATUSES, CURRENCIES } from './common.schemas.ts';
-import { addCondition, type Filter, listsRepo, type PageRequest } from './lists.repo.ts';
+import { addCondition, type Filter, listsRepo } from './lists.repo.ts';
+import { ListOf, PageQuery, pageOf, pageRequest, StaleReadHeaders, unknownCursor, ValueList } from '../platform/http/lists.ts';
+
+// Kept importable from here for the dashboard's pages (they move with the src/web/ work).
+export { pageOf, pageRequest, StaleReadHeaders };
 import type { PaymentsService } from './payments.service.ts';
 import type { ClientSessionsService } from './client-sessions.service.ts';
 import { SESSION_COLUMNS, SESSION_STATUSES } from './client-sessions.repo.ts';
@@ -20,19 +24,7 @@ import { LINK_COLUMNS } from '../links/links.repo.ts';
 const bearer = { schemes: ['bearer' as const], scope: 'payment-api' };
 const security = [{ bearerAuth: [] }];
 
-/** A comma-separated list of values from a closed set (query values are strings). */
-const ValueList = (values: readonly string[], description: string) =>
-  Type.String({ pattern: `^(${values.join('|')})(,(${values.join('|')}))*$`, description: `${description}: one or more of ${values.join(', ')}, comma-separated` });
 const AmountQuery = (description: string) => Type.String({ pattern: '^(0|[1-9][0-9]{0,14})$', description });
-
-// (Query values are strings: payd coerces no types, so patterns carry the bounds.)
-const PageQuery = {
-  limit: Type.Optional(Type.String({ pattern: '^(100|[1-9][0-9]?)$', description: 'Page size, 1 to 100 (default 20)' })),
-  starting_after: Type.Optional(Uuid('An id from the list: the page continues after it (next_cursor of the previous page)')),
-  ending_before: Type.Optional(Uuid('An id from the list: the page ends just before it (going back: data[0].id of the current page)')),
-  created_gte: Type.Optional(Type.String({ format: 'date-time', description: 'Only objects created at or after this time' })),
-  created_lt: Type.Optional(Type.String({ format: 'date-time', description: 'Only objects created before this time' })),
-};
 
 export const DEGREES = ['NOT', 'PARTIALLY', 'FULLY'] as const;
 
@@ -62,45 +54,6 @@ const LinkListQuery = Type.Object({
   ...PageQuery,
   status: Type.Optional(ValueList(['CREATED', 'PAID', 'CANCELLED', 'EXPIRED'], 'Status')),
 }, { additionalProperties: false });
-
-const ListOf = (item: TSchema, name: string) => Type.Object({
-  object: Type.Literal('list'),
-  data: Type.Array(item),
-  has_more: Type.Boolean({ description: 'More objects follow in the direction of travel' }),
-  next_cursor: Type.Union([Uuid(), Type.Null()], { description: 'starting_after for the next page; null when there is none (and on pages read with ending_before: go on with ending_before = data[0].id while has_more)' }),
-}, { title: name });
-
-/** Lists and events may be a little stale; the header bounds how much (platform/db/reads.ts). */
-export const StaleReadHeaders = Type.Object({
-  'cache-control': Type.Optional(Type.String({ maxLength: 200, description: 'How stale the list may be: max-age=<seconds>, or no-cache for the primary. ' +
-    'With a read replica (DATABASE_READ_URL) a list is read from it when it is provably no staler than that, by default PAYD_READ_MAX_LAG_MS (1 s); ' +
-    'else, and always without a replica, from the primary' })),
-});
-
-interface PageQueryT { limit?: string; starting_after?: string; ending_before?: string; created_gte?: string; created_lt?: string }
-
-export function pageRequest(q: PageQueryT): PageRequest {
-  if (q.starting_after && q.ending_before) throw problems.invalidField('ending_before', 'give starting_after or ending_before, not both', 'query');
-  if (q.created_gte && q.created_lt && Date.parse(q.created_gte) >= Date.parse(q.created_lt)) {
-    throw problems.invalidField('created_lt', 'must be later than created_gte', 'query');
-  }
-  return {
-    limit: Number(q.limit ?? 20), after: q.starting_after, before: q.ending_before,
-    createdGte: q.created_gte ? new Date(q.created_gte) : undefined, createdLt: q.created_lt ? new Date(q.created_lt) : undefined,
-  };
-}
-
-function unknownCursor(q: PageQueryT): never {
-  throw problems.invalidField(q.starting_after ? 'starting_after' : 'ending_before', 'is not an id of this list for this entity', 'query');
-}
-
-/** The page and its has_more/next_cursor, from limit + 1 rows in the order they were read. */
-export function pageOf<T extends { id: string }>(rows: T[], req: PageRequest): { items: T[]; has_more: boolean; next_cursor: string | null } {
-  const hasMore = rows.length > req.limit;
-  const items = rows.slice(0, req.limit);
-  if (req.before) items.reverse();
-  return { items, has_more: hasMore, next_cursor: hasMore && !req.before ? items[items.length - 1]!.id : null };
-}
 
 /** Status filters of objects whose EXPIRED status is computed (CREATED past expires_at). */
 export function statusFilter(f: Filter, statuses: string[], expirable: string): void {

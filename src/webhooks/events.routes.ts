@@ -7,7 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { entityOf } from '../platform/http/auth.ts';
 import { allowedLagMs, type ReadRouter } from '../platform/db/reads.ts';
-import { StaleReadHeaders } from '../payments/lists.routes.ts';
+import { StaleReadHeaders } from '../platform/http/lists.ts';
 import { problems } from '../platform/http/problem.ts';
 import { IdParams, NoBody, problemResponses, StringEnum, Uuid } from '../platform/http/schemas.ts';
 import { EVENT_TYPES } from './catalogue.ts';
