@@ -78,6 +78,7 @@ import { checkoutRoutes } from './checkout/checkout.routes.ts';
 import { attachWebhooks, webhooksRoutes } from './webhooks/index.ts';
 import { merchantEventsRoutes } from './webhooks/events.routes.ts';
 import { listRoutes } from './payments/lists.routes.ts';
+import { linkListRoutes } from './links/links-list.routes.ts';
 import { EventSchema } from './webhooks/webhooks.schemas.ts';
 import { sealHeaders } from './webhooks/header-seal.ts';
 
@@ -363,7 +364,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(partnerWebhookRoutes, { partners, payments });
     await app.register(webhooksRoutes, { webhooks, idempotency });
     await app.register(merchantEventsRoutes, { reads });
-    await app.register(listRoutes, { reads, payments, sessions: clientSessions, links });
+    await app.register(listRoutes, { reads, payments, sessions: clientSessions });
+    await app.register(linkListRoutes, { reads, links });
     await app.register(membersRoutes, { db, entities, identity: identity.service, mailer: identity.mailer, baseUrl: config.baseUrl });
     await app.register(async (scope) => dashboardRoutes(scope, {
       db, reads, identity: identity.service, payments, operations, origin: new URL(config.baseUrl).origin, idpOrigin: config.consoleOrigin,

@@ -7,6 +7,8 @@ import type { CardDetails, PartnerRegistry, SavedCardInstrument } from '../partn
 import type { CreatePaymentBody, SplitPart } from './payments.schemas.ts';
 import { type SavedCardRow, savedCardsRepo } from './saved-cards.repo.ts';
 
+export { SAVED_CARDS_LIST_LIMIT } from './saved-cards.repo.ts';
+
 export function savedCardView(r: SavedCardRow) {
   return {
     id: r.id,
