@@ -3,8 +3,8 @@
 // client sessions, payment links, events and their deliveries, whose filter values are common, rare
 // (about one row in 1000 to 10 000) or absent, as LIST_FILTERS names them.
 import type { Queryable, QueryResult } from '../src/platform/db/index.ts';
-import { type Filter, listsRepo } from '../src/payments/lists.repo.ts';
-import { paymentListFilter, type PaymentListQueryT, statusFilter } from '../src/payments/lists.routes.ts';
+import { type Filter, listsRepo, paymentListFilter, statusFilter } from '../src/payments/lists.repo.ts';
+import type { PaymentListQueryT } from '../src/payments/lists.schemas.ts';
 import { type EventStatus, eventsRepo } from '../src/webhooks/events.repo.ts';
 
 /**

@@ -15,10 +15,12 @@ import { inputGuardPlugin } from './platform/http/input-guard.ts';
 import { canonicaliseUuids } from './platform/http/ids.ts';
 import { strictDateTimeFormat } from './platform/http/date-time.ts';
 import { lazySchemaController } from './platform/http/lazy-compilers.ts';
-import { openapiPlugin } from './platform/http/openapi.ts';
+import { openapiPlugin } from './openapi/openapi.ts';
 import { ProblemSchema } from './platform/http/schemas.ts';
 import { loggerOptions } from './platform/observability/logger.ts';
-import { CHALLENGE_AGES, challengeGauges, createMetrics, metricsPlugin, operationsBacklogGauges, poolGauges, readMetrics, replicaPoolGauges, webhookBacklogGauges } from './platform/observability/metrics.ts';
+import { createMetrics, metricsPlugin, poolGauges, readMetrics, replicaPoolGauges } from './platform/observability/metrics.ts';
+import { CHALLENGE_AGES, challengeGauges, operationsBacklogGauges } from './payments/metrics.ts';
+import { webhookBacklogGauges } from './webhooks/metrics.ts';
 import { deliveriesRepo } from './webhooks/deliveries.repo.ts';
 import { requestContext } from './platform/observability/request-context.ts';
 import type { Tracing } from './platform/observability/tracing.ts';
@@ -77,6 +79,7 @@ import { checkoutRoutes } from './checkout/checkout.routes.ts';
 import { attachWebhooks, webhooksRoutes } from './webhooks/index.ts';
 import { merchantEventsRoutes } from './webhooks/events.routes.ts';
 import { listRoutes } from './payments/lists.routes.ts';
+import { linkListRoutes } from './links/links-list.routes.ts';
 import { EventSchema } from './webhooks/webhooks.schemas.ts';
 import { sealHeaders } from './webhooks/header-seal.ts';
 
@@ -363,7 +366,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(partnerWebhookRoutes, { partners, payments });
     await app.register(webhooksRoutes, { webhooks, idempotency });
     await app.register(merchantEventsRoutes, { reads });
-    await app.register(listRoutes, { reads, payments, sessions: clientSessions, links });
+    await app.register(listRoutes, { reads, payments, sessions: clientSessions });
+    await app.register(linkListRoutes, { reads, links });
     await app.register(membersRoutes, { db, entities, identity: identity.service, mailer: identity.mailer, baseUrl: config.baseUrl });
     await app.register(async (scope) => dashboardRoutes(scope, {
       db, reads, identity: identity.service, payments, operations, origin: new URL(config.baseUrl).origin, idpOrigin: config.consoleOrigin,

@@ -1,6 +1,7 @@
 // The one place that reads process.env: every setting is parsed, validated and typed here.
 import { type PartnerSpec, PartnersConfigError, parsePartners } from './partners/partners-config.ts';
 import { splitHosts } from './platform/db/hosts.ts';
+import type { TracingConfig } from './platform/observability/otel-sdk.ts';
 import { RECENT_PAYMENTS_DEFAULT } from './payments/recent-payments.ts';
 import path from 'node:path';
 
@@ -130,15 +131,7 @@ export interface Config {
   tracing: TracingConfig;
 }
 
-/** Where spans go and which traces are kept (platform/observability/otel-sdk.ts). */
-export interface TracingConfig {
-  /** PAYD_OTEL_EXPORTER: none (default), otlp (OTLP/HTTP, the OTEL_EXPORTER_OTLP_* variables) or console (stdout); none whenever OTEL_SDK_DISABLED=true. */
-  exporter: 'none' | 'otlp' | 'console';
-  /** OTEL_TRACES_SAMPLER (default parentbased_always_on) and OTEL_TRACES_SAMPLER_ARG (the ratio of the *traceidratio samplers, default 1). */
-  sampler: { name: 'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio'; ratio: number };
-  /** OTEL_SERVICE_NAME, default payd. */
-  serviceName: string;
-}
+export type { TracingConfig };
 
 /** A start-up error the operator must fix: one line on stderr, exit code 2. */
 export class ConfigError extends Error {}

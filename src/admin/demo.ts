@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../platform/db/index.ts';
 import type { IdentityService } from '../identity/idp/idp.service.ts';
-import { membersRepo } from '../dashboard/members.ts';
+import { membersRepo } from './members.repo.ts';
 import type { EntitiesService } from './entities.service.ts';
 
 export const DEMO_ADMIN_EMAIL = 'admin@demo.payd.dev';

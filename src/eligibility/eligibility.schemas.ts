@@ -3,7 +3,8 @@
 // partner registry (names, methods) or compare fields are in rules.validate.ts.
 import { Type, type Static } from 'typebox';
 import { Timestamp, Uuid } from '../platform/http/schemas.ts';
-import { Amount, CURRENCY_DIGITS, MAX_AMOUNT } from '../payments/common.schemas.ts';
+import { Amount, MAX_AMOUNT } from '../money/amount.ts';
+import { CURRENCY_DIGITS } from '../money/currency.ts';
 
 const Opt = Type.Optional;
 const CURRENCIES = Object.keys(CURRENCY_DIGITS);

@@ -12,7 +12,9 @@ import { maskHeaders } from '../webhooks/header-seal.ts';
 import { validateWebhookTarget, type WebhookHeader } from '../webhooks/target.ts';
 import type { ClientSessionsService } from '../payments/client-sessions.service.ts';
 import { type ClientSessionRow, clientSessionsRepo } from '../payments/client-sessions.repo.ts';
-import { type PaymentLinkRow, linksRepo } from './links.repo.ts';
+import { LINK_COLUMNS, type PaymentLinkRow, linksRepo } from './links.repo.ts';
+import { type Filter, listsRepo, statusFilter } from '../payments/lists.repo.ts';
+import type { PageRequest } from '../platform/http/lists.ts';
 import type { CreatePaymentLinkBody } from './links.schemas.ts';
 
 export const DEFAULT_LINK_TTL_MS = 7 * 86400_000;
@@ -42,6 +44,13 @@ export class PaymentLinksService {
 
   customerUrl(id: string): string {
     return `${this.config.baseUrl}/pay/${id}`;
+  }
+
+  /** A page of the entity's links (GET /v2/payment-links); undefined: the cursor is not the entity's. */
+  list(q: Queryable, entityId: string, req: PageRequest, statuses?: string[]): Promise<PaymentLinkRow[] | undefined> {
+    const f: Filter = { where: [], params: [] };
+    if (statuses) statusFilter(f, statuses, 'CREATED');
+    return listsRepo.page<PaymentLinkRow>(q, 'payment_links', LINK_COLUMNS, entityId, req, f);
   }
 
   view(l: PaymentLinkRow) {

@@ -6,7 +6,11 @@ import type { Db, Queryable } from '../platform/db/index.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
 import { problems } from '../platform/http/problem.ts';
 import type { EligibilityEngine } from '../eligibility/engine.ts';
-import { type ClientSessionRow, type SessionAttempts, type SessionStatus, clientSessionsRepo } from './client-sessions.repo.ts';
+import { type ClientSessionRow, type SessionAttempts, type SessionStatus, clientSessionsRepo, SESSION_COLUMNS } from './client-sessions.repo.ts';
+import { type Filter, listsRepo, statusFilter } from './lists.repo.ts';
+import type { PageRequest } from '../platform/http/lists.ts';
+
+export { SESSION_STATUSES } from './client-sessions.repo.ts';
 import type { CreateClientSessionBody } from './client-sessions.schemas.ts';
 import { paymentsRepo } from './payments.repo.ts';
 
@@ -111,6 +115,13 @@ export class ClientSessionsService {
       return `The payment of this session is ${paymentStatus}; void it instead of aborting the session.`;
     }
     return undefined;
+  }
+
+  /** A page of the entity's sessions (GET /v2/client-sessions), with their payment's status; undefined: the cursor is not the entity's. */
+  list(q: Queryable, entityId: string, req: PageRequest, statuses?: string[]) {
+    const f: Filter = { where: [], params: [] };
+    if (statuses) statusFilter(f, statuses, 'CREATED');
+    return listsRepo.clientSessions(q, entityId, req, f, SESSION_COLUMNS);
   }
 
   /** The session as the API answers it; `paymentStatus` (see abortRefusal) decides the abort link. */

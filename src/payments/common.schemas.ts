@@ -3,18 +3,16 @@
 // Bounds the spec leaves open are documented in docs/decisions.md.
 import { Type, type Static } from 'typebox';
 import { StringEnum, Timestamp } from '../platform/http/schemas.ts';
-import { CURRENCY_DIGITS } from './currency.ts';
+import { CURRENCY_DIGITS } from '../money/currency.ts';
 
 const Str = (max = 255, extra: Record<string, unknown> = {}) => Type.String({ maxLength: max, ...extra });
 const Opt = <T extends Parameters<typeof Type.Optional>[0]>(t: T) => Type.Optional(t);
 
-export const MAX_AMOUNT = 99_999_999_999;
-export const Amount = (description = 'Integer amount in the minor unit of the currency (cents for EUR)') =>
-  Type.Integer({ minimum: 1, maximum: MAX_AMOUNT, description });
-export const NonNegativeAmount = () => Type.Integer({ minimum: 0, maximum: MAX_AMOUNT });
+import { NonNegativeAmount } from '../money/amount.ts';
+export { Amount, MAX_AMOUNT, NonNegativeAmount } from '../money/amount.ts';
 
-/** ISO 4217 currencies payd accepts, with their minor units (src/payments/currency.ts). */
-export { CURRENCY_DIGITS } from './currency.ts';
+/** ISO 4217 currencies payd accepts, with their minor units (src/money/currency.ts). */
+export { CURRENCY_DIGITS } from '../money/currency.ts';
 export const Currency = StringEnum(Object.keys(CURRENCY_DIGITS), 'ISO 4217 code');
 /** The values of closed fields, for response schemas (StringEnum). */
 export const CURRENCIES = Object.keys(CURRENCY_DIGITS);

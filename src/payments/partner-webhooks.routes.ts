@@ -2,7 +2,8 @@
 // (the connector port knows no web framework): the connector verifies the partner's
 // signature on the bytes received and says which of payd's calls the notification is about; payd applies each as an answer that came late (a PENDING
 // transaction takes it; one already settled is left as it is), so a notification that
-// repeats (partners deliver at least once) changes nothing the second time.
+// repeats (partners deliver at least once) changes nothing the second time. The route is
+// the payments module's: a connector only verifies and parses (partners import no payments).
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';

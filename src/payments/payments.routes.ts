@@ -11,7 +11,9 @@ import { CaptureBody, CreatePaymentBody, RefundBody, VoidBody } from './payments
 import type { CreatePaymentBody as CreatePaymentInput, OperationBody } from './payments.schemas.ts';
 import type { PaymentsService } from './payments.service.ts';
 import type { OperationsService } from './operations.service.ts';
-import type { OperationKind } from './payments.repo.ts';
+import type { OperationKindOf, OperationName } from './transitions.ts';
+
+type OperationKind = OperationKindOf<OperationName>;
 import { paymentJson } from './payment-json.ts';
 import type { PaymentViewT } from './payments.service.ts';
 import { allowedLagMs, type ReadRouter } from '../platform/db/reads.ts';

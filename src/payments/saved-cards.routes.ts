@@ -6,8 +6,7 @@ import { Type } from 'typebox';
 import { entityOf } from '../platform/http/auth.ts';
 import { type IdempotencyKeys, idempotencyHeaders, markCreated } from '../platform/http/idempotency.ts';
 import { IdParams, NoBody, problemResponses } from '../platform/http/schemas.ts';
-import { SAVED_CARDS_LIST_LIMIT } from './saved-cards.repo.ts';
-import type { SavedCardsService } from './saved-cards.service.ts';
+import { SAVED_CARDS_LIST_LIMIT, type SavedCardsService } from './saved-cards.service.ts';
 
 const auth = { schemes: ['bearer' as const, 'apiKey' as const], scope: 'payment-api' };
 const tags = ['Saved cards'];

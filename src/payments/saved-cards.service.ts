@@ -9,6 +9,8 @@ import { methodMeaning } from '../partners/methods.ts';
 import type { CreatePaymentBody, SplitPart } from './payments.schemas.ts';
 import { type SavedCardRow, savedCardsRepo } from './saved-cards.repo.ts';
 
+export { SAVED_CARDS_LIST_LIMIT } from './saved-cards.repo.ts';
+
 export function savedCardView(r: SavedCardRow) {
   return {
     id: r.id,

@@ -7,11 +7,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { entityOf } from '../platform/http/auth.ts';
 import { allowedLagMs, type ReadRouter } from '../platform/db/reads.ts';
-import { StaleReadHeaders } from '../payments/lists.routes.ts';
+import { StaleReadHeaders } from '../platform/http/lists.ts';
 import { problems } from '../platform/http/problem.ts';
 import { IdParams, NoBody, problemResponses, StringEnum, Uuid } from '../platform/http/schemas.ts';
 import { EVENT_TYPES } from './catalogue.ts';
-import { eventsRepo, type MerchantEventRow } from './events.repo.ts';
+import { merchantEvents, type MerchantEventRow } from './events.service.ts';
 
 const bearer = { schemes: ['bearer' as const], scope: 'payment-api' };
 const KNOWN_TYPES = new Set<string>(EVENT_TYPES.map((e) => e.type));
@@ -69,7 +69,7 @@ export async function merchantEventsRoutes(root: FastifyInstance, { reads }: { r
     const types = q.type === undefined ? undefined : [...new Set(q.type.split(','))];
     const unknown = types?.find((x) => !KNOWN_TYPES.has(x));
     if (unknown) throw problems.invalidField('type', `"${unknown}" is not an event type (docs/webhooks.md lists them)`, 'query');
-    const rows = await reads.read(allowedLagMs(request.headers['cache-control'], reads.defaultMaxLagMs), (db) => eventsRepo.page(db, entityOf(request), {
+    const rows = await reads.read(allowedLagMs(request.headers['cache-control'], reads.defaultMaxLagMs), (db) => merchantEvents.page(db, entityOf(request), {
       limit, order: q.order ?? 'desc', types,
       createdGte: q.created_gte ? new Date(q.created_gte) : undefined,
       createdLt: q.created_lt ? new Date(q.created_lt) : undefined,
@@ -98,7 +98,7 @@ export async function merchantEventsRoutes(root: FastifyInstance, { reads }: { r
       response: { 200: Type.Ref('Event'), 404: NoBody('No such event for this entity (no body)'), ...problemResponses(400, 401, 403) },
     },
   }, async (request) => {
-    const e = await reads.read(allowedLagMs(request.headers['cache-control'], reads.defaultMaxLagMs), (db) => eventsRepo.one(db, entityOf(request), request.params.id));
+    const e = await reads.read(allowedLagMs(request.headers['cache-control'], reads.defaultMaxLagMs), (db) => merchantEvents.one(db, entityOf(request), request.params.id));
     if (!e) throw problems.notFoundNoBody();
     return eventJson(e);
   });

@@ -7,7 +7,6 @@
 //   the delivery log and replays events.
 // - verifyWebhookSignature is what merchants use to check payd-signature (docs/webhooks.md).
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../config.ts';
 import type { Db } from '../platform/db/index.ts';
 import { drainBudgetMs } from '../platform/lifecycle.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
@@ -37,10 +36,22 @@ declare module 'fastify' {
   }
 }
 
+/** The webhook module's settings (config.ts builds them from the environment). */
+export interface WebhookSettings {
+  webhookBackoffBaseMs: number;
+  webhookBackoffMaxMs: number;
+  webhookMaxAgeMs: number;
+  webhookPollMs: number;
+  webhookTimeoutMs: number;
+  webhookLeaseMs: number;
+  webhookAllowPrivateTargets: boolean;
+  shutdownGraceMs: number;
+}
+
 export interface WebhooksDeps {
   db: Db;
   masterKey: Buffer;
-  config: Config;
+  config: WebhookSettings;
   /** Tracing on: delivery attempts are spans. */
   tracer?: Tracer | undefined;
 }

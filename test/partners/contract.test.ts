@@ -185,7 +185,7 @@ function contract(name: string, setup: () => Promise<Subject>) {
       assert.equal(notes[0]!.kind ?? 'AUTHORIZATION', 'AUTHORIZATION');
       assert.equal(notes[0]!.result.outcome, 'SUCCESS');
       assert.equal(notes[0]!.result.partner_reference, answered.partner_reference);
-      // Repeated (at least once delivery): read the same again; payd applies it once (webhooks.routes).
+      // Repeated (at least once delivery): read the same again; payd applies it once (payments/partner-webhooks.routes.ts).
       assert.deepEqual(await s.connector.notification!(n.body, n.headers), read);
       assert.equal(await s.connector.notification!(n.body.replace('1800', '1900'), n.headers), 'UNVERIFIED', 'an altered body');
       const forged = Object.fromEntries(Object.entries(n.headers).map(([k, v]) => [k, v.replace(/v1=[0-9a-f]+/, `v1=${'0'.repeat(64)}`)]));

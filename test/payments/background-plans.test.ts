@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../src/platform/db/index.ts';
 import { paymentsRepo } from '../../src/payments/payments.repo.ts';
 import { deliveriesRepo } from '../../src/webhooks/deliveries.repo.ts';
-import { CHALLENGE_AGES } from '../../src/platform/observability/metrics.ts';
+import { CHALLENGE_AGES } from '../../src/payments/metrics.ts';
 import { createPgTestDb } from '../faults/db-fixture.ts';
 import type { TestDb } from '../helpers/db.ts';
 

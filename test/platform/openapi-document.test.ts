@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { OPERATION_IDS } from '../../src/platform/http/openapi-finish.ts';
+import { OPERATION_IDS } from '../../src/openapi/openapi-finish.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const committedPath = `${root}openapi.json`;
@@ -46,7 +46,7 @@ describe('the OpenAPI document', () => {
         for (const response of Object.values<any>(op.responses)) assert.ok(response.headers?.['x-request-id'], `${key}: x-request-id declared`);
       }
     }
-    assert.deepEqual(unnamed, [], 'every operation is in OPERATION_IDS (src/platform/http/openapi-finish.ts)');
+    assert.deepEqual(unnamed, [], 'every operation is in OPERATION_IDS (src/openapi/openapi-finish.ts)');
     assert.equal(new Set(ids).size, ids.length);
     assert.equal(doc.paths['/v2/payments/{id}/captures'].post.responses['200'].headers['x-created-operation-id'].$ref, '#/components/headers/CreatedOperationId');
     assert.equal(doc.paths['/v2/payments'].post.responses['503'].headers['retry-after'].$ref, '#/components/headers/RetryAfter');
@@ -77,7 +77,7 @@ describe('the OpenAPI document', () => {
     for (const section of [doc.paths, doc.webhooks]) {
       for (const item of Object.values<Record<string, any>>(section)) for (const op of Object.values<any>(item)) for (const tag of op.tags ?? []) used.add(tag);
     }
-    assert.deepEqual([...used].filter((t) => !declared.includes(t)), [], 'used tags not declared (src/platform/http/openapi.ts)');
+    assert.deepEqual([...used].filter((t) => !declared.includes(t)), [], 'used tags not declared (src/openapi/openapi.ts)');
   });
 
   it('gives an example for every request body', () => {
@@ -90,7 +90,7 @@ describe('the OpenAPI document', () => {
         }
       }
     }
-    assert.deepEqual(missing, [], 'add them to EXAMPLES (src/platform/http/openapi-finish.ts)');
+    assert.deepEqual(missing, [], 'add them to EXAMPLES (src/openapi/openapi-finish.ts)');
   });
 
   it('gives status fields as enums, and Problem lists the members payd sends', () => {

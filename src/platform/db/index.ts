@@ -1,8 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../../config.ts';
 import type { Db } from './db.ts';
-import { createPgDb } from './pg.ts';
+import { createPgDb, type PgDbOptions } from './pg.ts';
 import { lockEmbedded } from './embedded-lock.ts';
 export { EmbeddedDbBusyError } from './embedded-lock.ts';
 
@@ -14,7 +13,15 @@ export { customPlan } from './db.ts';
  * new embedded database starts from the migrated template unless `template` is false
  * (start --no-migrate: loading the template is migrating, which that start must not do).
  */
-export async function openDb(config: Pick<Config, 'databaseUrl' | 'dbPoolSize' | 'dataDir'> & Partial<Pick<Config, 'dbTimeouts'>>, { template = true } = {}): Promise<Db> {
+/** What opening the database needs (config.ts builds it from the environment). */
+export interface DbSettings {
+  databaseUrl: string | undefined;
+  dbPoolSize: number;
+  dataDir: string;
+  dbTimeouts?: PgDbOptions | undefined;
+}
+
+export async function openDb(config: DbSettings, { template = true } = {}): Promise<Db> {
   if (config.databaseUrl) return createPgDb(config.databaseUrl, config.dbPoolSize, config.dbTimeouts);
   const dir = path.join(config.dataDir, 'pgdata');
   mkdirSync(dir, { recursive: true });

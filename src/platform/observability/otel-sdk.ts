@@ -13,8 +13,17 @@ import {
   type Sampler, SimpleSpanProcessor, type SpanExporter, TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import type { TracingConfig } from '../../config.ts';
 import { markTracingInstalled, type Tracing } from './tracing.ts';
+
+/** Where spans go and which traces are kept (config.ts parses it from the environment). */
+export interface TracingConfig {
+  /** PAYD_OTEL_EXPORTER: none (default), otlp (OTLP/HTTP, the OTEL_EXPORTER_OTLP_* variables) or console (stdout); none whenever OTEL_SDK_DISABLED=true. */
+  exporter: 'none' | 'otlp' | 'console';
+  /** OTEL_TRACES_SAMPLER (default parentbased_always_on) and OTEL_TRACES_SAMPLER_ARG (the ratio of the *traceidratio samplers, default 1). */
+  sampler: { name: 'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio'; ratio: number };
+  /** OTEL_SERVICE_NAME, default payd. */
+  serviceName: string;
+}
 
 export interface TracingOptions {
   exporter: SpanExporter;

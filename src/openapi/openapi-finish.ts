@@ -3,7 +3,7 @@
 // on every response, security stated on every operation, and the webhooks section.
 // The result is what code generators (openapi-typescript, openapi-generator) need to
 // produce a client without hand work; the committed openapi.json is this document.
-import { EVENT_TYPES } from '../../webhooks/catalogue.ts';
+import { EVENT_TYPES } from '../webhooks/catalogue.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
