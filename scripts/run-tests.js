@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm test: runs every test/**/*.test.ts with node's test runner (through tsx).
+// npm test: runs every test/**/*.test.ts (and .test.tsx) with node's test runner (through tsx).
 // Test files run in parallel processes; each makes its own database.
 // Usage: npm test [-- <file or folder filter>...]
 import { spawnSync } from 'node:child_process';
@@ -10,7 +10,7 @@ import path from 'node:path';
 function walk(dir) {
   return readdirSync(dir).flatMap((name) => {
     const p = path.join(dir, name);
-    return statSync(p).isDirectory() ? walk(p) : p.endsWith('.test.ts') ? [p] : [];
+    return statSync(p).isDirectory() ? walk(p) : /\.test\.tsx?$/.test(p) ? [p] : [];
   });
 }
 

@@ -69,6 +69,7 @@ import { ReturnLinks } from './payments/return-links.ts';
 import { createIdentityProvider } from './identity/provider.ts';
 import type { IdentityService } from './identity/idp/idp.service.ts';
 import { dashboardRoutes } from './dashboard/dashboard.routes.ts';
+import { webCookies } from './web/index.ts';
 import { membersRoutes } from './dashboard/members.routes.ts';
 import { PaymentLinksService } from './links/links.service.ts';
 import { LINK_SCHEMAS } from './links/links.schemas.ts';
@@ -313,6 +314,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return parseJson(request, body as string, done);
   });
   await app.register(formbody, { bodyLimit: config.bodyLimitBytes });
+  // The one cookie implementation of the pages (src/web): signed with a key of its own.
+  await app.register(webCookies, { secret: Buffer.from(hkdfSync('sha256', deps.masterKey, Buffer.alloc(0), 'payd web cookies v1', 32)) });
   await app.register(metricsPlugin, { metrics });
   for (const schema of [ProblemSchema, Entity, ApiKey, Jwk, ...COMMON_SCHEMAS, ...PAYMENT_SCHEMAS, PaymentEventData, ClientSession, ...LINK_SCHEMAS, EventSchema]) app.addSchema(schema);
   await app.register(openapiPlugin, { baseUrl: config.baseUrl, version: VERSION });

@@ -422,8 +422,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Rename a merchant entity
-         * @description The name is the display name shoppers see on payd's pages (hosted page, payment-link page, receipt).
+         * Rename a merchant entity or set its checkout origins
+         * @description The name is the display name shoppers see on payd's pages (hosted page, payment-link page, receipt). checkout_origins restricts which pages may embed the checkout's card frame and 3-D Secure frame (docs/checkout.md).
          */
         patch: operations["adminUpdateEntity"];
         trace?: never;
@@ -1498,6 +1498,8 @@ export interface components {
             name: string;
             /** Format: date-time */
             created_at: string;
+            /** @description Origins (https://shop.example) whose pages may embed the card frame and 3-D Secure frame of this entity's checkout (CSP frame-ancestors, with payd's own pages). Empty (the default): any page may embed them. */
+            checkout_origins: string[];
         };
         ApiKey: {
             /** Format: uuid */
@@ -2236,7 +2238,9 @@ export interface components {
         };
         AdminUpdateEntityRequest: {
             /** @description Display name of the merchant */
-            name: string;
+            name?: string;
+            /** @description Replaces the origins that may embed the checkout frames: each scheme://host[:port] (https, or http for localhost), no path; [] lets any page embed them. */
+            checkout_origins?: string[];
         };
         AdminRotateSigningKeyRequest: {
             /** @enum {string} */

@@ -9,6 +9,7 @@ import type { EntitiesService } from './entities.service.ts';
 import {
   ApiKeyParams,
   CreateEntityBody,
+  UpdateEntityBody,
   CreatedApiKey,
   EntityList,
   EntityParams,
@@ -60,13 +61,13 @@ export async function adminRoutes(root: FastifyInstance, { entities, keys, purpo
   app.patch('/admin/v1/entities/:id', {
     config: { auth },
     schema: {
-      tags, security, summary: 'Rename a merchant entity',
-      description: 'The name is the display name shoppers see on payd\'s pages (hosted page, payment-link page, receipt).',
+      tags, security, summary: 'Rename a merchant entity or set its checkout origins',
+      description: 'The name is the display name shoppers see on payd\'s pages (hosted page, payment-link page, receipt). checkout_origins restricts which pages may embed the checkout\'s card frame and 3-D Secure frame (docs/checkout.md).',
       params: EntityParams,
-      body: CreateEntityBody,
+      body: UpdateEntityBody,
       response: { 200: Type.Ref('Entity'), ...problemResponses(400, 401, 404, 413, 415) },
     },
-  }, async (request) => entities.rename(request.params.id, request.body.name));
+  }, async (request) => entities.update(request.params.id, request.body));
 
   app.post('/admin/v1/entities/:id/api-keys', {
     config: { auth },

@@ -5,6 +5,8 @@ export interface EntityRow {
   id: string;
   name: string;
   created_at: Date;
+  /** Origins that may embed the entity's checkout frames; empty: any page. */
+  checkout_origins: string[];
 }
 
 export interface ApiKeyRow {
@@ -18,19 +20,31 @@ export interface ApiKeyRow {
 export const entitiesRepo = {
   async insert(q: Queryable, e: { id: string; name: string }): Promise<EntityRow> {
     const { rows } = await q.query<EntityRow>(
-      'INSERT INTO entities (id, name) VALUES ($1, $2) RETURNING id, name, created_at',
+      'INSERT INTO entities (id, name) VALUES ($1, $2) RETURNING id, name, created_at, checkout_origins',
       [e.id, e.name],
     );
     return rows[0]!;
   },
 
   async rename(q: Queryable, id: string, name: string): Promise<EntityRow | undefined> {
-    const { rows } = await q.query<EntityRow>('UPDATE entities SET name = $2 WHERE id = $1 RETURNING id, name, created_at', [id, name]);
+    const { rows } = await q.query<EntityRow>('UPDATE entities SET name = $2 WHERE id = $1 RETURNING id, name, created_at, checkout_origins', [id, name]);
     return rows[0];
   },
 
+  async setCheckoutOrigins(q: Queryable, id: string, origins: string[]): Promise<EntityRow | undefined> {
+    const { rows } = await q.query<EntityRow>('UPDATE entities SET checkout_origins = $2 WHERE id = $1 RETURNING id, name, created_at, checkout_origins', [id, origins]);
+    return rows[0];
+  },
+
+  /** The checkout origins of the entity of a client session (empty when none or no such session). */
+  async checkoutOriginsOfSession(q: Queryable, sessionId: string): Promise<string[]> {
+    const { rows } = await q.query<{ checkout_origins: string[] }>(
+      'SELECT e.checkout_origins FROM client_sessions s JOIN entities e ON e.id = s.entity_id WHERE s.id = $1', [sessionId]);
+    return rows[0]?.checkout_origins ?? [];
+  },
+
   async get(q: Queryable, id: string): Promise<EntityRow | undefined> {
-    const { rows } = await q.query<EntityRow>('SELECT id, name, created_at FROM entities WHERE id = $1', [id]);
+    const { rows } = await q.query<EntityRow>('SELECT id, name, created_at, checkout_origins FROM entities WHERE id = $1', [id]);
     return rows[0];
   },
 
@@ -38,12 +52,12 @@ export const entitiesRepo = {
   async list(q: Queryable, limit: number, afterId?: string): Promise<EntityRow[]> {
     const { rows } = afterId
       ? await q.query<EntityRow>(
-          `SELECT id, name, created_at FROM entities
+          `SELECT id, name, created_at, checkout_origins FROM entities
             WHERE (created_at, id) > (SELECT created_at, id FROM entities WHERE id = $1)
             ORDER BY created_at, id LIMIT $2`,
           [afterId, limit],
         )
-      : await q.query<EntityRow>('SELECT id, name, created_at FROM entities ORDER BY created_at, id LIMIT $1', [limit]);
+      : await q.query<EntityRow>('SELECT id, name, created_at, checkout_origins FROM entities ORDER BY created_at, id LIMIT $1', [limit]);
     return rows;
   },
 

@@ -2,7 +2,12 @@ import { Type, type Static } from 'typebox';
 import { Timestamp, Uuid } from '../platform/http/schemas.ts';
 
 export const Entity = Type.Object(
-  { id: Uuid(), name: Type.String(), created_at: Timestamp() },
+  {
+    id: Uuid(), name: Type.String(), created_at: Timestamp(),
+    checkout_origins: Type.Array(Type.String(), {
+      description: 'Origins (https://shop.example) whose pages may embed the card frame and 3-D Secure frame of this entity\'s checkout (CSP frame-ancestors, with payd\'s own pages). Empty (the default): any page may embed them.',
+    }),
+  },
   { $id: 'Entity', description: 'A merchant entity: the tenant that owns payments, sessions and links.' },
 );
 
@@ -11,6 +16,18 @@ export const CreateEntityBody = Type.Object(
   { additionalProperties: false },
 );
 export type CreateEntityBody = Static<typeof CreateEntityBody>;
+
+export const UpdateEntityBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Display name of the merchant' })),
+    checkout_origins: Type.Optional(Type.Array(Type.String({ maxLength: 200 }), {
+      maxItems: 20,
+      description: 'Replaces the origins that may embed the checkout frames: each scheme://host[:port] (https, or http for localhost), no path; [] lets any page embed them.',
+    })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateEntityBody = Static<typeof UpdateEntityBody>;
 
 export const EntityList = Type.Object({
   data: Type.Array(Type.Ref('Entity')),

@@ -83,6 +83,18 @@ export class EntitiesService {
     return entity;
   }
 
+  /** Name and checkout origins (either or both); the origins are replaced as a whole. */
+  async update(id: string, body: { name?: string | undefined; checkout_origins?: string[] | undefined }): Promise<EntityRow> {
+    const origins = body.checkout_origins?.map((o, i) => checkoutOrigin(o, `checkout_origins[${i}]`));
+    if (body.name !== undefined) await this.rename(id, body.name);
+    if (origins) {
+      const entity = await entitiesRepo.setCheckoutOrigins(this.db, id, [...new Set(origins)]);
+      if (!entity) throw problems.notFound(`Entity ${id} does not exist.`);
+      return entity;
+    }
+    return this.get(id);
+  }
+
   async get(id: string): Promise<EntityRow> {
     const entity = await entitiesRepo.get(this.db, id);
     if (!entity) throw problems.notFound(`Entity ${id} does not exist.`);
@@ -147,4 +159,18 @@ export class EntitiesService {
   async revokedKeyIdsSince(since: Date): Promise<string[]> {
     return entitiesRepo.revokedSince(this.db, since);
   }
+}
+
+/** An origin a merchant's pages are served from: https (http only for localhost), no path, query or credentials; as browsers write it. */
+export function checkoutOrigin(text: string, field: string): string {
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    throw problems.invalidField(field, 'must be an origin such as https://shop.example');
+  }
+  const local = url.hostname === 'localhost' || url.hostname === '127.0.0.1' || url.hostname === '[::1]';
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && local)) throw problems.invalidField(field, 'must be https (http only for localhost)');
+  if (url.origin !== text.trim().replace(/\/$/, '')) throw problems.invalidField(field, 'must be an origin only: scheme, host and port, no path, query or credentials');
+  return url.origin;
 }

@@ -7,7 +7,7 @@ import { Type } from 'typebox';
 import { problemResponses, StringEnum, Timestamp, Uuid } from '../platform/http/schemas.ts';
 import { SplitPart } from '../payments/payments.schemas.ts';
 import type { CheckoutService, SubmitBody } from './checkout.service.ts';
-import { CARD_FRAME_ANCESTORS, CARD_FRAME_CSS, CHECKOUT_CSS, WIDGET_CSS, cardFramePage, escapeHtml, fragmentCheckoutPage } from './pages.ts';
+import { CARD_FRAME_CSS, CHECKOUT_CSS, WIDGET_CSS, cardFramePage, escapeHtml, fragmentCheckoutPage } from './pages.ts';
 import { type BrowserScript, browserBundle } from './widget-bundle.ts';
 import { THREE_DS_DONE } from './widget/frame-protocol.ts';
 import { formatAmount } from './widget/validation.ts';
@@ -15,6 +15,8 @@ import { type Locale, LOCALES, intlLocale, t } from './i18n.ts';
 import { LANG_PARAM, languageChoice, pageLanguage, shopperPage, tHtml } from './language.ts';
 import { localizeProblemBody, shopperWordsOf } from './shopper-problems.ts';
 import { DECLINE_REASONS } from './decline-reasons.ts';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const SESSION_HEADER = 'x-payd-session';
 const tags = ['Checkout (browser)'];
@@ -112,7 +114,11 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout }: Deps) 
 
   // The card frame: payd's page holding the card fields, which the widget embeds (any page
   // may, as Stripe Elements), and its script and style (same origin as the frame).
-  app.get('/checkout/card-frame', { schema: { hide: true } }, async (_request, reply) => cardFramePage(reply));
+  // ?s= the session id (not its credential), read from the credential by the widget: who
+  // may embed the frame follows the session's merchant; the frame accepts only that
+  // session's credential (card-frame.ts), so leaving it out gains nothing.
+  app.get('/checkout/card-frame', { schema: { hide: true, querystring: Type.Object({ s: Type.Optional(Type.String({ maxLength: 100 })) }) } }, async (request, reply) =>
+    cardFramePage(reply, await checkout.frameAncestors(UUID_RE.test(request.query.s ?? '') ? request.query.s : undefined)));
   app.get('/checkout/card-frame.js', { schema: { hide: true } }, script('card-frame'));
   app.get('/checkout/card-frame.css', { schema: { hide: true } }, async (_request, reply) =>
     reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=300').send(CARD_FRAME_CSS));
@@ -240,7 +246,7 @@ export async function checkoutRoutes(root: FastifyInstance, { checkout }: Deps) 
       const L = lang.locale;
       const next = checkout.returnUrl(done.sessionId);
       return shopperPage(reply, lang, 200, t(L, 'threeDsTitle'), `<p role="status">${tHtml(L, 'checking')}</p><p><a href="${escapeHtml(next)}" id="payd-continue">${tHtml(L, 'continue')}</a></p>`,
-        { scripts: [`<script src="/checkout/3ds-done.js" data-next="${escapeHtml(next)}"></script>`], framing: { frameAncestors: CARD_FRAME_ANCESTORS } });
+        { scripts: [`<script src="/checkout/3ds-done.js" data-next="${escapeHtml(next)}"></script>`], framing: { frameAncestors: await checkout.frameAncestors(done.sessionId) } });
     }
     if (done.retryUrl) return reply.code(303).redirect(done.retryUrl, 303);
     if (done.sessionId) return reply.redirect(checkout.returnUrl(done.sessionId), 303);

@@ -11,6 +11,7 @@ import type { PaymentLinksService } from '../links/links.service.ts';
 import type { RedirectionTokens } from './redirection-token.ts';
 import type { Db } from '../platform/db/index.ts';
 import { entitiesRepo } from '../admin/entities.repo.ts';
+import { cardFrameAncestors } from './pages.ts';
 import { type Locale, t } from './i18n.ts';
 import { type LanguageChoice, shopperLocale } from './language.ts';
 import { inShopperWords } from './shopper-problems.ts';
@@ -279,6 +280,11 @@ export class CheckoutService {
   /** The merchant's choice of language for a session's shopper (its customer.locale), if any. */
   async customerLocale(sessionId: string): Promise<unknown> {
     return (await this.sessions.byId(sessionId))?.customer?.locale;
+  }
+
+  /** Who may embed the session's card frame and 3-D Secure page (CSP frame-ancestors): the merchant's checkout origins and payd, or any page. */
+  async frameAncestors(sessionId: string | undefined): Promise<string> {
+    return cardFrameAncestors(sessionId ? await entitiesRepo.checkoutOriginsOfSession(this.db, sessionId) : []);
   }
 
   /** Whether a session's checkout is a widget on the merchant's page (EMBEDDED). */

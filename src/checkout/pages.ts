@@ -170,17 +170,18 @@ export function checkoutPage(reply: FastifyReply, title: string, intro: string, 
 
 /**
  * Who may embed payd's card frame and 3-D Secure pages: any page by default, as Stripe
- * Elements (the frame sends nothing to its parent but events and outcomes). Restricting
- * it to a merchant's registered origins needs a place to register them: not built.
+ * Elements (the frame sends nothing to its parent but events and outcomes); when the
+ * merchant registered its checkout origins (the entity's checkout_origins), only those and
+ * payd's own pages (the hosted page frames the card frame too).
  */
-export const CARD_FRAME_ANCESTORS = '*';
-
+export const cardFrameAncestors = (origins: readonly string[]): string => (origins.length ? `'self' ${origins.join(' ')}` : '*');
 /**
- * The card frame (/checkout/card-frame): the same for every merchant and session (the
- * parent's origin and the credential come by the fragment and postMessage), so cacheable.
+ * The card frame (/checkout/card-frame?s={session id}): the same for every session of a
+ * merchant but for who may embed it (the parent's origin and the credential come by the
+ * fragment and postMessage), so cacheable.
  */
-export function cardFramePage(reply: FastifyReply): FastifyReply {
-  const csp = PAGE_CSP.replace("form-action 'self'", "form-action 'none'").replace("frame-ancestors 'none'", `frame-ancestors ${CARD_FRAME_ANCESTORS}`);
+export function cardFramePage(reply: FastifyReply, frameAncestors: string): FastifyReply {
+  const csp = PAGE_CSP.replace("form-action 'self'", "form-action 'none'").replace("frame-ancestors 'none'", `frame-ancestors ${frameAncestors}`);
   return reply
     .code(200)
     .header('content-type', 'text/html; charset=utf-8')

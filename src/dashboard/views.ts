@@ -3,13 +3,10 @@
 // a form disabled once submitted); no inline script or style, under a strict CSP.
 // Amounts are shown in major units with their currency (all of payd's currencies have
 // two decimals) and read back the same way.
-import type { FastifyReply } from 'fastify';
-import { escapeHtml as e } from '../checkout/pages.ts';
-import type { Membership, Role } from './members.ts';
+import { escapeHtml as e } from '../web/index.ts';
+import type { Role } from './members.ts';
 import { majorText, minorOf } from '../payments/currency.ts';
 
-export const ASSETS = '/dashboard/assets';
-const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /** An amount in minor units, shown in major units of its currency: "1,234.56 EUR", "1,000 JPY". */
 export function money(minor: number, currency: string): string {
@@ -102,60 +99,7 @@ export function localSeconds(d: Date | string, zone: string): string {
   return `${pad(p.y, 4)}-${pad(p.mo)}-${pad(p.d)} ${pad(p.h)}:${pad(p.mi)}:${pad(p.s)}`;
 }
 
-export interface Layout {
-  title: string;
-  email: string;
-  csrf: string;
-  entity?: Membership | undefined;
-  memberships: Membership[];
-  current?: 'home' | 'payments' | 'links' | 'developers' | 'webhooks' | 'team' | 'eligibility' | 'requests' | undefined;
-}
-
-export function page(reply: FastifyReply, status: number, l: Layout, body: string): FastifyReply {
-  const base = l.entity ? `/dashboard/${l.entity.entity_id}` : '/dashboard';
-  const link = (href: string, label: string, key: Layout['current']) =>
-    `<li><a href="${href}"${l.current === key ? ' aria-current="page"' : ''}>${label}</a></li>`;
-  const switcher = l.memberships.length > 1
-    ? `<form method="get" action="/dashboard/switch" class="switch"><label for="entity-switch">Merchant</label>
-<select id="entity-switch" name="entity">${l.memberships.map((m) => `<option value="${e(m.entity_id)}"${m.entity_id === l.entity?.entity_id ? ' selected' : ''}>${e(m.entity_name)}</option>`).join('')}</select>
-<button type="submit">Open</button></form>`
-    : l.entity ? `<span class="merchant">${e(l.entity.entity_name)}</span>` : '';
-  const html = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${e(l.title)} · payd dashboard</title>
-<link rel="stylesheet" href="${ASSETS}/dashboard.css">
-<script src="${ASSETS}/dashboard.js" defer></script>
-</head>
-<body>
-<a class="skip" href="#main">Skip to content</a>
-<header>
-<p class="brand"><a href="/dashboard">payd</a></p>
-${switcher}
-<form method="post" action="/dashboard/logout" class="signout"><input type="hidden" name="csrf" value="${e(l.csrf)}"><span class="who">${e(l.email)}${l.entity ? ` · ${e(l.entity.role)}` : ''}</span> <button type="submit" class="link">Sign out</button></form>
-</header>
-${l.entity ? `<nav aria-label="Dashboard"><ul>${link(base, 'Home', 'home')}${link(`${base}/payments`, 'Payments', 'payments')}${link(`${base}/links`, 'Payment links', 'links')}${l.entity.role === 'admin' ? link(`${base}/developers`, 'Developers', 'developers') + link(`${base}/requests`, 'Requests', 'requests') + link(`${base}/webhooks`, 'Webhooks', 'webhooks') + link(`${base}/eligibility`, 'Eligibility', 'eligibility') + link(`${base}/team`, 'Team', 'team') : ''}</ul></nav>` : ''}
-<main id="main">
-<h1>${e(l.title)}</h1>
-${body}
-</main>
-</body>
-</html>`;
-  return reply.code(status).header('content-type', 'text/html; charset=utf-8').header('content-security-policy', CSP)
-    .header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').header('x-frame-options', 'DENY')
-    .header('x-content-type-options', 'nosniff').send(html);
-}
-
-/** A page outside an entity (sign-in failures, no membership). */
-export function plain(reply: FastifyReply, status: number, title: string, body: string): FastifyReply {
-  return reply.code(status).header('content-type', 'text/html; charset=utf-8').header('content-security-policy', CSP).header('cache-control', 'no-store')
-    .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${e(title)} · payd dashboard</title><link rel="stylesheet" href="${ASSETS}/dashboard.css"></head>
-<body><main id="main"><h1>${e(title)}</h1>${body}</main></body></html>`);
-}
+export { ASSETS, page, plain, type Layout } from './layout.tsx';
 
 export const roleLabel: Record<Role, string> = { admin: 'Administrator', operator: 'Operator', viewer: 'Viewer' };
 

@@ -25,7 +25,7 @@ describe('operator API', () => {
     for (const name of names) {
       const res = await t.app.inject({ method: 'POST', url: '/admin/v1/entities', headers: t.adminHeaders, payload: { name } });
       assert.equal(res.statusCode, 201);
-      assert.deepEqual(Object.keys(res.json()).sort(), ['created_at', 'id', 'name']);
+      assert.deepEqual(Object.keys(res.json()).sort(), ['checkout_origins', 'created_at', 'id', 'name'], 'checkout_origins: issue 42 (frame-ancestors)');
     }
     const seen: string[] = [];
     let cursor: string | null = null;

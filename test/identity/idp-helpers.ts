@@ -42,7 +42,7 @@ export const cookieOf = (res: LightMyRequestResponse, name: string) => {
 /** The hidden fields of the rendered form, unescaped. */
 export function hiddenFields(html: string): URLSearchParams {
   const form = new URLSearchParams();
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g)) {
     form.set(m[1]!, m[2]!.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&'));
   }
   return form;

@@ -10,7 +10,7 @@ import { cardBrand, cvvValid, expiryValid, groupCardNumber, luhnValid, parseExpi
 import { type Locale, localeOf, t } from '../i18n.ts';
 import { type Field, field, h, regroup } from './dom.ts';
 import type { CardState, FromFrame, ToFrame } from './frame-protocol.ts';
-import { styleVariables } from './frame-protocol.ts';
+import { sessionIdOf, styleVariables } from './frame-protocol.ts';
 
 /** The embedding page's origin, from the fragment (#origin=...); the frame does nothing without a sound one. */
 function parentOrigin(): string | undefined {
@@ -167,7 +167,8 @@ window.addEventListener('message', (event: MessageEvent) => {
   if (!origin || event.source !== window.parent || event.origin !== origin) return;
   const m = event.data as ToFrame;
   if (!m || typeof m !== 'object') return;
-  if (m.type === 'payd:init' && !fields && typeof m.credential === 'string') {
+  // Only the session this frame was served for (?s=): who may embed it was decided for that session's merchant.
+  if (m.type === 'payd:init' && !fields && typeof m.credential === 'string' && sessionIdOf(m.credential) === new URLSearchParams(window.location.search).get('s')) {
     credential = m.credential;
     L = localeOf(m.locale) ?? 'en';
     for (const [name, value] of styleVariables(m.style)) document.documentElement.style.setProperty(name, value);

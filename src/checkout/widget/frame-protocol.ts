@@ -70,3 +70,17 @@ export type FromFrame =
 
 /** What payd's 3-D Secure return page posts to the widget from the modal frame (no data: the widget asks payd). */
 export const THREE_DS_DONE = 'payd:3ds-done';
+
+/**
+ * The session id a widget credential stands for (the credential is base64url of
+ * "<session id>.<MAC>"): the card frame's address names it (?s=), so that payd says who
+ * may embed the frame (the merchant's checkout origins), and the frame takes only that
+ * session's credential. The id is no credential; the MAC never goes in an address.
+ */
+export function sessionIdOf(credential: string): string {
+  try {
+    return atob(credential.replace(/-/g, '+').replace(/_/g, '/')).split('.')[0] ?? '';
+  } catch {
+    return '';
+  }
+}

@@ -10,7 +10,7 @@
 import { formatAmount } from './validation.ts';
 import { type Locale, hasMessage, intlLocale, localeOf, methodLabel, pickLocale, t } from '../i18n.ts';
 import { type Field, field, h, nextId, regroup } from './dom.ts';
-import { type CardState, type FieldStyle, type FromFrame, type ToFrame, THREE_DS_DONE, styleVariables } from './frame-protocol.ts';
+import { type CardState, type FieldStyle, type FromFrame, type ToFrame, THREE_DS_DONE, sessionIdOf, styleVariables } from './frame-protocol.ts';
 
 interface Solution { partner: string; method: string; requires?: string[] }
 interface SavedCard { id: string; partner: string; selected_network: string; last_four_digits: string; expiry_month: string; expiry_year: string }
@@ -150,7 +150,7 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   // The card fields: a frame of payd's origin. Its address's fragment names this page's
   // origin, the only one it talks to; its height follows its content.
   const frame = h('iframe', {
-    src: `${base}/checkout/card-frame#origin=${encodeURIComponent(window.location.origin)}`,
+    src: `${base}/checkout/card-frame?s=${encodeURIComponent(sessionIdOf(options.data))}#origin=${encodeURIComponent(window.location.origin)}`,
     title: t(L, 'cardDetails'), class: 'payd-frame', scrolling: 'no', allow: 'payment',
   });
   let frameReady!: () => void;

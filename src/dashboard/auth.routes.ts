@@ -1,0 +1,149 @@
+// Who is signed in to the dashboard, and of which merchant they are a member: the session
+// (src/web's signed session cookie, alive while the identity provider's sign-in session
+// is), the sign-in through the provider (authorization code + PKCE, the built-in
+// first-party application payd-dashboard), sign-out, and the forms' CSRF token bound to
+// the session. Every page is authorised by the membership of the entity in its URL (not a
+// member: 404).
+import { createHash, randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { decodeJwt } from '../platform/crypto/compact-jws.ts';
+import type { Db } from '../platform/db/index.ts';
+import type { ReadRouter } from '../platform/db/reads.ts';
+import { Problem } from '../platform/http/problem.ts';
+import { safeEqual } from '../platform/crypto/secrets.ts';
+import { idpRepo } from '../identity/idp/idp.repo.ts';
+import type { IdentityService } from '../identity/idp/idp.service.ts';
+import { hasSecondFactor } from '../identity/mfa/amr.ts';
+import { csrfToken, csrfValid, endSession, readCookie, readSession, readSignedCookie, setSignedCookie, clearCookie, startSession, escapeHtml as e } from '../web/index.ts';
+import { type Membership, type Role, can, membersRepo } from './members.ts';
+import { page, plain, roleLabel } from './views.ts';
+
+export const DASHBOARD_CLIENT_ID = 'payd-dashboard';
+const TTL_SECONDS = 8 * 3600;
+/** Set by a post of the dashboard: its pages read the primary while it lasts (a user sees their own change). */
+const FRESH_COOKIE = 'payd_dashboard_fresh';
+
+export interface Signed { userId: string; email: string; sid: string; csrf: string; memberships: Membership[]; amr: string[] }
+export type Member = Signed & { entity: Membership };
+
+export interface DashboardAuth {
+  /** The signed-in user and their membership of the URL's entity (at least `needs`); else the reply is sent (sign-in, 404, 403) and undefined. */
+  member: (request: FastifyRequest, reply: FastifyReply, needs?: Role) => Promise<Member | undefined>;
+  signedIn: (request: FastifyRequest, reply: FastifyReply) => Promise<Signed | undefined>;
+  /** Whether the posted form carries the session's CSRF token. */
+  csrfOk: (request: FastifyRequest, s: { csrf: string }) => boolean;
+  /** The replica lag a page may read with (0 in answer to a post and shortly after one). */
+  staleOk: (request: FastifyRequest) => number;
+}
+
+export async function dashboardAuthRoutes(app: FastifyInstance, deps: { db: Db; reads: ReadRouter; identity: IdentityService; origin: string; idpOrigin: string; key: Buffer }): Promise<DashboardAuth> {
+  const callback = `${deps.origin}/dashboard/callback`;
+  await idpRepo.ensureConsoleApp(deps.db, DASHBOARD_CLIENT_ID, callback, deps.origin, 'payd dashboard');
+  const scope = { path: '/dashboard', secure: deps.origin.startsWith('https://') };
+  const session = { ...scope, name: 'payd_dashboard' };
+  const LOGIN_COOKIE = 'payd_dashboard_login';
+
+  // Pages read their lists and figures from the read replica when it is no staler than
+  // PAYD_READ_MAX_LAG_MS, except in answer to a post and for a while after one: whoever
+  // just changed something sees it (the replica holds every commit older than the allowed
+  // lag, so the cookie needs to outlive that lag only).
+  const staleOk = (request: FastifyRequest) =>
+    request.method === 'GET' && readCookie(request, FRESH_COOKIE) === undefined ? deps.reads.defaultMaxLagMs : 0;
+  if (deps.reads.enabled) {
+    const freshSeconds = Math.ceil(deps.reads.defaultMaxLagMs / 1000) + 1;
+    app.addHook('onSend', async (request, reply, payload) => {
+      if (request.method === 'POST' && reply.statusCode < 400) {
+        reply.header('set-cookie', app.serializeCookie(FRESH_COOKIE, '1', { maxAge: freshSeconds, httpOnly: true, sameSite: 'lax', path: '/dashboard', secure: scope.secure }));
+      }
+      return payload;
+    });
+  }
+
+  const signedIn = async (request: FastifyRequest, reply: FastifyReply): Promise<Signed | undefined> => {
+    const s = readSession(request, session);
+    const alive = s ? await deps.identity.sessionAlive(s.sid, s.sub) : undefined;
+    if (s && alive) {
+      const user = await idpRepo.user(deps.db, s.sub);
+      if (user && !user.blocked) {
+        return { userId: s.sub, email: user.email, sid: s.sid, csrf: csrfToken(deps.key, s.raw), memberships: await membersRepo.membershipsOf(deps.db, s.sub), amr: alive.amr };
+      }
+    }
+    const verifier = randomBytes(32).toString('base64url');
+    const state = randomBytes(16).toString('base64url');
+    const back = request.method === 'GET' && request.url.startsWith('/dashboard') && request.url.length < 1000 ? request.url : '/dashboard';
+    const url = new URL(`${deps.idpOrigin}/oauth/authorize`);
+    url.search = new URLSearchParams({
+      response_type: 'code', client_id: DASHBOARD_CLIENT_ID, redirect_uri: callback, scope: 'openid profile email', state,
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+    }).toString();
+    setSignedCookie(reply, LOGIN_COOKIE, `${state}.${verifier}.${Buffer.from(back).toString('base64url')}`, scope);
+    reply.redirect(url.toString(), 303);
+    return undefined;
+  };
+
+  const member = async (request: FastifyRequest, reply: FastifyReply, needs: Role = 'viewer'): Promise<Member | undefined> => {
+    const s = await signedIn(request, reply);
+    if (!s) return undefined;
+    const entityId = (request.params as { entity?: string }).entity ?? '';
+    const entity = s.memberships.find((m) => m.entity_id === entityId);
+    if (!entity) {
+      page(reply, 404, { title: 'Not found', email: s.email, csrf: s.csrf, memberships: s.memberships }, '<p>There is nothing here, or it is not yours to see.</p>');
+      return undefined;
+    }
+    if (entity.second_factor_required && !hasSecondFactor(s.amr)) {
+      // The team requires a second factor and this sign-in had none (amr without mfa): nothing of the entity is shown.
+      page(reply, 403, { title: 'A second factor is required', email: s.email, csrf: s.csrf, memberships: s.memberships },
+        `<p role="alert">${e(entity.entity_name)} requires its team to sign in with a second factor.</p>
+<ol><li>If you have none yet, <a href="${e(deps.idpOrigin)}/oauth/account/security">add an authenticator app to your account</a>.</li>
+<li>Then sign out (at the top of this page) and sign in again: the sign-in asks for your second factor.</li></ol>`);
+      return undefined;
+    }
+    if (!can(entity.role, needs)) {
+      page(reply, 403, { title: 'Not allowed', email: s.email, csrf: s.csrf, memberships: s.memberships, entity },
+        `<p role="alert">Your role (${e(roleLabel[entity.role])}) cannot do this. Ask an administrator of ${e(entity.entity_name)}.</p>`);
+      return undefined;
+    }
+    return { ...s, entity };
+  };
+  const csrfOk = (request: FastifyRequest, s: { csrf: string }) => {
+    const given = (request.body as Record<string, unknown> | undefined)?.csrf;
+    return typeof given === 'string' && safeEqual(given, s.csrf);
+  };
+
+  app.get('/dashboard/callback', { schema: { hide: true } }, async (request, reply) => {
+    const q = request.query as Record<string, string>;
+    const [state, verifier, back] = (readSignedCookie(request, LOGIN_COOKIE) ?? '').split('.');
+    const failed = () => plain(reply, 400, 'Sign-in failed', '<p role="alert">The sign-in did not complete. <a href="/dashboard">Try again</a>.</p>');
+    if (!state || !verifier || q.state !== state || !q.code) return failed();
+    const sid = await deps.identity.codeSession(q.code);
+    let userId: string;
+    try {
+      const tokens = await deps.identity.exchangeCode({}, { code: q.code, redirect_uri: callback, client_id: DASHBOARD_CLIENT_ID, code_verifier: verifier });
+      userId = String(decodeJwt(tokens.access_token).payload.sub);
+    } catch (err) {
+      if (err instanceof Problem) return failed();
+      throw err;
+    }
+    if (!sid) return failed();
+    // Invitations whose link this user redeemed start now (members.routes.ts, inviteMember).
+    await membersRepo.acceptRedeemed(deps.db, userId);
+    const b = Buffer.from(back ?? '', 'base64url').toString();
+    const target = b.startsWith('/dashboard') && !b.startsWith('//') ? b : '/dashboard';
+    startSession(reply, session, { sub: userId, sid, ttlSeconds: TTL_SECONDS });
+    clearCookie(reply, LOGIN_COOKIE, scope);
+    return reply.redirect(target, 303);
+  });
+
+  app.post('/dashboard/logout', { schema: { hide: true, body: Type.Record(Type.String(), Type.String({ maxLength: 1000 })) } }, async (request, reply) => {
+    const s = readSession(request, session, 0); // an expired session can still be signed out of
+    if (!s || !csrfValid(request, deps.key, s.raw)) {
+      return plain(reply, 403, 'Sign-out refused', '<p role="alert">The form expired; reload the page.</p>');
+    }
+    await deps.identity.endSessionById(s.sid);
+    endSession(reply, session);
+    return plain(reply, 200, 'Signed out', '<p>You are signed out. <a href="/dashboard">Sign in again</a>.</p>');
+  });
+
+  return { member, signedIn, csrfOk, staleOk };
+}

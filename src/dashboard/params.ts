@@ -1,0 +1,6 @@
+// The dashboard's URL parameters.
+import { Type } from 'typebox';
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export const EntityParams = Type.Object({ entity: Type.String({ pattern: UUID.source }) });
+export const PaymentParams = Type.Object({ entity: Type.String({ pattern: UUID.source }), id: Type.String({ pattern: UUID.source }) });

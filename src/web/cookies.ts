@@ -1,0 +1,40 @@
+// The one cookie implementation: @fastify/cookie, registered once on the root instance
+// with payd's cookie key (derived from the master key), so every route reads
+// request.cookies and signs with reply.setCookie(name, value, { signed: true }).
+import cookie from '@fastify/cookie';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+
+export const webCookies = fp(async (app: FastifyInstance, opts: { secret: Buffer }) => {
+  await app.register(cookie, { secret: opts.secret.toString('base64url'), hook: 'onRequest' });
+}, { name: 'payd-web-cookies' });
+
+export interface CookieScope {
+  /** The path the cookie is sent to (e.g. /dashboard). */
+  path: string;
+  /** Secure attribute: payd served over https. */
+  secure: boolean;
+  /** SameSite; Lax unless said (the identity provider's session cookie is None over https). */
+  sameSite?: 'lax' | 'strict' | 'none';
+}
+
+/** Sets a cookie signed with payd's cookie key: HttpOnly, SameSite=Lax, on the scope's path; a session cookie unless maxAge (seconds). */
+export function setSignedCookie(reply: FastifyReply, name: string, value: string, scope: CookieScope, maxAge?: number): void {
+  reply.setCookie(name, value, { signed: true, httpOnly: true, sameSite: scope.sameSite ?? 'lax', path: scope.path, secure: scope.secure, ...(maxAge !== undefined ? { maxAge } : {}) });
+}
+
+/** A signed cookie's value when its signature holds, else undefined. */
+export function readSignedCookie(request: FastifyRequest, name: string): string | undefined {
+  const raw = request.cookies[name];
+  if (raw === undefined) return undefined;
+  const u = request.unsignCookie(raw);
+  return u.valid && u.value !== null ? u.value : undefined;
+}
+
+/** A plain cookie's value (not signed: a hint, never trusted for access). */
+export const readCookie = (request: FastifyRequest, name: string): string | undefined => request.cookies[name];
+
+/** Ends a cookie of the scope. */
+export function clearCookie(reply: FastifyReply, name: string, scope: CookieScope): void {
+  reply.clearCookie(name, { path: scope.path, httpOnly: true, sameSite: scope.sameSite ?? 'lax', secure: scope.secure });
+}

@@ -1,0 +1,44 @@
+// Rendering: Preact components rendered to a string on the server (preact-render-to-string).
+// Every text child and attribute value is escaped by the renderer; the one way to put HTML
+// that was built elsewhere into a page is <TrustedHtml html={...}/>, which says so where it
+// is used (to be used only for HTML that payd itself built with escaping).
+import type { ComponentChildren, VNode } from 'preact';
+import { renderToString } from 'preact-render-to-string';
+import type { FastifyReply } from 'fastify';
+
+export type { ComponentChildren, VNode };
+
+/** A node rendered to HTML text (escaped). */
+export const render = (node: VNode): string => renderToString(node);
+
+/** HTML built by payd elsewhere (already escaped), as a node: a <div> (or the given tag) wrapping it. */
+export function TrustedHtml({ html, tag = 'div', ...attrs }: { html: string; tag?: 'div' | 'span' | 'section'; [attr: string]: unknown }): VNode {
+  const Tag = tag;
+  return <Tag {...attrs} dangerouslySetInnerHTML={{ __html: html }} />;
+}
+
+/** The escaping of the renderer, for the rare text that must go into a non-HTML context built by hand. */
+export const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+export interface PageHeaders {
+  /** The page's Content-Security-Policy (csp() in csp.ts). */
+  csp: string;
+  /** Cache-Control; pages are no-store unless they say otherwise (the card frame is cacheable). */
+  cacheControl?: string;
+  /** Whether other pages may frame it; when false (default), X-Frame-Options DENY too. */
+  frameable?: boolean;
+}
+
+/** Sends a whole page (a <Document>), with payd's security headers. */
+export function sendHtml(reply: FastifyReply, status: number, page: VNode | string, h: PageHeaders): FastifyReply {
+  reply
+    .code(status)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('content-security-policy', h.csp)
+    .header('cache-control', h.cacheControl ?? 'no-store')
+    .header('referrer-policy', 'no-referrer')
+    .header('x-content-type-options', 'nosniff');
+  if (!h.frameable) reply.header('x-frame-options', 'DENY');
+  return reply.send(`<!doctype html>\n${typeof page === 'string' ? page : render(page)}`);
+}

@@ -1,0 +1,37 @@
+// src/web: payd's one web layer for server-rendered pages (checkout, payment links,
+// dashboard; identity pages and console next). docs/architecture.md "Web layer",
+// docs/decisions.md "One web layer".
+//
+// How to write a page
+//   Pages are Preact components in .tsx files, rendered to a string on the server. Text
+//   and attribute values are escaped by the renderer: write {value}, never build HTML by
+//   hand. <TrustedHtml html={...}/> is the one door for HTML built elsewhere by payd.
+//
+//     import { Document, csp, sendHtml } from '../web/index.ts';
+//     app.get('/thing', async (request, reply) => sendHtml(reply, 200,
+//       <Document title="A thing" stylesheets={['/dashboard/assets/dashboard.css']}>
+//         <main><h1>A thing</h1><p>{request.query.name}</p></main>
+//       </Document>, { csp: csp() }));
+//
+//   csp() is nothing but 'self' and frame-ancestors 'none'; pass what the page needs
+//   ({ frameSrc: "'self'", connect: true, frameAncestors: '*' }). sendHtml adds no-store,
+//   no-referrer, nosniff and (unless frameable) X-Frame-Options DENY.
+//
+// A form with CSRF
+//   The token is bound to the session cookie's raw value under the area's key:
+//     const token = csrfToken(key, session.raw);
+//     <form method="post" action="..."><CsrfField token={token} />...</form>
+//   and in the POST route, before acting:
+//     if (!csrfValid(request, key, session.raw)) return ...403 page...;
+//
+// A signed cookie, a session
+//   @fastify/cookie is registered once on the root (app.ts, webCookies) with payd's cookie
+//   key. setSignedCookie(reply, name, value, { path, secure }) / readSignedCookie(request,
+//   name) for any signed value; startSession / readSession / endSession for a signed-in
+//   user (`<subject>.<expiry>.<sid>`, signed; the area checks the sid is still alive).
+export { TrustedHtml, escapeHtml, render, sendHtml, type PageHeaders } from './html.tsx';
+export { Document, type DocumentProps } from './layout.tsx';
+export { csp, type CspOptions } from './csp.ts';
+export { webCookies, setSignedCookie, readSignedCookie, readCookie, clearCookie, type CookieScope } from './cookies.ts';
+export { startSession, readSession, endSession, type SessionCookie, type WebSession } from './session.ts';
+export { CSRF_FIELD, CsrfField, csrfToken, csrfValid } from './csrf.tsx';
