@@ -6,6 +6,7 @@ import { escapeHtml as e } from '../web/index.ts';
 import type { DashboardAuth } from './auth.routes.ts';
 import { ASSETS, DASHBOARD_CSS, DASHBOARD_JS, addDays, barChart, dayIn, dayStart, money, page, roleLabel } from './views.ts';
 import { EntityParams, UUID } from './params.ts';
+import { homeRepo } from './home.repo.ts';
 
 export async function homeRoutes(app: FastifyInstance, deps: { reads: ReadRouter; auth: DashboardAuth }) {
   const { signedIn, member, staleOk } = deps.auth;
@@ -37,13 +38,7 @@ export async function homeRoutes(app: FastifyInstance, deps: { reads: ReadRouter
     const zone = m.entity.time_zone;
     const today = dayIn(Date.now(), zone);
     const days = Array.from({ length: 14 }, (_, i) => addDays(today, i - 13));
-    const rows = (await deps.reads.read(staleOk(request), async (db) => (await db.query<{ day: string; currency: string; authorized: number; volume: string; refused: number }>(
-      `SELECT to_char(created_at AT TIME ZONE $2, 'YYYY-MM-DD') AS day, currency,
-              count(*) FILTER (WHERE authorization_status = 'AUTHORIZED')::int AS authorized,
-              coalesce(sum(amount) FILTER (WHERE authorization_status = 'AUTHORIZED'), 0)::text AS volume,
-              count(*) FILTER (WHERE authorization_status IN ('REFUSED', 'ERROR'))::int AS refused
-         FROM payments WHERE entity_id = $1 AND created_at >= $3
-        GROUP BY 1, 2`, [m.entity.entity_id, zone, dayStart(days[0]!, zone)])).rows))!;
+    const rows = (await deps.reads.read(staleOk(request), (db) => homeRepo.daysSince(db, m.entity.entity_id, zone, dayStart(days[0]!, zone))))!;
     const currency = rows.find((r) => r.day === today)?.currency ?? rows[0]?.currency ?? 'EUR';
     const of = (day: string) => rows.filter((r) => r.day === day && r.currency === currency);
     const todayRows = of(today);
