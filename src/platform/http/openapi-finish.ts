@@ -297,8 +297,18 @@ export function finishDocument(doc: Json): Json {
   if (event?.properties) {
     event.required = ['id', 'type', 'created_at', 'entity_id', 'data'];
     event.properties.type = { type: 'string', enum: EVENT_TYPES.map((e) => e.type) };
-    event.properties.data = { oneOf: [{ $ref: '#/components/schemas/PaymentEventData' }, { $ref: '#/components/schemas/PaymentLinkEventData' }] };
+    event.properties.data = { oneOf: [{ $ref: '#/components/schemas/PaymentEventData' }, { $ref: '#/components/schemas/PaymentLinkEventData' }, { $ref: '#/components/schemas/WebhookEndpointTestEventData' }] };
   }
+  doc.components.schemas.WebhookEndpointTestEventData = {
+    type: 'object',
+    description: 'The data of a webhook_endpoint.test event',
+    required: ['endpoint_id', 'url', 'message'],
+    properties: {
+      endpoint_id: { type: 'string', format: 'uuid', description: 'The endpoint tested' },
+      url: { type: 'string', description: 'Its URL when the test was asked' },
+      message: { type: 'string' },
+    },
+  };
   const signature = {
     'payd-signature': { required: true, description: 't=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> (docs/webhooks.md)', schema: { type: 'string' } },
     'payd-event-id': { required: true, schema: { type: 'string', format: 'uuid' } },
@@ -309,7 +319,7 @@ export function finishDocument(doc: Json): Json {
     post: {
       operationId: `on${e.type.split(/[._]/).map(pascal).join('')}`,
       summary: e.summary,
-      description: `Sent to the entity's webhook endpoint (or, for a payment of a payment link, to the link's webhook). Answer 2xx within the timeout; anything else is retried with backoff.`,
+      description: `Sent to each enabled webhook endpoint of the entity whose enabled_events take it (or, for a payment of a payment link, to the link's webhook), signed with that endpoint's secret. Answer 2xx within the timeout; anything else is retried with backoff.`,
       tags: ['Webhooks'],
       security: [], // payd calls the merchant; the payd-signature header authenticates the call
       parameters: Object.entries(signature).map(([name, h]) => ({ name, in: 'header', ...h })),
