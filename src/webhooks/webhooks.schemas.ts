@@ -41,10 +41,8 @@ export const WebhookEndpoint = Type.Object({
 /** At most this many endpoints per entity (webhooks.service.ts). */
 const MAX_ENDPOINTS = 16;
 
-const EnabledEvents = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
-  minItems: 1, maxItems: 50,
-  description: 'The event types sent to this endpoint (docs/webhooks.md lists them), or ["*"] for every type. An unknown type is a 400 naming it.',
-});
+const ENABLED_EVENTS = 'The event types sent to this endpoint (docs/webhooks.md lists them), or ["*"] for every type. An unknown type is a 400 naming it.';
+const EnabledEvents = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 50, description: ENABLED_EVENTS });
 const EndpointStatus = StringEnum(['enabled', 'disabled'] as const, 'disabled: no new event is sent to it (its pending deliveries still are)');
 const Description = Type.String({ maxLength: 500, description: 'Free text for your own use' });
 
@@ -52,9 +50,9 @@ export const WebhookEndpointCreateBody = Type.Object(
   {
     url: Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH, description: 'http(s) URL that receives the POSTs' }),
     headers: Type.Optional(Type.Array(WebhookHeader, { maxItems: MAX_HEADERS })),
-    enabled_events: Type.Optional({ ...EnabledEvents, default: ['*'] }),
+    enabled_events: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 50, description: `${ENABLED_EVENTS} Default ["*"].` })),
     description: Type.Optional(Description),
-    status: Type.Optional({ ...EndpointStatus, default: 'enabled' }),
+    status: Type.Optional({ ...EndpointStatus, description: 'enabled (default) or disabled: a disabled endpoint receives no new event' }),
   },
   {
     additionalProperties: false,
