@@ -9571,16 +9571,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "url": "https://shop.example/payd-hooks",
-                 *       "enabled_events": [
-                 *         "payment.captured",
-                 *         "payment.refunded"
-                 *       ],
-                 *       "description": "Order fulfilment"
-                 *     }
-                 */
                 "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
             };
         };
@@ -9967,14 +9957,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "enabled_events": [
-                 *         "*"
-                 *       ],
-                 *       "status": "disabled"
-                 *     }
-                 */
                 "application/json": components["schemas"]["UpdateWebhookEndpointRequest"];
             };
         };

@@ -54,10 +54,7 @@ export const WebhookEndpointCreateBody = Type.Object(
     description: Type.Optional(Description),
     status: Type.Optional({ ...EndpointStatus, description: 'enabled (default) or disabled: a disabled endpoint receives no new event' }),
   },
-  {
-    additionalProperties: false,
-    examples: [{ url: 'https://shop.example/payd-hooks', enabled_events: ['payment.captured', 'payment.refunded'], description: 'Order fulfilment' }],
-  },
+  { additionalProperties: false },
 );
 export type WebhookEndpointCreateBody = Static<typeof WebhookEndpointCreateBody>;
 
@@ -69,7 +66,7 @@ export const WebhookEndpointUpdateBody = Type.Object(
     description: Type.Optional(Nullable(Description)),
     status: Type.Optional(EndpointStatus),
   },
-  { additionalProperties: false, minProperties: 1, examples: [{ enabled_events: ['*'], status: 'disabled' }] },
+  { additionalProperties: false, minProperties: 1 },
 );
 export type WebhookEndpointUpdateBody = Static<typeof WebhookEndpointUpdateBody>;
 

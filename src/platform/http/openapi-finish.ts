@@ -212,6 +212,9 @@ const EXAMPLES: Record<string, Record<string, { summary: string; value: unknown 
   adminRotateWebhookSecret: { overlap: { summary: 'A new secret; the previous one still signs for an hour', value: { previous_secret_valid_seconds: 3600 } } },
   setWebhookEndpoint: { endpoint: { summary: 'Your endpoint, with a header sent on every call', value: { url: 'https://shop.example/payd-webhooks', headers: [{ name: 'x-shop-token', values: ['s3cret'] }] } } },
   rotateWebhookSecret: { overlap: { summary: 'A new secret; the previous one still signs for an hour', value: { previous_secret_valid_seconds: 3600 } } },
+  createWebhookEndpoint: { fulfilment: { summary: 'An endpoint for captures and refunds only', value: { url: 'https://shop.example/payd-hooks', enabled_events: ['payment.captured', 'payment.refunded'], description: 'Order fulfilment' } } },
+  updateWebhookEndpoint: { pause: { summary: 'Stop sending events to it for now', value: { status: 'disabled' } } },
+  rotateWebhookEndpointSecret: { overlap: { summary: 'A new secret; the previous one still signs for an hour', value: { previous_secret_valid_seconds: 3600 } } },
   adminInviteDashboardMember: { operator: { summary: 'Invite someone to the dashboard as an operator', value: { email: 'grace@example.com', role: 'operator' } } },
   adminUpdateDashboardMember: { viewer: { summary: 'Read-only access from now on', value: { role: 'viewer' } } },
 };
