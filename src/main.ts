@@ -40,6 +40,9 @@ Usage:
                                    a running payd's payments (PAYD_API_KEY, PAYD_URL; --json)
   payd events list [--type a,b]|get <id>
                                    its events, as their webhook bodies
+  payd webhook-endpoints list|create --url U [--events a,b]|get <id>|update <id> [--url U] [--events a,b] [--enable|--disable]
+                          |delete <id>|rotate <id>|test <id>
+                                   its webhook endpoints (the secret is printed once, by create and rotate)
                                    (both: the API key from --api-key or PAYD_API_KEY; payd
                                    from --base-url, PAYD_URL or http://localhost:$PORT)
   payd --version | help
@@ -246,7 +249,7 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<void> {
-  if (argv[0] === 'listen' || argv[0] === 'trigger' || argv[0] === 'payments' || argv[0] === 'events') {
+  if (argv[0] === 'listen' || argv[0] === 'trigger' || argv[0] === 'payments' || argv[0] === 'events' || argv[0] === 'webhook-endpoints') {
     // Clients of a running payd: no server configuration, no database.
     const dev = await import('./cli/dev.ts');
     const out = (line: string) => console.log(line);
@@ -254,6 +257,7 @@ async function main(argv: string[]): Promise<void> {
       if (argv[0] === 'trigger') return await dev.trigger(argv.slice(1), process.env, out);
       if (argv[0] === 'payments') return await (await import('./cli/resources.ts')).payments(argv.slice(1), process.env, out);
       if (argv[0] === 'events') return await (await import('./cli/resources.ts')).events(argv.slice(1), process.env, out);
+      if (argv[0] === 'webhook-endpoints') return await (await import('./cli/resources.ts')).webhookEndpoints(argv.slice(1), process.env, out);
       const stop = new AbortController();
       process.once('SIGINT', () => stop.abort());
       process.once('SIGTERM', () => stop.abort());

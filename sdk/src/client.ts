@@ -9,6 +9,8 @@ import type {
   CaptureParams, ClientSession, ClientSessionListParams, CreateClientSessionParams, CreatePaymentLinkParams, CreatePaymentParams,
   EligibleSolutions, EligibleSolutionsParams, EventListParams, Payment, PaymentLink, PaymentLinkListParams, PaymentListParams, PaymentOperation,
   RefundParams, RotateWebhookSecretParams, SavedCard, SavedCardListParams, SetWebhookEndpointParams, SigningJwks, VoidParams, WebhookEndpoint, WebhookEvent, WebhookSecret,
+  CreatedWebhookEndpoint, CreateWebhookEndpointParams, UpdateWebhookEndpointParams, WebhookEndpointItem, WebhookEndpointListParams,
+  WebhookEndpointSecret, WebhookEndpointTest,
 } from './types.ts';
 
 export interface PaydOptions {
@@ -61,7 +63,7 @@ function queryValue(v: string | number | boolean | Date | readonly string[]): st
 }
 
 interface Call {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   query?: Query | undefined;
   body?: unknown;
@@ -93,7 +95,9 @@ export class Payd {
   readonly paymentLinks: PaymentLinks;
   readonly savedCards: SavedCards;
   readonly events: Events;
+  /** @deprecated One endpoint per entity: use webhookEndpoints (it lists this one with is_default true). */
   readonly webhookEndpoint: WebhookEndpointApi;
+  readonly webhookEndpoints: WebhookEndpoints;
 
   private readonly base: string;
   private readonly maxRetries: number;
@@ -116,6 +120,7 @@ export class Payd {
     this.savedCards = new SavedCards(this);
     this.events = new Events(this);
     this.webhookEndpoint = new WebhookEndpointApi(this);
+    this.webhookEndpoints = new WebhookEndpoints(this);
   }
 
   /** Eligible partner and method pairs for an order and customer. */
@@ -408,7 +413,50 @@ class SavedCards {
   }
 }
 
-/** Your webhook endpoint and its signing secret (one per entity; docs/webhooks.md). */
+/**
+ * Your webhook endpoints (at most 16; docs/webhooks.md): each receives the event types
+ * of its enabled_events, signed with its own secret.
+ */
+class WebhookEndpoints {
+  constructor(private readonly c: Payd) {}
+  /**
+   * Creates an endpoint; its signing secret is in this answer only. Sent with an
+   * idempotency key and retried with it: it creates at most one. When payd had already
+   * created it with that key (the answer was lost), the secret cannot be shown again:
+   * IdempotencyError (resourceId: the endpoint; rotate its secret to get a new one).
+   */
+  create(params: CreateWebhookEndpointParams, opts: IdempotentOptions = {}): Promise<CreatedWebhookEndpoint> {
+    return this.c.idempotent<CreatedWebhookEndpoint>({ method: 'POST', path: '/v2/webhook-endpoints', body: params }, opts.idempotencyKey,
+      undefined, (a) => a.body as CreatedWebhookEndpoint);
+  }
+  list(query: WebhookEndpointListParams = {}): Promise<ListPage<WebhookEndpointItem>> {
+    return this.c.json({ method: 'GET', path: '/v2/webhook-endpoints', query, retrySafe: true });
+  }
+  iterate(query: WebhookEndpointListParams = {}): AsyncGenerator<WebhookEndpointItem> {
+    return this.c.iterate('/v2/webhook-endpoints', query);
+  }
+  get(id: string): Promise<WebhookEndpointItem> {
+    return this.c.json({ method: 'GET', path: `/v2/webhook-endpoints/${enc(id)}`, retrySafe: true });
+  }
+  /** Changes the fields given (PATCH: the same call twice is the same change). */
+  update(id: string, params: UpdateWebhookEndpointParams): Promise<WebhookEndpointItem> {
+    return this.c.json({ method: 'PATCH', path: `/v2/webhook-endpoints/${enc(id)}`, body: params, retrySafe: true });
+  }
+  async delete(id: string): Promise<void> {
+    await this.c.call({ method: 'DELETE', path: `/v2/webhook-endpoints/${enc(id)}`, retrySafe: true });
+  }
+  /** A new signing secret, in this answer only; the previous one keeps signing for previous_secret_valid_seconds (default 24 h). */
+  rotateSecret(id: string, params: RotateWebhookSecretParams = {}, opts: IdempotentOptions = {}): Promise<WebhookEndpointSecret> {
+    return this.c.idempotent<WebhookEndpointSecret>({ method: 'POST', path: `/v2/webhook-endpoints/${enc(id)}/secret/rotate`, body: params },
+      opts.idempotencyKey, undefined, (a) => a.body as WebhookEndpointSecret);
+  }
+  /** Sends a webhook_endpoint.test event to this endpoint only; resolves once payd has queued it (202). */
+  test(id: string): Promise<WebhookEndpointTest> {
+    return this.c.json({ method: 'POST', path: `/v2/webhook-endpoints/${enc(id)}/test`, retrySafe: false });
+  }
+}
+
+/** @deprecated Your default webhook endpoint and the entity's signing secret: use webhookEndpoints. */
 class WebhookEndpointApi {
   constructor(private readonly c: Payd) {}
   /** Sets the endpoint (PUT: the same call twice is the same change). `secret` is in the answer once, when this call created it. */

@@ -1022,6 +1022,98 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your webhook endpoints
+         * @description Newest first, with cursor pagination (starting_after = next_cursor). Header values are masked; secrets are not shown.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Every later event of the entity whose type is in enabled_events (default ["*"]: every type) is POSTed to url, with the extra headers (their values are stored sealed and shown masked), signed with the endpoint's own secret, returned in this answer only. At most 16 endpoints per entity (409 beyond). Calls carry payd-signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>; see docs/webhooks.md.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description Header values are masked. 404 for an id that is not one of your endpoints.
+         */
+        get: operations["getWebhookEndpointById"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description No event goes to it any more; its pending deliveries end FAILED (no destination) when their retry window closes.
+         */
+        delete: operations["deleteWebhookEndpointById"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook endpoint
+         * @description Changes the fields given (headers replace the whole list; description null clears it). status disabled stops new events from going to it. Pending retries go to the URL as set at each attempt.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/v2/webhook-endpoints/{id}/secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's signing secret
+         * @description The new secret is in this answer, once. Calls are signed with it at once; the previous secret keeps signing as a second v1 signature for previous_secret_valid_seconds (default 24 h), so that your receiver can switch. The default endpoint's secret is the entity's: rotating it is the same as POST /v2/webhook-endpoint/secret/rotate.
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook-endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a webhook endpoint
+         * @description Writes a webhook_endpoint.test event and sends it to this endpoint only (whatever its enabled_events and status), signed and retried like any event. Its delivery log is GET /admin/v1/entities/{id}/webhook-events/{event_id} (operator) or the dashboard.
+         */
+        post: operations["testWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/webhook-endpoint": {
         parameters: {
             query?: never;
@@ -1031,18 +1123,21 @@ export interface paths {
         };
         /**
          * Get your webhook endpoint
-         * @description Header values are masked. 404 when none is set.
+         * @deprecated
+         * @description Deprecated: use /v2/webhook-endpoints. This route manages the entity's default endpoint (is_default in /v2/webhook-endpoints), which receives every event type and signs with the entity's secret. Header values are masked. 404 when none is set.
          */
         get: operations["getWebhookEndpoint"];
         /**
          * Set your webhook endpoint
-         * @description Events without a target of their own (every event but those of a payment link with a webhook) are POSTed here, with the extra headers (their values are stored sealed and shown masked). When no signing secret exists yet, this call creates it and returns it once in `secret`; otherwise `secret` is absent (rotate it to get a new one). Every later attempt, retries of pending deliveries included, goes to the new URL. Calls carry payd-signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>; see docs/webhooks.md.
+         * @deprecated
+         * @description Deprecated: use /v2/webhook-endpoints. This route manages the entity's default endpoint (is_default in /v2/webhook-endpoints), which receives every event type and signs with the entity's secret. Events without a target of their own (every event but those of a payment link with a webhook) are POSTed here, with the extra headers (their values are stored sealed and shown masked). When no signing secret exists yet, this call creates it and returns it once in `secret`; otherwise `secret` is absent (rotate it to get a new one). Every later attempt, retries of pending deliveries included, goes to the new URL. Calls carry payd-signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>; see docs/webhooks.md.
          */
         put: operations["setWebhookEndpoint"];
         post?: never;
         /**
          * Remove your webhook endpoint
-         * @description Later events without a target of their own are kept (GET /v2/events) but not sent; pending deliveries are retried until an endpoint is set again or they give up.
+         * @deprecated
+         * @description Deprecated: use /v2/webhook-endpoints. This route manages the entity's default endpoint (is_default in /v2/webhook-endpoints), which receives every event type and signs with the entity's secret. Later events without a target of their own are kept (GET /v2/events) but not sent; pending deliveries are retried until an endpoint is set again or they give up.
          */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
@@ -1061,7 +1156,8 @@ export interface paths {
         put?: never;
         /**
          * Rotate your webhook signing secret
-         * @description The new secret is in this answer, once. Calls are signed with it at once; the previous secret keeps signing as a second v1 signature for previous_secret_valid_seconds (default 24 h), so that your receiver can switch.
+         * @deprecated
+         * @description Deprecated: use /v2/webhook-endpoints. This route manages the entity's default endpoint (is_default in /v2/webhook-endpoints), which receives every event type and signs with the entity's secret. The new secret is in this answer, once. Calls are signed with it at once; the previous secret keeps signing as a second v1 signature for previous_secret_valid_seconds (default 24 h), so that your receiver can switch.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -1162,7 +1258,7 @@ export interface webhooks {
         put?: never;
         /**
          * A payment was authorized (every part of its split)
-         * @description Sent to the entity's webhook endpoint (or, for a payment of a payment link, to the link's webhook). Answer 2xx within the timeout; anything else is retried with backoff.
+         * @description Sent to each enabled webhook endpoint of the entity whose enabled_events take it (or, for a payment of a payment link, to the link's webhook), signed with that endpoint's secret. Answer 2xx within the timeout; anything else is retried with backoff.
          */
         post: operations["onPaymentAuthorized"];
         delete?: never;
@@ -1182,7 +1278,7 @@ export interface webhooks {
         put?: never;
         /**
          * A payment was refused (a partner declined; parts already authorized were voided)
-         * @description Sent to the entity's webhook endpoint (or, for a payment of a payment link, to the link's webhook). Answer 2xx within the timeout; anything else is retried with backoff.
+         * @description Sent to each enabled webhook endpoint of the entity whose enabled_events take it (or, for a payment of a payment link, to the link's webhook), signed with that endpoint's secret. Answer 2xx within the timeout; anything else is retried with backoff.
          */
         post: operations["onPaymentRefused"];
         delete?: never;
@@ -1202,7 +1298,7 @@ export interface webhooks {
         put?: never;
         /**
          * A payment ended in ERROR (no partner refused, one failed)
-         * @description Sent to the entity's webhook endpoint (or, for a payment of a payment link, to the link's webhook). Answer 2xx within the timeout; anything else is retried with backoff.
+         * @description Sent to each enabled webhook endpoint of the entity whose enabled_events take it (or, for a payment of a payment link, to the link's webhook), signed with that endpoint's secret. Answer 2xx within the timeout; anything else is retried with backoff.
          */
         post: operations["onPaymentFailed"];
         delete?: never;
@@ -1222,7 +1318,7 @@ export interface webhooks {
         put?: never;
         /**
          * A capture succeeded at every partner
-         * @description Sent to the entity's webhook endpoint (or, for a payment of a payment link, to the link's webhook). Answer 2xx within the timeout; anything else is retried with backoff.
+         * @description Sent to each enabled webhook endpoint of the entity whose enabled_events take it (or, for a payment of a payment link, to the link's webhook), signed with that endpoint's secret. Answer 2xx within the timeout; anything else is retried with backoff.
          */
         post: operations["onPaymentCaptured"];
         delete?: never;
@@ -1242,7 +1338,7 @@ export interface webhooks {
         put?: never;
         /**
          * A capture was refused by every partner it went to
-         * @description Sent to the entity's webhook endpoint (or, for a payment of a payment link, to the link's webhook). Answer 2xx within the timeout; anything else is retried with backoff.
+         * @description Sent to each enabled webhook endpoint of the entity whose enabled_events take it (or, for a payment of a payment link, to the link's webhook), signed with that endpoint's secret. Answer 2xx within the timeout; anything else is retried with backoff.
          */
         post: operations["onPaymentCaptureFailed"];
         delete?: never;
@@ -1262,7 +1358,7 @@ export interface webhooks {
         put?: never;
         /**
          * A capture of a split payment succeeded at some partners and failed at others
-         * @description Sent to the entity's webhook endpoint (or, for a payment of a payment link, to the link's webhook). Answer 2xx within the timeout; anything else is retried with backoff.
+         * @description Sent to each enabled webhook endpoint of the entity whose enabled_events take it (or, for a payment of a payment link, to the link's webhook), signed with that endpoint's secret. Answer 2xx within the timeout; anything else is retried with backoff.
          */
         post: operations["onPaymentCaptureConflict"];
         delete?: never;
@@ -1282,7 +1378,7 @@ export interface webhooks {
         put?: never;
         /**
          * A refund succeeded at every partner
-         * @description Sent to the entity's webhook endpoint (or, for a payment of a payment link, to the link's webhook). Answer 2xx within the timeout; anything else is retried with backoff.
+         * @description Sent to each enabled webhook endpoint of the entity whose enabled_events take it (or, for a payment of a payment link, to the link's webhook), signed with that endpoint's secret. Answer 2xx within the timeout; anything else is retried with backoff.
          */
         post: operations["onPaymentRefunded"];
         delete?: never;
@@ -1302,7 +1398,7 @@ export interface webhooks {
         put?: never;
         /**
          * A refund was refused by every partner it went to
-         * @description Sent to the entity's webhook endpoint (or, for a payment of a payment link, to the link's webhook). Answer 2xx within the timeout; anything else is retried with backoff.
+         * @description Sent to each enabled webhook endpoint of the entity whose enabled_events take it (or, for a payment of a payment link, to the link's webhook), signed with that endpoint's secret. Answer 2xx within the timeout; anything else is retried with backoff.
          */
         post: operations["onPaymentRefundFailed"];
         delete?: never;
@@ -1322,7 +1418,7 @@ export interface webhooks {
         put?: never;
         /**
          * A refund of a split payment succeeded at some partners and failed at others
-         * @description Sent to the entity's webhook endpoint (or, for a payment of a payment link, to the link's webhook). Answer 2xx within the timeout; anything else is retried with backoff.
+         * @description Sent to each enabled webhook endpoint of the entity whose enabled_events take it (or, for a payment of a payment link, to the link's webhook), signed with that endpoint's secret. Answer 2xx within the timeout; anything else is retried with backoff.
          */
         post: operations["onPaymentRefundConflict"];
         delete?: never;
@@ -1342,7 +1438,7 @@ export interface webhooks {
         put?: never;
         /**
          * A void succeeded at every partner
-         * @description Sent to the entity's webhook endpoint (or, for a payment of a payment link, to the link's webhook). Answer 2xx within the timeout; anything else is retried with backoff.
+         * @description Sent to each enabled webhook endpoint of the entity whose enabled_events take it (or, for a payment of a payment link, to the link's webhook), signed with that endpoint's secret. Answer 2xx within the timeout; anything else is retried with backoff.
          */
         post: operations["onPaymentVoided"];
         delete?: never;
@@ -1362,7 +1458,7 @@ export interface webhooks {
         put?: never;
         /**
          * A void was refused by every partner it went to
-         * @description Sent to the entity's webhook endpoint (or, for a payment of a payment link, to the link's webhook). Answer 2xx within the timeout; anything else is retried with backoff.
+         * @description Sent to each enabled webhook endpoint of the entity whose enabled_events take it (or, for a payment of a payment link, to the link's webhook), signed with that endpoint's secret. Answer 2xx within the timeout; anything else is retried with backoff.
          */
         post: operations["onPaymentVoidFailed"];
         delete?: never;
@@ -1382,7 +1478,7 @@ export interface webhooks {
         put?: never;
         /**
          * A void of a split payment succeeded at some partners and failed at others
-         * @description Sent to the entity's webhook endpoint (or, for a payment of a payment link, to the link's webhook). Answer 2xx within the timeout; anything else is retried with backoff.
+         * @description Sent to each enabled webhook endpoint of the entity whose enabled_events take it (or, for a payment of a payment link, to the link's webhook), signed with that endpoint's secret. Answer 2xx within the timeout; anything else is retried with backoff.
          */
         post: operations["onPaymentVoidConflict"];
         delete?: never;
@@ -1402,7 +1498,7 @@ export interface webhooks {
         put?: never;
         /**
          * A payment of the link was authorized
-         * @description Sent to the entity's webhook endpoint (or, for a payment of a payment link, to the link's webhook). Answer 2xx within the timeout; anything else is retried with backoff.
+         * @description Sent to each enabled webhook endpoint of the entity whose enabled_events take it (or, for a payment of a payment link, to the link's webhook), signed with that endpoint's secret. Answer 2xx within the timeout; anything else is retried with backoff.
          */
         post: operations["onPaymentLinkPaid"];
         delete?: never;
@@ -1422,7 +1518,7 @@ export interface webhooks {
         put?: never;
         /**
          * A payment attempt on the link was refused or failed (the shopper may try again)
-         * @description Sent to the entity's webhook endpoint (or, for a payment of a payment link, to the link's webhook). Answer 2xx within the timeout; anything else is retried with backoff.
+         * @description Sent to each enabled webhook endpoint of the entity whose enabled_events take it (or, for a payment of a payment link, to the link's webhook), signed with that endpoint's secret. Answer 2xx within the timeout; anything else is retried with backoff.
          */
         post: operations["onPaymentLinkPaymentFailed"];
         delete?: never;
@@ -1442,9 +1538,29 @@ export interface webhooks {
         put?: never;
         /**
          * The merchant cancelled the link
-         * @description Sent to the entity's webhook endpoint (or, for a payment of a payment link, to the link's webhook). Answer 2xx within the timeout; anything else is retried with backoff.
+         * @description Sent to each enabled webhook endpoint of the entity whose enabled_events take it (or, for a payment of a payment link, to the link's webhook), signed with that endpoint's secret. Answer 2xx within the timeout; anything else is retried with backoff.
          */
         post: operations["onPaymentLinkCancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test asked with POST /v2/webhook-endpoints/{id}/test: sent to that endpoint only
+         * @description Sent to each enabled webhook endpoint of the entity whose enabled_events take it (or, for a payment of a payment link, to the link's webhook), signed with that endpoint's secret. Answer 2xx within the timeout; anything else is retried with backoff.
+         */
+        post: operations["onWebhookEndpointTest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2133,12 +2249,12 @@ export interface components {
              */
             id: string;
             /** @enum {string} */
-            type: "payment.authorized" | "payment.refused" | "payment.failed" | "payment.captured" | "payment.capture_failed" | "payment.capture_conflict" | "payment.refunded" | "payment.refund_failed" | "payment.refund_conflict" | "payment.voided" | "payment.void_failed" | "payment.void_conflict" | "payment_link.paid" | "payment_link.payment_failed" | "payment_link.cancelled";
+            type: "payment.authorized" | "payment.refused" | "payment.failed" | "payment.captured" | "payment.capture_failed" | "payment.capture_conflict" | "payment.refunded" | "payment.refund_failed" | "payment.refund_conflict" | "payment.voided" | "payment.void_failed" | "payment.void_conflict" | "payment_link.paid" | "payment_link.payment_failed" | "payment_link.cancelled" | "webhook_endpoint.test";
             /** Format: date-time */
             created_at: string;
             /** Format: uuid */
             entity_id: string;
-            data: components["schemas"]["PaymentEventData"] | components["schemas"]["PaymentLinkEventData"];
+            data: components["schemas"]["PaymentEventData"] | components["schemas"]["PaymentLinkEventData"] | components["schemas"]["WebhookEndpointTestEventData"];
         };
         CreateAccessTokenRequest: {
             /** @description client_credentials */
@@ -2583,6 +2699,50 @@ export interface components {
              */
             previous_secret_valid_seconds: number;
         };
+        CreateWebhookEndpointRequest: {
+            /** @description http(s) URL that receives the POSTs */
+            url: string;
+            headers?: {
+                /** @description Header name (names payd sets itself, e.g. content-type or payd-*, are refused) */
+                name: string;
+                /** @description One header line per value */
+                values: string[];
+            }[];
+            /** @description The event types sent to this endpoint (docs/webhooks.md lists them), or ["*"] for every type. An unknown type is a 400 naming it. Default ["*"]. */
+            enabled_events?: string[];
+            /** @description Free text for your own use */
+            description?: string;
+            /**
+             * @description enabled (default) or disabled: a disabled endpoint receives no new event
+             * @enum {string}
+             */
+            status?: "enabled" | "disabled";
+        };
+        UpdateWebhookEndpointRequest: {
+            url?: string;
+            /** @description Replaces every extra header */
+            headers?: {
+                /** @description Header name (names payd sets itself, e.g. content-type or payd-*, are refused) */
+                name: string;
+                /** @description One header line per value */
+                values: string[];
+            }[];
+            /** @description The event types sent to this endpoint (docs/webhooks.md lists them), or ["*"] for every type. An unknown type is a 400 naming it. */
+            enabled_events?: string[];
+            description?: string | null;
+            /**
+             * @description disabled: no new event is sent to it (its pending deliveries still are)
+             * @enum {string}
+             */
+            status?: "enabled" | "disabled";
+        };
+        RotateWebhookEndpointSecretRequest: {
+            /**
+             * @description How long the previous secret keeps signing (a second v1), 0 to 604800 s; default 86400 (24 h)
+             * @default 86400
+             */
+            previous_secret_valid_seconds: number;
+        };
         SetWebhookEndpointRequest: {
             /** @description http(s) URL that receives the POSTs */
             url: string;
@@ -2628,6 +2788,17 @@ export interface components {
              * @enum {string}
              */
             authorization_status?: "REFUSED" | "ERROR";
+        };
+        /** @description The data of a webhook_endpoint.test event */
+        WebhookEndpointTestEventData: {
+            /**
+             * Format: uuid
+             * @description The endpoint tested
+             */
+            endpoint_id: string;
+            /** @description Its URL when the test was asked */
+            url: string;
+            message: string;
         };
     };
     responses: never;
@@ -8395,6 +8566,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The endpoint id (the entity's default endpoint in /v2/webhook-endpoints)
+                         */
+                        id: string;
                         /** Format: uuid */
                         entity_id: string;
                         url: string;
@@ -8490,6 +8666,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The endpoint id (the entity's default endpoint in /v2/webhook-endpoints)
+                         */
+                        id: string;
                         /** Format: uuid */
                         entity_id: string;
                         url: string;
@@ -9253,6 +9434,945 @@ export interface operations {
             };
         };
     };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: string;
+                /** @description An endpoint id: the page continues after it (next_cursor of the previous page); newest first */
+                starting_after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {string} */
+                            object: "webhook_endpoint";
+                            /** Format: uuid */
+                            entity_id: string;
+                            url: string;
+                            /** @description Values masked */
+                            headers: {
+                                /** @description Header name (names payd sets itself, e.g. content-type or payd-*, are refused) */
+                                name: string;
+                                /** @description One header line per value */
+                                values: string[];
+                            }[];
+                            description: string | null;
+                            enabled_events: string[];
+                            /**
+                             * @description disabled: no new event is sent to it (its pending deliveries still are)
+                             * @enum {string}
+                             */
+                            status: "enabled" | "disabled";
+                            /** @description The entity's default endpoint: the one of the deprecated /v2/webhook-endpoint routes, signed with the entity's secret */
+                            is_default: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials lack the right scope or entity */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description One key per endpoint to create (1-255 printable ASCII characters), scoped to the entity. A key already processed creates nothing: 409 write-conflict with resource_id (the endpoint it created; its secret was shown only in the first answer) and same_request (true for a retry of the first request). */
+                "x-idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @enum {string} */
+                        object: "webhook_endpoint";
+                        /** Format: uuid */
+                        entity_id: string;
+                        url: string;
+                        /** @description Values masked */
+                        headers: {
+                            /** @description Header name (names payd sets itself, e.g. content-type or payd-*, are refused) */
+                            name: string;
+                            /** @description One header line per value */
+                            values: string[];
+                        }[];
+                        description: string | null;
+                        enabled_events: string[];
+                        /**
+                         * @description disabled: no new event is sent to it (its pending deliveries still are)
+                         * @enum {string}
+                         */
+                        status: "enabled" | "disabled";
+                        /** @description The entity's default endpoint: the one of the deprecated /v2/webhook-endpoint routes, signed with the entity's secret */
+                        is_default: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description The endpoint's signing secret (whsec_...): shown in this answer only */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials lack the right scope or entity */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhookEndpointById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A webhook endpoint (at most 16 per entity) */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @enum {string} */
+                        object: "webhook_endpoint";
+                        /** Format: uuid */
+                        entity_id: string;
+                        url: string;
+                        /** @description Values masked */
+                        headers: {
+                            /** @description Header name (names payd sets itself, e.g. content-type or payd-*, are refused) */
+                            name: string;
+                            /** @description One header line per value */
+                            values: string[];
+                        }[];
+                        description: string | null;
+                        enabled_events: string[];
+                        /**
+                         * @description disabled: no new event is sent to it (its pending deliveries still are)
+                         * @enum {string}
+                         */
+                        status: "enabled" | "disabled";
+                        /** @description The entity's default endpoint: the one of the deprecated /v2/webhook-endpoint routes, signed with the entity's secret */
+                        is_default: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials lack the right scope or entity */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpointById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials lack the right scope or entity */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description A webhook endpoint (at most 16 per entity) */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @enum {string} */
+                        object: "webhook_endpoint";
+                        /** Format: uuid */
+                        entity_id: string;
+                        url: string;
+                        /** @description Values masked */
+                        headers: {
+                            /** @description Header name (names payd sets itself, e.g. content-type or payd-*, are refused) */
+                            name: string;
+                            /** @description One header line per value */
+                            values: string[];
+                        }[];
+                        description: string | null;
+                        enabled_events: string[];
+                        /**
+                         * @description disabled: no new event is sent to it (its pending deliveries still are)
+                         * @enum {string}
+                         */
+                        status: "enabled" | "disabled";
+                        /** @description The entity's default endpoint: the one of the deprecated /v2/webhook-endpoint routes, signed with the entity's secret */
+                        is_default: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials lack the right scope or entity */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description One key per rotation (1-255 printable ASCII characters), scoped to the entity. A key already processed rotates nothing: 409 write-conflict with resource_id (the endpoint) and same_request. */
+                "x-idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookEndpointSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        endpoint_id: string;
+                        /** Format: uuid */
+                        entity_id: string;
+                        /** @description The new signing secret (whsec_...): shown in this answer only */
+                        secret: string;
+                        /** @description 1 at creation, + 1 per rotation */
+                        version: number;
+                        /** Format: date-time */
+                        created_at: string;
+                        rotated_at: string | null;
+                        previous_expires_at: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials lack the right scope or entity */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    testWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The test event's id (it is listed by GET /v2/events)
+                         */
+                        id: string;
+                        /** @enum {string} */
+                        type: "webhook_endpoint.test";
+                        /** Format: uuid */
+                        endpoint_id: string;
+                        /**
+                         * Format: uuid
+                         * @description Its delivery to this endpoint (payd-delivery-id)
+                         */
+                        delivery_id: string;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials lack the right scope or entity */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getWebhookEndpoint: {
         parameters: {
             query?: never;
@@ -9273,6 +10393,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The endpoint id (the entity's default endpoint in /v2/webhook-endpoints)
+                         */
+                        id: string;
                         /** Format: uuid */
                         entity_id: string;
                         url: string;
@@ -9383,6 +10508,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The endpoint id (the entity's default endpoint in /v2/webhook-endpoints)
+                         */
+                        id: string;
                         /** Format: uuid */
                         entity_id: string;
                         url: string;
@@ -9726,8 +10856,8 @@ export interface operations {
                 starting_after?: string;
                 /** @description An event id: the page ends just before it, in the listing order (going back a page) */
                 ending_before?: string;
-                /** @description Only events of these types: one, or several separated by commas (payment.captured,payment.refunded). Types: payment.authorized, payment.refused, payment.failed, payment.captured, payment.capture_failed, payment.capture_conflict, payment.refunded, payment.refund_failed, payment.refund_conflict, payment.voided, payment.void_failed, payment.void_conflict, payment_link.paid, payment_link.payment_failed, payment_link.cancelled */
-                type?: string;
+                /** @description Only events of these types: one, several separated by commas (type=payment.captured,payment.refunded), or the parameter repeated (type=payment.captured&type=payment.refunded). Types: payment.authorized, payment.refused, payment.failed, payment.captured, payment.capture_failed, payment.capture_conflict, payment.refunded, payment.refund_failed, payment.refund_conflict, payment.voided, payment.void_failed, payment.void_conflict, payment_link.paid, payment_link.payment_failed, payment_link.cancelled, webhook_endpoint.test */
+                type?: string | string[];
                 /** @description Only events created at or after this time */
                 created_gte?: string;
                 /** @description Only events created before this time */
@@ -10788,6 +11918,38 @@ export interface operations {
                     /** @enum {string} */
                     type?: "payment_link.cancelled";
                     data?: components["schemas"]["PaymentLinkEventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onWebhookEndpointTest: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> (docs/webhooks.md) */
+                "payd-signature": string;
+                "payd-event-id": string;
+                "payd-event-type": string;
+                "payd-delivery-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    /** @enum {string} */
+                    type?: "webhook_endpoint.test";
+                    data?: components["schemas"]["WebhookEndpointTestEventData"];
                 };
             };
         };

@@ -41,7 +41,7 @@ type TimeParam = 'created_gte' | 'created_lt';
 export type ListParams<Op, Values extends Record<string, string> = Record<never, string>> = {
   [K in keyof Query<Op>]?: K extends NumericParam ? number | string
     : K extends TimeParam ? Date | string
-    : K extends keyof Values ? Values[K] | readonly Values[K][] | Query<Op>[K]
+    : K extends keyof Values ? Values[K] | readonly Values[K][] | Extract<Query<Op>[K], string>
     : Query<Op>[K];
 };
 export type PaymentListParams = ListParams<operations['listPayments'], { authorization_status: Payment['authorization']['status'] }>;
@@ -54,3 +54,13 @@ export type WebhookSecret = Ok<operations['rotateWebhookSecret']>;
 type Body<Op> = Op extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
 export type SetWebhookEndpointParams = Body<operations['setWebhookEndpoint']>;
 export type RotateWebhookSecretParams = Partial<Body<operations['rotateWebhookSecret']>>;
+/** An endpoint of /v2/webhook-endpoints (header values masked; no secret). */
+export type WebhookEndpointItem = Ok<operations['getWebhookEndpointById']>;
+/** The answer of webhookEndpoints.create: the endpoint and its secret, shown once. */
+export type CreatedWebhookEndpoint = Ok<operations['createWebhookEndpoint']>;
+export type CreateWebhookEndpointParams = Body<operations['createWebhookEndpoint']>;
+export type UpdateWebhookEndpointParams = Body<operations['updateWebhookEndpoint']>;
+export type WebhookEndpointListParams = ListParams<operations['listWebhookEndpoints']>;
+export type WebhookEndpointSecret = Ok<operations['rotateWebhookEndpointSecret']>;
+export type WebhookEndpointTest = Accepted<operations['testWebhookEndpoint']>;
+type Accepted<Op> = Op extends { responses: { 202: { content: { 'application/json': infer B } } } } ? B : never;

@@ -34,7 +34,7 @@ export class Api {
   private token: string | undefined;
   constructor(private readonly c: Conn) {}
 
-  async call<T>(method: 'GET' | 'POST', path: string, body?: unknown, idempotencyKey?: string): Promise<T> {
+  async call<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, idempotencyKey?: string): Promise<T> {
     const res = await fetch(this.c.base + path, {
       method,
       headers: {

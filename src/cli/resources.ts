@@ -1,4 +1,4 @@
-// `payd payments …` and `payd events …`: a merchant's developer works with resources of a
+// `payd payments …`, `payd events …` and `payd webhook-endpoints …`: a merchant's developer works with resources of a
 // running payd from the shell, with an API key (--api-key or PAYD_API_KEY; --base-url or
 // PAYD_URL), as the SDK does: every creating call carries an idempotency key (printed, so
 // that a lost answer can be retried with --idempotency-key). Lists print one line per item
@@ -87,5 +87,79 @@ export async function events(argv: string[], env: NodeJS.ProcessEnv, out: (line:
       return out(JSON.stringify(await api.call('GET', `/v2/events/${idOf(positionals, 'events get')}`), null, 2));
     default:
       throw new CliError(`payd events <list|get> (got "${action ?? ''}"); to receive them as webhooks: payd listen`);
+  }
+}
+
+interface EndpointItem { id: string; url: string; status: string; enabled_events: string[]; is_default: boolean; description: string | null; secret?: string }
+
+/** --events a,b (comma list) as enabled_events. */
+const eventsOpt = (v: unknown) => (typeof v === 'string' ? v.split(',').map((x) => x.trim()).filter(Boolean) : undefined);
+
+export async function webhookEndpoints(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<void> {
+  const [action, ...rest] = argv;
+  const { values, positionals } = parseArgs({
+    args: rest, allowPositionals: true,
+    options: {
+      ...COMMON, limit: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' },
+      enable: { type: 'boolean' }, disable: { type: 'boolean' }, 'idempotency-key': { type: 'string' }, 'previous-valid-seconds': { type: 'string' },
+    },
+  });
+  const api = new Api(conn(values, env));
+  const line = (e: EndpointItem) => `${e.id}  ${e.status}  ${e.enabled_events.join(',')}  ${e.url}${e.is_default ? '  (default)' : ''}${e.description ? `  ${e.description}` : ''}`;
+  switch (action) {
+    case 'list': {
+      const page = await api.call<Page<EndpointItem>>('GET', `/v2/webhook-endpoints?${new URLSearchParams({ limit: limitOpt(values.limit) })}`);
+      if (values.json) return out(JSON.stringify(page, null, 2));
+      for (const e of page.data) out(line(e));
+      if (page.has_more) out('(more: GET /v2/webhook-endpoints?starting_after=' + page.next_cursor + ')');
+      return;
+    }
+    case 'create': {
+      if (typeof values.url !== 'string') throw new CliError('webhook-endpoints create: --url <https://...> is needed (--events a,b; default every type)');
+      const key = (values['idempotency-key'] as string | undefined) ?? randomUUID();
+      out(`idempotency key ${key} (retry a lost answer with --idempotency-key ${key})`);
+      const created = await api.call<EndpointItem>('POST', '/v2/webhook-endpoints', {
+        url: values.url, ...(values.events !== undefined ? { enabled_events: eventsOpt(values.events) } : {}),
+        ...(values.description !== undefined ? { description: values.description } : {}), ...(values.disable ? { status: 'disabled' } : {}),
+      }, key);
+      if (values.json) return out(JSON.stringify(created, null, 2));
+      out(line(created));
+      return out(`signing secret (shown once): ${created.secret}`);
+    }
+    case 'get':
+      return out(JSON.stringify(await api.call('GET', `/v2/webhook-endpoints/${idOf(positionals, 'webhook-endpoints get')}`), null, 2));
+    case 'update': {
+      const id = idOf(positionals, 'webhook-endpoints update');
+      if (values.enable && values.disable) throw new CliError('webhook-endpoints update: --enable or --disable, not both');
+      const body = {
+        ...(values.url !== undefined ? { url: values.url } : {}), ...(values.events !== undefined ? { enabled_events: eventsOpt(values.events) } : {}),
+        ...(values.description !== undefined ? { description: values.description } : {}),
+        ...(values.enable ? { status: 'enabled' } : {}), ...(values.disable ? { status: 'disabled' } : {}),
+      };
+      if (Object.keys(body).length === 0) throw new CliError('webhook-endpoints update: give --url, --events, --description, --enable or --disable');
+      const updated = await api.call<EndpointItem>('PATCH', `/v2/webhook-endpoints/${id}`, body);
+      return out(values.json ? JSON.stringify(updated, null, 2) : line(updated));
+    }
+    case 'delete': {
+      const id = idOf(positionals, 'webhook-endpoints delete');
+      await api.call('DELETE', `/v2/webhook-endpoints/${id}`);
+      return out(`deleted ${id}`);
+    }
+    case 'rotate': {
+      const id = idOf(positionals, 'webhook-endpoints rotate');
+      const seconds = values['previous-valid-seconds'];
+      if (seconds !== undefined && !/^\d{1,6}$/.test(String(seconds))) throw new CliError('--previous-valid-seconds: 0 to 604800');
+      const key = (values['idempotency-key'] as string | undefined) ?? randomUUID();
+      const rotated = await api.call<{ secret: string; version: number; previous_expires_at: string | null }>('POST', `/v2/webhook-endpoints/${id}/secret/rotate`,
+        seconds === undefined ? {} : { previous_secret_valid_seconds: Number(seconds) }, key);
+      if (values.json) return out(JSON.stringify(rotated, null, 2));
+      return out(`signing secret version ${rotated.version} (shown once): ${rotated.secret}${rotated.previous_expires_at ? `; the previous one signs too until ${rotated.previous_expires_at}` : ''}`);
+    }
+    case 'test': {
+      const sent = await api.call<{ id: string; delivery_id: string }>('POST', `/v2/webhook-endpoints/${idOf(positionals, 'webhook-endpoints test')}/test`);
+      return out(values.json ? JSON.stringify(sent, null, 2) : `test event ${sent.id} queued (delivery ${sent.delivery_id})`);
+    }
+    default:
+      throw new CliError(`payd webhook-endpoints <list|create|get|update|delete|rotate|test> (got "${action ?? ''}")`);
   }
 }

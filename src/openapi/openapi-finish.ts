@@ -40,6 +40,13 @@ export const OPERATION_IDS: Record<string, string> = {
   'GET /v2/webhook-endpoint': 'getWebhookEndpoint',
   'DELETE /v2/webhook-endpoint': 'deleteWebhookEndpoint',
   'POST /v2/webhook-endpoint/secret/rotate': 'rotateWebhookSecret',
+  'POST /v2/webhook-endpoints': 'createWebhookEndpoint',
+  'GET /v2/webhook-endpoints': 'listWebhookEndpoints',
+  'GET /v2/webhook-endpoints/{id}': 'getWebhookEndpointById',
+  'PATCH /v2/webhook-endpoints/{id}': 'updateWebhookEndpoint',
+  'DELETE /v2/webhook-endpoints/{id}': 'deleteWebhookEndpointById',
+  'POST /v2/webhook-endpoints/{id}/secret/rotate': 'rotateWebhookEndpointSecret',
+  'POST /v2/webhook-endpoints/{id}/test': 'testWebhookEndpoint',
   'POST /partners/{partner}/webhooks': 'receivePartnerNotification',
   'GET /checkout/v1/session': 'checkoutGetSession',
   'POST /checkout/v1/session/payments': 'checkoutPay',
@@ -205,6 +212,9 @@ const EXAMPLES: Record<string, Record<string, { summary: string; value: unknown 
   adminRotateWebhookSecret: { overlap: { summary: 'A new secret; the previous one still signs for an hour', value: { previous_secret_valid_seconds: 3600 } } },
   setWebhookEndpoint: { endpoint: { summary: 'Your endpoint, with a header sent on every call', value: { url: 'https://shop.example/payd-webhooks', headers: [{ name: 'x-shop-token', values: ['s3cret'] }] } } },
   rotateWebhookSecret: { overlap: { summary: 'A new secret; the previous one still signs for an hour', value: { previous_secret_valid_seconds: 3600 } } },
+  createWebhookEndpoint: { fulfilment: { summary: 'An endpoint for captures and refunds only', value: { url: 'https://shop.example/payd-hooks', enabled_events: ['payment.captured', 'payment.refunded'], description: 'Order fulfilment' } } },
+  updateWebhookEndpoint: { pause: { summary: 'Stop sending events to it for now', value: { status: 'disabled' } } },
+  rotateWebhookEndpointSecret: { overlap: { summary: 'A new secret; the previous one still signs for an hour', value: { previous_secret_valid_seconds: 3600 } } },
   adminInviteDashboardMember: { operator: { summary: 'Invite someone to the dashboard as an operator', value: { email: 'grace@example.com', role: 'operator' } } },
   adminUpdateDashboardMember: { viewer: { summary: 'Read-only access from now on', value: { role: 'viewer' } } },
 };
@@ -297,8 +307,18 @@ export function finishDocument(doc: Json): Json {
   if (event?.properties) {
     event.required = ['id', 'type', 'created_at', 'entity_id', 'data'];
     event.properties.type = { type: 'string', enum: EVENT_TYPES.map((e) => e.type) };
-    event.properties.data = { oneOf: [{ $ref: '#/components/schemas/PaymentEventData' }, { $ref: '#/components/schemas/PaymentLinkEventData' }] };
+    event.properties.data = { oneOf: [{ $ref: '#/components/schemas/PaymentEventData' }, { $ref: '#/components/schemas/PaymentLinkEventData' }, { $ref: '#/components/schemas/WebhookEndpointTestEventData' }] };
   }
+  doc.components.schemas.WebhookEndpointTestEventData = {
+    type: 'object',
+    description: 'The data of a webhook_endpoint.test event',
+    required: ['endpoint_id', 'url', 'message'],
+    properties: {
+      endpoint_id: { type: 'string', format: 'uuid', description: 'The endpoint tested' },
+      url: { type: 'string', description: 'Its URL when the test was asked' },
+      message: { type: 'string' },
+    },
+  };
   const signature = {
     'payd-signature': { required: true, description: 't=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> (docs/webhooks.md)', schema: { type: 'string' } },
     'payd-event-id': { required: true, schema: { type: 'string', format: 'uuid' } },
@@ -309,7 +329,7 @@ export function finishDocument(doc: Json): Json {
     post: {
       operationId: `on${e.type.split(/[._]/).map(pascal).join('')}`,
       summary: e.summary,
-      description: `Sent to the entity's webhook endpoint (or, for a payment of a payment link, to the link's webhook). Answer 2xx within the timeout; anything else is retried with backoff.`,
+      description: `Sent to each enabled webhook endpoint of the entity whose enabled_events take it (or, for a payment of a payment link, to the link's webhook), signed with that endpoint's secret. Answer 2xx within the timeout; anything else is retried with backoff.`,
       tags: ['Webhooks'],
       security: [], // payd calls the merchant; the payd-signature header authenticates the call
       parameters: Object.entries(signature).map(([name, h]) => ({ name, in: 'header', ...h })),

@@ -5,13 +5,13 @@ type OperationEventTypeName = `payment.${'captured' | 'refunded' | 'voided'}` | 
 
 /** Every event type payd emits: a closed union, so that an event written with a type the catalogue lacks does not compile. */
 export type EventTypeName = 'payment.authorized' | 'payment.refused' | 'payment.failed' | OperationEventTypeName
-  | 'payment_link.paid' | 'payment_link.payment_failed' | 'payment_link.cancelled';
+  | 'payment_link.paid' | 'payment_link.payment_failed' | 'payment_link.cancelled' | 'webhook_endpoint.test';
 
 export interface EventType {
   type: EventTypeName;
   summary: string;
   /** components.schemas name of the event's `data`. */
-  data: 'PaymentEventData' | 'PaymentLinkEventData';
+  data: 'PaymentEventData' | 'PaymentLinkEventData' | 'WebhookEndpointTestEventData';
 }
 
 const operationEvents = (['capture', 'refund', 'void'] as const).flatMap((kind): EventType[] => {
@@ -31,4 +31,5 @@ export const EVENT_TYPES: readonly EventType[] = [
   { type: 'payment_link.paid', summary: 'A payment of the link was authorized', data: 'PaymentLinkEventData' },
   { type: 'payment_link.payment_failed', summary: 'A payment attempt on the link was refused or failed (the shopper may try again)', data: 'PaymentLinkEventData' },
   { type: 'payment_link.cancelled', summary: 'The merchant cancelled the link', data: 'PaymentLinkEventData' },
+  { type: 'webhook_endpoint.test', summary: 'A test asked with POST /v2/webhook-endpoints/{id}/test: sent to that endpoint only', data: 'WebhookEndpointTestEventData' },
 ];

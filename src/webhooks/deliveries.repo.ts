@@ -7,8 +7,14 @@ export interface ClaimedDelivery {
   id: string;
   event_id: string;
   entity_id: string;
-  /** The event's own url, else the entity's endpoint now; null when there is neither. */
+  /** The event's own url, else its endpoint's as set now; null when there is neither. */
   url: string | null;
+  /** The endpoint it goes to (null: the event's own url); its own secret columns (null: signed with the entity's secret). */
+  endpoint_id: string | null;
+  secret_version: number | null;
+  secret_enc: string | null;
+  previous_secret_enc: string | null;
+  previous_active: boolean;
   /** Names with masked values (or plain values stored before migration 0014). */
   headers: WebhookHeader[];
   /** The sealed header values (src/webhooks/header-seal.ts), null when none or not yet sealed. */
@@ -63,13 +69,20 @@ export const deliveriesRepo = {
                 next_attempt_at = now() + make_interval(secs => $2::double precision / 1000),
                 claim_token = $3, updated_at = now()
            FROM due WHERE d.id = due.id
-         RETURNING d.id, d.event_id, d.entity_id, d.attempt_count, d.claim_token
+         RETURNING d.id, d.event_id, d.entity_id, d.endpoint_id, d.attempt_count, d.claim_token
        )
-       SELECT c.*, e.type, e.data, e.created_at AS event_created_at, e.traceparent, coalesce(e.url, ep.url) AS url,
+       SELECT c.id, c.event_id, c.entity_id, c.attempt_count, c.claim_token, ep.id AS endpoint_id,
+              ep.secret_version, ep.secret_enc, ep.previous_secret_enc, coalesce(ep.previous_active, false) AS previous_active, e.type, e.data, e.created_at AS event_created_at, e.traceparent, coalesce(e.url, ep.url) AS url,
               CASE WHEN e.url IS NOT NULL THEN e.headers ELSE coalesce(ep.headers, '[]'::jsonb) END AS headers,
               CASE WHEN e.url IS NOT NULL THEN e.headers_enc ELSE ep.headers_enc END AS headers_enc
          FROM claimed c JOIN webhook_events e ON e.id = c.event_id
-         LEFT JOIN webhook_endpoints ep ON ep.entity_id = e.entity_id`,
+         LEFT JOIN LATERAL (
+           SELECT ep.id, ep.url, ep.headers, ep.headers_enc, ep.secret_version, ep.secret_enc, ep.previous_secret_enc,
+                  coalesce(ep.previous_expires_at > now(), false) AS previous_active
+             FROM webhook_endpoints ep
+            WHERE e.url IS NULL AND ep.entity_id = e.entity_id
+              AND ((c.endpoint_id IS NULL AND ep.is_default) OR ep.id = c.endpoint_id)
+         ) ep ON true`,
       [limit, leaseMs, claimToken],
     );
     return rows;

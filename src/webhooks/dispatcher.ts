@@ -188,9 +188,9 @@ export class WebhookDispatcher {
     const startedAt = new Date();
     let out: AttemptOutcome;
     try {
-      if (d.url === null) throw new Error('the event has no URL of its own and the entity has no webhook endpoint');
+      if (d.url === null) throw new Error('the event has no URL of its own and its webhook endpoint does not exist (any more)');
       const body = envelope(d);
-      const signature = signWebhook(await this.secrets.signingSecrets(d.entity_id), body, Math.floor(Date.now() / 1000));
+      const signature = signWebhook(await this.secrets.signingSecretsFor(d), body, Math.floor(Date.now() / 1000));
       out = await sendWebhook({
         url: d.url,
         extraHeaders: this.secrets.headersToSend(d.entity_id, d.headers_enc, d.headers),

@@ -1,5 +1,6 @@
 // SQL of the delivery log as the operator reads it: events, deliveries, attempts; replay.
 import { customPlan, type Queryable } from '../platform/db/index.ts';
+import { fanOutSql } from './outbox.ts';
 import type { DeliveryStatus } from './deliveries.repo.ts';
 import type { WebhookHeader } from './target.ts';
 
@@ -74,7 +75,11 @@ const DELIVERY_SELECT = `SELECT d.id, d.event_id, d.reason, coalesce(e.url, ep.u
     d.status, d.attempt_count, d.next_attempt_at, d.last_status_code, d.last_error, d.delivered_at, d.created_at
   FROM webhook_deliveries d
   JOIN webhook_events e ON e.id = d.event_id
-  LEFT JOIN webhook_endpoints ep ON ep.entity_id = e.entity_id`;
+  LEFT JOIN LATERAL (
+    SELECT ep.url, ep.headers FROM webhook_endpoints ep
+     WHERE e.url IS NULL AND ep.entity_id = e.entity_id
+       AND ((d.endpoint_id IS NULL AND ep.is_default) OR ep.id = d.endpoint_id)
+  ) ep ON true`;
 
 export const eventsRepo = {
   /** A page of an entity's events, newest first. */
@@ -136,19 +141,33 @@ export const eventsRepo = {
   },
 
   /**
-   * A new delivery of an existing event, due now, when it has a destination (its own url
-   * or the entity's endpoint); its id, or undefined when there is no destination.
+   * New deliveries of an existing event, due now: to its own url, else to each enabled
+   * endpoint of the entity whose enabled_events match it now. The first one's id is
+   * `deliveryId`; undefined when there is no destination.
    */
   async insertReplay(q: Queryable, entityId: string, eventId: string, deliveryId: string): Promise<string | undefined> {
     const { rows } = await q.query<{ id: string }>(
-      `INSERT INTO webhook_deliveries (id, event_id, entity_id, reason)
-       SELECT $3, e.id, e.entity_id, 'REPLAY' FROM webhook_events e
+      `INSERT INTO webhook_deliveries (id, event_id, entity_id, endpoint_id, reason)
+       SELECT CASE WHEN t.n = 1 THEN $3::uuid ELSE gen_random_uuid() END, e.id, e.entity_id, t.endpoint_id, 'REPLAY'
+         FROM webhook_events e, LATERAL (${fanOutSql('e')}) t
         WHERE e.id = $1 AND e.entity_id = $2
-          AND (e.url IS NOT NULL OR EXISTS (SELECT 1 FROM webhook_endpoints ep WHERE ep.entity_id = e.entity_id))
        RETURNING id`,
       [eventId, entityId, deliveryId],
     );
-    return rows[0]?.id;
+    return rows.find((r) => r.id === deliveryId)?.id;
+  },
+
+  /** A test event of an endpoint and its one delivery, to that endpoint only. */
+  async insertTestEvent(q: Queryable, entityId: string, endpointId: string, eventId: string, deliveryId: string, data: unknown): Promise<void> {
+    await q.query(
+      `WITH ev AS (
+         INSERT INTO webhook_events (id, entity_id, type, data, created_at) VALUES ($1, $2, 'webhook_endpoint.test', $3::jsonb, clock_timestamp())
+         RETURNING id, entity_id, created_at
+       )
+       INSERT INTO webhook_deliveries (id, event_id, entity_id, endpoint_id, reason, next_attempt_at, created_at, updated_at)
+       SELECT $4, ev.id, ev.entity_id, $5, 'EVENT', ev.created_at, ev.created_at, ev.created_at FROM ev`,
+      [eventId, entityId, JSON.stringify(data), deliveryId, endpointId],
+    );
   },
 
   /**

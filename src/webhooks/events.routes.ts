@@ -18,6 +18,8 @@ const KNOWN_TYPES = new Set<string>(EVENT_TYPES.map((e) => e.type));
 const tags = ['Events'];
 const security = [{ bearerAuth: [] }];
 
+const TypeList = Type.String({ minLength: 1, maxLength: 1000, pattern: '^[a-z_.]+(,[a-z_.]+)*$' });
+
 const EventListQuery = Type.Object(
   {
     // (Query values are strings: payd coerces no types, so the pattern carries the bounds.)
@@ -25,9 +27,9 @@ const EventListQuery = Type.Object(
     order: Type.Optional(StringEnum(['desc', 'asc'], 'desc (default): newest first. asc: oldest first, to catch up from a point')),
     starting_after: Type.Optional(Uuid('An event id: the page continues after it, in the listing order (next_cursor of the previous page)')),
     ending_before: Type.Optional(Uuid('An event id: the page ends just before it, in the listing order (going back a page)')),
-    type: Type.Optional(Type.String({
-      minLength: 1, maxLength: 1000, pattern: '^[a-z_.]+(,[a-z_.]+)*$',
-      description: `Only events of these types: one, or several separated by commas (payment.captured,payment.refunded). Types: ${EVENT_TYPES.map((e) => e.type).join(', ')}`,
+    type: Type.Optional(Type.Union([TypeList, Type.Array(TypeList, { minItems: 1, maxItems: 20 })], {
+      description: 'Only events of these types: one, several separated by commas (type=payment.captured,payment.refunded), ' +
+        `or the parameter repeated (type=payment.captured&type=payment.refunded). Types: ${EVENT_TYPES.map((e) => e.type).join(', ')}`,
     })),
     created_gte: Type.Optional(Type.String({ format: 'date-time', description: 'Only events created at or after this time' })),
     created_lt: Type.Optional(Type.String({ format: 'date-time', description: 'Only events created before this time' })),
@@ -66,7 +68,7 @@ export async function merchantEventsRoutes(root: FastifyInstance, { reads }: { r
     const q = request.query;
     if (q.starting_after && q.ending_before) throw problems.invalidField('ending_before', 'give starting_after or ending_before, not both', 'query');
     const limit = Number(q.limit ?? 20);
-    const types = q.type === undefined ? undefined : [...new Set(q.type.split(','))];
+    const types = q.type === undefined ? undefined : [...new Set([q.type].flat().flatMap((t) => t.split(',')))];
     const unknown = types?.find((x) => !KNOWN_TYPES.has(x));
     if (unknown) throw problems.invalidField('type', `"${unknown}" is not an event type (docs/webhooks.md lists them)`, 'query');
     const rows = await reads.read(allowedLagMs(request.headers['cache-control'], reads.defaultMaxLagMs), (db) => merchantEvents.page(db, entityOf(request), {

@@ -24,11 +24,12 @@
 // - Validate a link's webhook when the link is created (validateWebhookTarget(body.webhook,
 //   'webhook.') gives invalid_params for a 400); enqueueEvent refuses an invalid target
 //   with the same 400 Problem, which rolls the caller's transaction back.
-// - Without url, the event goes to the entity's default endpoint (PUT
-//   /admin/v1/entities/{id}/webhook-endpoint), as set at each attempt; when the entity
-//   has none at this moment, the event is kept (visible to the operator, replayable
-//   later) but not sent.
-// - Events are signed with the entity's secret (payd-signature) whatever the target.
+// - Without url, the event goes to every enabled endpoint of the entity whose
+//   enabled_events match its type (one delivery each, to that endpoint as set at each
+//   attempt); when none matches at this moment, the event is kept (visible to the
+//   operator, replayable later) but not sent.
+// - Events are signed with their endpoint's own secret; the default endpoint and a
+//   link's own url with the entity's secret (payd-signature).
 import type { EventTypeName } from './catalogue.ts';
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../platform/db/index.ts';
@@ -98,6 +99,18 @@ export function eventCtes(event: NewEvent, first: number, gate: string): { sql: 
   };
 }
 
+/**
+ * The destinations of the event row `e` (a lateral subquery): its own url (endpoint_id null),
+ * else every enabled endpoint of its entity whose enabled_events hold its type or "*",
+ * the default endpoint first; n numbers them from 1.
+ */
+export const fanOutSql = (e: string) => `SELECT NULL::uuid AS endpoint_id, 1::bigint AS n WHERE ${e}.url IS NOT NULL
+    UNION ALL
+    SELECT ep.id, row_number() OVER (ORDER BY ep.is_default DESC, ep.created_at, ep.id) AS n
+      FROM webhook_endpoints ep
+     WHERE ${e}.url IS NULL AND ep.entity_id = ${e}.entity_id AND ep.status = 'enabled'
+       AND (ep.enabled_events @> '["*"]'::jsonb OR ep.enabled_events @> jsonb_build_array(${e}.type))`;
+
 /** The text of eventCtes, built once per (first parameter, gate): the same for every event. */
 const ctesSql = new Map<string, string>();
 function eventCtesSql(first: number, gate: string): string {
@@ -109,12 +122,12 @@ function eventCtesSql(first: number, gate: string): string {
        INSERT INTO webhook_events (id, entity_id, type, data, url, headers, headers_enc, subject_id, traceparent, created_at)
        SELECT ${n(0)}::uuid, ${n(1)}::uuid, ${n(2)}::text, ${n(3)}::json, ${n(4)}::text, ${n(5)}::jsonb, ${n(7)}::text, ${n(8)}::uuid, ${n(9)}::text, clock_timestamp()
          FROM ${gate} LIMIT 1
-       RETURNING id, entity_id, url, created_at
+       RETURNING id, entity_id, type, url, created_at
      ), evd AS (
-       INSERT INTO webhook_deliveries (id, event_id, entity_id, reason, next_attempt_at, created_at, updated_at)
-       SELECT ${n(6)}::uuid, ev.id, ev.entity_id, 'EVENT', ev.created_at, ev.created_at, ev.created_at
-         FROM ev
-        WHERE ev.url IS NOT NULL OR EXISTS (SELECT 1 FROM webhook_endpoints ep WHERE ep.entity_id = ev.entity_id)
+       INSERT INTO webhook_deliveries (id, event_id, entity_id, endpoint_id, reason, next_attempt_at, created_at, updated_at)
+       SELECT CASE WHEN t.n = 1 THEN ${n(6)}::uuid ELSE gen_random_uuid() END, ev.id, ev.entity_id, t.endpoint_id, 'EVENT',
+              ev.created_at, ev.created_at, ev.created_at
+         FROM ev, LATERAL (${fanOutSql('ev')}) t
        RETURNING id
      )`;
   if (ctesSql.size < 100) ctesSql.set(key, sql);
@@ -125,7 +138,7 @@ function eventCtesSql(first: number, gate: string): string {
 export async function enqueueEvent(q: Queryable, event: NewEvent): Promise<EnqueuedEvent> {
   const ctes = eventCtes(event, 1, '(SELECT 1) AS gate');
   const { rows } = await q.query<{ id: string; delivery_id: string | null }>(
-    `WITH ${ctes.sql} SELECT ev.id, (SELECT id FROM evd) AS delivery_id FROM ev`,
+    `WITH ${ctes.sql} SELECT ev.id, (SELECT id FROM evd WHERE id = $7::uuid) AS delivery_id FROM ev`,
     ctes.params,
   );
   return { id: rows[0]!.id, deliveryId: rows[0]!.delivery_id };

@@ -3,7 +3,7 @@
 // operator and rotated with an overlap during which both secrets sign.
 import type { Db, Queryable } from '../platform/db/index.ts';
 import { decrypt, encrypt, generateSecret } from '../platform/crypto/secrets.ts';
-import { endpointsRepo, type SecretRow } from './endpoints.repo.ts';
+import { type EndpointSecretRow, endpointsRepo, type SecretRow } from './endpoints.repo.ts';
 import { openHeaders, sealHeaders } from './header-seal.ts';
 import type { WebhookHeader } from './target.ts';
 
@@ -19,6 +19,17 @@ export interface RevealedSecret {
 }
 
 const aad = (entityId: string, version: number) => `webhook-secret:${entityId}:${version}`;
+const endpointAad = (endpointId: string, version: number) => `webhook-endpoint-secret:${endpointId}:${version}`;
+
+/** What signs a delivery: an endpoint's own secret (columns of webhook_endpoints), else the entity's. */
+export interface SigningSource {
+  entity_id: string;
+  endpoint_id: string | null;
+  secret_version: number | null;
+  secret_enc: string | null;
+  previous_secret_enc: string | null;
+  previous_active: boolean;
+}
 
 export class WebhookSecrets {
   constructor(
@@ -55,6 +66,50 @@ export class WebhookSecrets {
     const out = [await this.open(row, 'current')];
     if (row.previous_secret_enc && row.previous_active) out.push(await this.open(row, 'previous'));
     return out;
+  }
+
+  /**
+   * The secrets that sign a delivery: its endpoint's own (current, then previous while it
+   * overlaps), or the entity's (a default endpoint, a payment link's webhook).
+   */
+  async signingSecretsFor(d: SigningSource): Promise<string[]> {
+    if (d.endpoint_id === null || d.secret_enc === null || d.secret_version === null) return this.signingSecrets(d.entity_id);
+    const out = [decrypt(this.masterKey, d.secret_enc, endpointAad(d.endpoint_id, d.secret_version))];
+    if (d.previous_secret_enc && d.previous_active) out.push(decrypt(this.masterKey, d.previous_secret_enc, endpointAad(d.endpoint_id, d.secret_version - 1)));
+    return out;
+  }
+
+  /** A new endpoint's own secret: in clear (shown once) and sealed (version 1). */
+  newEndpointSecret(endpointId: string): { secret: string; sealed: string } {
+    const secret = generateSecret(WEBHOOK_SECRET_PREFIX);
+    return { secret, sealed: encrypt(this.masterKey, secret, endpointAad(endpointId, 1)) };
+  }
+
+  /**
+   * Rotates an endpoint's secret (the default endpoint's is the entity's: rotated as
+   * such). undefined when the entity has no such endpoint.
+   */
+  async rotateEndpoint(entityId: string, endpointId: string, previousSeconds: number): Promise<(RevealedSecret & { endpoint_id: string }) | undefined> {
+    const row = await this.db.transaction(async (tx) => {
+      const current = await endpointsRepo.endpointSecret(tx, entityId, endpointId, true);
+      if (!current || current.secret_enc === null || current.secret_version === null) return current;
+      const secret = generateSecret(WEBHOOK_SECRET_PREFIX);
+      const sealed = encrypt(this.masterKey, secret, endpointAad(current.id, current.secret_version + 1));
+      return endpointsRepo.rotateEndpointSecret(tx, current.id, sealed, previousSeconds);
+    });
+    if (!row) return undefined;
+    if (row.secret_enc === null || row.secret_version === null) return { endpoint_id: row.id, ...(await this.rotate(entityId, previousSeconds)) };
+    return { endpoint_id: row.id, ...this.endpointView(row) };
+  }
+
+  private endpointView(row: EndpointSecretRow): RevealedSecret {
+    return {
+      secret: decrypt(this.masterKey, row.secret_enc!, endpointAad(row.id, row.secret_version!)),
+      version: row.secret_version!,
+      created_at: row.created_at,
+      rotated_at: row.rotated_at,
+      previous_expires_at: row.previous_active ? row.previous_expires_at : null,
+    };
   }
 
   /** The current secret in clear (the entity must exist); creates it when missing. */

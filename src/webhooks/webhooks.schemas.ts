@@ -27,6 +27,7 @@ export const WebhookEndpointBody = Type.Object(
 export type WebhookEndpointBody = Static<typeof WebhookEndpointBody>;
 
 export const WebhookEndpoint = Type.Object({
+  id: Uuid('The endpoint id (the entity\'s default endpoint in /v2/webhook-endpoints)'),
   entity_id: Uuid(),
   url: Type.String(),
   headers: Type.Array(WebhookHeader),
@@ -35,6 +36,88 @@ export const WebhookEndpoint = Type.Object({
   secret: Type.Optional(Type.String({
     description: 'The signing secret, present only in the response that created it (first endpoint of the entity). Later: GET .../webhook-secret',
   })),
+});
+
+/** At most this many endpoints per entity (webhooks.service.ts). */
+const MAX_ENDPOINTS = 16;
+
+const ENABLED_EVENTS = 'The event types sent to this endpoint (docs/webhooks.md lists them), or ["*"] for every type. An unknown type is a 400 naming it.';
+const EnabledEvents = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 50, description: ENABLED_EVENTS });
+const EndpointStatus = StringEnum(['enabled', 'disabled'] as const, 'disabled: no new event is sent to it (its pending deliveries still are)');
+const Description = Type.String({ maxLength: 500, description: 'Free text for your own use' });
+
+export const WebhookEndpointCreateBody = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH, description: 'http(s) URL that receives the POSTs' }),
+    headers: Type.Optional(Type.Array(WebhookHeader, { maxItems: MAX_HEADERS })),
+    enabled_events: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 50, description: `${ENABLED_EVENTS} Default ["*"].` })),
+    description: Type.Optional(Description),
+    status: Type.Optional({ ...EndpointStatus, description: 'enabled (default) or disabled: a disabled endpoint receives no new event' }),
+  },
+  { additionalProperties: false },
+);
+export type WebhookEndpointCreateBody = Static<typeof WebhookEndpointCreateBody>;
+
+export const WebhookEndpointUpdateBody = Type.Object(
+  {
+    url: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH })),
+    headers: Type.Optional(Type.Array(WebhookHeader, { maxItems: MAX_HEADERS, description: 'Replaces every extra header' })),
+    enabled_events: Type.Optional(EnabledEvents),
+    description: Type.Optional(Nullable(Description)),
+    status: Type.Optional(EndpointStatus),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type WebhookEndpointUpdateBody = Static<typeof WebhookEndpointUpdateBody>;
+
+const endpointFields = {
+  id: Uuid(),
+  object: Type.Literal('webhook_endpoint'),
+  entity_id: Uuid(),
+  url: Type.String(),
+  headers: Type.Array(WebhookHeader, { description: 'Values masked' }),
+  description: Nullable(Type.String()),
+  enabled_events: Type.Array(Type.String()),
+  status: EndpointStatus,
+  is_default: Type.Boolean({
+    description: 'The entity\'s default endpoint: the one of the deprecated /v2/webhook-endpoint routes, signed with the entity\'s secret',
+  }),
+  created_at: Timestamp(),
+  updated_at: Timestamp(),
+};
+
+export const WebhookEndpointItem = Type.Object(endpointFields, { description: `A webhook endpoint (at most ${MAX_ENDPOINTS} per entity)` });
+export const WebhookEndpointCreated = Type.Object({
+  ...endpointFields,
+  secret: Type.String({ description: 'The endpoint\'s signing secret (whsec_...): shown in this answer only' }),
+});
+export const WebhookEndpointList = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(WebhookEndpointItem),
+  has_more: Type.Boolean(),
+  next_cursor: Nullable(Uuid('starting_after for the next page; null on the last page')),
+});
+export const WebhookEndpointListQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.String({ pattern: '^(100|[1-9][0-9]?)$', description: 'Page size, 1 to 100 (default 20)' })),
+    starting_after: Type.Optional(Uuid('An endpoint id: the page continues after it (next_cursor of the previous page); newest first')),
+  },
+  { additionalProperties: false },
+);
+export const EndpointSecretRotated = Type.Object({
+  endpoint_id: Uuid(),
+  entity_id: Uuid(),
+  secret: Type.String({ description: 'The new signing secret (whsec_...): shown in this answer only' }),
+  version: Type.Integer({ description: '1 at creation, + 1 per rotation' }),
+  created_at: Timestamp(),
+  rotated_at: Nullable(Timestamp()),
+  previous_expires_at: Nullable(Timestamp('Until then the previous secret also signs (a second v1 in payd-signature)')),
+});
+export const EndpointTestSent = Type.Object({
+  id: Uuid('The test event\'s id (it is listed by GET /v2/events)'),
+  type: Type.Literal('webhook_endpoint.test'),
+  endpoint_id: Uuid(),
+  delivery_id: Uuid('Its delivery to this endpoint (payd-delivery-id)'),
 });
 
 export const WebhookSecret = Type.Object({

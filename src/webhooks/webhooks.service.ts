@@ -3,11 +3,32 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db/index.ts';
 import { problems } from '../platform/http/problem.ts';
-import { endpointsRepo, type EndpointRow } from './endpoints.repo.ts';
+import { type EndpointRow, type EndpointStatus, endpointsRepo } from './endpoints.repo.ts';
+import { EVENT_TYPES } from './catalogue.ts';
 import { type AttemptRow, type DeliveryRow, type EventFilter, type EventRow, eventsRepo } from './events.repo.ts';
 import { maskHeaders } from './header-seal.ts';
 import type { RevealedSecret, WebhookSecrets } from './secrets.ts';
 import { validateWebhookTarget, type WebhookHeader } from './target.ts';
+
+/** At most this many endpoints per entity (the default one included), as Stripe's 16. */
+export const MAX_ENDPOINTS_PER_ENTITY = 16;
+const SUBSCRIBABLE = new Set<string>(EVENT_TYPES.map((e) => e.type));
+
+export interface EndpointInput {
+  url?: string;
+  headers?: WebhookHeader[];
+  description?: string | null;
+  enabled_events?: string[];
+  status?: EndpointStatus;
+}
+
+/** The enabled_events given, checked against the catalogue ("*": every type), without repeats. */
+function checkEnabledEvents(events: string[]): string[] {
+  const bad = events.flatMap((e, i) => (e === '*' || SUBSCRIBABLE.has(e) ? [] : [{ name: `enabled_events[${i}]`, in: 'body' as const, reason: `"${e}" is not an event type (docs/webhooks.md lists them) nor "*"` }]));
+  if (bad.length) throw problems.invalidRequest(`The request body is invalid: ${bad.map((p) => `${p.name} ${p.reason}`).join('; ')}`, bad);
+  const unique = [...new Set(events)];
+  return unique.includes('*') ? ['*'] : unique;
+}
 
 export interface DeliveryView {
   id: string;
@@ -80,7 +101,10 @@ export class WebhooksService {
     return id;
   }
 
-  /** Sets the default endpoint; the response carries the secret when this call created it. */
+  /**
+   * Sets the default endpoint (the deprecated singular routes' one, signed with the
+   * entity's secret); the response carries the secret when this call created it.
+   */
   async putEndpoint(entityId: string, url: string, headers: WebhookHeader[] = []): Promise<EndpointRow & { secret?: string }> {
     const invalid = validateWebhookTarget({ url, headers }, '', { allowPrivateTargets: this.opts.allowPrivateTargets });
     if (invalid.length) {
@@ -88,10 +112,19 @@ export class WebhooksService {
     }
     entityId = await this.requireEntity(entityId);
     const sealed = this.secrets.sealHeaders(entityId, headers);
-    const { endpoint, created } = await this.db.transaction(async (tx) => ({
-      endpoint: await endpointsRepo.upsertEndpoint(tx, entityId, url, maskHeaders(headers), sealed),
-      created: await this.secrets.ensure(tx, entityId),
-    }));
+    const { endpoint, created } = await this.db.transaction(async (tx) => {
+      if (!(await endpointsRepo.getEndpoint(tx, entityId))) {
+        // A new default endpoint counts towards the cap like any other.
+        await endpointsRepo.lockEntity(tx, entityId);
+        if ((await endpointsRepo.countEndpoints(tx, entityId)) >= MAX_ENDPOINTS_PER_ENTITY) {
+          throw problems.conflict(`An entity has at most ${MAX_ENDPOINTS_PER_ENTITY} webhook endpoints: delete one first.`);
+        }
+      }
+      return {
+        endpoint: await endpointsRepo.upsertEndpoint(tx, entityId, randomUUID(), url, maskHeaders(headers), sealed),
+        created: await this.secrets.ensure(tx, entityId),
+      };
+    });
     if (!created) return endpoint;
     return { ...endpoint, secret: (await this.secrets.reveal(entityId)).secret };
   }
@@ -108,6 +141,87 @@ export class WebhooksService {
     if (!(await endpointsRepo.deleteEndpoint(this.db, entityId))) {
       throw problems.notFound(`Entity ${entityId} has no webhook endpoint.`);
     }
+  }
+
+  private checkTarget(url: string, headers: WebhookHeader[]): void {
+    const invalid = validateWebhookTarget({ url, headers }, '', { allowPrivateTargets: this.opts.allowPrivateTargets });
+    if (invalid.length) {
+      throw problems.invalidRequest(`The request body is invalid: ${invalid.map((p) => `${p.name} ${p.reason}`).join('; ')}`, invalid);
+    }
+  }
+
+  /** A new endpoint of the entity with its own secret, shown once in the answer; at most MAX_ENDPOINTS_PER_ENTITY. */
+  async createEndpoint(entityId: string, input: EndpointInput & { url: string }): Promise<EndpointRow & { secret: string }> {
+    const headers = input.headers ?? [];
+    this.checkTarget(input.url, headers);
+    const enabledEvents = checkEnabledEvents(input.enabled_events ?? ['*']);
+    entityId = await this.requireEntity(entityId);
+    const id = randomUUID();
+    const { secret, sealed } = this.secrets.newEndpointSecret(id);
+    const headersEnc = this.secrets.sealHeaders(entityId, headers);
+    const endpoint = await this.db.transaction(async (tx) => {
+      await endpointsRepo.lockEntity(tx, entityId);
+      if ((await endpointsRepo.countEndpoints(tx, entityId)) >= MAX_ENDPOINTS_PER_ENTITY) {
+        throw problems.conflict(`An entity has at most ${MAX_ENDPOINTS_PER_ENTITY} webhook endpoints: delete one first.`);
+      }
+      return endpointsRepo.insertEndpoint(tx, {
+        id, entityId, url: input.url, headers: maskHeaders(headers), headersEnc, description: input.description ?? null,
+        enabledEvents, status: input.status ?? 'enabled', secretEnc: sealed,
+      });
+    });
+    return { ...endpoint, secret };
+  }
+
+  async listEndpoints(entityId: string, limit: number, after?: string): Promise<{ data: EndpointRow[]; has_more: boolean; next_cursor: string | null }> {
+    entityId = await this.requireEntity(entityId);
+    const rows = await endpointsRepo.listEndpoints(this.db, entityId, limit + 1, after);
+    if (!rows) throw problems.invalidField('starting_after', 'is not a webhook endpoint of this entity', 'query');
+    const data = rows.slice(0, limit).map((e) => ({ ...e, headers: maskHeaders(e.headers) }));
+    const hasMore = rows.length > limit;
+    return { data, has_more: hasMore, next_cursor: hasMore ? data[data.length - 1]!.id : null };
+  }
+
+  async getEndpointById(entityId: string, id: string): Promise<EndpointRow> {
+    const endpoint = await endpointsRepo.endpointById(this.db, entityId, id);
+    if (!endpoint) throw problems.notFound(`Webhook endpoint ${id} does not exist.`);
+    return { ...endpoint, headers: maskHeaders(endpoint.headers) };
+  }
+
+  /** Changes the fields given; headers replace the whole list. */
+  async updateEndpoint(entityId: string, id: string, input: EndpointInput): Promise<EndpointRow> {
+    const current = await this.getEndpointById(entityId, id);
+    if (input.url !== undefined || input.headers !== undefined) this.checkTarget(input.url ?? current.url, input.headers ?? []);
+    const enabledEvents = input.enabled_events === undefined ? undefined : checkEnabledEvents(input.enabled_events);
+    const updated = await endpointsRepo.updateEndpoint(this.db, current.entity_id, id, {
+      url: input.url,
+      ...(input.headers !== undefined ? { headers: maskHeaders(input.headers), headersEnc: this.secrets.sealHeaders(current.entity_id, input.headers) } : {}),
+      description: input.description,
+      enabledEvents,
+      status: input.status,
+    });
+    if (!updated) throw problems.notFound(`Webhook endpoint ${id} does not exist.`);
+    return { ...updated, headers: maskHeaders(updated.headers) };
+  }
+
+  async deleteEndpointById(entityId: string, id: string): Promise<void> {
+    if (!(await endpointsRepo.deleteEndpointById(this.db, entityId, id))) throw problems.notFound(`Webhook endpoint ${id} does not exist.`);
+  }
+
+  async rotateEndpointSecret(entityId: string, id: string, previousSeconds: number): Promise<RevealedSecret & { endpoint_id: string; entity_id: string }> {
+    const rotated = await this.secrets.rotateEndpoint(entityId, id, previousSeconds);
+    if (!rotated) throw problems.notFound(`Webhook endpoint ${id} does not exist.`);
+    return { entity_id: entityId, ...rotated };
+  }
+
+  /** Sends a test event (type webhook_endpoint.test) to this endpoint only, whatever its enabled_events and status. */
+  async sendTestEvent(entityId: string, id: string): Promise<{ id: string; type: 'webhook_endpoint.test'; endpoint_id: string; delivery_id: string }> {
+    const endpoint = await this.getEndpointById(entityId, id);
+    const eventId = randomUUID();
+    const deliveryId = randomUUID();
+    await this.db.transaction((tx) => eventsRepo.insertTestEvent(tx, endpoint.entity_id, endpoint.id, eventId, deliveryId, {
+      endpoint_id: endpoint.id, url: endpoint.url, message: 'A test event sent by POST /v2/webhook-endpoints/{id}/test.',
+    }));
+    return { id: eventId, type: 'webhook_endpoint.test', endpoint_id: endpoint.id, delivery_id: deliveryId };
   }
 
   async revealSecret(entityId: string): Promise<RevealedSecret & { entity_id: string }> {
@@ -165,7 +279,7 @@ export class WebhooksService {
       const id = await eventsRepo.insertReplay(tx, entityId, eventId, randomUUID());
       const delivery = id === undefined ? undefined : await eventsRepo.delivery(tx, id);
       if (!delivery) {
-        throw problems.conflict('The event has no destination: it has no URL of its own and the entity has no webhook endpoint. Set one with PUT /admin/v1/entities/{id}/webhook-endpoint first.');
+        throw problems.conflict('The event has no destination: it has no URL of its own and no enabled webhook endpoint of the entity takes its type. Add one (POST /v2/webhook-endpoints, or PUT /admin/v1/entities/{id}/webhook-endpoint) first.');
       }
       return deliveryView(delivery);
     });

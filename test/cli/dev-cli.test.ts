@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { getEventListeners } from 'node:events';
+import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -137,6 +138,42 @@ describe('payd listen and payd trigger', () => {
     }
   });
   // Issue 43 item 2: resources from the shell, as the SDK calls them (a key on every creating call).
+  it('payd webhook-endpoints creates, lists, updates, rotates and deletes an endpoint, which receives its test event', async () => {
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/cli-endpoint`;
+    const created = await payd(['webhook-endpoints', 'create', '--url', url, '--events', 'payment.captured,payment.refunded', '--description', 'CLI'], env);
+    const id = /^([0-9a-f-]{36}) {2}enabled {2}payment\.captured,payment\.refunded {2}/m.exec(created.stdout)?.[1];
+    assert.ok(id, created.stdout);
+    const secret = /signing secret \(shown once\): (whsec_\S+)/.exec(created.stdout)![1]!;
+    assert.match((await payd(['webhook-endpoints', 'list'], env)).stdout, new RegExp(`^${id}  enabled  .*${url}  CLI$`, 'm'));
+    assert.equal(JSON.parse((await payd(['webhook-endpoints', 'get', id], env)).stdout).url, url);
+    assert.match((await payd(['webhook-endpoints', 'update', id, '--events', '*'], env)).stdout, new RegExp(`^${id}  enabled  \\*  `, 'm'));
+    const sent = await payd(['webhook-endpoints', 'test', id], env);
+    const [, eventId, deliveryId] = /test event ([0-9a-f-]{36}) queued \(delivery ([0-9a-f-]{36})\)/.exec(sent.stdout)!;
+    const deadline = Date.now() + 30_000;
+    // Its delivery to the endpoint (the `payd listen` of an earlier test forwards a copy of each event to the same receiver).
+    const arrived = () => received.find((r) => r.headers['payd-event-id'] === eventId && r.headers['payd-delivery-id'] === deliveryId);
+    while (!arrived() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const call = arrived();
+    assert.ok(call, 'the test event arrived');
+    assert.equal(call.headers['payd-event-type'], 'webhook_endpoint.test');
+    const sig = String(call.headers['payd-signature']);
+    const ts = /t=(\d+)/.exec(sig)![1]!;
+    assert.ok(sig.includes(`v1=${createHmac('sha256', secret).update(`${ts}.${call.body}`).digest('hex')}`), 'signed with the secret create printed');
+    assert.match((await payd(['webhook-endpoints', 'rotate', id, '--previous-valid-seconds', '0'], env)).stdout, /signing secret version 2 \(shown once\): whsec_/);
+    assert.match((await payd(['webhook-endpoints', 'delete', id], env)).stdout, new RegExp(`deleted ${id}`));
+    assert.doesNotMatch((await payd(['webhook-endpoints', 'list'], env)).stdout, new RegExp(id));
+    for (const [args, message] of [
+      [['webhook-endpoints', 'create'], /--url <https:\/\/\.\.\.> is needed/],
+      [['webhook-endpoints', 'create', '--url', url, '--events', 'payment.exploded'], /HTTP 400 .*payment\.exploded/],
+      [['webhook-endpoints', 'get', id], /HTTP 404/],
+      [['webhook-endpoints', 'explode'], /payd webhook-endpoints <list\|create/],
+    ] as const) {
+      const err = await payd([...args], env).then(() => assert.fail('exit 0'), (e: { code: number; stderr: string }) => e);
+      assert.equal(err.code, 2, String(args));
+      assert.match(err.stderr, message);
+    }
+  });
+
   it('payd payments list/get/capture/refund/void and payd events list/get work on a running payd', async () => {
     const made = await payd(['trigger', 'payment.authorized'], env);
     const id = /for ([0-9a-f-]{36})/.exec(made.stdout)![1]!;

@@ -282,6 +282,37 @@ describe('@payd/sdk against payd start', () => {
     assert.equal(await signPayload(call.body, secret, t), signWebhook([secret], call.body, t));
     assert.ok(await constructEvent(new TextEncoder().encode(call.body), signWebhook(['whsec_new', secret], call.body, t), secret));
   });
+  it('webhookEndpoints: creates, lists, updates, rotates and deletes an endpoint, and receives its test event', async () => {
+    const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/sdk-endpoint`;
+    const created = await payd.webhookEndpoints.create({ url, enabled_events: ['payment.refunded'], description: 'SDK' });
+    assert.match(created.secret, /^whsec_/);
+    assert.equal(created.is_default, false);
+    const listed = await payd.webhookEndpoints.list({ limit: 100 });
+    assert.ok(listed.data.some((e) => e.id === created.id && e.url === url));
+    const iterated: string[] = [];
+    for await (const e of payd.webhookEndpoints.iterate({ limit: 1 })) iterated.push(e.id);
+    assert.ok(iterated.includes(created.id));
+    assert.equal((await payd.webhookEndpoints.get(created.id)).description, 'SDK');
+    const updated = await payd.webhookEndpoints.update(created.id, { enabled_events: ['payment.captured', 'payment.refunded'] });
+    assert.deepEqual(updated.enabled_events, ['payment.captured', 'payment.refunded']);
+    const bad = await payd.webhookEndpoints.update(created.id, { enabled_events: ['payment.exploded'] }).catch((e: unknown) => e);
+    assert.ok(bad instanceof InvalidRequestError, String(bad));
+    const rotated = await payd.webhookEndpoints.rotateSecret(created.id, { previous_secret_valid_seconds: 0 });
+    assert.equal(rotated.version, 2);
+    const sent = await payd.webhookEndpoints.test(created.id);
+    assert.equal(sent.type, 'webhook_endpoint.test');
+    const deadline = Date.now() + 30_000;
+    const arrived = () => receiver.find((r) => r.headers['payd-event-id'] === sent.id);
+    while (!arrived() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const call = arrived();
+    assert.ok(call, 'the test event arrived');
+    assert.equal(call.headers['payd-event-type'], 'webhook_endpoint.test');
+    const event = await constructEvent(call.body, String(call.headers['payd-signature']), rotated.secret);
+    assert.equal((event.data as { endpoint_id: string }).endpoint_id, created.id);
+    await payd.webhookEndpoints.delete(created.id);
+    assert.ok(await payd.webhookEndpoints.get(created.id).catch((e: unknown) => e) instanceof NotFoundError);
+  });
+
   it('manages the webhook endpoint: set (the secret once), get, rotate the secret, delete', async () => {
     const set = await payd.webhookEndpoint.set({ url: 'https://shop.example/payd-events', headers: [{ name: 'x-shop', values: ['k'] }] });
     assert.equal(set.url, 'https://shop.example/payd-events');

@@ -21,7 +21,8 @@ const LINK_TYPES = ['payment_link.paid', 'payment_link.payment_failed', 'payment
 
 describe('the event catalogue', () => {
   it('is exactly the set of types the producers return', () => {
-    const produced = new Set<string>(LINK_TYPES);
+    // webhook_endpoint.test: written by POST /v2/webhook-endpoints/{id}/test (webhooks.service.ts sendTestEvent).
+    const produced = new Set<string>([...LINK_TYPES, 'webhook_endpoint.test']);
     for (const status of AUTHORIZATION_STATUSES) {
       const type = authorizationEventType(status);
       if (type) produced.add(type);

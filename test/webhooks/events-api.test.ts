@@ -101,6 +101,9 @@ describe('events API and operation read-back', () => {
     assert.ok(several.data.length >= 2);
     assert.ok(several.data.every((e) => ['payment.captured', 'payment.authorized'].includes(e.type)));
     assert.ok(several.data.some((e) => e.type === 'payment.authorized') && several.data.some((e) => e.type === 'payment.captured'));
+    // The parameter repeated (type=a&type=b) means the same as the comma list.
+    const repeated = await list(m, '?type=payment.captured&type=payment.authorized');
+    assert.deepEqual(repeated.data.map((e) => e.id), several.data.map((e) => e.id));
     const newest = (await list(m, '')).data[0]!;
     const since = await list(m, `?created_gte=${encodeURIComponent(newest.created_at)}`);
     assert.ok(since.data.some((e) => e.id === newest.id));
@@ -112,7 +115,7 @@ describe('events API and operation read-back', () => {
   it('refuses bad parameters with 400 naming them', async () => {
     const otherEvent = (await list(other, '')).data[0]!.id;
     for (const [query, name] of [
-      ['?limit=0', 'limit'], ['?limit=101', 'limit'], ['?order=up', 'order'], ['?type=payment.exploded', 'type'], ['?type=payment.captured,payment.exploded', 'type'], ['?type=payment.captured,', 'type'],
+      ['?limit=0', 'limit'], ['?limit=101', 'limit'], ['?order=up', 'order'], ['?type=payment.exploded', 'type'], ['?type=payment.captured,payment.exploded', 'type'], ['?type=payment.captured,', 'type'], ['?type=payment.captured&type=payment.exploded', 'type'],
       ['?created_gte=yesterday', 'created_gte'], [`?starting_after=${otherEvent}`, 'starting_after'],
       [`?starting_after=${otherEvent}&ending_before=${otherEvent}`, 'ending_before'], ['?colour=red', 'colour'],
     ] as const) {
