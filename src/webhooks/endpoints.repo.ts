@@ -1,5 +1,5 @@
 // SQL for the per-entity webhook settings: the endpoints (the default one and the
-// others, migration 0050) and the signing secrets.
+// others, migration 0051) and the signing secrets.
 import type { Queryable } from '../platform/db/index.ts';
 import type { WebhookHeader } from './target.ts';
 

@@ -4,7 +4,7 @@
 // sends a test event, at most MAX_ENDPOINTS_PER_ENTITY per entity (docs/webhooks.md).
 // Each endpoint's secret is shown once: in the answer that created it and in each
 // rotation's. The singular /v2/webhook-endpoint routes (deprecated) manage the entity's
-// default endpoint, which signs with the entity's secret, as before migration 0050.
+// default endpoint, which signs with the entity's secret, as before migration 0051.
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -14,7 +14,7 @@ import { type IdempotencyKeys, idempotencyHeaders, markCreated } from '../platfo
 import type { WebhooksService } from './webhooks.service.ts';
 import { IdParams } from '../platform/http/schemas.ts';
 import { MAX_ENDPOINTS_PER_ENTITY } from './webhooks.service.ts';
-import type { EndpointRow } from './endpoints.repo.ts';
+import type { EndpointRow } from './webhooks.service.ts';
 import {
   EndpointSecretRotated, EndpointTestSent, RotateSecretBody, WebhookEndpoint, WebhookEndpointBody, WebhookEndpointCreateBody,
   WebhookEndpointCreated, WebhookEndpointItem, WebhookEndpointList, WebhookEndpointListQuery, WebhookEndpointUpdateBody, WebhookSecret,

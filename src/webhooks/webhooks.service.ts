@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db/index.ts';
 import { problems } from '../platform/http/problem.ts';
 import { type EndpointRow, type EndpointStatus, endpointsRepo } from './endpoints.repo.ts';
+export type { EndpointRow } from './endpoints.repo.ts';
 import { EVENT_TYPES } from './catalogue.ts';
 import { type AttemptRow, type DeliveryRow, type EventFilter, type EventRow, eventsRepo } from './events.repo.ts';
 import { maskHeaders } from './header-seal.ts';
