@@ -43,7 +43,8 @@ describe('payd listen and payd trigger', () => {
       dbEnv = { PAYD_DATA_DIR: dir };
       cleanup = async () => rmSync(dir, { recursive: true, force: true });
     }
-    server = await startPayd(dbEnv);
+    // (The endpoint test's receiver is on this machine: private targets allowed, as on the embedded database by default.)
+    server = await startPayd({ ...dbEnv, PAYD_WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
     const entity = await (await fetch(`${server.base}/admin/v1/entities`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{"name":"CLI shop"}' })).json();
     const apiKey = (await (await fetch(`${server.base}/admin/v1/entities/${entity.id}/api-keys`, { method: 'POST', headers: admin })).json()).api_key;
