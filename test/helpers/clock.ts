@@ -5,10 +5,15 @@ import type { Clock } from '../../src/platform/clock.ts';
 
 export class TestClock {
   private offset = 0;
+  private frozenAt: number | undefined;
   /** The clock to hand to the app. */
-  readonly now: Clock = () => Date.now() + this.offset;
-  /** Moves the clock forward by ms (time keeps running from there). */
+  readonly now: Clock = () => (this.frozenAt ?? Date.now()) + this.offset;
+  /** Moves the clock forward by ms (time keeps running from there, unless frozen). */
   advance(ms: number): void {
     this.offset += ms;
+  }
+  /** Stops the clock where it is: only advance() moves it (for windows shorter than a slow host's requests). */
+  freeze(): void {
+    this.frozenAt ??= Date.now();
   }
 }
