@@ -150,11 +150,9 @@ describe('payd listen and payd trigger', () => {
     assert.match((await payd(['webhook-endpoints', 'update', id, '--events', '*'], env)).stdout, new RegExp(`^${id}  enabled  \\*  `, 'm'));
     const sent = await payd(['webhook-endpoints', 'test', id], env);
     const [, eventId, deliveryId] = /test event ([0-9a-f-]{36}) queued \(delivery ([0-9a-f-]{36})\)/.exec(sent.stdout)!;
-    const deadline = Date.now() + 30_000;
     // Its delivery to the endpoint (the `payd listen` of an earlier test forwards a copy of each event to the same receiver).
     const arrived = () => received.find((r) => r.headers['payd-event-id'] === eventId && r.headers['payd-delivery-id'] === deliveryId);
-    while (!arrived() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const call = arrived();
+    const call = await poll(async () => arrived(), (c) => c !== undefined, { withinMs: 30_000 });
     assert.ok(call, 'the test event arrived');
     assert.equal(call.headers['payd-event-type'], 'webhook_endpoint.test');
     const sig = String(call.headers['payd-signature']);

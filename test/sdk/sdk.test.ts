@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { ADMIN_TOKEN } from '../helpers/app.ts';
 import { startPayd, type PaydProcess } from '../helpers/processes.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { poll, waitFor } from '../helpers/wait.ts';
 import { createPgTestDb } from '../faults/db-fixture.ts';
 import {
   AmountNotAvailableError, AuthenticationError, constructEvent, IdempotencyError, InvalidRequestError, NotFoundError, Payd,
@@ -301,10 +301,8 @@ describe('@payd/sdk against payd start', () => {
     assert.equal(rotated.version, 2);
     const sent = await payd.webhookEndpoints.test(created.id);
     assert.equal(sent.type, 'webhook_endpoint.test');
-    const deadline = Date.now() + 30_000;
     const arrived = () => receiver.find((r) => r.headers['payd-event-id'] === sent.id);
-    while (!arrived() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const call = arrived();
+    const call = await poll(async () => arrived(), (c) => c !== undefined, { withinMs: 30_000 });
     assert.ok(call, 'the test event arrived');
     assert.equal(call.headers['payd-event-type'], 'webhook_endpoint.test');
     const event = await constructEvent(call.body, String(call.headers['payd-signature']), rotated.secret);
