@@ -2,12 +2,13 @@
 import { type PartnerSpec, PartnersConfigError, parsePartners } from './partners/partners-config.ts';
 import { splitHosts } from './platform/db/hosts.ts';
 import type { TracingConfig } from './platform/observability/otel-sdk.ts';
+import type { WebhookSettings } from './webhooks/index.ts';
 import { RECENT_PAYMENTS_DEFAULT } from './payments/recent-payments.ts';
 import path from 'node:path';
 
 export type Role = 'all' | 'api' | 'identity' | 'worker';
 
-export interface Config {
+export interface Config extends WebhookSettings {
   port: number;
   host: string;
   /** Public base URL of the payment API (used in links); defaults to http://localhost:PORT. */
@@ -69,20 +70,7 @@ export interface Config {
   simInline: boolean;
   /** PAYD_PARTNERS: the partners that run and their credentials (docs/connectors.md); undefined: the simulators. */
   partners: PartnerSpec[] | undefined;
-  /** Webhook retries: the first retry waits this long, then twice as long each time... */
-  webhookBackoffBaseMs: number;
-  /** ...up to this (before jitter). */
-  webhookBackoffMaxMs: number;
-  /** A delivery gives up (FAILED) when its next attempt would fall this long after it was created. */
-  webhookMaxAgeMs: number;
-  /** How often the webhook dispatcher looks for due deliveries. */
-  webhookPollMs: number;
-  /** A webhook call that takes longer is a failed attempt. */
-  webhookTimeoutMs: number;
-  /** A claimed delivery whose worker died is due again after this long (longer than the timeout). */
-  webhookLeaseMs: number;
-  /** Deliver to loopback, private and link-local addresses (default: only on the embedded database). */
-  webhookAllowPrivateTargets: boolean;
+  // (The webhook settings, webhook*, are WebhookSettings': src/webhooks/index.ts.)
   /** Identity: accept http:// redirect URIs on localhost (development; default only on the embedded database). */
   identityAllowHttpLocalhost: boolean;
   /** {identity_claims_base}: namespace of payd's own claims (login-as-name). */

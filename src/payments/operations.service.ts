@@ -15,7 +15,7 @@ import { answerInline } from '../partners/inline.ts';
 import { callPartner, txUpdate } from './partner-calls.ts';
 import { type NewOperation, type NewPartnerTx, type OperationKind, type OperationRow, type PartnerTxRow, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
 import { isOperationKeyConflict, moneyWriter, restingTotals } from './money.repo.ts';
-import { outcomeOf } from './outcome.ts';
+import { needsNothingElse, outcomeOf } from './outcome.ts';
 import { paymentView, reservedOfPayment, slicesOf, slicesOfPayment, totalsOfPayment } from './payment-view.ts';
 import { paymentEvents } from './payment-events.ts';
 import type { OperationBody } from './payments.schemas.ts';
@@ -100,7 +100,7 @@ export class OperationsService {
   private outcomeOfOne(p: PaymentRow, txs: PartnerTxRow[], ops: OperationRow[], op: OperationRow) {
     const outcome = outcomeOf(p, txs, ops, { endProcessing: false });
     const mine = outcome.operations.find((o) => o.op === op);
-    if (outcome.changed || outcome.reverse.length || outcome.capture || outcome.operations.length !== (mine ? 1 : 0)) return undefined;
+    if (outcome.changed || !needsNothingElse(outcome) || outcome.operations.length !== (mine ? 1 : 0)) return undefined;
     return { status: mine?.status ?? op.status, events: outcome.events };
   }
 

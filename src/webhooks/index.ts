@@ -36,15 +36,23 @@ declare module 'fastify' {
   }
 }
 
-/** The webhook module's settings (config.ts builds them from the environment). */
+/** The webhook module's settings (config.ts builds them from the environment; Config extends this). */
 export interface WebhookSettings {
+  /** Webhook retries: the first retry waits this long, then twice as long each time... */
   webhookBackoffBaseMs: number;
+  /** ...up to this (before jitter). */
   webhookBackoffMaxMs: number;
+  /** A delivery gives up (FAILED) when its next attempt would fall this long after it was created. */
   webhookMaxAgeMs: number;
+  /** How often the webhook dispatcher looks for due deliveries. */
   webhookPollMs: number;
+  /** A webhook call that takes longer is a failed attempt. */
   webhookTimeoutMs: number;
+  /** A claimed delivery whose worker died is due again after this long (longer than the timeout). */
   webhookLeaseMs: number;
+  /** Deliver to loopback, private and link-local addresses (default: only on the embedded database). */
   webhookAllowPrivateTargets: boolean;
+  /** How long a stopping process lets work in flight finish (PAYD_SHUTDOWN_GRACE_MS). */
   shutdownGraceMs: number;
 }
 
