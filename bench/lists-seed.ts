@@ -84,7 +84,7 @@ export interface ListFilterCase {
   common: string;
   rare: string;
   absent: string;
-  /** The index a rare or absent value's page must read (migrations 0020 and 0048), a RegExp source. */
+  /** The index a rare or absent value's page must read (migrations 0020 and 0048), a RegExp source; for amounts, the function that reads theirs (0053). */
   index: string;
 }
 
@@ -98,8 +98,8 @@ export const LIST_FILTERS: ListFilterCase[] = [
   { path: '/v2/payments', param: 'partner', common: 'card-sim', rare: 'gift-sim', absent: 'no-such-partner', index: 'payments_split_keys_idx' },
   { path: '/v2/payments', param: 'method', common: 'CARD', rare: 'GIFT_CARD', absent: 'IDEAL', index: 'payments_split_keys_idx' },
   { path: '/v2/payments', param: 'currency', common: 'EUR', rare: 'JPY', absent: 'GBP', index: 'payments_entity_currency_created_idx' },
-  { path: '/v2/payments', param: 'amount_gte', common: '1000', rare: '4000000', absent: '9000000', index: 'payments_entity_amount_idx' },
-  { path: '/v2/payments', param: 'amount_lte', common: '999999', rare: '1010', absent: '999', index: 'payments_entity_amount_idx' },
+  { path: '/v2/payments', param: 'amount_gte', common: '1000', rare: '4000000', absent: '9000000', index: 'payd_amount_matches' },
+  { path: '/v2/payments', param: 'amount_lte', common: '999999', rare: '1010', absent: '999', index: 'payd_amount_matches' },
   { path: '/v2/payments', param: 'customer_email', common: 'shopper1@example.com', rare: 'shopper2@example.com', absent: 'nobody@example.com', index: 'payments_entity_email_created_idx' },
   { path: '/v2/payments', param: 'card_last_four', common: '4242', rare: '0005', absent: '9999', index: 'partner_transactions_card_last_four_idx' },
   { path: '/v2/client-sessions', param: 'status', common: 'SUBMITTED', rare: 'ABORTED_BY_MERCHANT', absent: 'CREATED', index: 'client_sessions_entity_status_(created|expires)_idx' },
