@@ -3,7 +3,6 @@
 import { randomUUID } from 'node:crypto';
 import type { VNode } from 'preact';
 import type { PaymentLinksService } from '../links/links.service.ts';
-import type { LinkAttemptRow } from '../links/links.repo.ts';
 import type { Member } from './auth.routes.ts';
 import { can } from './members.ts';
 import { CopyField, Hidden, Messages, PostForm, Table } from './parts.tsx';
@@ -12,6 +11,7 @@ import { money, when } from './views.ts';
 export const LINK_CURRENCIES = ['EUR', 'USD', 'GBP', 'CHF'];
 
 export type LinkView = ReturnType<PaymentLinksService['view']>;
+type LinkAttemptRow = Awaited<ReturnType<PaymentLinksService['attempts']>>[number];
 const reference = (l: LinkView) => (l.order as { reference?: string } | undefined)?.reference;
 
 function CreateLink({ m, values }: { m: Member; values: Record<string, string> }): VNode {
