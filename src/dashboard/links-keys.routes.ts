@@ -15,7 +15,7 @@ import { developerRoutes } from './developers.routes.ts';
 export type { Member };
 
 export interface ExtraDeps {
-  /** The primary (actions, forms' keys). */
+  /** The primary database, for the pages that take it (links and developers go through the services). */
   db: Db;
   reads: ReadRouter;
   /** The staleness a page may show (auth.routes.ts). */
