@@ -120,7 +120,7 @@ export async function runList(q: Queryable, entityId: string, c: ListFilterCase,
       return listsRepo.clientSessions(q, entityId, req, f, 'id');
     case '/v2/payment-links':
       statusFilter(f, [value], 'CREATED');
-      return listsRepo.paymentLinks(q, entityId, req, f, 'id');
+      return listsRepo.page(q, 'payment_links', 'id', entityId, req, f);
     case '/v2/events':
       return eventsRepo.page(q, entityId, { limit: 20, order: 'desc', types: [value] });
     case '/admin/v1/entities/{id}/webhook-events':

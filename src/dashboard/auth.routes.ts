@@ -2,44 +2,31 @@
 // (src/web's signed session cookie, alive while the identity provider's sign-in session
 // is), the sign-in through the provider (authorization code + PKCE, the built-in
 // first-party application payd-dashboard), sign-out, and the forms' CSRF token bound to
-// the session. Every page is authorised by the membership of the entity in its URL (not a
-// member: 404).
+// the session. Every page is authorised by the membership of the entity in its URL
+// (access.tsx; not a member: 404).
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { decodeJwt } from '../platform/crypto/compact-jws.ts';
-import type { Db } from '../platform/db/index.ts';
 import type { ReadRouter } from '../platform/db/reads.ts';
 import { Problem } from '../platform/http/problem.ts';
-import { safeEqual } from '../platform/crypto/secrets.ts';
-import { idpRepo } from '../identity/idp/idp.repo.ts';
 import type { IdentityService } from '../identity/idp/idp.service.ts';
-import { hasSecondFactor } from '../identity/mfa/amr.ts';
-import { csrfToken, csrfValid, endSession, readCookie, readSession, readSignedCookie, setSignedCookie, clearCookie, startSession, escapeHtml as e } from '../web/index.ts';
-import { type Membership, type Role, can, membersRepo } from './members.ts';
-import { page, plain, roleLabel } from './views.ts';
+import { csrfToken, csrfValid, endSession, readCookie, readSession, readSignedCookie, setSignedCookie, clearCookie, startSession } from '../web/index.ts';
+import { plain } from './views.ts';
+import type { DashboardService } from './dashboard.service.ts';
+import { type DashboardAuth, type Signed, entityAccess } from './access.tsx';
+import { SignInFailed, SignOutRefused, SignedOut } from './auth-pages.tsx';
 
 export const DASHBOARD_CLIENT_ID = 'payd-dashboard';
 const TTL_SECONDS = 8 * 3600;
 /** Set by a post of the dashboard: its pages read the primary while it lasts (a user sees their own change). */
 const FRESH_COOKIE = 'payd_dashboard_fresh';
 
-export interface Signed { userId: string; email: string; sid: string; csrf: string; memberships: Membership[]; amr: string[] }
-export type Member = Signed & { entity: Membership };
+export type { DashboardAuth, Member, Signed } from './access.tsx';
 
-export interface DashboardAuth {
-  /** The signed-in user and their membership of the URL's entity (at least `needs`); else the reply is sent (sign-in, 404, 403) and undefined. */
-  member: (request: FastifyRequest, reply: FastifyReply, needs?: Role) => Promise<Member | undefined>;
-  signedIn: (request: FastifyRequest, reply: FastifyReply) => Promise<Signed | undefined>;
-  /** Whether the posted form carries the session's CSRF token. */
-  csrfOk: (request: FastifyRequest, s: { csrf: string }) => boolean;
-  /** The replica lag a page may read with (0 in answer to a post and shortly after one). */
-  staleOk: (request: FastifyRequest) => number;
-}
-
-export async function dashboardAuthRoutes(app: FastifyInstance, deps: { db: Db; reads: ReadRouter; identity: IdentityService; origin: string; idpOrigin: string; key: Buffer }): Promise<DashboardAuth> {
+export async function dashboardAuthRoutes(app: FastifyInstance, deps: { dashboard: DashboardService; reads: ReadRouter; identity: IdentityService; origin: string; idpOrigin: string; key: Buffer }): Promise<DashboardAuth> {
   const callback = `${deps.origin}/dashboard/callback`;
-  await idpRepo.ensureConsoleApp(deps.db, DASHBOARD_CLIENT_ID, callback, deps.origin, 'payd dashboard');
+  await deps.dashboard.ensureApplication(DASHBOARD_CLIENT_ID, callback, deps.origin, 'payd dashboard');
   const scope = { path: '/dashboard', secure: deps.origin.startsWith('https://') };
   const session = { ...scope, name: 'payd_dashboard' };
   const LOGIN_COOKIE = 'payd_dashboard_login';
@@ -64,10 +51,8 @@ export async function dashboardAuthRoutes(app: FastifyInstance, deps: { db: Db; 
     const s = readSession(request, session);
     const alive = s ? await deps.identity.sessionAlive(s.sid, s.sub) : undefined;
     if (s && alive) {
-      const user = await idpRepo.user(deps.db, s.sub);
-      if (user && !user.blocked) {
-        return { userId: s.sub, email: user.email, sid: s.sid, csrf: csrfToken(deps.key, s.raw), memberships: await membersRepo.membershipsOf(deps.db, s.sub), amr: alive.amr };
-      }
+      const user = await deps.dashboard.activeUser(s.sub);
+      if (user) return { userId: s.sub, email: user.email, sid: s.sid, csrf: csrfToken(deps.key, s.raw), memberships: user.memberships, amr: alive.amr };
     }
     const verifier = randomBytes(32).toString('base64url');
     const state = randomBytes(16).toString('base64url');
@@ -82,39 +67,12 @@ export async function dashboardAuthRoutes(app: FastifyInstance, deps: { db: Db; 
     return undefined;
   };
 
-  const member = async (request: FastifyRequest, reply: FastifyReply, needs: Role = 'viewer'): Promise<Member | undefined> => {
-    const s = await signedIn(request, reply);
-    if (!s) return undefined;
-    const entityId = (request.params as { entity?: string }).entity ?? '';
-    const entity = s.memberships.find((m) => m.entity_id === entityId);
-    if (!entity) {
-      page(reply, 404, { title: 'Not found', email: s.email, csrf: s.csrf, memberships: s.memberships }, '<p>There is nothing here, or it is not yours to see.</p>');
-      return undefined;
-    }
-    if (entity.second_factor_required && !hasSecondFactor(s.amr)) {
-      // The team requires a second factor and this sign-in had none (amr without mfa): nothing of the entity is shown.
-      page(reply, 403, { title: 'A second factor is required', email: s.email, csrf: s.csrf, memberships: s.memberships },
-        `<p role="alert">${e(entity.entity_name)} requires its team to sign in with a second factor.</p>
-<ol><li>If you have none yet, <a href="${e(deps.idpOrigin)}/oauth/account/security">add an authenticator app to your account</a>.</li>
-<li>Then sign out (at the top of this page) and sign in again: the sign-in asks for your second factor.</li></ol>`);
-      return undefined;
-    }
-    if (!can(entity.role, needs)) {
-      page(reply, 403, { title: 'Not allowed', email: s.email, csrf: s.csrf, memberships: s.memberships, entity },
-        `<p role="alert">Your role (${e(roleLabel[entity.role])}) cannot do this. Ask an administrator of ${e(entity.entity_name)}.</p>`);
-      return undefined;
-    }
-    return { ...s, entity };
-  };
-  const csrfOk = (request: FastifyRequest, s: { csrf: string }) => {
-    const given = (request.body as Record<string, unknown> | undefined)?.csrf;
-    return typeof given === 'string' && safeEqual(given, s.csrf);
-  };
+  const { member, csrfOk } = entityAccess(signedIn, deps.idpOrigin);
 
   app.get('/dashboard/callback', { schema: { hide: true } }, async (request, reply) => {
     const q = request.query as Record<string, string>;
     const [state, verifier, back] = (readSignedCookie(request, LOGIN_COOKIE) ?? '').split('.');
-    const failed = () => plain(reply, 400, 'Sign-in failed', '<p role="alert">The sign-in did not complete. <a href="/dashboard">Try again</a>.</p>');
+    const failed = () => plain(reply, 400, 'Sign-in failed', SignInFailed());
     if (!state || !verifier || q.state !== state || !q.code) return failed();
     const sid = await deps.identity.codeSession(q.code);
     let userId: string;
@@ -126,8 +84,8 @@ export async function dashboardAuthRoutes(app: FastifyInstance, deps: { db: Db; 
       throw err;
     }
     if (!sid) return failed();
-    // Invitations whose link this user redeemed start now (members.routes.ts, inviteMember).
-    await membersRepo.acceptRedeemed(deps.db, userId);
+    // Invitations whose link this user redeemed start now (team.service.ts, invite).
+    await deps.dashboard.acceptRedeemed(userId);
     const b = Buffer.from(back ?? '', 'base64url').toString();
     const target = b.startsWith('/dashboard') && !b.startsWith('//') ? b : '/dashboard';
     startSession(reply, session, { sub: userId, sid, ttlSeconds: TTL_SECONDS });
@@ -138,11 +96,11 @@ export async function dashboardAuthRoutes(app: FastifyInstance, deps: { db: Db; 
   app.post('/dashboard/logout', { schema: { hide: true, body: Type.Record(Type.String(), Type.String({ maxLength: 1000 })) } }, async (request, reply) => {
     const s = readSession(request, session, 0); // an expired session can still be signed out of
     if (!s || !csrfValid(request, deps.key, s.raw)) {
-      return plain(reply, 403, 'Sign-out refused', '<p role="alert">The form expired; reload the page.</p>');
+      return plain(reply, 403, 'Sign-out refused', SignOutRefused());
     }
     await deps.identity.endSessionById(s.sid);
     endSession(reply, session);
-    return plain(reply, 200, 'Signed out', '<p>You are signed out. <a href="/dashboard">Sign in again</a>.</p>');
+    return plain(reply, 200, 'Signed out', SignedOut());
   });
 
   return { member, signedIn, csrfOk, staleOk };

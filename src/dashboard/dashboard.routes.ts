@@ -27,6 +27,8 @@ import { webhookPageRoutes } from './webhooks.routes.ts';
 import { teamPageRoutes } from './members-page.routes.ts';
 import { eligibilityPageRoutes } from './eligibility.routes.ts';
 import { requestLogPageRoutes } from './requests.routes.ts';
+import { DashboardService } from './dashboard.service.ts';
+import { TeamService } from './team.service.ts';
 
 export { DASHBOARD_CLIENT_ID } from './auth.routes.ts';
 export { csvCell, paymentsCsv } from './payments-csv.ts';
@@ -56,14 +58,17 @@ export interface DashboardDeps {
 }
 
 export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps) {
-  const auth = await dashboardAuthRoutes(app, { db: deps.db, reads: deps.reads, identity: deps.identity, origin: deps.origin, idpOrigin: deps.idpOrigin, key: deps.key });
+  // Pages reach repositories only through services: the API's, and the dashboard's own.
+  const dashboard = new DashboardService(deps.db, deps.reads);
+  const team = new TeamService({ db: deps.db, entities: deps.entities, identity: deps.identity, mailer: deps.mailer, baseUrl: deps.baseUrl });
+  const auth = await dashboardAuthRoutes(app, { dashboard, reads: deps.reads, identity: deps.identity, origin: deps.origin, idpOrigin: deps.idpOrigin, key: deps.key });
   const { member, csrfOk, staleOk } = auth;
-  await homeRoutes(app, { reads: deps.reads, auth });
+  await homeRoutes(app, { dashboard, auth });
   await paymentListRoutes(app, { reads: deps.reads, payments: deps.payments, auth });
-  await paymentRoutes(app, { db: deps.db, payments: deps.payments, operations: deps.operations, webhooks: deps.webhooks, auth });
-  await linkAndKeyRoutes(app, { db: deps.db, reads: deps.reads, staleOk, links: deps.links, entities: deps.entities, onApiKeyRevoked: deps.onApiKeyRevoked, member, csrfOk });
+  await paymentRoutes(app, { dashboard, payments: deps.payments, operations: deps.operations, webhooks: deps.webhooks, auth });
+  await linkAndKeyRoutes(app, { db: deps.db, reads: deps.reads, staleOk, dashboard, links: deps.links, entities: deps.entities, onApiKeyRevoked: deps.onApiKeyRevoked, member, csrfOk });
   await webhookPageRoutes(app, { db: deps.db, webhooks: deps.webhooks, member, csrfOk });
-  await eligibilityPageRoutes(app, { db: deps.db, rules: deps.eligibilityRules, member, csrfOk });
-  await requestLogPageRoutes(app, { db: deps.db, perSecond: deps.requestLogPerSecond, member });
-  await teamPageRoutes(app, { db: deps.db, entities: deps.entities, identity: deps.identity, mailer: deps.mailer, baseUrl: deps.baseUrl, member, csrfOk });
+  await eligibilityPageRoutes(app, { dashboard, rules: deps.eligibilityRules, member, csrfOk });
+  await requestLogPageRoutes(app, { dashboard, perSecond: deps.requestLogPerSecond, member });
+  await teamPageRoutes(app, { team, dashboard, member, csrfOk });
 }

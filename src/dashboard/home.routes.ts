@@ -1,14 +1,14 @@
 // The dashboard's assets, the list of the user's merchants, the merchant switch, and a
 // merchant's home page (today's volume and authorisation rate, the last 14 days).
 import type { FastifyInstance } from 'fastify';
-import type { ReadRouter } from '../platform/db/reads.ts';
-import { escapeHtml as e } from '../web/index.ts';
 import type { DashboardAuth } from './auth.routes.ts';
-import { ASSETS, DASHBOARD_CSS, DASHBOARD_JS, addDays, barChart, dayIn, dayStart, money, page, roleLabel } from './views.ts';
+import type { DashboardService } from './dashboard.service.ts';
+import { ASSETS, DASHBOARD_CSS, DASHBOARD_JS, addDays, dayIn, dayStart, money, page } from './views.ts';
 import { EntityParams, UUID } from './params.ts';
-import { homeRepo } from './home.repo.ts';
+import { layoutOf } from './parts.tsx';
+import { HomeBody, MerchantList } from './home-page.tsx';
 
-export async function homeRoutes(app: FastifyInstance, deps: { reads: ReadRouter; auth: DashboardAuth }) {
+export async function homeRoutes(app: FastifyInstance, deps: { dashboard: DashboardService; auth: DashboardAuth }) {
   const { signedIn, member, staleOk } = deps.auth;
   app.get(`${ASSETS}/dashboard.css`, { schema: { hide: true } }, async (_r, reply) =>
     reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(DASHBOARD_CSS));
@@ -19,9 +19,7 @@ export async function homeRoutes(app: FastifyInstance, deps: { reads: ReadRouter
     const s = await signedIn(request, reply);
     if (!s) return reply;
     if (s.memberships.length === 1) return reply.redirect(`/dashboard/${s.memberships[0]!.entity_id}`, 303);
-    const items = s.memberships.map((m) => `<li><a href="/dashboard/${e(m.entity_id)}">${e(m.entity_name)}</a> (${e(roleLabel[m.role])})</li>`).join('');
-    return page(reply, 200, { title: 'Your merchants', email: s.email, csrf: s.csrf, memberships: s.memberships },
-      items ? `<ul>${items}</ul>` : '<p>You are not a member of any merchant yet. Ask an administrator to invite you.</p>');
+    return page(reply, 200, { title: 'Your merchants', email: s.email, csrf: s.csrf, memberships: s.memberships }, MerchantList({ memberships: s.memberships }));
   });
 
   app.get('/dashboard/switch', { schema: { hide: true } }, async (request, reply) => {
@@ -38,7 +36,7 @@ export async function homeRoutes(app: FastifyInstance, deps: { reads: ReadRouter
     const zone = m.entity.time_zone;
     const today = dayIn(Date.now(), zone);
     const days = Array.from({ length: 14 }, (_, i) => addDays(today, i - 13));
-    const rows = (await deps.reads.read(staleOk(request), (db) => homeRepo.daysSince(db, m.entity.entity_id, zone, dayStart(days[0]!, zone))))!;
+    const rows = await deps.dashboard.daysSince(staleOk(request), m.entity.entity_id, zone, dayStart(days[0]!, zone));
     const currency = rows.find((r) => r.day === today)?.currency ?? rows[0]?.currency ?? 'EUR';
     const of = (day: string) => rows.filter((r) => r.day === day && r.currency === currency);
     const todayRows = of(today);
@@ -50,14 +48,10 @@ export async function homeRoutes(app: FastifyInstance, deps: { reads: ReadRouter
       const v = of(day).reduce((s, r) => s + Number(r.volume), 0);
       return { day, value: v, label: money(v, currency) };
     });
-    return page(reply, 200, { title: `${m.entity.entity_name}: today`, email: m.email, csrf: m.csrf, memberships: m.memberships, entity: m.entity, current: 'home' }, `
-<section class="cards" aria-label="Today">
-<div class="card"><p class="label">Volume authorised today</p><p class="value">${e(money(volume, currency))}</p></div>
-<div class="card"><p class="label">Authorisation rate today</p><p class="value">${e(rate)}</p></div>
-<div class="card"><p class="label">Payments authorised today</p><p class="value">${authorized}</p></div>
-</section>
-${barChart(series, `Volume authorised per day, last 14 days (${currency}, days in ${zone})`)}
-<p><a href="/dashboard/${e(m.entity.entity_id)}/payments">See the payments</a></p>`);
+    return page(reply, 200, layoutOf(m, `${m.entity.entity_name}: today`, 'home'), HomeBody({
+      entityId: m.entity.entity_id, volume: money(volume, currency), rate, authorized, series,
+      caption: `Volume authorised per day, last 14 days (${currency}, days in ${zone})`,
+    }));
   });
 
 }

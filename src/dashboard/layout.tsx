@@ -1,7 +1,8 @@
 // The dashboard's chrome on the web layer's one document (src/web): a skip link, the
 // header (merchant switch, sign-out form with its CSRF token), the navigation, the page's
-// heading. A page body is a node, or (pages not yet written as components) HTML that the
-// page built with escaping, put in through TrustedHtml.
+// heading. A page body is a node (the *-page.tsx components); a string of HTML built with
+// escaping, put in through TrustedHtml, is still taken for webhooks.routes.ts until the
+// dashboard's webhook pages work rewrites it as components.
 import type { FastifyReply } from 'fastify';
 import type { VNode } from 'preact';
 import { CsrfField, Document, TrustedHtml, csp, sendHtml } from '../web/index.ts';

@@ -1,9 +1,9 @@
-// The dashboard's HTML: server-rendered pages with landmarks (header, nav, main), a skip
-// link, labels on every field, and one small script for enhancements (copy buttons,
+// What the dashboard's pages show values with, and their stylesheet and script: pages are
+// Preact components (layout.tsx, the *-page.tsx files) with landmarks (header, nav, main), a
+// skip link, labels on every field, and one small script for enhancements (copy buttons,
 // a form disabled once submitted); no inline script or style, under a strict CSP.
-// Amounts are shown in major units with their currency (all of payd's currencies have
-// two decimals) and read back the same way.
-import { escapeHtml as e } from '../web/index.ts';
+// Amounts are shown in major units of their currency (majorText: two decimals, none for
+// JPY) and read back the same way; dates in the merchant's time zone.
 import type { Role } from './members.ts';
 import { majorText, minorOf } from '../payments/currency.ts';
 
@@ -102,24 +102,6 @@ export function localSeconds(d: Date | string, zone: string): string {
 export { ASSETS, page, plain, type Layout } from './layout.tsx';
 
 export const roleLabel: Record<Role, string> = { admin: 'Administrator', operator: 'Operator', viewer: 'Viewer' };
-
-/**
- * Bars of a daily series as SVG (no script), with its numbers in a table for screen readers.
- * The table is in a hidden box of 1 px, not hidden itself: a table is never narrower than its
- * content, and it made the home page scroll sideways at 375 px.
- */
-export function barChart(series: Array<{ day: string; value: number; label: string }>, caption: string): string {
-  const max = Math.max(1, ...series.map((s) => s.value));
-  const w = 28;
-  const bars = series.map((s, i) => {
-    const h = Math.round((s.value / max) * 100);
-    return `<rect x="${i * w + 4}" y="${110 - h}" width="${w - 8}" height="${Math.max(h, s.value > 0 ? 2 : 0)}"><title>${e(s.day)}: ${e(s.label)}</title></rect>`;
-  }).join('');
-  return `<figure class="chart"><svg role="img" aria-labelledby="chart-caption" viewBox="0 0 ${series.length * w + 8} 120" preserveAspectRatio="none">${bars}<line x1="0" y1="110" x2="${series.length * w + 8}" y2="110"/></svg>
-<figcaption id="chart-caption">${e(caption)}</figcaption>
-<div class="visually-hidden"><table><caption>${e(caption)}</caption><thead><tr><th scope="col">Day</th><th scope="col">Volume</th></tr></thead>
-<tbody>${series.map((s) => `<tr><td>${e(s.day)}</td><td>${e(s.label)}</td></tr>`).join('')}</tbody></table></div></figure>`;
-}
 
 // .table-wrap is positioned: the visually hidden labels inside a wide table (absolute)
 // are clipped by its scrolling, not laid out against the page (the Team page was 472 px

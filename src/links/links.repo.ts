@@ -30,6 +30,8 @@ export const LINK_COLUMNS = `id, entity_id, version, status, amount, currency, c
 
 const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
 
+export interface LinkAttemptRow { id: string; created_at: Date; amount: number; currency: string; authorization_status: string }
+
 export type NewPaymentLink = Omit<PaymentLinkRow, 'version' | 'status' | 'payment_id' | 'attempt_session_id' | 'attempt_started_at' | 'created_at' | 'updated_at'>;
 
 export const linksRepo = {
@@ -83,5 +85,14 @@ export const linksRepo = {
           AND expires_at > now() + interval '5 minutes'
         ORDER BY created_at DESC LIMIT 1`, [id]);
     return rows[0]?.id;
+  },
+  /** A link's attempts: the payments made through its checkout sessions (declined ones too), newest first, at most 50. */
+  async attempts(q: Queryable, entityId: string, id: string): Promise<LinkAttemptRow[]> {
+    const { rows } = await q.query<LinkAttemptRow>(
+      `SELECT p.id, p.created_at, p.amount, p.currency, p.authorization_status
+         FROM client_sessions s JOIN payments p ON p.client_session_id = s.id
+        WHERE s.payment_link_id = $1 AND s.entity_id = $2 AND p.entity_id = $2
+        ORDER BY p.created_at DESC, p.id DESC LIMIT 50`, [id, entityId]);
+    return rows;
   },
 };

@@ -12,7 +12,7 @@ import { maskHeaders } from '../webhooks/header-seal.ts';
 import { validateWebhookTarget, type WebhookHeader } from '../webhooks/target.ts';
 import type { ClientSessionsService } from '../payments/client-sessions.service.ts';
 import { type ClientSessionRow, clientSessionsRepo } from '../payments/client-sessions.repo.ts';
-import { LINK_COLUMNS, type PaymentLinkRow, linksRepo } from './links.repo.ts';
+import { LINK_COLUMNS, type LinkAttemptRow, type PaymentLinkRow, linksRepo } from './links.repo.ts';
 import { type Filter, listsRepo, statusFilter } from '../payments/lists.repo.ts';
 import type { PageRequest } from '../platform/http/lists.ts';
 import type { CreatePaymentLinkBody } from './links.schemas.ts';
@@ -51,6 +51,11 @@ export class PaymentLinksService {
     const f: Filter = { where: [], params: [] };
     if (statuses) statusFilter(f, statuses, 'CREATED');
     return listsRepo.page<PaymentLinkRow>(q, 'payment_links', LINK_COLUMNS, entityId, req, f);
+  }
+
+  /** A link's attempts (payments made through its checkout sessions, declined ones too), newest first, at most 50; the entity's only. */
+  attempts(q: Queryable, entityId: string, id: string): Promise<LinkAttemptRow[]> {
+    return linksRepo.attempts(q, entityId, id);
   }
 
   view(l: PaymentLinkRow) {

@@ -7,9 +7,6 @@ import { customPlan, type Queryable } from '../platform/db/index.ts';
 import type { PageRequest } from '../platform/http/lists.ts';
 import type { PaymentListQueryT } from './lists.schemas.ts';
 import type { ClientSessionRow } from './client-sessions.repo.ts';
-// Only for paymentLinks, which the dashboard's links page still calls (moved by the src/web/
-// work: it will read through PaymentLinksService.list, and this import goes).
-import type { PaymentLinkRow } from '../links/links.repo.ts';
 
 export type { PageRequest };
 
@@ -114,11 +111,6 @@ export const listsRepo = {
   async clientSessions(q: Queryable, entityId: string, req: PageRequest, filter: Filter, columns: string): Promise<Array<ClientSessionRow & { payment_status: string | null }> | undefined> {
     return page(q, 'client_sessions s',
       `${columns}, (SELECT p.authorization_status FROM payments p WHERE p.id = s.payment_id) AS payment_status`, entityId, req, filter);
-  },
-
-  /** The dashboard's links page (PaymentLinksService.list is the API's). */
-  async paymentLinks(q: Queryable, entityId: string, req: PageRequest, filter: Filter, columns: string): Promise<PaymentLinkRow[] | undefined> {
-    return page(q, 'payment_links', columns, entityId, req, filter);
   },
 };
 
