@@ -32,14 +32,14 @@ const EXCEPTIONS = [
   // moved by the src/web/ work: pages on one web layer instead of checkout's page helpers
   { rule: 'folders-one-way', from: '^src/partners/simulators/acs\\.routes\\.ts$', to: '^src/checkout/(pages|i18n|language|widget/validation)\\.ts$' },
   { rule: 'folders-one-way', from: '^src/links/customer-page\\.routes\\.ts$', to: '^src/checkout/(pages|i18n|language|widget/validation)\\.ts$' },
-  { rule: 'folders-one-way', from: '^src/identity/(console|federation|login|mfa|sdk)/[^/]+\\.ts$', to: '^src/checkout/pages\\.ts$' },
+  { rule: 'folders-one-way', from: '^src/identity/(federation|login|mfa)/[^/]+\\.ts$', to: '^src/checkout/pages\\.ts$' },
   // moved by the dashboard's webhook pages work: webhooks.routes.ts imports the EventStatus type of events.repo.ts
   { rule: 'routes-through-services', from: '^src/dashboard/webhooks\\.routes\\.ts$', to: '^src/webhooks/events\\.repo\\.ts$' },
   // moved by the src/web/ work: the identity pages' routes read repositories
-  { rule: 'routes-through-services', from: '^src/identity/(console|login|mfa)/[^/]+\\.routes\\.ts$', to: '\\.repo\\.ts$' },
-  // moved by the src/web/ work: the hosted identity pages' flows (web_message, sign-in token,
-  // password reset pages) read applications and users from idp.repo.ts and sdk.repo.ts
-  { rule: 'routes-through-services', from: '^src/identity/(idp/idp|sdk/sdk)\\.routes\\.ts$', to: '^src/identity/(idp/idp|sdk/sdk)\\.repo\\.ts$' },
+  { rule: 'routes-through-services', from: '^src/identity/(login|mfa)/[^/]+\\.routes\\.ts$', to: '\\.repo\\.ts$' },
+  // moved by the src/web/ work: /oauth/authorize (web_message errors, the SDK's sign-in
+  // token) reads the application and the user from idp.repo.ts
+  { rule: 'routes-through-services', from: '^src/identity/idp/idp\\.routes\\.ts$', to: '^src/identity/idp/idp\\.repo\\.ts$' },
 ];
 
 const esc = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -87,9 +87,9 @@ module.exports = {
     },
     ...withExceptions({
       name: 'routes-through-services',
-      comment: 'a route (*.routes.ts) reaches a repository (*.repo.ts) only through a service',
+      comment: 'a route (*.routes.ts, *.routes.tsx) reaches a repository (*.repo.ts) only through a service',
       severity: 'error',
-      from: { path: '\\.routes\\.ts$' },
+      from: { path: '\\.routes\\.tsx?$' },
       to: { path: '\\.repo\\.ts$' },
     }),
   ],

@@ -42,7 +42,7 @@ export default tseslint.config(
   {
     // Layering (docs/architecture.md, Layers; the import rules are .dependency-cruiser.cjs):
     // SQL only in *.repo.ts files and the database adapters (src/platform/db/).
-    files: ['src/**/*.ts'],
+    files: ['src/**/*.ts', 'src/**/*.tsx'],
     ignores: ['src/**/*.repo.ts', 'src/platform/db/**', ...SQL_NOT_MOVED_YET],
     rules: {
       'no-restricted-syntax': ['error',

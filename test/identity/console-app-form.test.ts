@@ -2,7 +2,8 @@
 // change the Management API would refuse (no callback URL, a URL that is not absolute or
 // not https, an origin with a path) shows the form again, 400, with the reason and what
 // was typed, and changes nothing; a valid one is saved. The console signs its
-// administrator in through the provider's own authorization-code flow (PKCE).
+// administrator in through the provider's own authorization-code flow (PKCE), and out
+// (with the form's CSRF token) of the provider as well.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
@@ -101,5 +102,24 @@ describe('identity console: the application form', () => {
     const token = (await t.app.inject({ method: 'POST', url: '/oauth/token', headers: FORM, payload: new URLSearchParams({ grant_type: 'client_credentials', client_id: mgmt.client_id, client_secret: mgmt.client_secret }).toString() })).json().access_token;
     const self = await t.app.inject({ method: 'PATCH', url: `/api/v2/clients/${mgmt.client_id}`, headers: { authorization: `Bearer ${token}` }, payload: { management_scopes: ['manage:all_clients'] } });
     assert.equal(self.statusCode, 400, self.body);
+  });
+
+  // (last: it ends the session the other tests use)
+  it('signs out with the form\'s CSRF token only; signing out ends the provider\'s sign-in session too', async () => {
+    const page = await t.app.inject({ url: '/console', headers: { cookie } });
+    assert.equal(page.statusCode, 200, page.body);
+    assert.match(page.body, /action="\/console\/logout"/);
+    const csrf = hiddenFields(page.body).get('csrf')!;
+    const refused = await t.app.inject({ method: 'POST', url: '/console/logout', headers: { ...FORM, cookie }, payload: 'csrf=forged' });
+    assert.equal(refused.statusCode, 403);
+    assert.equal((await t.app.inject({ url: '/console', headers: { cookie } })).statusCode, 200, 'still signed in');
+    const out = await t.app.inject({ method: 'POST', url: '/console/logout', headers: { ...FORM, cookie }, payload: new URLSearchParams({ csrf }).toString() });
+    assert.equal(out.statusCode, 200, out.body);
+    assert.match(out.body, /You are signed out of the console/);
+    assert.match(String(cookieOf(out, 'payd_console')), /^payd_console=;?$/, 'the cookie is cleared');
+    // The old cookie no longer opens the console: its provider session has ended.
+    const after = await t.app.inject({ url: '/console', headers: { cookie } });
+    assert.equal(after.statusCode, 303);
+    assert.match(String(after.headers.location), /\/oauth\/authorize\?/);
   });
 });

@@ -6,6 +6,8 @@
 // script-src 'self'), reads the message from an inert JSON element, and may be framed
 // by that origin alone (frame-ancestors).
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { sendHtml } from '../../web/index.ts';
+import { WebMessagePage } from './web-message-page.tsx';
 
 export const WEB_MESSAGE_SCRIPT = '/identity/v1/web-message.js';
 
@@ -14,9 +16,6 @@ const SCRIPT = `(function () {
   for (var i = 0; i < data.origins.length; i++) window.parent.postMessage(data.message, data.origins[i]);
 })();
 `;
-
-/** JSON inside a <script type="application/json"> element: '<' escaped so that nothing closes it. */
-const inertJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
 
 /**
  * The page posting the answer to its parent, to each of the target origins (the browser
@@ -28,16 +27,11 @@ export function webMessageReply(reply: FastifyReply, targetOrigins: string | rea
   const origins = typeof targetOrigins === 'string' ? [targetOrigins] : [...new Set(targetOrigins)];
   const targetOrigin = origins.join(' ');
   const data = { origins, message: { type: 'authorization_response', response } };
-  return reply
-    .code(200)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('referrer-policy', 'no-referrer')
-    .header('content-security-policy', `default-src 'none'; script-src 'self'; frame-ancestors ${targetOrigin}; base-uri 'none'; form-action 'none'`)
-    .send(`<!doctype html><html><head><meta charset="utf-8"><title>payd</title></head><body>
-<script type="application/json" id="payd-web-message">${inertJson(data)}</script>
-<script src="${WEB_MESSAGE_SCRIPT}"></script>
-</body></html>`);
+  // Narrower than the web layer's csp(): the page has its script and nothing else (no
+  // style, no image), posts no form, and is framed by the target origins only.
+  return sendHtml(reply, 200, WebMessagePage({ data, script: WEB_MESSAGE_SCRIPT }), {
+    csp: `default-src 'none'; script-src 'self'; frame-ancestors ${targetOrigin}; base-uri 'none'; form-action 'none'`, frameable: true,
+  });
 }
 
 export async function webMessageRoutes(app: FastifyInstance): Promise<void> {
