@@ -27,6 +27,7 @@ import { webhookPageRoutes } from './webhooks.routes.ts';
 import { teamPageRoutes } from './members-page.routes.ts';
 import { eligibilityPageRoutes } from './eligibility.routes.ts';
 import { requestLogPageRoutes } from './requests.routes.ts';
+import { checkoutOriginsPageRoutes } from './checkout-origins.routes.tsx';
 
 export { DASHBOARD_CLIENT_ID } from './auth.routes.ts';
 export { csvCell, paymentsCsv } from './payments-csv.ts';
@@ -65,5 +66,6 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
   await webhookPageRoutes(app, { db: deps.db, webhooks: deps.webhooks, member, csrfOk });
   await eligibilityPageRoutes(app, { db: deps.db, rules: deps.eligibilityRules, member, csrfOk });
   await requestLogPageRoutes(app, { db: deps.db, perSecond: deps.requestLogPerSecond, member });
+  await checkoutOriginsPageRoutes(app, { db: deps.db, entities: deps.entities, member, csrfOk });
   await teamPageRoutes(app, { db: deps.db, entities: deps.entities, identity: deps.identity, mailer: deps.mailer, baseUrl: deps.baseUrl, member, csrfOk });
 }

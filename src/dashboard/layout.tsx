@@ -16,7 +16,7 @@ export interface Layout {
   csrf: string;
   entity?: Membership | undefined;
   memberships: Membership[];
-  current?: 'home' | 'payments' | 'links' | 'developers' | 'webhooks' | 'team' | 'eligibility' | 'requests' | undefined;
+  current?: 'home' | 'payments' | 'links' | 'developers' | 'webhooks' | 'team' | 'eligibility' | 'requests' | 'checkout' | undefined;
 }
 
 const bodyOf = (body: string | VNode) => (typeof body === 'string' ? <TrustedHtml html={body} /> : body);
@@ -48,6 +48,7 @@ function Nav({ l, entity }: { l: Layout; entity: Membership }): VNode {
   if (entity.role === 'admin') {
     items.push([`${base}/developers`, 'Developers', 'developers'], [`${base}/requests`, 'Requests', 'requests'], [`${base}/webhooks`, 'Webhooks', 'webhooks'],
       [`${base}/eligibility`, 'Eligibility', 'eligibility'], [`${base}/team`, 'Team', 'team']);
+    items.push([`${base}/checkout-origins`, 'Checkout origins', 'checkout']);
   }
   return (
     <nav aria-label="Dashboard">
