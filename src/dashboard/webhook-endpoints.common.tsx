@@ -59,7 +59,7 @@ export async function orNotFound<T>(p: Promise<T>): Promise<T | undefined> {
   });
 }
 
-export const statusLabel = (s: string) => s.charAt(0) + s.slice(1).toLowerCase().replace(/_/g, ' ');
+export const statusLabel = (s: string) => s.charAt(0).toUpperCase() + s.slice(1).toLowerCase().replace(/_/g, ' ');
 
 export interface Message { notice?: string | undefined; error?: string | undefined }
 export function Messages({ message }: { message?: Message | undefined }): VNode | null {
