@@ -82,11 +82,11 @@ export function EndpointBody({ m, e, draft }: { m: Member; e: EndpointRow; draft
         <CsrfField token={m.csrf} />
         <h2>Events and status</h2>
         <EventChoices chosen={draft?.events ?? e.enabled_events} />
-        <fieldset>
-          <legend>Status</legend>
-          <div><input type="radio" id="status-enabled" name="status" value="enabled" checked={status === 'enabled'} /> <label class="inline" for="status-enabled">Enabled: new events are sent to it</label></div>
-          <div><input type="radio" id="status-disabled" name="status" value="disabled" checked={status === 'disabled'} /> <label class="inline" for="status-disabled">Disabled: no new event is sent to it (its pending deliveries still are)</label></div>
-        </fieldset>
+        <label for="endpoint-status">Status</label>
+        <select id="endpoint-status" name="status">
+          <option value="enabled" selected={status === 'enabled'}>Enabled: new events are sent to it</option>
+          <option value="disabled" selected={status === 'disabled'}>Disabled: no new event is sent to it (its pending deliveries still are)</option>
+        </select>
         <p><button type="submit">Save</button></p>
       </form>
       <div class="actions">
