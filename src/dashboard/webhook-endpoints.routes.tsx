@@ -72,7 +72,7 @@ export async function webhookEndpointListRoutes(app: FastifyInstance, deps: Webh
     }
     await deps.actions.record(actor(m), `Add webhook endpoint ${created.url}`);
     return listPage(reply, m, {}, 201, undefined, {
-      secret: { lead: `The endpoint ${created.url} is added. Its signing secret, shown this once: copy it now.`, secret: created.secret },
+      secret: { lead: `The endpoint is saved: ${created.url} receives the event types chosen. Its signing secret, shown this once: copy it now.`, secret: created.secret },
     });
   });
 }

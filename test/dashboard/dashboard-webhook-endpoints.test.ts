@@ -61,7 +61,7 @@ describe('dashboard: webhook endpoints', () => {
 
     const added = await add('https://hooks.example/payd', 'payment.authorized', 'payment.captured');
     assert.equal(added.statusCode, 201, added.body);
-    assert.match(added.body, /The endpoint https:\/\/hooks\.example\/payd is added\. Its signing secret, shown this once/);
+    assert.match(added.body, /The endpoint is saved: https:\/\/hooks\.example\/payd receives the event types chosen\. Its signing secret, shown this once/);
     assert.match(added.body, /id="new-secret" readonly value="whsec_[^"]+"/);
     const [row] = await endpointsOf(a);
     endpointId = row!.id;
