@@ -81,7 +81,7 @@ export async function webhookEventRoutes(app: FastifyInstance, deps: WebhookRout
       delivery = await deps.webhooks.replay(m.entity.entity_id, eventId, (tx) => deps.actions.record(actor(m), 'Replay webhook', { key, q: tx }));
     } catch (err) {
       if (isProblem(err, PROBLEM_TYPE.notFound)) return notFound(reply, m);
-      const p = refusal(err)!;
+      const p = refusal(err);
       return eventPage(reply, m, eventId, { error: `Not replayed: ${problemText(p)}` }, p.status);
     }
     return reply.redirect(`${base(m)}/${eventId}?replayed=${delivery ? '1' : 'already'}`, 303);

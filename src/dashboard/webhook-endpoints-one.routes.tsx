@@ -50,7 +50,7 @@ export async function webhookEndpointRoutes(app: FastifyInstance, deps: WebhookR
     try {
       await deps.webhooks.updateEndpoint(m.entity.entity_id, e.id, { enabled_events: draft.events, status: draft.status as (typeof STATUSES)[number] });
     } catch (err) {
-      const p = refusal(err)!;
+      const p = refusal(err);
       return notSaved(problemText(p), p.status);
     }
     await deps.actions.record(actor(m), `Change webhook endpoint ${e.url}`);

@@ -46,8 +46,8 @@ export function problemText(err: Problem): string {
   const why = (err.extra.invalid_params as Array<{ name: string; reason: string }> | undefined)?.map((p) => `${p.name} ${p.reason}`).join('; ');
   return why || err.detail || err.title;
 }
-/** The refusal of a service call, or undefined; a 5xx is thrown on. */
-export const refusal = (err: unknown): Problem | undefined => {
+/** The refusal (a 4xx) of a service call; anything else is thrown on (a 5xx is a bug, not a message). */
+export const refusal = (err: unknown): Problem => {
   if (err instanceof Problem && err.status < 500) return err;
   throw err;
 };

@@ -67,7 +67,7 @@ export async function webhookEndpointListRoutes(app: FastifyInstance, deps: Webh
     try {
       created = await deps.webhooks.createEndpoint(m.entity.entity_id, { url: draft.url, enabled_events: draft.events });
     } catch (err) {
-      const p = refusal(err)!;
+      const p = refusal(err);
       return notSaved(problemText(p), p.status);
     }
     await deps.actions.record(actor(m), `Add webhook endpoint ${created.url}`);

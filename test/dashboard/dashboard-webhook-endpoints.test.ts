@@ -144,7 +144,7 @@ describe('dashboard: webhook endpoints', () => {
     }
     const ada = await signInAs('ada@ends.example');
     for (const csrf of [undefined, 'not-the-token']) {
-      const form = csrf ? { csrf } : {};
+      const form: Record<string, string> = csrf ? { csrf } : {};
       assert.equal((await post(ada, `${at}/delete`, form)).statusCode, 403);
       assert.equal((await post(ada, at, { ...form, events: 'payment.refused', status: 'disabled' })).statusCode, 403);
       assert.equal((await post(ada, `${at}/rotate`, form)).statusCode, 403);
