@@ -33,8 +33,6 @@ const EXCEPTIONS = [
   { rule: 'folders-one-way', from: '^src/partners/simulators/acs\\.routes\\.ts$', to: '^src/checkout/(pages|i18n|language|widget/validation)\\.ts$' },
   { rule: 'folders-one-way', from: '^src/links/customer-page\\.routes\\.ts$', to: '^src/checkout/(pages|i18n|language|widget/validation)\\.ts$' },
   { rule: 'folders-one-way', from: '^src/identity/(federation|login|mfa)/[^/]+\\.ts$', to: '^src/checkout/pages\\.ts$' },
-  // moved by the dashboard's webhook pages work: webhooks.routes.ts imports the EventStatus type of events.repo.ts
-  { rule: 'routes-through-services', from: '^src/dashboard/webhooks\\.routes\\.ts$', to: '^src/webhooks/events\\.repo\\.ts$' },
   // moved by the src/web/ work: the identity pages' routes read repositories
   { rule: 'routes-through-services', from: '^src/identity/(login|mfa)/[^/]+\\.routes\\.ts$', to: '\\.repo\\.ts$' },
   // moved by the src/web/ work: /oauth/authorize (web_message errors, the SDK's sign-in

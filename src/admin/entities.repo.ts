@@ -36,6 +36,12 @@ export const entitiesRepo = {
     return rows[0];
   },
 
+  /** The entity's checkout origins, its row locked until the transaction ends (undefined: no such entity). */
+  async lockCheckoutOrigins(q: Queryable, id: string): Promise<string[] | undefined> {
+    const { rows } = await q.query<{ checkout_origins: string[] }>('SELECT checkout_origins FROM entities WHERE id = $1 FOR NO KEY UPDATE', [id]);
+    return rows[0]?.checkout_origins;
+  },
+
   /** The checkout origins of the entity of a client session (empty when none or no such session). */
   async checkoutOriginsOfSession(q: Queryable, sessionId: string): Promise<string[]> {
     const { rows } = await q.query<{ checkout_origins: string[] }>(

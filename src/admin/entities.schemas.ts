@@ -1,6 +1,10 @@
 import { Type, type Static } from 'typebox';
 import { Timestamp, Uuid } from '../platform/http/schemas.ts';
 
+/** An entity has at most this many checkout origins, each at most this long (the API's schema and the dashboard's form). */
+export const MAX_CHECKOUT_ORIGINS = 20;
+export const MAX_CHECKOUT_ORIGIN_LENGTH = 200;
+
 export const Entity = Type.Object(
   {
     id: Uuid(), name: Type.String(), created_at: Timestamp(),
@@ -20,8 +24,8 @@ export type CreateEntityBody = Static<typeof CreateEntityBody>;
 export const UpdateEntityBody = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Display name of the merchant' })),
-    checkout_origins: Type.Optional(Type.Array(Type.String({ maxLength: 200 }), {
-      maxItems: 20,
+    checkout_origins: Type.Optional(Type.Array(Type.String({ maxLength: MAX_CHECKOUT_ORIGIN_LENGTH }), {
+      maxItems: MAX_CHECKOUT_ORIGINS,
       description: 'Replaces the origins that may embed the checkout frames: each scheme://host[:port] (https, or http for localhost), no path; [] lets any page embed them.',
     })),
   },

@@ -4,6 +4,7 @@ import type { Db } from '../platform/db/index.ts';
 import { generateSecret, sha256 } from '../platform/crypto/secrets.ts';
 import { problems } from '../platform/http/problem.ts';
 import { type ApiKeyRow, type EntityRow, entitiesRepo } from './entities.repo.ts';
+import { MAX_CHECKOUT_ORIGIN_LENGTH, MAX_CHECKOUT_ORIGINS } from './entities.schemas.ts';
 
 export const API_KEY_PREFIX = 'payd_sk_';
 const API_KEY_SHAPE = /^payd_sk_[A-Za-z0-9_-]{43}$/;
@@ -93,6 +94,33 @@ export class EntitiesService {
       return entity;
     }
     return this.get(id);
+  }
+
+  /**
+   * Adds one checkout origin (the dashboard's form), checked as PATCH checks each of its
+   * list (checkoutOrigin, the length and the cap of its schema); one already there changes
+   * nothing (added: false). The entity's row is locked, so two adds at once keep both.
+   */
+  async addCheckoutOrigin(id: string, text: string, field = 'origin'): Promise<{ entity: EntityRow; origin: string; added: boolean }> {
+    if (text.length > MAX_CHECKOUT_ORIGIN_LENGTH) throw problems.invalidField(field, `must be at most ${MAX_CHECKOUT_ORIGIN_LENGTH} characters`);
+    const origin = checkoutOrigin(text, field);
+    return this.db.transaction(async (tx) => {
+      const current = await entitiesRepo.lockCheckoutOrigins(tx, id);
+      if (!current) throw problems.notFound(`Entity ${id} does not exist.`);
+      if (current.includes(origin)) return { entity: (await entitiesRepo.get(tx, id))!, origin, added: false };
+      if (current.length >= MAX_CHECKOUT_ORIGINS) throw problems.invalidField(field, `cannot be added: an entity has at most ${MAX_CHECKOUT_ORIGINS} checkout origins (remove one first)`);
+      return { entity: (await entitiesRepo.setCheckoutOrigins(tx, id, [...current, origin]))!, origin, added: true };
+    });
+  }
+
+  /** Removes one checkout origin (as listed); one not there changes nothing (removed: false). */
+  async removeCheckoutOrigin(id: string, origin: string): Promise<{ entity: EntityRow; removed: boolean }> {
+    return this.db.transaction(async (tx) => {
+      const current = await entitiesRepo.lockCheckoutOrigins(tx, id);
+      if (!current) throw problems.notFound(`Entity ${id} does not exist.`);
+      if (!current.includes(origin)) return { entity: (await entitiesRepo.get(tx, id))!, removed: false };
+      return { entity: (await entitiesRepo.setCheckoutOrigins(tx, id, current.filter((o) => o !== origin)))!, removed: true };
+    });
   }
 
   async get(id: string): Promise<EntityRow> {

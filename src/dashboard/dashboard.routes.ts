@@ -29,6 +29,7 @@ import { eligibilityPageRoutes } from './eligibility.routes.ts';
 import { requestLogPageRoutes } from './requests.routes.ts';
 import { DashboardService } from './dashboard.service.ts';
 import { TeamService } from './team.service.ts';
+import { checkoutOriginsPageRoutes } from './checkout-origins.routes.tsx';
 
 export { DASHBOARD_CLIENT_ID } from './auth.routes.ts';
 export { csvCell, paymentsCsv } from './payments-csv.ts';
@@ -67,8 +68,9 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
   await paymentListRoutes(app, { reads: deps.reads, payments: deps.payments, auth });
   await paymentRoutes(app, { dashboard, payments: deps.payments, operations: deps.operations, webhooks: deps.webhooks, auth });
   await linkAndKeyRoutes(app, { db: deps.db, reads: deps.reads, staleOk, dashboard, links: deps.links, entities: deps.entities, onApiKeyRevoked: deps.onApiKeyRevoked, member, csrfOk });
-  await webhookPageRoutes(app, { db: deps.db, webhooks: deps.webhooks, member, csrfOk });
+  await webhookPageRoutes(app, { dashboard, webhooks: deps.webhooks, member, csrfOk });
   await eligibilityPageRoutes(app, { dashboard, rules: deps.eligibilityRules, member, csrfOk });
   await requestLogPageRoutes(app, { dashboard, perSecond: deps.requestLogPerSecond, member });
+  await checkoutOriginsPageRoutes(app, { dashboard, entities: deps.entities, member, csrfOk });
   await teamPageRoutes(app, { team, dashboard, member, csrfOk });
 }

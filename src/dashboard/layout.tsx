@@ -1,11 +1,9 @@
 // The dashboard's chrome on the web layer's one document (src/web): a skip link, the
 // header (merchant switch, sign-out form with its CSRF token), the navigation, the page's
-// heading. A page body is a node (the *-page.tsx components); a string of HTML built with
-// escaping, put in through TrustedHtml, is still taken for webhooks.routes.ts until the
-// dashboard's webhook pages work rewrites it as components.
+// heading. A page body is a node (the *-page.tsx components).
 import type { FastifyReply } from 'fastify';
 import type { VNode } from 'preact';
-import { CsrfField, Document, TrustedHtml, csp, sendHtml } from '../web/index.ts';
+import { CsrfField, Document, csp, sendHtml } from '../web/index.ts';
 import type { Membership } from './members.ts';
 
 export const ASSETS = '/dashboard/assets';
@@ -17,10 +15,9 @@ export interface Layout {
   csrf: string;
   entity?: Membership | undefined;
   memberships: Membership[];
-  current?: 'home' | 'payments' | 'links' | 'developers' | 'webhooks' | 'team' | 'eligibility' | 'requests' | undefined;
+  current?: 'home' | 'payments' | 'links' | 'developers' | 'webhooks' | 'team' | 'eligibility' | 'requests' | 'checkout' | undefined;
 }
 
-const bodyOf = (body: string | VNode) => (typeof body === 'string' ? <TrustedHtml html={body} /> : body);
 
 function Header({ l }: { l: Layout }): VNode {
   return (
@@ -49,6 +46,7 @@ function Nav({ l, entity }: { l: Layout; entity: Membership }): VNode {
   if (entity.role === 'admin') {
     items.push([`${base}/developers`, 'Developers', 'developers'], [`${base}/requests`, 'Requests', 'requests'], [`${base}/webhooks`, 'Webhooks', 'webhooks'],
       [`${base}/eligibility`, 'Eligibility', 'eligibility'], [`${base}/team`, 'Team', 'team']);
+    items.push([`${base}/checkout-origins`, 'Checkout origins', 'checkout']);
   }
   return (
     <nav aria-label="Dashboard">
@@ -58,7 +56,7 @@ function Nav({ l, entity }: { l: Layout; entity: Membership }): VNode {
 }
 
 /** A page of the signed-in dashboard. */
-export function page(reply: FastifyReply, status: number, l: Layout, body: string | VNode): FastifyReply {
+export function page(reply: FastifyReply, status: number, l: Layout, body: VNode): FastifyReply {
   return sendHtml(reply, status, (
     <Document title={`${l.title} · payd dashboard`} stylesheets={[`${ASSETS}/dashboard.css`]} scripts={[`${ASSETS}/dashboard.js`]}>
       <a class="skip" href="#main">Skip to content</a>
@@ -66,17 +64,17 @@ export function page(reply: FastifyReply, status: number, l: Layout, body: strin
       {l.entity ? <Nav l={l} entity={l.entity} /> : null}
       <main id="main">
         <h1>{l.title}</h1>
-        {bodyOf(body)}
+        {body}
       </main>
     </Document>
   ), { csp: CSP });
 }
 
 /** A page outside an entity (sign-in failures, no membership). */
-export function plain(reply: FastifyReply, status: number, title: string, body: string | VNode): FastifyReply {
+export function plain(reply: FastifyReply, status: number, title: string, body: VNode): FastifyReply {
   return sendHtml(reply, status, (
     <Document title={`${title} · payd dashboard`} stylesheets={[`${ASSETS}/dashboard.css`]}>
-      <main id="main"><h1>{title}</h1>{bodyOf(body)}</main>
+      <main id="main"><h1>{title}</h1>{body}</main>
     </Document>
   ), { csp: CSP });
 }

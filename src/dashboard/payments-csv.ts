@@ -33,7 +33,10 @@ const amountColumns = (name: string, of: (p: PaymentViewT) => number) => [
   { name, value: (p: PaymentViewT) => majorText(of(p), p.currency, false) },
   { name: `${name}_minor`, value: (p: PaymentViewT) => String(of(p)) },
 ];
-const CSV_COLUMNS: Array<{ name: string; value: (p: PaymentViewT, zone: string) => string }> = [
+/** A payment of a page as read: its view's JSON text and its customer's email (the view has no customer). */
+export interface CsvRow { id: string; text: string; customer_email?: string | null | undefined }
+
+const CSV_COLUMNS: Array<{ name: string; value: (p: PaymentViewT, zone: string, row: CsvRow) => string }> = [
   { name: 'id', value: (p) => p.id },
   { name: 'created_at', value: (p) => new Date(p.created_at).toISOString() },
   { name: 'created_local', value: (p, zone) => localSeconds(p.created_at, zone) },
@@ -48,6 +51,8 @@ const CSV_COLUMNS: Array<{ name: string; value: (p: PaymentViewT, zone: string) 
   ...amountColumns('refunded', (p) => p.amounts.total_refunded),
   ...amountColumns('voided', (p) => p.amounts.total_voided),
   { name: 'card', value: (p) => cardsOf(p).map((c) => `${c.network} ${c.last_four}`).join(' + ') },
+  // Last, so that the columns before keep their places for the sheets that read them.
+  { name: 'customer_email', value: (_p, _zone, row) => row.customer_email ?? '' },
 ];
 
 /**
@@ -56,7 +61,7 @@ const CSV_COLUMNS: Array<{ name: string; value: (p: PaymentViewT, zone: string) 
  * each yielded as it is read, so that memory holds one page; at most `max` payments.
  */
 export async function* paymentsCsv(
-  readPage: (req: PageRequest) => Promise<Array<{ id: string; text: string }> | undefined>, filter: PaymentListQueryT, zone: string,
+  readPage: (req: PageRequest) => Promise<CsvRow[] | undefined>, filter: PaymentListQueryT, zone: string,
   { pageSize = EXPORT_PAGE, max = EXPORT_MAX } = {},
 ): AsyncGenerator<string> {
   yield csvLine(CSV_COLUMNS.map((c) => c.name));
@@ -66,7 +71,10 @@ export async function* paymentsCsv(
     const texts = await readPage(req);
     const rows = texts ? pageOf(texts, req) : { items: [], has_more: false };
     if (rows.items.length === 0) return;
-    yield rows.items.map((i) => csvLine(CSV_COLUMNS.map((c) => c.value(JSON.parse(i.text) as PaymentViewT, zone)))).join('');
+    yield rows.items.map((i) => {
+      const p = JSON.parse(i.text) as PaymentViewT;
+      return csvLine(CSV_COLUMNS.map((c) => c.value(p, zone, i)));
+    }).join('');
     sent += rows.items.length;
     if (!rows.has_more) return;
     after = rows.items[rows.items.length - 1]!.id;

@@ -95,6 +95,8 @@ export interface PaymentListRow {
   id: string;
   /** The stored view when it is valid for `format` (else null: built from the ledger). */
   view: string | null;
+  /** customer.email of the payment (the stored view leaves the customer out), or null. */
+  customer_email: string | null;
 }
 
 export const listsRepo = {
@@ -105,7 +107,7 @@ export const listsRepo = {
     const f: Filter = { ...filter, params: [...filter.params, format] };
     const formatParam = `$${f.params.length}`;
     return page<PaymentListRow>(q, 'payments',
-      `id, CASE WHEN view_version = version AND view_format = ${formatParam} THEN view END AS view`, entityId, req, f);
+      `id, CASE WHEN view_version = version AND view_format = ${formatParam} THEN view END AS view, customer->>'email' AS customer_email`, entityId, req, f);
   },
 
   async clientSessions(q: Queryable, entityId: string, req: PageRequest, filter: Filter, columns: string): Promise<Array<ClientSessionRow & { payment_status: string | null }> | undefined> {

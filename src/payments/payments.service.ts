@@ -150,15 +150,17 @@ export class PaymentsService {
 
   /**
    * A page of the entity's payments as stored (no partner call), each as the JSON text
-   * GET /v2/payments/{id} sends with max-age; limit + 1 of them (has_more), or undefined
-   * when the cursor is not one of the entity's payments.
+   * GET /v2/payments/{id} sends with max-age, with its customer's email (which the view
+   * does not carry; the dashboard's CSV export shows it); limit + 1 of them (has_more), or
+   * undefined when the cursor is not one of the entity's payments.
    */
-  async listStoredJson(entityId: string, req: PageRequest, filter: Filter, q: Queryable = this.db): Promise<Array<{ id: string; text: string }> | undefined> {
+  async listStoredJson(entityId: string, req: PageRequest, filter: Filter, q: Queryable = this.db): Promise<Array<{ id: string; text: string; customer_email: string | null }> | undefined> {
     const rows = await listsRepo.payments(q, entityId, req, filter, `${VIEW_FORMAT}|${this.config.baseUrl}`);
     if (!rows) return undefined;
     // (A payment listed is there when its view is read on the same database: payments are never deleted.)
     return Promise.all(rows.map(async (r) => ({
       id: r.id, text: r.view ?? await this.findStoredJson(entityId, r.id, q) ?? await this.getStoredJson(entityId, r.id),
+      customer_email: r.customer_email ?? null,
     })));
   }
 

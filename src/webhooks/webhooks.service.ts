@@ -6,7 +6,9 @@ import { problems } from '../platform/http/problem.ts';
 import { type EndpointRow, type EndpointStatus, endpointsRepo } from './endpoints.repo.ts';
 export type { EndpointRow } from './endpoints.repo.ts';
 import { EVENT_TYPES } from './catalogue.ts';
-import { type AttemptRow, type DeliveryRow, type EventFilter, type EventRow, eventsRepo } from './events.repo.ts';
+import { type AttemptRow, type DeliveryRow, type EventFilter, type EventRow, type EventStatus, eventsRepo } from './events.repo.ts';
+
+export type { EventStatus };
 import { maskHeaders } from './header-seal.ts';
 import type { RevealedSecret, WebhookSecrets } from './secrets.ts';
 import { validateWebhookTarget, type WebhookHeader } from './target.ts';

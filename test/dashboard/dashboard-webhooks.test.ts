@@ -60,10 +60,11 @@ describe('dashboard: webhooks and link attempts', () => {
     assert.equal(list.statusCode, 200, list.body);
     assert.match(list.body, /No endpoint: events are kept/);
     assert.match(list.body, /aria-current="page"[^>]*>Webhooks</);
-    const bad = await post(ada, `/dashboard/${a.entityId}/webhooks/endpoint`, { ...formOf(list.body, /\/webhooks\/endpoint/), url: 'ftp://example.com/hook' });
+    // (The page adds endpoints, each with its own secret: the form takes the URL and the event types.)
+    const bad = await post(ada, `/dashboard/${a.entityId}/webhooks/endpoints`, { ...formOf(list.body, /\/webhooks\/endpoints/), url: 'ftp://example.com/hook', events: '*' });
     assert.equal(bad.statusCode, 400);
     assert.match(bad.body, /The endpoint was not saved: url [^<]+/);
-    const set = await post(ada, `/dashboard/${a.entityId}/webhooks/endpoint`, { ...formOf(list.body, /\/webhooks\/endpoint/), url: `${rx.url}/hooks` });
+    const set = await post(ada, `/dashboard/${a.entityId}/webhooks/endpoints`, { ...formOf(list.body, /\/webhooks\/endpoints/), url: `${rx.url}/hooks`, events: '*' });
     assert.equal(set.statusCode, 201, set.body);
     assert.match(set.body, /signing secret, shown this once/);
     assert.match(set.body, /id="new-secret" readonly value="whsec_[^"]+"/);
@@ -140,11 +141,15 @@ describe('dashboard: webhooks and link attempts', () => {
 
   it('rotating the secret shows the new one once; without an endpoint, events are kept and a replay says why it cannot', async () => {
     const ada = await signInAs('ada@hooks.example');
-    const list = await get(ada, `/dashboard/${a.entityId}/webhooks`);
-    const rotated = await post(ada, `/dashboard/${a.entityId}/webhooks/secret/rotate`, formOf(list.body, /\/secret\/rotate/));
+    // (Rotation and delete are on the endpoint's own page; delete after its confirmation.)
+    const [endpoint] = (await t.testDb.db.query<{ id: string }>('SELECT id FROM webhook_endpoints WHERE entity_id = $1', [a.entityId])).rows;
+    const at = `/dashboard/${a.entityId}/webhooks/endpoints/${endpoint!.id}`;
+    const own = await get(ada, at);
+    const rotated = await post(ada, `${at}/rotate`, formOf(own.body, /\/rotate/));
     assert.equal(rotated.statusCode, 200);
     assert.match(rotated.body, /new signing secret \(version 2\)/);
-    const removed = await post(ada, `/dashboard/${a.entityId}/webhooks/endpoint/delete`, formOf(list.body, /\/endpoint\/delete/));
+    const confirm = await get(ada, `${at}/delete`);
+    const removed = await post(ada, `${at}/delete`, formOf(confirm.body, /\/delete/));
     assert.equal(removed.statusCode, 303);
     const p = await pay(a, 'HOOK-NOWHERE');
     const [ev] = await eventsOf(p.id);

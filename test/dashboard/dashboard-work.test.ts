@@ -87,7 +87,7 @@ describe('dashboard: export, time zone, request log', () => {
     const rows = parseCsv(all.body);
     const header = rows[0]!;
     assert.deepEqual(header, ['id', 'created_at', 'created_local', 'time_zone', 'order_reference', 'status', 'methods', 'partners', 'currency',
-      'amount', 'amount_minor', 'captured', 'captured_minor', 'refunded', 'refunded_minor', 'voided', 'voided_minor', 'card']);
+      'amount', 'amount_minor', 'captured', 'captured_minor', 'refunded', 'refunded_minor', 'voided', 'voided_minor', 'card', 'customer_email']);
     const records = rows.slice(1).map((r) => Object.fromEntries(header.map((h, i) => [h, r[i]!])));
     assert.equal(records.length, 7, 'A\'s seven payments, not B\'s');
     assert.ok(!all.body.includes('CSV-B-1'));
@@ -134,6 +134,39 @@ describe('dashboard: export, time zone, request log', () => {
     // A viewer may export (it is the list they see).
     const vic = await signInAs('vic@work.example');
     assert.equal((await get(vic, `/dashboard/${a.entityId}/payments.csv`)).statusCode, 200);
+  });
+
+  it('the export has the customer\'s email (empty without one), formula-safe like every cell', async () => {
+    // A merchant of its own: the other tests count their merchants' payments.
+    const d = await t.createMerchant('Work shop D');
+    await createUser(t, 'dee@work.example');
+    const member = await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${d.entityId}/members`, headers: t.adminHeaders, payload: { email: 'dee@work.example', role: 'viewer' } });
+    assert.equal(member.statusCode, 201, member.body);
+    const withCustomer = async (reference: string, customer?: Record<string, string>) => {
+      const res = await t.app.inject({
+        method: 'POST', url: '/v2/payments', headers: d.auth,
+        payload: { amount: 1000, currency: 'EUR', capture_mode: 'MANUAL', order: { reference }, ...(customer ? { customer } : {}), split: [{ partner: 'card-sim', method: 'CARD', amount: 1000, instrument: CARD }] },
+      });
+      assert.equal(res.statusCode, 200, res.body);
+    };
+    await withCustomer('MAIL-1', { email: 'Ann.Buyer@shop.example' });
+    await withCustomer('MAIL-NONE');
+    await withCustomer('MAIL-REF-ONLY', { reference: 'cust-7' });
+    await withCustomer('MAIL-FORMULA', { email: '=cmd@evil.example' });
+    await withCustomer('MAIL-PLUS', { email: '+1@evil.example' });
+    const dee = await signInAs('dee@work.example');
+    const res = await get(dee, `/dashboard/${d.entityId}/payments.csv`);
+    assert.equal(res.statusCode, 200, res.body);
+    const rows = parseCsv(res.body);
+    const at = rows[0]!.indexOf('customer_email');
+    assert.equal(at, rows[0]!.length - 1, 'the last column: the others keep their places');
+    const emailOf = (ref: string) => rows.find((r) => r[4] === ref)![at];
+    assert.equal(emailOf('MAIL-1'), 'Ann.Buyer@shop.example', 'as the payment has it');
+    assert.equal(emailOf('MAIL-NONE'), '');
+    assert.equal(emailOf('MAIL-REF-ONLY'), '');
+    assert.equal(emailOf('MAIL-FORMULA'), "'=cmd@evil.example");
+    assert.equal(emailOf('MAIL-PLUS'), "'+1@evil.example");
+    assert.ok(rows.slice(1).every((r) => r.length === rows[0]!.length), 'every line has every column');
   });
 
   it('the export reads keyset pages of the list\'s query and stops at its bound', async () => {

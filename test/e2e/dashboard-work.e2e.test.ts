@@ -131,7 +131,7 @@ describe('the dashboard\'s working tools in Chromium', () => {
       assert.match(download.suggestedFilename(), /^payments-\d{4}-\d{2}-\d{2}\.csv$/);
       const csv = readFileSync((await download.path())!, 'utf8');
       const lines = csv.trim().split('\r\n');
-      assert.equal(lines[0], 'id,created_at,created_local,time_zone,order_reference,status,methods,partners,currency,amount,amount_minor,captured,captured_minor,refunded,refunded_minor,voided,voided_minor,card');
+      assert.equal(lines[0], 'id,created_at,created_local,time_zone,order_reference,status,methods,partners,currency,amount,amount_minor,captured,captured_minor,refunded,refunded_minor,voided,voided_minor,card,customer_email');
       assert.equal(lines.length, 3, csv);
       assert.match(lines[1]!, new RegExp(`,${zone},VOID-ME,AUTHORIZED,CARD,card-sim,EUR,120\\.00,12000,`));
       assert.match(lines[2]!, /,"'=cmd\|"" \/C calc""!A0",AUTHORIZED,.*,25\.00,2500,/);

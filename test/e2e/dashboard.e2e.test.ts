@@ -181,6 +181,9 @@ describe('merchant dashboard in Chromium', () => {
       const token = await fetch(`${base}/oauth/token`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials' });
       assert.equal(token.status, 401, 'a revoked key gets no token');
 
+      // The page adds endpoints (each receives every event it takes): the previous width's one goes first, so that each event arrives once.
+      const existing = (await t.app.inject({ url: '/v2/webhook-endpoints', headers: a.auth })).json() as { data: Array<{ id: string }> };
+      for (const e of existing.data) assert.equal((await t.app.inject({ method: 'DELETE', url: `/v2/webhook-endpoints/${e.id}`, headers: a.auth })).statusCode, 204);
       await page.getByRole('link', { name: 'Webhooks' }).click();
       await page.getByLabel('Endpoint URL (https)').fill(`${rx.url}/hooks`);
       await page.getByRole('button', { name: /endpoint/ }).first().click();
