@@ -5,7 +5,8 @@
 // How to write a page
 //   Pages are Preact components in .tsx files, rendered to a string on the server. Text
 //   and attribute values are escaped by the renderer: write {value}, never build HTML by
-//   hand. <TrustedHtml html={...}/> is the one door for HTML built elsewhere by payd.
+//   hand. <TrustedHtml html={...}/> is the one door for HTML built elsewhere by payd;
+//   <Text value={...}/> is text with every markup character an entity (a receipt's items).
 //
 //     import { Document, csp, sendHtml } from '../web/index.ts';
 //     app.get('/thing', async (request, reply) => sendHtml(reply, 200,
