@@ -30,8 +30,6 @@ const ROOT_ABOVE_ALL = ['^src/app\\.ts$', '^src/main\\.ts$'];
 // may still import, and the work that removes it. Nothing else is added here to pass.
 const EXCEPTIONS = [
   // moved by the src/web/ work: pages on one web layer instead of checkout's page helpers
-  { rule: 'folders-one-way', from: '^src/partners/simulators/acs\\.routes\\.ts$', to: '^src/checkout/(pages|i18n|language|widget/validation)\\.ts$' },
-  { rule: 'folders-one-way', from: '^src/links/customer-page\\.routes\\.ts$', to: '^src/checkout/(pages|i18n|language|widget/validation)\\.ts$' },
   { rule: 'folders-one-way', from: '^src/identity/(federation|login|mfa)/[^/]+\\.ts$', to: '^src/checkout/pages\\.ts$' },
   // moved by the src/web/ work: the identity pages' routes read repositories
   { rule: 'routes-through-services', from: '^src/identity/(login|mfa)/[^/]+\\.routes\\.ts$', to: '\\.repo\\.ts$' },

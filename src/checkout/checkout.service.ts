@@ -11,9 +11,8 @@ import type { PaymentLinksService } from '../links/links.service.ts';
 import type { RedirectionTokens } from './redirection-token.ts';
 import type { Db } from '../platform/db/index.ts';
 import { entitiesRepo } from '../admin/entities.repo.ts';
-import { cardFrameAncestors } from './pages.ts';
-import { type Locale, t } from './i18n.ts';
-import { type LanguageChoice, shopperLocale } from './language.ts';
+import { type Locale, t } from '../web/i18n.ts';
+import { type LanguageChoice, shopperLocale } from '../web/language.ts';
 import { inShopperWords } from './shopper-problems.ts';
 import type { PartnerRegistry } from '../partners/port.ts';
 import { methodMeaning } from '../partners/methods.ts';
@@ -67,7 +66,7 @@ export class CheckoutService {
     return (await entitiesRepo.get(this.db, entityId))?.name ?? '';
   }
 
-  /** What the widget shows, in the shopper's language (src/checkout/language.ts). */
+  /** What the widget shows, in the shopper's language (src/web/language.ts). */
   async describe(data: string | undefined, choice: LanguageChoice = {}) {
     const s = await this.session(data);
     const payment = s.payment_id ? await this.payments.getStored(s.entity_id, s.payment_id) : undefined;
@@ -326,3 +325,11 @@ function closedReason(s: ClientSessionRow, lastStatus: string | undefined, now: 
   if (lastStatus === 'PENDING') return 'inProgress';
   return 'closedTooMany';
 }
+
+/**
+ * Who may embed payd's card frame and 3-D Secure pages: any page by default, as Stripe
+ * Elements (the frame sends nothing to its parent but events and outcomes); when the
+ * merchant registered its checkout origins (the entity's checkout_origins), only those and
+ * payd's own pages (the hosted page frames the card frame too).
+ */
+const cardFrameAncestors = (origins: readonly string[]): string => (origins.length ? `'self' ${origins.join(' ')}` : '*');

@@ -7,7 +7,7 @@
 // many requests, unavailable). type, title and the field names stay as they are (they
 // are for programs); the merchant-facing API is not touched.
 import type { InvalidParam } from '../platform/http/problem.ts';
-import { type Locale, type MessageKey, t } from './i18n.ts';
+import { type Locale, type MessageKey, t } from '../web/i18n.ts';
 
 interface Words { key: MessageKey; values: Record<string, string | number> }
 const WORDS = new WeakMap<object, Words>();

@@ -27,3 +27,13 @@ export function minorOf(text: string, currency: string): number | undefined {
 
 /** How to write an amount in this currency, for error messages: "12.50" or "1000". */
 export const exampleAmount = (currency: string): string => (digitsOf(currency) ? `12.${'5'.padEnd(digitsOf(currency), '0')}` : '1000');
+
+/** An amount as the shopper reads it, in the Intl locale given ("€19.99", "19,99 €"); "19.99 XYZ" for a code Intl does not know. */
+export function formatAmount(minor: number, currency: string, locale?: string): string {
+  const digits = digitsOf(currency);
+  try {
+    return new Intl.NumberFormat(locale, { style: 'currency', currency }).format(minor / 10 ** digits);
+  } catch {
+    return `${(minor / 10 ** digits).toFixed(digits)} ${currency}`;
+  }
+}

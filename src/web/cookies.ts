@@ -31,6 +31,16 @@ export function readSignedCookie(request: FastifyRequest, name: string): string 
   return u.valid && u.value !== null ? u.value : undefined;
 }
 
+/**
+ * Sets a plain cookie (not signed: a preference such as the shopper's language, never
+ * trusted for access): HttpOnly, SameSite=Lax unless the scope says, on the scope's path,
+ * kept maxAge seconds. Written as `name=value; Path; Max-Age; SameSite; HttpOnly[; Secure]`.
+ */
+export function setPlainCookie(reply: FastifyReply, name: string, value: string, scope: CookieScope, maxAge: number): void {
+  const sameSite = { lax: 'Lax', strict: 'Strict', none: 'None' }[scope.sameSite ?? 'lax'];
+  reply.header('set-cookie', `${name}=${encodeURIComponent(value)}; Path=${scope.path}; Max-Age=${maxAge}; SameSite=${sameSite}; HttpOnly${scope.secure ? '; Secure' : ''}`);
+}
+
 /** A plain cookie's value (not signed: a hint, never trusted for access). */
 export const readCookie = (request: FastifyRequest, name: string): string | undefined => request.cookies[name];
 

@@ -3,6 +3,7 @@
 // that was built elsewhere into a page is <TrustedHtml html={...}/>, which says so where it
 // is used (to be used only for HTML that payd itself built with escaping).
 import type { ComponentChildren, VNode } from 'preact';
+import { jsxTemplate } from 'preact/jsx-runtime';
 import { renderToString } from 'preact-render-to-string';
 import type { FastifyReply } from 'fastify';
 
@@ -20,6 +21,14 @@ export function TrustedHtml({ html, tag = 'div', ...attrs }: { html: string; tag
 /** The escaping of the renderer, for the rare text that must go into a non-HTML context built by hand. */
 export const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/**
+ * Text escaped as payd's hand-built pages escaped it (& < > " ' all as entities), no element
+ * around it: for text from outside payd shown as a record (a receipt's order items), where
+ * the page promises every markup character is an entity. The renderer's own escaping
+ * ({value}: & < ") is as safe; this is the stricter form, not a door for HTML.
+ */
+export const Text = ({ value }: { value: string }): VNode => jsxTemplate([escapeHtml(value)]);
 
 export interface PageHeaders {
   /** The page's Content-Security-Policy (csp() in csp.ts). */

@@ -7,10 +7,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, expectProblem, type Merchant, type TestApp, returnPath } from '../helpers/app.ts';
-import { LOCALES, hasMessage, pickLocale, t as say } from '../../src/checkout/i18n.ts';
-import en from '../../src/checkout/locales/en.ts';
-import fr from '../../src/checkout/locales/fr.ts';
-import { languageSwitch, tHtml } from '../../src/checkout/language.ts';
+import { LOCALES, hasMessage, pickLocale, t as say } from '../../src/web/i18n.ts';
+import en from '../../src/web/locales/en.ts';
+import fr from '../../src/web/locales/fr.ts';
+import { Fragment, h } from 'preact';
+import { Text, render } from '../../src/web/html.tsx';
+import { LanguageSwitch, tParts } from '../../src/web/shopper-page.tsx';
 import { localizeProblemBody } from '../../src/checkout/shopper-problems.ts';
 
 const card = (number: string) => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2031', cvv: '123' });
@@ -278,11 +280,12 @@ describe('shopper languages', () => {
   });
 
   it('builds the switch and HTML messages safely, and localizes problem bodies by kind', () => {
-    const sw = languageSwitch('/pay/x?t=a"b&lang=fr&z=1', 'en');
+    const sw = render(LanguageSwitch({ url: '/pay/x?t=a"b&lang=fr&z=1', current: 'en' }));
     assert.match(sw, /href="\/pay\/x\?t=a%22b&amp;lang=fr&amp;z=1"/);
     assert.match(sw, /aria-label="Language"/);
-    assert.equal(tHtml('fr', 'acsAsk', { amount: '<strong>1 €</strong>' }), 'Votre banque vous demande de confirmer un paiement de <strong>1 €</strong>.');
-    assert.equal(tHtml('en', 'linkPaidText', { amount: '&lt;x&gt;', merchant: 'M' }), 'This payment link of &lt;x&gt; to M has been paid. Nothing more is due.');
+    const message = (...a: Parameters<typeof tParts>) => render(h(Fragment, null, ...tParts(...a)));
+    assert.equal(message('fr', 'acsAsk', { amount: h('strong', null, '1 €') }), 'Votre banque vous demande de confirmer un paiement de <strong>1 €</strong>.');
+    assert.equal(message('en', 'linkPaidText', { amount: h(Text, { value: '<x>' }), merchant: 'M' }), 'This payment link of &lt;x&gt; to M has been paid. Nothing more is due.');
     const base = { type: 'urn:eu.service:x', title: 'X', instance: '/checkout/v1/session' };
     assert.equal(localizeProblemBody({ ...base, status: 429, detail: 'Too many' }, 'fr').detail, say('fr', 'problemTooMany'));
     assert.equal(localizeProblemBody({ ...base, status: 503, detail: 'down' }, 'fr').detail, say('fr', 'problemUnavailable'));

@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type Merchant, type TestApp, returnPath } from '../helpers/app.ts';
-import { methodLabel, pickLocale } from '../../src/checkout/i18n.ts';
+import { methodLabel, pickLocale } from '../../src/web/i18n.ts';
 import { cardBrand, groupCardNumber } from '../../src/checkout/widget/validation.ts';
 
 const card = (number: string) => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2031', cvv: '123' });

@@ -17,7 +17,7 @@ import { createLocalJWKSet, jwtVerify } from 'jose';
 import { type Browser, type Frame, type FrameLocator, type Page, chromium } from 'playwright-core';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/processes.ts';
-import { hasMessage, t as text } from '../../src/checkout/i18n.ts';
+import { hasMessage, t as text } from '../../src/web/i18n.ts';
 
 const SHOTS = 'test-results/e2e';
 const CVC = '987';

@@ -7,7 +7,7 @@
 // payment to payd itself with the session credential the widget gave it. Nothing is
 // written to a URL, storage or the console; the values are cleared once sent.
 import { cardBrand, cvvValid, expiryValid, groupCardNumber, luhnValid, parseExpiry } from './validation.ts';
-import { type Locale, localeOf, t } from '../i18n.ts';
+import { type Locale, localeOf, t } from '../../web/i18n.ts';
 import { type Field, field, h, regroup } from './dom.ts';
 import type { CardState, FromFrame, ToFrame } from './frame-protocol.ts';
 import { sessionIdOf, styleVariables } from './frame-protocol.ts';

@@ -3,7 +3,7 @@
 // payd itself and tells the widget only the outcome and events (brand, empty, complete).
 // Every message is checked on arrival: the sender's window and origin, then its type.
 
-import type { Locale } from '../i18n.ts';
+import type { Locale } from '../../web/i18n.ts';
 
 /** Styling options a merchant passes at mount, applied inside the frame as CSS variables. */
 export interface FieldStyle {

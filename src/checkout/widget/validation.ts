@@ -54,14 +54,3 @@ export function groupCardNumber(digits: string): string {
   }
   return out.join(' ');
 }
-
-const DIGITS: Record<string, number> = { JPY: 0 };
-
-export function formatAmount(minor: number, currency: string, locale?: string): string {
-  const digits = DIGITS[currency] ?? 2;
-  try {
-    return new Intl.NumberFormat(locale, { style: 'currency', currency }).format(minor / 10 ** digits);
-  } catch {
-    return `${(minor / 10 ** digits).toFixed(digits)} ${currency}`;
-  }
-}

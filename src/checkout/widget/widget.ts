@@ -7,8 +7,8 @@
 // (the split, a gift card, the browser, an email) and hears back events and the outcome,
 // never a card value. A 3-D Secure challenge opens in a modal frame on the page, and its
 // outcome comes back to the widget. Bundled by esbuild (src/checkout/widget-bundle.ts).
-import { formatAmount } from './validation.ts';
-import { type Locale, hasMessage, intlLocale, localeOf, methodLabel, pickLocale, t } from '../i18n.ts';
+import { formatAmount } from '../../money/currency.ts';
+import { type Locale, hasMessage, intlLocale, localeOf, methodLabel, pickLocale, t } from '../../web/i18n.ts';
 import { type Field, field, h, nextId, regroup } from './dom.ts';
 import { type CardState, type FieldStyle, type FromFrame, type ToFrame, THREE_DS_DONE, sessionIdOf, styleVariables } from './frame-protocol.ts';
 

@@ -1,7 +1,7 @@
 // The languages shoppers read payd in, and the one decision of which: used by payd's
 // pages, its answers to the widget, the widget (bundled) and the card frame. No
 // dependency, so that the widget bundle stays small. Each language is one file of
-// strings in src/checkout/locales/ (English is the reference: its keys are the keys);
+// strings in src/web/locales/ (English is the reference: its keys are the keys);
 // adding one is that file and its line in LANGUAGES below.
 import en from './locales/en.ts';
 import fr from './locales/fr.ts';

@@ -1,7 +1,7 @@
 // English: the words shoppers read on payd's pages, the widget, the card frame and in
 // payd's answers to them. The reference language: its keys are the keys every language
 // has (the type of each other language's messages). One file per language; a new
-// language is a file like this one, typed Language, and its line in src/checkout/i18n.ts.
+// language is a file like this one, typed Language, and its line in src/web/i18n.ts.
 
 export default {
   tag: 'en' as const,

@@ -1,4 +1,4 @@
-// French: the words shoppers read, keyed as English (src/checkout/locales/en.ts).
+// French: the words shoppers read, keyed as English (src/web/locales/en.ts).
 import type { Language } from '../i18n.ts';
 
 export default {
