@@ -32,13 +32,13 @@ const EXCEPTIONS = [
   // moved by the src/web/ work: pages on one web layer instead of checkout's page helpers
   { rule: 'folders-one-way', from: '^src/partners/simulators/acs\\.routes\\.ts$', to: '^src/checkout/(pages|i18n|language|widget/validation)\\.ts$' },
   { rule: 'folders-one-way', from: '^src/links/customer-page\\.routes\\.ts$', to: '^src/checkout/(pages|i18n|language|widget/validation)\\.ts$' },
-  { rule: 'folders-one-way', from: '^src/identity/(console|federation|login|mfa|sdk)/[^/]+\\.ts$', to: '^src/checkout/pages\\.ts$' },
+  { rule: 'folders-one-way', from: '^src/identity/(console|sdk)/[^/]+\\.ts$', to: '^src/checkout/pages\\.ts$' },
   // moved by the src/web/ work: the dashboard's links page calls listsRepo.paymentLinks (the API reads
   // through PaymentLinksService.list); once it does too, paymentLinks and this type import go
   { rule: 'folders-one-way', from: '^src/payments/lists\\.repo\\.ts$', to: '^src/links/links\\.repo\\.ts$' },
-  // moved by the src/web/ work: the dashboard's and the identity pages' routes read repositories
+  // moved by the src/web/ work: the dashboard's and the identity console's routes read repositories
   { rule: 'routes-through-services', from: '^src/dashboard/[^/]+\\.routes\\.ts$', to: '\\.repo\\.ts$' },
-  { rule: 'routes-through-services', from: '^src/identity/(console|login|mfa)/[^/]+\\.routes\\.ts$', to: '\\.repo\\.ts$' },
+  { rule: 'routes-through-services', from: '^src/identity/console/[^/]+\\.routes\\.ts$', to: '\\.repo\\.ts$' },
   // moved by the src/web/ work: the hosted identity pages' flows (web_message, sign-in token,
   // password reset pages) read applications and users from idp.repo.ts and sdk.repo.ts
   { rule: 'routes-through-services', from: '^src/identity/(idp/idp|sdk/sdk)\\.routes\\.ts$', to: '^src/identity/(idp/idp|sdk/sdk)\\.repo\\.ts$' },
