@@ -17,7 +17,7 @@ const PASSKEY_SCRIPTS = [PASSKEY_SCRIPT_PATH];
 /** A form's hidden fields, new for each form. */
 type Fields = () => VNode;
 
-/** JSON in an element that is never run (type application/json; '<' escaped, so it cannot end the element). */
+/** JSON in an element that is never run (type application/json; '<' escaped, so it cannot end the element). Not HTML: put in as the element's text unescaped, since a script element's text is not entity-decoded (TrustedHtml has no script element). */
 const inertJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
 
 /** A passkey form's options, its answer's field and its error line (the script fills them). */
