@@ -40,6 +40,7 @@ export function idpCookies(baseUrl: string, csrfKey: Buffer): IdpCookies {
   const secure = baseUrl.startsWith('https://');
   const sessionScope = (path: string): CookieScope => ({ path, secure, sameSite: secure ? 'none' : 'lax' });
   const csrfScope: CookieScope = { path: '/oauth', secure };
+  const madeFor = new WeakMap<FastifyRequest, string>();
   const nonceOf = (request: FastifyRequest) => {
     const n = readSignedCookie(request, CSRF_COOKIE);
     return n && NONCE.test(n) ? n : undefined;
@@ -53,9 +54,10 @@ export function idpCookies(baseUrl: string, csrfKey: Buffer): IdpCookies {
       for (const path of SESSION_PATHS) clearCookie(reply, SESSION_COOKIE, sessionScope(path));
     },
     csrfToken(request, reply) {
-      let nonce = nonceOf(request);
+      let nonce = nonceOf(request) ?? madeFor.get(request);
       if (!nonce) {
         nonce = randomBytes(16).toString('base64url');
+        madeFor.set(request, nonce); // one nonce per answer, whatever the number of its forms
         setSignedCookie(reply, CSRF_COOKIE, nonce, csrfScope);
       }
       return csrfToken(csrfKey, nonce);
