@@ -52,7 +52,7 @@ describe('reference messenger account_linking receiver', () => {
     const q = new URLSearchParams({ response_type: 'messenger_code', client_id: bot.client_id, redirect_uri: `${LINKING}?psid=1`, account_linking_token: 'ALT' });
     const page = await t.app.inject({ url: `/oauth/authorize?${q}` });
     const form = new URLSearchParams();
-    for (const m of page.body.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) form.set(m[1]!, m[2]!.replace(/&amp;/g, '&'));
+    for (const m of page.body.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g)) form.set(m[1]!, m[2]!.replace(/&amp;/g, '&'));
     form.set('email', 'ana@example.com');
     form.set('password', 'correct horse battery staple');
     const res = await t.app.inject({ method: 'POST', url: '/oauth/authorize/login', headers: { cookie: String(page.headers['set-cookie']).split(';')[0]!, 'content-type': 'application/x-www-form-urlencoded' }, payload: form.toString() });

@@ -75,7 +75,7 @@ describe('identity provider: consent and client authentication methods', () => {
       const s = await signIn(a.path);
       cookie = s.cookie;
       assert.ok(isConsentPage(s.res), s.res.body);
-      assert.match(s.res.body, /Third &lt;Party&gt; Shop/, 'the name, escaped');
+      assert.match(s.res.body, /Third &lt;Party> Shop/, 'the name, escaped');
       assert.deepEqual(scopesListed(s.res.body), ['Know who you are: your payd account identifier', 'See your email address and whether it is verified']);
       assert.match(s.res.body, /name="csrf" value="[^"]+"/);
       assert.doesNotMatch(s.res.body, /<script/);
@@ -192,7 +192,7 @@ describe('identity provider: consent and client authentication methods', () => {
 
       const list = await t.app.inject({ url: '/oauth/account/applications', headers: { cookie } });
       assert.equal(list.statusCode, 200);
-      assert.match(list.body, /Third &lt;Party&gt; Shop/);
+      assert.match(list.body, /Third &lt;Party> Shop/);
       assert.match(list.body, /Keep access while you are not using it/);
       assert.doesNotMatch(list.body, /Own app/, 'first-party applications have no grant');
       assert.match(String(list.headers['content-security-policy']), /default-src 'none'/);
@@ -203,7 +203,7 @@ describe('identity provider: consent and client authentication methods', () => {
       assert.equal(noCsrf.statusCode, 403);
       const revoked = await t.app.inject({ method: 'POST', url: '/oauth/account/applications/revoke', headers: { ...FORM, cookie }, payload: form.toString() });
       assert.equal(revoked.statusCode, 303);
-      assert.doesNotMatch((await t.app.inject({ url: '/oauth/account/applications', headers: { cookie } })).body, /Third &lt;Party&gt; Shop/);
+      assert.doesNotMatch((await t.app.inject({ url: '/oauth/account/applications', headers: { cookie } })).body, /Third &lt;Party> Shop/);
 
       const refused = await client.refreshTokenGrant(config, tokens.refresh_token!).then(() => undefined, (e: unknown) => e);
       assert.ok(refused instanceof client.ResponseBodyError, String(refused));

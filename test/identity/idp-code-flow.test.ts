@@ -59,7 +59,7 @@ describe('identity provider: authorization code with openid-client', () => {
     assert.equal(page.status, 200, html);
     const cookie = (page.headers.get('set-cookie') ?? '').split(';')[0]!;
     const form = new URLSearchParams();
-    for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
+    for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g)) {
       form.set(m[1]!, m[2]!.replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>'));
     }
     if (opts.csrf === false) form.delete('csrf');
@@ -240,7 +240,7 @@ describe('identity provider: authorization code with openid-client', () => {
       const html = await page.text();
       assert.equal(page.status, 200, html);
       const form = new URLSearchParams();
-      for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) form.set(m[1]!, m[2]!.replace(/&amp;/g, '&'));
+      for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g)) form.set(m[1]!, m[2]!.replace(/&amp;/g, '&'));
       for (const [k, v] of Object.entries(fields)) form.set(k, v);
       return fetch(`${base}/oauth/authorize/signup`, { method: 'POST', redirect: 'manual', headers: { cookie: (page.headers.get('set-cookie') ?? '').split(';')[0]!, 'content-type': 'application/x-www-form-urlencoded' }, body: form });
     };

@@ -34,7 +34,7 @@ describe('identity provider: messenger account linking', () => {
     assert.equal(page.statusCode, 200, page.body);
     const cookie = String(page.headers['set-cookie']).split(';')[0]!;
     const form = new URLSearchParams();
-    for (const m of page.body.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) form.set(m[1]!, m[2]!.replace(/&amp;/g, '&'));
+    for (const m of page.body.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g)) form.set(m[1]!, m[2]!.replace(/&amp;/g, '&'));
     for (const [k, v] of Object.entries(fields)) form.set(k, v);
     return t.app.inject({ method: 'POST', url: '/oauth/authorize/login', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: form.toString() });
   }

@@ -212,7 +212,9 @@ describe('identity provider served over https', () => {
   it('the session cookie is SameSite=None; Secure (the SDK reads it cross-site); the CSRF cookie stays Lax', async () => {
     const a = authorizeRequest(web.client_id, CALLBACK);
     const page = await t.app.inject({ url: a.url });
-    assert.match(String(([] as string[]).concat(page.headers['set-cookie'] ?? []).find((c) => c.startsWith('payd_idp_csrf='))), /SameSite=Lax.*Secure/);
+    const csrfCookie = String(([] as string[]).concat(page.headers['set-cookie'] ?? []).find((c) => c.startsWith('payd_idp_csrf=')));
+    assert.match(csrfCookie, /SameSite=Lax/);
+    assert.match(csrfCookie, /Secure/);
     const signedIn = await signIn(t.app, a.url, { email: 'ada@example.com', password: PASSWORD });
     assert.equal(signedIn.statusCode, 303, signedIn.body);
     const set = ([] as string[]).concat(signedIn.headers['set-cookie'] ?? []).filter((c) => c.startsWith('payd_idp_session='));

@@ -4,12 +4,11 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { escapeHtml, sendPage } from '../../checkout/pages.ts';
 import { problems } from '../../platform/http/problem.ts';
 import { problemResponses } from '../../platform/http/schemas.ts';
 import { AuthorizeError, type IdentityService } from '../idp/idp.service.ts';
-import type { Db } from '../../platform/db/index.ts';
-import { type LoginPages, cookies } from '../login/pages.ts';
+import { clearCookie, readSignedCookie, setSignedCookie } from '../../web/index.ts';
+import { type LoginPages, refusedPage } from '../login/pages.ts';
 import type { Complete } from '../login/consent.routes.ts';
 import type { SecondStep } from '../mfa/mfa.routes.ts';
 import { type Federation, FederationError } from './federation.ts';
@@ -17,11 +16,11 @@ import { amrOf } from '../mfa/amr.ts';
 
 const STATE_COOKIE = 'payd_idp_federation';
 
-export async function federationRoutes(root: FastifyInstance, deps: { db: Db; identity: IdentityService; pages: LoginPages; complete: Complete; secondStep: SecondStep; federation: Federation; baseUrl: string; allowHttpLocalhost: boolean }) {
+export async function federationRoutes(root: FastifyInstance, deps: { identity: IdentityService; pages: LoginPages; complete: Complete; secondStep: SecondStep; federation: Federation; allowHttpLocalhost: boolean }) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
-  const secure = deps.baseUrl.startsWith('https://') ? '; Secure' : '';
-  const failed = (reply: FastifyReply, message: string) =>
-    sendPage(reply, 400, 'Sign-in did not complete', `<p role="alert">${escapeHtml(message)}</p><p>Go back to the application and sign in again.</p>`);
+  // Bound to this browser (a signed cookie): the callback must come back to the browser that started it.
+  const stateScope = deps.pages.cookies.shortScope('/oauth/federation');
+  const failed = (reply: FastifyReply, message: string) => refusedPage(reply, 'Sign-in did not complete', message, 400, 'Go back to the application and sign in again.');
 
   app.get('/oauth/federation/:provider/start', { schema: { hide: true, params: Type.Object({ provider: Type.String({ maxLength: 40 }) }) } }, async (request, reply) => {
     let v;
@@ -33,8 +32,7 @@ export async function federationRoutes(root: FastifyInstance, deps: { db: Db; id
     }
     try {
       const { location, state } = await deps.federation.start((request.params as { provider: string }).provider, v.request);
-      // Bound to this browser: the callback must come back to the browser that started it.
-      reply.header('set-cookie', `${STATE_COOKIE}=${state}; HttpOnly; SameSite=Lax; Path=/oauth/federation; Max-Age=600${secure}`);
+      setSignedCookie(reply, STATE_COOKIE, state, stateScope, 600);
       return reply.redirect(location, 303);
     } catch (err) {
       if (err instanceof FederationError) return failed(reply, err.message);
@@ -43,10 +41,10 @@ export async function federationRoutes(root: FastifyInstance, deps: { db: Db; id
   });
 
   app.get('/oauth/federation/callback', { schema: { hide: true } }, async (request, reply) => {
-    reply.header('set-cookie', `${STATE_COOKIE}=; HttpOnly; SameSite=Lax; Path=/oauth/federation; Max-Age=0${secure}`);
+    clearCookie(reply, STATE_COOKIE, stateScope);
     let done;
     try {
-      done = await deps.federation.callback(request.query as Record<string, unknown>, cookies(request)[STATE_COOKIE]);
+      done = await deps.federation.callback(request.query as Record<string, unknown>, readSignedCookie(request, STATE_COOKIE));
     } catch (err) {
       if (err instanceof FederationError) return failed(reply, err.message);
       throw err;

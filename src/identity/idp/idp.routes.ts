@@ -9,8 +9,9 @@ import { Type } from 'typebox';
 import { problemResponses, StringEnum, Uuid } from '../../platform/http/schemas.ts';
 import { AuthorizeError, type IdentityService, PROMPT_VALUES } from './idp.service.ts';
 import { MANAGEMENT_SCOPES } from './management.ts';
-import { SESSION_COOKIE, cookies, loginPages } from '../login/pages.ts';
+import { loginPages } from '../login/pages.ts';
 import { loginRoutes } from '../login/login.routes.ts';
+import { logoutRoutes } from '../login/logout.routes.ts';
 import { webMessageReply, webMessageRoutes } from '../sdk/web-message.ts';
 import { sdkRoutes } from '../sdk/sdk.routes.ts';
 import type { Mailer } from '../sdk/mail.ts';
@@ -48,14 +49,15 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
   const pages = loginPages(baseUrl, csrfKey);
   const mfa = new Mfa(db, masterKey, new URL(baseUrl).host, clock);
   const passkeys = new Passkeys(db, baseUrl, new URL(baseUrl).host, clock);
-  const secondStep = await mfaRoutes(root, { db, identity, pages, mfa, passkeys, complete: () => complete, baseUrl, consoleRequiresSecondFactor });
+  const secondStep = await mfaRoutes(root, { identity, pages, mfa, passkeys, complete: () => complete, consoleRequiresSecondFactor });
   const complete = await consentRoutes(root, { identity, pages, secondStep });
   const signups = new SignUps(db, identity, mailer, baseUrl);
   await loginRoutes(root, { identity, pages, complete, signups, baseUrl, secondStep });
+  await logoutRoutes(root, { identity, pages });
   await sdkRoutes(root, { db, identity, pages, mailer, baseUrl, signups });
   await webMessageRoutes(root);
   const federation = new Federation(db, masterKey, `${baseUrl}/oauth/federation/callback`, identity);
-  await federationRoutes(root, { db, identity, pages, complete, secondStep, federation, baseUrl, allowHttpLocalhost });
+  await federationRoutes(root, { identity, pages, complete, secondStep, federation, allowHttpLocalhost });
 
   // OpenID Connect Core 3.1.2.1: GET (query) and POST (form-encoded body), the same request.
   const authorize = async (request: FastifyRequest, reply: FastifyReply, q: Record<string, unknown>) => {
@@ -115,7 +117,7 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
       if ((await identity.consentNeeded(validated.app, user.id, r)).length) return refuse(consentRequired(r));
       return answer(await identity.issueCode(r, t.user_id, t.auth_time, { authType: t.auth_type }, session));
     }
-    const sessionCookie = cookies(request)[SESSION_COOKIE];
+    const sessionCookie = pages.session(request);
     const session = await identity.sessionUser(sessionCookie);
     // A session counts unless prompt=login asks for a new sign-in, or it is older than max_age.
     const fresh = session && !r.prompt?.includes('login')

@@ -27,6 +27,7 @@ import type { Amr } from '../mfa/amr.ts';
 export { IDP_ACCESS_TOKEN_KEYS, TOKEN_TTL_SECONDS } from '../oauth/user-tokens.ts';
 export { IDP_ID_TOKEN_KEYS } from '../oauth/id-token.ts';
 export { appView } from '../applications/applications.ts';
+export type { AppRow, UserRow } from './idp.repo.ts';
 export const CODE_TTL_SECONDS = 60;
 export const SESSION_TTL_SECONDS = 8 * 3600;
 /** Sign-ups: 10 per address in 15 minutes. The sign-in throttle is LoginThrottle (throttle.ts). */
@@ -272,6 +273,16 @@ export class IdentityService {
       await sdkRepo.endResets(tx, r.user_id);
       return { return_to: r.return_to };
     });
+  }
+
+  /** A user by id (blocked ones too: the caller decides). */
+  user(id: string): Promise<UserRow | undefined> {
+    return idpRepo.user(this.db, id);
+  }
+
+  /** Who requires this user to keep a second factor (a merchant team, or the console when it requires one), if anyone. */
+  secondFactorRequiredBy(userId: string, consoleRequires: boolean): Promise<string | undefined> {
+    return idpRepo.secondFactorRequiredBy(this.db, userId, consoleRequires);
   }
 
   /** A new sign-in session made with these methods (amr, src/identity/mfa/amr.ts): the cookie's value. */

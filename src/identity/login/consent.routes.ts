@@ -10,10 +10,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { isProblem, PROBLEM_TYPE } from '../../platform/http/problem.ts';
-import { sendPage } from '../../checkout/pages.ts';
-import { type AuthRequest, AuthorizeError, type IdentityService } from '../idp/idp.service.ts';
-import type { AppRow } from '../idp/idp.repo.ts';
-import { type AuthType, type LoginPages, SESSION_COOKIE, cookies } from './pages.ts';
+import { type AppRow, type AuthRequest, AuthorizeError, type IdentityService } from '../idp/idp.service.ts';
+import { type AuthType, type LoginPages, formRefused, refusedPage } from './pages.ts';
 import type { FactorUsed, SecondStep } from '../mfa/mfa.routes.ts';
 import { amrOf } from '../mfa/amr.ts';
 
@@ -36,9 +34,6 @@ export async function consentRoutes(app: FastifyInstance, { identity, pages, sec
     return pages.consentForm(request, reply, r, v.app.name, user.email, missing, how, session);
   };
 
-  const refused = (reply: FastifyReply, what: string) =>
-    sendPage(reply, 403, `${what} refused`, '<p role="alert">The form expired or did not come from this site. Go back and try again.</p>');
-
   app.post('/oauth/authorize/consent', { schema: { hide: true, body: FormBody } }, async (request, reply) => {
     const body = request.body as Record<string, string>;
     let v;
@@ -48,13 +43,13 @@ export async function consentRoutes(app: FastifyInstance, { identity, pages, sec
       if (err instanceof AuthorizeError) return pages.errorPage(reply, err);
       throw err;
     }
-    if (!pages.csrfOk(request, body)) return refused(reply, 'Consent');
+    if (!pages.csrfOk(request)) return formRefused(reply, 'Consent');
     const r = v.request;
     if (body.decision === 'deny') {
       return pages.errorPage(reply, new AuthorizeError('access_denied', 'The user denied the request.', r.redirect_uri, r.state || undefined, r.response_type === 'messenger_code'));
     }
-    if (body.decision !== 'allow') return sendPage(reply, 400, 'Consent refused', '<p role="alert">Choose Allow or Deny.</p>');
-    const cookie = cookies(request)[SESSION_COOKIE];
+    if (body.decision !== 'allow') return refusedPage(reply, 'Consent refused', 'Choose Allow or Deny.');
+    const cookie = pages.session(request);
     const session = await identity.sessionUser(cookie);
     // The sign-in session ended meanwhile (sign-out, block, expiry): sign in again.
     if (!session || !cookie) return pages.loginForm(request, reply, r, v.app.name, 'Your session ended. Sign in again.');
@@ -63,7 +58,7 @@ export async function consentRoutes(app: FastifyInstance, { identity, pages, sec
   });
 
   app.get(ACCOUNT_APPS, { schema: { hide: true } }, async (request, reply) => {
-    const session = await identity.sessionUser(cookies(request)[SESSION_COOKIE]);
+    const session = await identity.sessionUser(pages.session(request));
     if (!session) return pages.accountLogin(request, reply);
     const message = (request.query as Record<string, unknown>).revoked === '1' ? 'Access revoked.' : undefined;
     return pages.accountApps(request, reply, session.user.email, await identity.consents(session.user.id), message);
@@ -71,7 +66,7 @@ export async function consentRoutes(app: FastifyInstance, { identity, pages, sec
 
   app.post('/oauth/account/login', { schema: { hide: true, body: FormBody } }, async (request, reply) => {
     const body = request.body as Record<string, string>;
-    if (!pages.csrfOk(request, body)) return refused(reply, 'Sign-in');
+    if (!pages.csrfOk(request)) return formRefused(reply, 'Sign-in');
     try {
       const user = await identity.login(body.email ?? '', body.password ?? '', request.ip);
       const stepped = await secondStep(request, reply, user, { next: 'applications' });
@@ -90,10 +85,10 @@ export async function consentRoutes(app: FastifyInstance, { identity, pages, sec
 
   app.post(`${ACCOUNT_APPS}/revoke`, { schema: { hide: true, body: FormBody } }, async (request, reply) => {
     const body = request.body as Record<string, string>;
-    if (!pages.csrfOk(request, body)) return refused(reply, 'Revocation');
-    const session = await identity.sessionUser(cookies(request)[SESSION_COOKIE]);
+    if (!pages.csrfOk(request)) return formRefused(reply, 'Revocation');
+    const session = await identity.sessionUser(pages.session(request));
     if (!session) return pages.accountLogin(request, reply, 'Sign in again to revoke an application.', 401);
-    if (!body.client_id) return sendPage(reply, 400, 'Revocation refused', '<p role="alert">No application named.</p>');
+    if (!body.client_id) return refusedPage(reply, 'Revocation refused', 'No application named.');
     await identity.revokeConsent(session.user.id, body.client_id);
     return reply.redirect(`${ACCOUNT_APPS}?revoked=1`, 303);
   });

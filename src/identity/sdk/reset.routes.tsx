@@ -5,7 +5,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { TrustedHtml } from '../../web/index.ts';
 import type { AuthRequest, IdentityService } from '../idp/idp.service.ts';
 import { PASSWORD_LENGTH, passwordProblem } from '../idp/password-policy.ts';
 import { type LoginPages, validatedRequest } from '../login/pages.ts';
@@ -40,8 +39,8 @@ export async function resetRoutes(root: FastifyInstance, { sdk, identity, pages,
     <div class="card-box">
       {message ? <p class="payd-error" role="alert">{message}</p> : null}
       <form method="post" action="/oauth/authorize/forgot" class="payd-form">
-        {/* the CSRF field and the authorization request's hidden fields, escaped by login/pages.ts */}
-        <TrustedHtml html={pages.formFields(request, reply, r)} />
+        {/* the CSRF field and the authorization request's hidden fields */}
+        {pages.fields(request, reply, r)}
         <div class="payd-field"><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required autofocus maxLength={254} /></div>
         <button type="submit" class="payd-pay">Send me a reset link</button>
       </form>
