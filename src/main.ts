@@ -19,6 +19,7 @@ import { type MasterKeySource, readMasterKey, saveMasterKey } from './platform/c
 import { armFaultPoint } from './platform/fault-points.ts';
 import { tuneHeapGrowing } from './platform/heap.ts';
 import { packagePath } from './platform/paths.ts';
+import { healthRepo } from './platform/observability/health.repo.ts';
 import { entitiesRepo } from './admin/entities.repo.ts';
 
 const VERSION = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
@@ -107,7 +108,7 @@ async function openChecked(config: Config): Promise<Db> {
   const { openDb } = await import('./platform/db/index.ts');
   const db = await openDb(config, { template: !config.noMigrate });
   try {
-    await db.query('SELECT 1');
+    await healthRepo.ping(db);
   } catch (err) {
     await db.close().catch(() => {});
     throw databaseError(err, config);

@@ -9,6 +9,7 @@
 import type { EventTypeName } from '../webhooks/catalogue.ts';
 import { operationOf } from './transitions.ts';
 import type { Queryable } from '../platform/db/index.ts';
+import { paymentEventsRepo } from './payment-events.repo.ts';
 import type { NewEvent } from '../webhooks/outbox.ts';
 import type { OperationKind, OperationRow, PaymentRow } from './payments.repo.ts';
 import { type AuthorizationStatus, unreachable } from './common.schemas.ts';
@@ -44,8 +45,7 @@ type EventPayment = Pick<PaymentRow, 'entity_id' | 'client_session_id'>;
 
 async function linkWebhook(q: Queryable, p: EventPayment) {
   if (!p.client_session_id) return undefined;
-  const { rows } = await q.query<{ webhook: { url: string; headers?: Array<{ name: string; values: string[] }>; headers_enc?: string | null } | null }>(
-    `SELECT l.webhook FROM client_sessions s JOIN payment_links l ON l.id = s.payment_link_id WHERE s.id = $1`, [p.client_session_id]);
+  const { rows } = await paymentEventsRepo.linkWebhook(q, p.client_session_id);
   return rows[0]?.webhook ?? undefined;
 }
 

@@ -1,6 +1,6 @@
 // SQL of the delivery log as the operator reads it: events, deliveries, attempts; replay.
 import { customPlan, type Queryable } from '../platform/db/index.ts';
-import { fanOutSql } from './outbox.ts';
+import { fanOutSql } from './outbox.repo.ts';
 import type { DeliveryStatus } from './deliveries.repo.ts';
 import type { WebhookHeader } from './target.ts';
 

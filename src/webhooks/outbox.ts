@@ -37,6 +37,7 @@ import { problems } from '../platform/http/problem.ts';
 import { currentTraceparent } from '../platform/observability/tracing.ts';
 import { HEADER_MASK, maskHeaders } from './header-seal.ts';
 import { validateWebhookTarget, type WebhookHeader } from './target.ts';
+import { eventCtesSql, outboxRepo } from './outbox.repo.ts';
 
 /** Event types are dotted lower-case names: "payment.captured", "payment_link.paid". */
 export const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
@@ -74,6 +75,12 @@ export interface EnqueuedEvent {
  * is about). Parameters are numbered from `first`.
  */
 export function eventCtes(event: NewEvent, first: number, gate: string): { sql: string; params: unknown[]; id: string } {
+  const { id, params } = eventParams(event);
+  return { id, sql: eventCtesSql(first, gate), params };
+}
+
+/** The parameters of an event's CTEs (eventCtes; outbox.repo.ts numbers them), once its type and target are checked. */
+function eventParams(event: NewEvent): { params: unknown[]; id: string } {
   if (!EVENT_TYPE_PATTERN.test(event.type) || event.type.length > 100) {
     throw new TypeError(`webhook event type must look like "payment.captured", got "${event.type}"`);
   }
@@ -93,53 +100,14 @@ export function eventCtes(event: NewEvent, first: number, gate: string): { sql: 
   const id = event.id ?? randomUUID();
   return {
     id,
-    sql: eventCtesSql(first, gate),
     // The trace of the work that writes the event (null when tracing is off): its delivery continues it.
     params: [id, event.entityId, event.type, typeof event.data === 'string' ? event.data : JSON.stringify(event.data), url, JSON.stringify(storedHeaders), randomUUID(), headersEnc, event.subjectId ?? null, currentTraceparent()],
   };
 }
 
-/**
- * The destinations of the event row `e` (a lateral subquery): its own url (endpoint_id null),
- * else every enabled endpoint of its entity whose enabled_events hold its type or "*",
- * the default endpoint first; n numbers them from 1.
- */
-export const fanOutSql = (e: string) => `SELECT NULL::uuid AS endpoint_id, 1::bigint AS n WHERE ${e}.url IS NOT NULL
-    UNION ALL
-    SELECT ep.id, row_number() OVER (ORDER BY ep.is_default DESC, ep.created_at, ep.id) AS n
-      FROM webhook_endpoints ep
-     WHERE ${e}.url IS NULL AND ep.entity_id = ${e}.entity_id AND ep.status = 'enabled'
-       AND (ep.enabled_events @> '["*"]'::jsonb OR ep.enabled_events @> jsonb_build_array(${e}.type))`;
-
-/** The text of eventCtes, built once per (first parameter, gate): the same for every event. */
-const ctesSql = new Map<string, string>();
-function eventCtesSql(first: number, gate: string): string {
-  const key = `${first}|${gate}`;
-  let sql = ctesSql.get(key);
-  if (sql !== undefined) return sql;
-  const n = (i: number) => `$${first + i}`;
-  sql = `ev AS (
-       INSERT INTO webhook_events (id, entity_id, type, data, url, headers, headers_enc, subject_id, traceparent, created_at)
-       SELECT ${n(0)}::uuid, ${n(1)}::uuid, ${n(2)}::text, ${n(3)}::json, ${n(4)}::text, ${n(5)}::jsonb, ${n(7)}::text, ${n(8)}::uuid, ${n(9)}::text, clock_timestamp()
-         FROM ${gate} LIMIT 1
-       RETURNING id, entity_id, type, url, created_at
-     ), evd AS (
-       INSERT INTO webhook_deliveries (id, event_id, entity_id, endpoint_id, reason, next_attempt_at, created_at, updated_at)
-       SELECT CASE WHEN t.n = 1 THEN ${n(6)}::uuid ELSE gen_random_uuid() END, ev.id, ev.entity_id, t.endpoint_id, 'EVENT',
-              ev.created_at, ev.created_at, ev.created_at
-         FROM ev, LATERAL (${fanOutSql('ev')}) t
-       RETURNING id
-     )`;
-  if (ctesSql.size < 100) ctesSql.set(key, sql);
-  return sql;
-}
-
 /** Records an event and its first delivery in one INSERT statement, on the caller's transaction. */
 export async function enqueueEvent(q: Queryable, event: NewEvent): Promise<EnqueuedEvent> {
-  const ctes = eventCtes(event, 1, '(SELECT 1) AS gate');
-  const { rows } = await q.query<{ id: string; delivery_id: string | null }>(
-    `WITH ${ctes.sql} SELECT ev.id, (SELECT id FROM evd WHERE id = $7::uuid) AS delivery_id FROM ev`,
-    ctes.params,
-  );
+  const { params } = eventParams(event);
+  const { rows } = await outboxRepo.insertEvent(q, params);
   return { id: rows[0]!.id, deliveryId: rows[0]!.delivery_id };
 }

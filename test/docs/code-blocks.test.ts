@@ -18,6 +18,7 @@ import { ADMIN_TOKEN } from '../helpers/app.ts';
 import { freePort, startPayd, type PaydProcess } from '../helpers/processes.ts';
 import { createPgTestDb } from '../faults/db-fixture.ts';
 import { signWebhook } from '../../src/webhooks/signature.ts';
+import { poll } from '../helpers/wait.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
@@ -130,11 +131,9 @@ describe('documentation code blocks', () => {
         if (/\.listen\(/.test(code)) {
           // A webhook receiver: it must accept a call payd signed, and refuse one it did not.
           const url = `http://127.0.0.1:${port}/`;
-          let up = false;
-          for (let i = 0; i < 100 && !up && child.exitCode === null; i++) {
-            up = await fetch(url, { method: 'POST', body: '{}' }).then(() => true, () => false);
-            if (!up) await new Promise((r) => setTimeout(r, 50));
-          }
+          // Asked until it answers (or exits).
+          const up = await poll(() => fetch(url, { method: 'POST', body: '{}' }).then(() => true, () => false),
+            (answered) => answered || child.exitCode !== null, { withinMs: 10_000, everyMs: 50 });
           assert.ok(up, `${where(b)} did not listen: ${output}`);
           const body = JSON.stringify({ id: crypto.randomUUID(), type: 'payment.captured', created_at: new Date().toISOString(), entity_id: env.PAYD_ENTITY_ID, data: {} });
           const signed = await fetch(url, { method: 'POST', body, headers: { 'payd-signature': signWebhook([env.PAYD_WEBHOOK_SECRET!], body, Math.floor(Date.now() / 1000)) } });
@@ -144,7 +143,7 @@ describe('documentation code blocks', () => {
           child.kill();
           await exited;
         } else {
-          const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 60_000))]);
+          const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 60_000))]); // bounds the run, not a sleep
           if (code === 'timeout') child.kill();
           assert.equal(code, 0, `${where(b)} exited with ${code}:\n${output}`);
         }

@@ -244,7 +244,7 @@ localStorage.setItem('client', window.PAYD_SDK.clientId);</script><script src="/
     const page = await open(web);
     const answer = await Promise.race([
       sdk(page, `checkSession({ redirectUri: '${shop}/callback' })`),
-      new Promise<{ timedOut: true }>((r) => setTimeout(() => r({ timedOut: true }), 10_000)),
+      new Promise<{ timedOut: true }>((r) => setTimeout(() => r({ timedOut: true }), 10_000)), // bounds the wait (a hang fails), not a sleep
     ]);
     assert.equal((answer as { rejected?: Record<string, unknown> }).rejected?.error, 'unsupported_response_type', JSON.stringify(answer));
     await page.context().close();

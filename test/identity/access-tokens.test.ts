@@ -10,6 +10,7 @@ import { createPgDb } from '../../src/platform/db/pg.ts';
 import { decodeJwt, signEdDsaJwt, signJwt, verifyEdDsaJwt, verifyJwt } from '../../src/platform/crypto/compact-jws.ts';
 import { ACCESS_TOKEN_KEYS } from '../../src/identity/oauth/access-tokens.ts';
 import { MASTER_KEY, createTestApp, expectProblem, getToken, type TestApp } from '../helpers/app.ts';
+import { poll } from '../helpers/wait.ts';
 
 const opts = { issuer: 'http://payd.test', audience: 'payd', typ: 'at+jwt' };
 
@@ -118,12 +119,11 @@ describe('access tokens through the app', () => {
       const token2 = await getToken(app2, m.apiKey); // app2 now caches the key
       assert.equal((await app2.inject({ url: '/v2/test-protected', headers: { authorization: `Bearer ${token2}` } })).statusCode, 200);
       await t.app.inject({ method: 'DELETE', url: `/admin/v1/entities/${m.entityId}/api-keys/${m.apiKeyId}`, headers: t.adminHeaders });
-      let refused = false;
-      for (let i = 0; i < 20 && !refused; i++) {
-        await new Promise((r) => setTimeout(r, 25));
-        const res = await app2.inject({ method: 'POST', url: '/oauth/token', headers: { 'x-api-key': m.apiKey, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'grant_type=client_credentials' });
-        refused = res.statusCode === 401;
-      }
+      // The revocation reaches app2 through the database's notification: asked again until it has.
+      const res = await poll(
+        () => app2.inject({ method: 'POST', url: '/oauth/token', headers: { 'x-api-key': m.apiKey, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'grant_type=client_credentials' }),
+        (r) => r.statusCode === 401, { everyMs: 25 });
+      const refused = res.statusCode === 401;
       assert.ok(refused, 'the other process kept issuing tokens for a revoked key');
       expectProblem(await app2.inject({ url: '/v2/test-protected', headers: { authorization: `Bearer ${token2}` } }), 401);
     } finally {

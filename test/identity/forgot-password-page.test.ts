@@ -63,6 +63,7 @@ describe('hosted sign-in: forgot password', () => {
     assert.equal(known.statusCode, 200);
     assert.equal(unknown.statusCode, 200);
     assert.equal(known.body, unknown.body, 'the same page whatever the address');
+    // The timer bounds the wait for the mail, not a sleep.
     await Promise.race([mail, new Promise((_r, reject) => setTimeout(() => reject(new Error('no mail reached the SMTP server')), 10_000).unref())]);
     assert.equal(received.length, 1);
     const link = /(http:\/\/payd\.test\/identity\/v1\/password\/reset\?token=[A-Za-z0-9_-]+)/.exec(received[0]!.replace(/=\r\n/g, '').replace(/=3D/g, '='))?.[1];

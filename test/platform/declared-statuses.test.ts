@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 describe('declared statuses', () => {
   let t: TestApp;
@@ -61,9 +62,8 @@ describe('declared statuses', () => {
     socket.on('data', (chunk: string) => { raw += chunk; });
     await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
     const answer = async () => {
-      while (!/\r\n\r\n/.test(raw) || raw.length < raw.indexOf('\r\n\r\n') + 4 + Number(/content-length: (\d+)/i.exec(raw)?.[1] ?? 0)) {
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
+      await waitFor(() => /\r\n\r\n/.test(raw) && raw.length >= raw.indexOf('\r\n\r\n') + 4 + Number(/content-length: (\d+)/i.exec(raw)?.[1] ?? 0),
+        { every: 5, what: 'a whole answer' });
       const got = raw;
       raw = '';
       return got;

@@ -18,6 +18,7 @@ import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
 import { MASTER_KEY } from '../helpers/app.ts';
 import { connectionAddress } from '../../src/platform/http/connection-cap.ts';
+import { poll } from '../helpers/wait.ts';
 
 interface Answer { status: number; headers: http.IncomingHttpHeaders; body: string }
 
@@ -31,7 +32,7 @@ function send(port: number, localAddress: string, method: string, path: string, 
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
       res.on('error', reject);
     });
-    req.setTimeout(20_000, () => req.destroy(new Error(`no answer to ${method} ${path} in 20 s`)));
+    req.setTimeout(20_000, () => req.destroy(new Error(`no answer to ${method} ${path} in 20 s`))); // bounds the wait for the answer, not a sleep
     req.on('error', reject);
     req.end(body);
   });
@@ -87,12 +88,9 @@ describe('one address cannot take every connection', () => {
     });
     try {
       for (let i = 0; i < 1000; i += 100) await Promise.all(Array.from({ length: 100 }, open));
-      // Let the server see (and refuse) them all.
-      for (let i = 0; i < 200 && t.app.server.listenerCount('connection') > 0; i++) {
-        const count = await new Promise<number>((r) => t.app.server.getConnections((_e, n) => r(n)));
-        if (count <= 100 + 5) break;
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      // Let the server see (and refuse) them all: its open connections down to the cap.
+      await poll(async () => t.app.server.listenerCount('connection') > 0 ? new Promise<number>((r) => t.app.server.getConnections((_e, n) => r(n))) : 0,
+        (count) => count <= 100 + 5, { withinMs: 5_000, everyMs: 25 });
       const answers = await Promise.allSettled(Array.from({ length: 100 }, (_, i) => send(port, '127.0.0.3', 'GET', i % 2 ? '/healthz' : '/readyz')));
       const failed = answers.filter((a) => a.status === 'rejected' || a.value.status !== 200);
       assert.equal(failed.length, 0, `requests from 127.0.0.3 not answered 200: ${failed.length} of 100, e.g. ${String((failed[0] as PromiseRejectedResult | undefined)?.reason ?? '')}`);

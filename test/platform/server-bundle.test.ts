@@ -15,6 +15,7 @@ import path from 'node:path';
 import { bundleServer, SERVER_EXTERNALS } from '../../scripts/bundle-server.js';
 import { ADMIN_TOKEN } from '../helpers/app.ts';
 import { emptyPlace, freePort, type Place, SERVER_MASTER_KEY } from '../helpers/processes.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const outdir = path.resolve('dist', `.test-server-${process.pid}`);
 const entry = path.join(outdir, 'payd.js');
@@ -84,11 +85,12 @@ describe('the bundled server (dist/server/payd.js, what payd start runs)', { tim
     child.stdout!.on('data', (d: Buffer) => { stdout += d.toString(); });
     child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
     const deadline = Date.now() + 180_000;
-    while (!/API key:\s+payd_sk_\S+/.test(stdout)) {
-      assert.equal(child.exitCode, null, `exited early: ${stderr}`);
+    await waitFor(() => {
+      if (/API key:\s+payd_sk_\S+/.test(stdout)) return true;
+      assert.equal(child!.exitCode, null, `exited early: ${stderr}`);
       assert.ok(Date.now() < deadline, `not ready in 180 s: ${stderr}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+      return false;
+    }, { timeout: 190_000, every: 100, what: 'the demo API key on stdout' });
     assert.match(stdout, /"msg":"started"/, 'the start-up phases are logged');
     assert.match(stdout, /"startupMs":\{"loaded":\d+,"database":\d+,"app":\d+,"listening":\d+,"ready":\d+\}/);
 
@@ -166,7 +168,7 @@ describe('the bundled server (dist/server/payd.js, what payd start runs)', { tim
       const gone = new Promise<number | null>((resolve) => traced.once('exit', (code) => resolve(code)));
       // Started: its `started` line, awaited on the output itself (or its exit, a failure).
       const ready = new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`not ready in 120 s: ${out}`)), 120_000);
+        const timer = setTimeout(() => reject(new Error(`not ready in 120 s: ${out}`)), 120_000); // bounds the wait, not a sleep
         traced.stdout.on('data', (d: Buffer) => {
           out += d.toString();
           if (/"msg":"started"/.test(out)) { clearTimeout(timer); resolve(); }

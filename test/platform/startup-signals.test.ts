@@ -11,6 +11,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, SERVER_MASTER_KEY } from '../helpers/processes.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const BOUND_MS = 60_000;
 
@@ -44,6 +45,7 @@ function launch(command: string, args: string[], env: Record<string, string>): L
 async function within<T>(p: Promise<T>, what: string, output: () => string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const bound = new Promise<never>((_, reject) => {
+    // Bounds the wait, not a sleep.
     timer = setTimeout(() => reject(new Error(`${what} did not happen within ${BOUND_MS} ms; output:\n${output()}`)), BOUND_MS);
   });
   try {
@@ -55,14 +57,14 @@ async function within<T>(p: Promise<T>, what: string, output: () => string): Pro
 
 async function ready(base: string, l: Launched): Promise<void> {
   const deadline = Date.now() + BOUND_MS;
-  for (;;) {
+  await waitFor(async () => {
     if (l.child.exitCode !== null) throw new Error(`exited before ready:\n${l.output()}`);
     try {
-      if ((await fetch(`${base}/readyz`)).status === 200) return;
+      if ((await fetch(`${base}/readyz`)).status === 200) return true;
     } catch { /* not listening yet */ }
     if (Date.now() > deadline) throw new Error(`not ready in time:\n${l.output()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    return false;
+  }, { timeout: BOUND_MS + 10_000, every: 100, what: 'ready' });
 }
 
 function accepts(port: number): Promise<boolean> {

@@ -8,6 +8,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { loadConfig } from '../../src/config.ts';
+import { poll, waitFor } from '../helpers/wait.ts';
 
 const BOUND_MS = 15_000; // far above the configured timeouts, far below "never"
 
@@ -29,6 +30,7 @@ function connect(port: number): Promise<Conn> {
     socket.on('data', (chunk: string) => { data += chunk; });
     socket.on('error', () => { /* a reset counts as closed */ });
     const closed = new Promise<void>((res, rej) => {
+      // Bounds the wait for the close, not a sleep.
       const timer = setTimeout(() => rej(new Error(`the server did not close the connection within ${BOUND_MS} ms; received: ${JSON.stringify(data.slice(0, 200))}`)), BOUND_MS);
       socket.on('close', () => { done = true; clearTimeout(timer); res(); });
     });
@@ -42,16 +44,14 @@ function connect(port: number): Promise<Conn> {
 async function request(c: Conn, path = '/healthz'): Promise<string> {
   const before = c.received().length;
   c.socket.write(`GET ${path} HTTP/1.1\r\nHost: payd.test\r\nConnection: keep-alive\r\n\r\n`);
-  const deadline = Date.now() + BOUND_MS;
-  for (;;) {
+  return waitFor(() => {
     const text = c.received().slice(before);
     const m = /\r\ncontent-length: (\d+)\r\n/i.exec(text);
     const end = text.indexOf('\r\n\r\n');
     if (m && end >= 0 && text.length >= end + 4 + Number(m[1])) return text;
     if (c.isClosed()) throw new Error(`connection closed before a full response: ${JSON.stringify(text)}`);
-    if (Date.now() > deadline) throw new Error('no response');
-    await new Promise((r) => setTimeout(r, 10));
-  }
+    return undefined;
+  }, { timeout: BOUND_MS, every: 10, what: 'a full response' });
 }
 
 describe('request and connection timeouts', () => {
@@ -146,17 +146,17 @@ describe('request and connection timeouts', () => {
       // One held connection goes away: a new one is served again.
       held[0]!.socket.destroy();
       await held[0]!.closed;
-      let served = false;
-      for (let attempt = 0; attempt < 50 && !served; attempt++) {
+      // Tried on new connections until one is served (the server sees the close on its own time).
+      const served = await poll(async () => {
         const c = await connect(port);
         try {
-          served = /^HTTP\/1\.1 200 /.test(await request(c));
+          return /^HTTP\/1\.1 200 /.test(await request(c));
         } catch {
-          await new Promise((r) => setTimeout(r, 50));
+          return false;
         } finally {
           c.socket.destroy();
         }
-      }
+      }, (ok) => ok, { everyMs: 50 });
       assert.ok(served, 'a new connection is served once there is room');
     } finally {
       stop = true;

@@ -6,7 +6,15 @@ import { createHmac } from 'node:crypto';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/server.ts';
 import { verifyWebhookSignature } from '../../src/webhooks/index.ts';
-import { enqueue, FAST, getEvent, type Receiver, secretOf, setEndpoint, settled, sleep, startReceiver, startWebhookApp, stopWebhookApp } from './helpers.ts';
+import { enqueue, FAST, getEvent, Polls, type Receiver, secretOf, setEndpoint, settled, startReceiver, startWebhookApp, stopWebhookApp, waitFor } from './helpers.ts';
+
+/** The event once its first attempt is recorded (everything that attempt did, done). */
+async function firstAttempted(t: TestApp, entityId: string, eventId: string) {
+  return waitFor(async () => {
+    const e = await getEvent(t, entityId, eventId);
+    return e.deliveries[0]?.attempts.length ? e : undefined;
+  }, 10_000, `the first attempt of event ${eventId}`);
+}
 
 describe('webhook deliveries', () => {
   let t: TestApp;
@@ -125,9 +133,9 @@ describe('webhook deliveries', () => {
       ? { status: 302, headers: { location: `${rx.url}/elsewhere` }, body: 'x'.repeat(10_000) }
       : { status: 200 };
     const { id } = await enqueue(t.testDb.db, { entityId: m.entityId, type: 'payment.captured', data: {} });
-    await sleep(300);
+    // A redirect followed would have been within the attempt, before it was recorded.
+    const event = await firstAttempted(t, m.entityId, id);
     rx.respond = () => ({ status: 200, body: 'ok' });
-    const event = await getEvent(t, m.entityId, id);
     assert.equal(rx.requests.filter((r) => r.path === '/elsewhere').length, 0);
     const a = event.deliveries[0].attempts[0];
     assert.equal(a.status_code, 302);
@@ -140,8 +148,7 @@ describe('webhook deliveries', () => {
     const m = await t.createMerchant();
     await setEndpoint(t, m.entityId, `http://127.0.0.1:${await freePort()}/closed`);
     const { id } = await enqueue(t.testDb.db, { entityId: m.entityId, type: 'payment.captured', data: {} });
-    await sleep(300);
-    const event = await getEvent(t, m.entityId, id);
+    const event = await firstAttempted(t, m.entityId, id);
     const a = event.deliveries[0].attempts[0];
     assert.equal(a.status_code, null);
     assert.match(a.error, /ECONNREFUSED/);
@@ -179,8 +186,9 @@ describe('webhook deliveries that never succeed', () => {
   it('give up after the maximum age: FAILED, and no more calls', async () => {
     const t = await createTestApp({ ...FAST, webhookMaxAgeMs: 1000 });
     const rx = await startReceiver(() => ({ status: 503, body: 'down' }));
+    const polls = new Polls();
     try {
-      t.app.webhooks.dispatcher.start();
+      t.app.webhooks.dispatcher.start(undefined, polls.polled);
       const m = await t.createMerchant();
       await setEndpoint(t, m.entityId, rx.url);
       const { id } = await enqueue(t.testDb.db, { entityId: m.entityId, type: 'payment.captured', data: {} });
@@ -194,7 +202,7 @@ describe('webhook deliveries that never succeed', () => {
       // The last attempt came before the window closed, and nothing follows.
       const count = rx.requests.length;
       assert.equal(count, d.attempt_count);
-      await sleep(500);
+      await polls.more(); // the dispatcher polled again since: nothing was due
       assert.equal(rx.requests.length, count);
       const failed = await t.app.inject({ url: `/admin/v1/entities/${m.entityId}/webhook-events?status=FAILED`, headers: t.adminHeaders });
       assert.deepEqual(failed.json().data.map((e: any) => e.id), [id]);

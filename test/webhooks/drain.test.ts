@@ -80,7 +80,8 @@ describe('webhook dispatcher: graceful stop', () => {
       const closing = s.t.app.close();
       await waitFor(() => s.dispatcher.stopping, 5_000, 'the dispatcher to begin stopping');
       const second = await s.enqueue({ n: 4 });
-      // Several poll periods pass (FAST polls every 20 ms) while the first call is held.
+      // A fixed wait, on purpose: a stopped dispatcher gives no signal that it does not
+      // poll, so fifteen poll periods pass (FAST polls every 20 ms) while the first call is held.
       await new Promise((r) => setTimeout(r, 300));
       s.release();
       await closing;

@@ -8,7 +8,7 @@ import { createPgDb } from '../../src/platform/db/pg.ts';
 import type { Db, Queryable } from '../../src/platform/db/index.ts';
 import { deliveriesRepo } from '../../src/webhooks/deliveries.repo.ts';
 import { enqueueEvent, WebhookDispatcher } from '../../src/webhooks/index.ts';
-import { buildAppOn, enqueue, FAST, getEvent, setEndpoint, settled, sleep, startReceiver, waitFor } from './helpers.ts';
+import { buildAppOn, enqueue, FAST, getEvent, Polls, setEndpoint, settled, startReceiver, waitFor } from './helpers.ts';
 
 describe('webhook durability', () => {
   it('completes a delivery after the worker restarts mid-backoff, with the same event id', async () => {
@@ -52,8 +52,9 @@ describe('webhook durability', () => {
       const claimed = await deliveriesRepo.claimDue(t.testDb.db, 10, 3000, randomUUID());
       assert.equal(claimed.length, 1);
       const claimedAt = Date.now();
-      t.app.webhooks.dispatcher.start();
-      await sleep(1500);
+      const polls = new Polls();
+      t.app.webhooks.dispatcher.start(undefined, polls.polled);
+      await polls.more(); // the dispatcher polled (well within the 3 s lease) and claimed nothing
       assert.equal(rx.requests.length, 0, 'not retried while the lease runs');
       const event = await settled(t, m.entityId, id);
       assert.ok(rx.requests[0]!.at - claimedAt >= 2900, 'retried after the lease');
@@ -138,7 +139,8 @@ describe('webhook durability', () => {
         const { rows } = await t.testDb.db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'DELIVERED'");
         return rows[0]!.n === 60;
       }, 20_000, 'all deliveries');
-      await sleep(200);
+      // Both dispatchers stopped, their calls in flight (a second call of an event, if any) finished and recorded.
+      await Promise.all([t.app.webhooks.dispatcher.stop(10_000), other.stop(10_000)]);
       const received = rx.requests.map((r) => String(r.headers['payd-event-id']));
       assert.equal(received.length, 60, 'one call per event');
       assert.deepEqual(new Set(received), ids);

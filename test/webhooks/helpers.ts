@@ -9,6 +9,7 @@ import type { Config } from '../../src/config.ts';
 import type { Db } from '../../src/platform/db/index.ts';
 import { enqueueEvent, type NewEvent } from '../../src/webhooks/index.ts';
 import { createTestApp, MASTER_KEY, type TestApp } from '../helpers/app.ts';
+import { waitFor as waitForState } from '../helpers/wait.ts';
 
 /** Dispatcher settings that make retries take milliseconds instead of minutes. */
 export const FAST: Partial<Config> = {
@@ -61,6 +62,7 @@ export async function startReceiver(respond: Receiver['respond'] = () => ({ stat
       const got: Received = { path: req.url ?? '/', headers: req.headers, rawHeaders: req.rawHeaders, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
       const n = requests.push(got) - 1;
       const r = receiver.respond(got, n);
+      // The receiver's own delay (delayMs: playing a slow receiver), not a wait of the test.
       setTimeout(() => {
         void Promise.resolve(r.hold).finally(() => {
           if (res.destroyed) return;
@@ -84,12 +86,34 @@ export async function startReceiver(respond: Receiver['respond'] = () => ({ stat
   return receiver;
 }
 
-/** A test app with fast dispatcher settings, its dispatcher running, and a receiver. */
-export async function startWebhookApp(): Promise<{ t: TestApp; rx: Receiver }> {
+/**
+ * A dispatcher's polls, counted: pass `polled` as the onSuccess of its start() (called
+ * after each claim the database answered). The positive signal a test waits for before
+ * asserting that something was NOT sent: the dispatcher did look.
+ */
+export class Polls {
+  count = 0;
+  readonly polled = (): void => { this.count++; };
+
+  /**
+   * Resolves once the dispatcher has polled `n` more times. The first of them may have
+   * begun before this call; the next ones began after it (so they saw every delivery due
+   * by then), and each later one gives what the one before claimed a poll period to reach
+   * the receiver.
+   */
+  async more(n = 3, timeoutMs = 10_000): Promise<void> {
+    const target = this.count + n;
+    await waitFor(() => this.count >= target, timeoutMs, `${n} more dispatcher polls`);
+  }
+}
+
+/** A test app with fast dispatcher settings, its dispatcher running (its polls counted), and a receiver. */
+export async function startWebhookApp(): Promise<{ t: TestApp; rx: Receiver; polls: Polls }> {
   const t = await createTestApp(FAST);
   const rx = await startReceiver();
-  t.app.webhooks.dispatcher.start((err) => console.error(err));
-  return { t, rx };
+  const polls = new Polls();
+  t.app.webhooks.dispatcher.start((err) => console.error(err), polls.polled);
+  return { t, rx, polls };
 }
 
 export async function stopWebhookApp(w: { t: TestApp; rx: Receiver }): Promise<void> {
@@ -97,17 +121,9 @@ export async function stopWebhookApp(w: { t: TestApp; rx: Receiver }): Promise<v
   await w.rx.close();
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls until `check` returns a truthy value (or throws after timeoutMs). */
+/** Checks every 20 ms until `check` returns a truthy value, and returns it (fails after timeoutMs): test/helpers/wait.ts. */
 export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
+  return waitForState(async () => (await check()) || undefined, { timeout: timeoutMs, every: 20, what }) as Promise<T>;
 }
 
 export async function setEndpoint(t: TestApp, entityId: string, url: string, headers?: Array<{ name: string; values: string[] }>) {

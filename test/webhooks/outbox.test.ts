@@ -6,12 +6,13 @@ import { randomUUID } from 'node:crypto';
 import { expectProblem, type TestApp } from '../helpers/app.ts';
 import { Problem } from '../../src/platform/http/problem.ts';
 import { enqueueEvent, validateWebhookTarget } from '../../src/webhooks/index.ts';
-import { enqueue, getEvent, type Receiver, setEndpoint, settled, sleep, startWebhookApp, stopWebhookApp, tableCounts, waitFor } from './helpers.ts';
+import { enqueue, getEvent, type Polls, type Receiver, setEndpoint, settled, startWebhookApp, stopWebhookApp, tableCounts, waitFor } from './helpers.ts';
 
 describe('webhook outbox', () => {
   let t: TestApp;
   let rx: Receiver;
-  before(async () => ({ t, rx } = await startWebhookApp()));
+  let polls: Polls;
+  before(async () => ({ t, rx, polls } = await startWebhookApp()));
   after(() => stopWebhookApp({ t, rx }));
 
   it('never delivers an event whose transaction rolled back, and delivers the committed one', async () => {
@@ -27,7 +28,7 @@ describe('webhook outbox', () => {
     );
     const { id } = await enqueue(t.testDb.db, { entityId: m.entityId, type: 'payment.captured', data: { n: 2 } });
     await settled(t, m.entityId, id);
-    await sleep(200); // more polls
+    await polls.more(); // the dispatcher polled again since: nothing else was due
     assert.equal(rx.requests.filter((r) => r.headers['payd-event-id'] === rolledBackId).length, 0);
     assert.equal(rx.requests.filter((r) => r.headers['payd-event-id'] === id).length, 1);
     const rows = await t.testDb.db.query('SELECT 1 FROM webhook_events WHERE id = $1', [rolledBackId]);

@@ -11,7 +11,7 @@ import { call, onboard, startServer } from '../helpers/server.ts';
 import { createPgliteDb } from '../../src/platform/db/pglite.ts';
 import type { Db } from '../../src/platform/db/index.ts';
 import { enqueueEvent, verifyWebhookSignature } from '../../src/webhooks/index.ts';
-import { sleep, startReceiver, waitFor } from './helpers.ts';
+import { startReceiver, waitFor } from './helpers.ts';
 
 describe('webhooks in payd processes', () => {
   let testDb: TestDb | undefined;
@@ -59,14 +59,18 @@ describe('webhooks in payd processes', () => {
       const { id } = await withDb((db) => db.transaction((tx) => enqueueEvent(tx, { entityId: m.entityId, type: 'payment.captured', data: { via: 'process' } })));
 
       const apiAgain = await startServer({ ...env, PAYD_ROLE: 'api' });
-      await sleep(1000);
+      // A fixed wait, on purpose: a role without a dispatcher gives no signal that it did
+      // not send, so it is given twenty poll periods (PAYD_WEBHOOK_POLL_MS 50) to do so.
+      await new Promise((r) => setTimeout(r, 1000));
       assert.equal(rx.requests.length, 0, 'the api role does not dispatch');
       assert.equal(await apiAgain.stop(), 0);
 
       const worker = await startServer({ ...env, PAYD_ROLE: 'worker' });
       await waitFor(() => rx.requests.length === 1, 15_000, 'the worker to send');
       const exited = worker.stop();
-      await sleep(200); // let SIGTERM arrive first: the outcome is the same if it does not
+      // SIGTERM arrived first (the worker's /readyz no longer answers 200; the outcome is the same if it had not).
+      await waitFor(async () => (await fetch(`${worker.base}/readyz`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status, () => 0)) !== 200,
+        15_000, 'the worker to begin stopping');
       release();
       assert.equal(await exited, 0, 'the worker exits 0 on SIGTERM');
       const r = rx.requests[0]!;

@@ -16,11 +16,12 @@ import type { Db } from '../../platform/db/index.ts';
 import { decrypt, encrypt, sha256 } from '../../platform/crypto/secrets.ts';
 import type { AuthRequest, IdentityService } from '../idp/idp.service.ts';
 import { type UserRow, idpRepo } from '../idp/idp.repo.ts';
+import { type ProviderRow, type ProviderSummary, federationRepo } from './federation.repo.ts';
 
 export const STATE_TTL_SECONDS = 600;
 const DISCOVERY_TTL_MS = 10 * 60_000;
 
-export interface ProviderRow { id: string; name: string; issuer: string; client_id: string; client_secret_enc: string; scopes: string; created_at: Date }
+export type { ProviderRow };
 interface Discovery { issuer: string; authorization_endpoint: string; token_endpoint: string; jwks_uri?: string; userinfo_endpoint?: string }
 
 /** A federated sign-in that cannot complete: shown to the user on an error page, nothing signed in. */
@@ -34,22 +35,21 @@ export class Federation {
 
   constructor(private readonly db: Db, private readonly masterKey: Buffer, private readonly callbackUrl: string, private readonly identity: IdentityService) {}
 
-  async providers(): Promise<Array<{ id: string; name: string; issuer: string; client_id: string; scopes: string; created_at: Date }>> {
-    const { rows } = await this.db.query<ProviderRow>('SELECT id, name, issuer, client_id, scopes, created_at FROM idp_upstream_providers ORDER BY name, id');
-    return rows;
+  async providers(): Promise<ProviderSummary[]> {
+    return federationRepo.providers(this.db);
   }
 
   async create(p: { id: string; name: string; issuer: string; client_id: string; client_secret: string; scopes?: string | undefined }): Promise<boolean> {
-    const { rowCount } = await this.db.query(
-      `INSERT INTO idp_upstream_providers (id, name, issuer, client_id, client_secret_enc, scopes) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
-      [p.id, p.name, p.issuer.replace(/\/$/, ''), p.client_id, encrypt(this.masterKey, p.client_secret, `upstream:${p.id}`), p.scopes ?? 'openid email profile']);
-    return rowCount > 0;
+    return federationRepo.insertProvider(this.db, {
+      id: p.id, name: p.name, issuer: p.issuer.replace(/\/$/, ''), client_id: p.client_id,
+      client_secret_enc: encrypt(this.masterKey, p.client_secret, `upstream:${p.id}`), scopes: p.scopes ?? 'openid email profile',
+    });
   }
 
   private async provider(id: string): Promise<ProviderRow> {
-    const { rows } = await this.db.query<ProviderRow>('SELECT * FROM idp_upstream_providers WHERE id = $1', [id]);
-    if (!rows[0]) throw new FederationError('This sign-in provider is not configured.');
-    return rows[0];
+    const row = await federationRepo.provider(this.db, id);
+    if (!row) throw new FederationError('This sign-in provider is not configured.');
+    return row;
   }
 
   /** The upstream's metadata (cached 10 minutes); its issuer must be the configured one. */
@@ -78,11 +78,8 @@ export class Federation {
     const state = randomBytes(32).toString('base64url');
     const nonce = randomBytes(16).toString('base64url');
     const verifier = randomBytes(32).toString('base64url');
-    await this.db.query(
-      `INSERT INTO idp_federation_states (state_hash, provider_id, nonce, code_verifier, request, expires_at)
-       VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))`,
-      [hex(state), p.id, nonce, verifier, JSON.stringify(request), STATE_TTL_SECONDS]);
-    await this.db.query(`UPDATE idp_federation_states SET used_at = now() WHERE expires_at < now() - interval '1 day' AND used_at IS NULL`);
+    await federationRepo.insertState(this.db, { stateHash: hex(state), providerId: p.id, nonce, codeVerifier: verifier, request, ttlSeconds: STATE_TTL_SECONDS });
+    await federationRepo.retireExpiredStates(this.db);
     const url = new URL(d.authorization_endpoint);
     url.search = new URLSearchParams({
       response_type: 'code', client_id: p.client_id, redirect_uri: this.callbackUrl, scope: p.scopes, state, nonce,
@@ -99,10 +96,7 @@ export class Federation {
   async callback(q: Record<string, unknown>, browserState: string | undefined): Promise<{ user: UserRow; request: AuthRequest; provider: string }> {
     const state = typeof q.state === 'string' ? q.state : '';
     if (!state || !browserState || state !== browserState) throw new FederationError('This sign-in did not start in this browser (or it was already used). Start again from the sign-in page.');
-    const { rows } = await this.db.query<{ provider_id: string; nonce: string; code_verifier: string; request: AuthRequest }>(
-      `UPDATE idp_federation_states SET used_at = now() WHERE state_hash = $1 AND used_at IS NULL AND expires_at > now()
-       RETURNING provider_id, nonce, code_verifier, request`, [hex(state)]);
-    const pending = rows[0];
+    const pending = await federationRepo.useState(this.db, hex(state));
     if (!pending) throw new FederationError('This sign-in expired or was already used. Start again from the sign-in page.');
     const p = await this.provider(pending.provider_id);
     if (typeof q.error === 'string') throw new FederationError(`${p.name} did not sign you in (${q.error}).`);
@@ -176,9 +170,9 @@ export class Federation {
 
   private async link(p: ProviderRow, claims: JWTPayload): Promise<UserRow> {
     const sub = claims.sub!;
-    const { rows } = await this.db.query<{ user_id: string }>('SELECT user_id::text FROM idp_federated_identities WHERE provider_id = $1 AND subject = $2', [p.id, sub]);
-    if (rows[0]) {
-      const user = await idpRepo.user(this.db, rows[0].user_id);
+    const linked = await federationRepo.linkedUser(this.db, p.id, sub);
+    if (linked) {
+      const user = await idpRepo.user(this.db, linked);
       if (!user || user.blocked) throw new FederationError('This account cannot sign in.');
       return user;
     }
@@ -198,9 +192,7 @@ export class Federation {
       });
       user = (await idpRepo.userByEmail(this.db, email))!;
     }
-    await this.db.query(
-      'INSERT INTO idp_federated_identities (provider_id, subject, user_id) VALUES ($1, $2, $3) ON CONFLICT (provider_id, subject) DO NOTHING',
-      [p.id, sub, user.id]);
+    await federationRepo.link(this.db, p.id, sub, user.id);
     return user;
   }
 }

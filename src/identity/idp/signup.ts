@@ -12,6 +12,7 @@ import type { Mailer } from '../sdk/mail.ts';
 import type { AuthRequest, IdentityService } from './idp.service.ts';
 import { type UserRow, idpRepo } from './idp.repo.ts';
 import { hashPassword } from './passwords.ts';
+import { signupRepo } from './signup.repo.ts';
 
 export const SIGNUP_TTL_SECONDS = 24 * 3600;
 /** Sign-up mails (links or notices) per address per hour: a cap on mail bombing. */
@@ -55,17 +56,15 @@ export class SignUps {
     const passwordHash = await hashPassword(input.password); // the rule first: a refused password is not counted
     await this.identity.signupAllowed(ip);
     const email = input.email.trim();
-    const { rows: [recent] } = await this.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM idp_signup_requests WHERE lower(email) = lower($1) AND created_at > now() - interval '1 hour'`, [email]);
-    if (recent!.n >= SIGNUP_MAILS_PER_HOUR) return;
+    if (await signupRepo.recentCount(this.db, email) >= SIGNUP_MAILS_PER_HOUR) return;
     const existing = await idpRepo.userByEmail(this.db, email);
     const token = randomBytes(32).toString('base64url');
-    await this.db.query(
-      `INSERT INTO idp_signup_requests (token_hash, email, password_hash, given_name, family_name, client_id, return_to, notice_only, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))`,
-      [hex(token), email, existing ? '' : passwordHash, input.given_name ?? null, input.family_name ?? null, input.client_id, input.return_to ?? null, !!existing, SIGNUP_TTL_SECONDS]);
+    await signupRepo.insert(this.db, {
+      tokenHash: hex(token), email, passwordHash: existing ? '' : passwordHash, givenName: input.given_name ?? null, familyName: input.family_name ?? null,
+      clientId: input.client_id, returnTo: input.return_to ?? null, noticeOnly: !!existing, ttlSeconds: SIGNUP_TTL_SECONDS,
+    });
     // Expired requests (and the password hashes they hold) are of no use: cleared as new ones come.
-    await this.db.query(`DELETE FROM idp_signup_requests WHERE expires_at < now() - interval '1 hour'`);
+    await signupRepo.deleteExpired(this.db);
     if (existing) {
       await this.mailer.send(existing.email, `Someone tried to create a ${input.app_name} account with your address`,
         `Someone asked to create a ${input.app_name} account for ${existing.email}, which already has one.\n\n`
@@ -81,9 +80,7 @@ export class SignUps {
 
   /** Whether the confirmation link is valid (unused, unexpired, a real sign-up). */
   async valid(token: string): Promise<boolean> {
-    const { rows } = await this.db.query(
-      'SELECT 1 FROM idp_signup_requests WHERE token_hash = $1 AND NOT notice_only AND used_at IS NULL AND expires_at > now()', [hex(token)]);
-    return rows.length > 0;
+    return signupRepo.isValid(this.db, hex(token));
   }
 
   /**
@@ -92,16 +89,14 @@ export class SignUps {
    */
   async confirm(token: string): Promise<{ user: UserRow; return_to: string | null } | 'taken' | undefined> {
     return this.db.transaction(async (tx) => {
-      const { rows: [r] } = await tx.query<{ email: string; password_hash: string; given_name: string | null; family_name: string | null; return_to: string | null }>(
-        `UPDATE idp_signup_requests SET used_at = now() WHERE token_hash = $1 AND NOT notice_only AND used_at IS NULL AND expires_at > now()
-          RETURNING email, password_hash, given_name, family_name, return_to`, [hex(token)]);
+      const r = await signupRepo.use(tx, hex(token));
       if (!r) return undefined;
       const user = await idpRepo.insertUser(tx, {
         id: randomUUID(), email: r.email, password_hash: r.password_hash, given_name: r.given_name, family_name: r.family_name, email_verified: true, is_admin: false,
       });
       if (!user) return 'taken';
       // The other pending requests of this address are of no use any more.
-      await tx.query('UPDATE idp_signup_requests SET used_at = now() WHERE lower(email) = lower($1) AND used_at IS NULL', [r.email]);
+      await signupRepo.useAllOf(tx, r.email);
       return { user, return_to: r.return_to };
     });
   }

@@ -16,6 +16,7 @@
 import type { Queryable } from '../../platform/db/index.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { problems } from '../../platform/http/problem.ts';
+import { throttleRepo } from './throttle.repo.ts';
 
 export const LOGIN_THROTTLE = {
   /** Failures older than this are forgotten. */
@@ -28,12 +29,6 @@ export const LOGIN_THROTTLE = {
   baseDelaySeconds: 1,
   maxDelaySeconds: 900,
 } as const;
-
-interface Counts {
-  pair: number; pair_last: Date | null;
-  ip: number; ip_last: Date | null;
-  account: number; account_last: Date | null;
-}
 
 /** The seconds still to wait after `failures` failures, the latest at `last`; 0 when none. */
 export function waitSeconds(failures: number, free: number, last: Date | null, now: number): number {
@@ -52,22 +47,14 @@ export class LoginThrottle {
    */
   async begin(q: Queryable, email: string, ip: string): Promise<string> {
     const now = this.clock();
-    const { rows: [row] } = await q.query<{ id: string }>(
-      'INSERT INTO idp_login_failures (email, ip, created_at) VALUES ($1, $2, $3) RETURNING id::text', [email.toLowerCase(), ip, new Date(now)]);
-    const id = row!.id;
+    const id = await throttleRepo.insert(q, email.toLowerCase(), ip, new Date(now));
     const since = new Date(now - LOGIN_THROTTLE.windowSeconds * 1000);
-    const { rows: [c] } = await q.query<Counts>(
-      `SELECT count(*) FILTER (WHERE lower(email) = lower($1) AND ip = $2)::int AS pair, max(created_at) FILTER (WHERE lower(email) = lower($1) AND ip = $2) AS pair_last,
-              count(*) FILTER (WHERE ip = $2)::int AS ip, max(created_at) FILTER (WHERE ip = $2) AS ip_last,
-              count(*) FILTER (WHERE lower(email) = lower($1))::int AS account, max(created_at) FILTER (WHERE lower(email) = lower($1)) AS account_last
-         FROM idp_login_failures
-        WHERE (lower(email) = lower($1) OR ip = $2) AND created_at > $3 AND id <> $4::bigint`,
-      [email, ip, since, id]);
+    const c = await throttleRepo.counts(q, email, ip, since, id);
     const wait = Math.max(
-      waitSeconds(c!.pair, LOGIN_THROTTLE.freePerAccountIp, c!.pair_last, now),
-      waitSeconds(c!.ip, LOGIN_THROTTLE.freePerIp, c!.ip_last, now),
+      waitSeconds(c.pair, LOGIN_THROTTLE.freePerAccountIp, c.pair_last, now),
+      waitSeconds(c.ip, LOGIN_THROTTLE.freePerIp, c.ip_last, now),
       // Only for an address that already failed for this account (see above).
-      c!.pair > 0 ? waitSeconds(c!.account, LOGIN_THROTTLE.freePerAccount, c!.account_last, now) : 0,
+      c.pair > 0 ? waitSeconds(c.account, LOGIN_THROTTLE.freePerAccount, c.account_last, now) : 0,
     );
     if (wait > 0) {
       await this.forget(q, id);
@@ -78,10 +65,10 @@ export class LoginThrottle {
 
   /** The attempt succeeded: it is not a failure, nor are this address's earlier failures for this account. */
   async succeeded(q: Queryable, id: string, email: string, ip: string): Promise<void> {
-    await q.query('DELETE FROM idp_login_failures WHERE id = $1::bigint OR (lower(email) = lower($2) AND ip = $3)', [id, email, ip]);
+    await throttleRepo.deleteWithPair(q, id, email, ip);
   }
 
   async forget(q: Queryable, id: string): Promise<void> {
-    await q.query('DELETE FROM idp_login_failures WHERE id = $1::bigint', [id]);
+    await throttleRepo.delete(q, id);
   }
 }

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import * as OTPAuth from 'otpauth';
 import type { Queryable } from '../../platform/db/index.ts';
 import { decrypt, encrypt, sha256 } from '../../platform/crypto/secrets.ts';
+import { mfaRepo } from './mfa.repo.ts';
 
 export const MFA = { pendingSeconds: 600, maxFailures: 5, recoveryCodes: 10, period: 30 } as const;
 export const PENDING_COOKIE = 'payd_idp_mfa';
@@ -28,48 +29,36 @@ export class Mfa {
   /** Whether the user has an active second factor (a confirmed TOTP authenticator or a passkey). */
   /** How many second factors the user has: an active authenticator app counts one, each passkey one. */
   async factorCount(userId: string): Promise<number> {
-    const r = await this.db.query<{ n: string | number }>(
-      `SELECT (SELECT count(*) FROM idp_mfa_totp WHERE user_id = $1 AND confirmed_at IS NOT NULL)
-            + (SELECT count(*) FROM idp_passkeys WHERE user_id = $1) AS n`, [userId]);
-    return Number(r.rows[0]!.n);
+    return mfaRepo.factorCount(this.db, userId);
   }
 
   async hasFactor(userId: string): Promise<boolean> {
-    const r = await this.db.query(
-      `SELECT 1 FROM idp_mfa_totp WHERE user_id = $1 AND confirmed_at IS NOT NULL
-       UNION ALL SELECT 1 FROM idp_passkeys WHERE user_id = $1 LIMIT 1`, [userId]);
-    return r.rows.length > 0;
+    return mfaRepo.hasFactor(this.db, userId);
   }
 
   /** The unused recovery codes (0: none, e.g. before the first factor). */
   async recoveryLeft(userId: string): Promise<number> {
-    const r = await this.db.query<{ n: string | number }>('SELECT count(*) AS n FROM idp_mfa_recovery_codes WHERE user_id = $1 AND used_at IS NULL', [userId]);
-    return Number(r.rows[0]!.n);
+    return mfaRepo.recoveryLeft(this.db, userId);
   }
 
   async status(userId: string): Promise<{ totp: 'none' | 'pending' | 'active'; recoveryLeft: number }> {
-    const t = await this.db.query<{ confirmed_at: Date | null }>('SELECT confirmed_at FROM idp_mfa_totp WHERE user_id = $1', [userId]);
-    const r = await this.db.query<{ n: string | number }>('SELECT count(*) AS n FROM idp_mfa_recovery_codes WHERE user_id = $1 AND used_at IS NULL', [userId]);
-    const row = t.rows[0];
-    return { totp: !row ? 'none' : row.confirmed_at ? 'active' : 'pending', recoveryLeft: Number(r.rows[0]!.n) };
+    const row = await mfaRepo.totp(this.db, userId);
+    const recoveryLeft = await mfaRepo.recoveryLeft(this.db, userId);
+    return { totp: !row ? 'none' : row.confirmed_at ? 'active' : 'pending', recoveryLeft };
   }
 
   /** A new TOTP secret for the user, not active until confirmed with a code (replaces an unconfirmed one; refused over an active one). */
   async startTotp(userId: string, label: string): Promise<{ uri: string; secret: string } | undefined> {
     const secret = new OTPAuth.Secret({ size: 20 });
-    const r = await this.db.query(
-      `INSERT INTO idp_mfa_totp (user_id, secret_enc) VALUES ($1, $2)
-       ON CONFLICT (user_id) DO UPDATE SET secret_enc = EXCLUDED.secret_enc, last_step = 0, created_at = now() WHERE idp_mfa_totp.confirmed_at IS NULL
-       RETURNING user_id`, [userId, encrypt(this.masterKey, secret.base32, aad(userId))]);
-    if (!r.rows.length) return undefined;
+    if (!(await mfaRepo.startTotp(this.db, userId, encrypt(this.masterKey, secret.base32, aad(userId))))) return undefined;
     return { uri: this.totp(secret.base32, label).toString(), secret: secret.base32 };
   }
 
   /** The current secret being enrolled (to show it again with an error), if any. */
   async pendingTotp(userId: string, label: string): Promise<{ uri: string; secret: string } | undefined> {
-    const r = await this.db.query<{ secret_enc: string }>('SELECT secret_enc FROM idp_mfa_totp WHERE user_id = $1 AND confirmed_at IS NULL', [userId]);
-    if (!r.rows[0]) return undefined;
-    const secret = decrypt(this.masterKey, r.rows[0].secret_enc, aad(userId));
+    const sealed = await mfaRepo.pendingSecret(this.db, userId);
+    if (!sealed) return undefined;
+    const secret = decrypt(this.masterKey, sealed, aad(userId));
     return { uri: this.totp(secret, label).toString(), secret };
   }
 
@@ -85,20 +74,16 @@ export class Mfa {
 
   private async useTotp(userId: string, code: string, confirmed: boolean): Promise<boolean> {
     if (!/^\d{6}$/.test(code)) return false;
-    const r = await this.db.query<{ secret_enc: string }>(
-      `SELECT secret_enc FROM idp_mfa_totp WHERE user_id = $1 AND (confirmed_at IS NOT NULL) = $2`, [userId, confirmed]);
-    if (!r.rows[0]) return false;
-    const secret = decrypt(this.masterKey, r.rows[0].secret_enc, aad(userId));
+    const sealed = await mfaRepo.secret(this.db, userId, confirmed);
+    if (!sealed) return false;
+    const secret = decrypt(this.masterKey, sealed, aad(userId));
     const now = this.now();
     const delta = this.totp(secret, '').validate({ token: code, timestamp: now, window: 1 });
     if (delta === null) return false;
     const step = Math.floor(now / 1000 / MFA.period) + delta;
     // The step is taken only if it is later than the last one used: a replayed code (or an
     // older one of the window) is refused, also when two requests race.
-    const used = await this.db.query(
-      `UPDATE idp_mfa_totp SET last_step = $2, confirmed_at = COALESCE(confirmed_at, now())
-       WHERE user_id = $1 AND last_step < $2 AND (confirmed_at IS NOT NULL) = $3 RETURNING user_id`, [userId, step, confirmed]);
-    return used.rows.length > 0;
+    return mfaRepo.useStep(this.db, userId, step, confirmed);
   }
 
   /** Ten new recovery codes (the old ones void), returned once: only their hashes are kept. */
@@ -107,8 +92,8 @@ export class Mfa {
       const s = randomBytes(8).toString('hex'); // 64 bits
       return `${s.slice(0, 4)}-${s.slice(4, 8)}-${s.slice(8, 12)}-${s.slice(12)}`;
     });
-    await this.db.query('DELETE FROM idp_mfa_recovery_codes WHERE user_id = $1', [userId]);
-    for (const c of codes) await this.db.query('INSERT INTO idp_mfa_recovery_codes (user_id, code_hash) VALUES ($1, $2)', [userId, hex(normalRecovery(c))]);
+    await mfaRepo.deleteRecoveryCodes(this.db, userId);
+    for (const c of codes) await mfaRepo.insertRecoveryCode(this.db, userId, hex(normalRecovery(c)));
     return codes;
   }
 
@@ -116,9 +101,7 @@ export class Mfa {
   async useRecoveryCode(userId: string, code: string): Promise<boolean> {
     const c = normalRecovery(code);
     if (!/^[0-9a-f]{16}$/.test(c)) return false;
-    const r = await this.db.query(
-      'UPDATE idp_mfa_recovery_codes SET used_at = now() WHERE user_id = $1 AND code_hash = $2 AND used_at IS NULL RETURNING user_id', [userId, hex(c)]);
-    return r.rows.length > 0;
+    return mfaRepo.useRecoveryCode(this.db, userId, hex(c));
   }
 
   /** A TOTP code or a recovery code, whichever the input is. */
@@ -130,13 +113,13 @@ export class Mfa {
 
   /** Removes the authenticator, and the recovery codes when no factor is left (passkeys keep them). */
   async remove(userId: string): Promise<void> {
-    await this.db.query('DELETE FROM idp_mfa_totp WHERE user_id = $1', [userId]);
+    await mfaRepo.deleteTotp(this.db, userId);
     await this.dropRecoveryIfNoFactor(userId);
   }
 
   /** After a factor is removed: the recovery codes go with the last one, as they did with the authenticator alone. */
   async dropRecoveryIfNoFactor(userId: string): Promise<void> {
-    if (!(await this.hasFactor(userId))) await this.db.query('DELETE FROM idp_mfa_recovery_codes WHERE user_id = $1', [userId]);
+    if (!(await this.hasFactor(userId))) await mfaRepo.deleteRecoveryCodes(this.db, userId);
   }
 
   // ---- pending sign-ins ----
@@ -144,30 +127,27 @@ export class Mfa {
   /** A pending sign-in for the user: the cookie value (only its hash is kept). */
   async startPending(userId: string, how: 'password' | 'social' = 'password'): Promise<string> {
     const value = randomBytes(32).toString('base64url');
-    await this.db.query('DELETE FROM idp_mfa_pending WHERE expires_at < now()');
-    await this.db.query(`INSERT INTO idp_mfa_pending (id_hash, user_id, auth_type, expires_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4))`,
-      [hex(value), userId, how, MFA.pendingSeconds]);
+    await mfaRepo.deleteExpiredPending(this.db);
+    await mfaRepo.insertPending(this.db, hex(value), userId, how, MFA.pendingSeconds);
     return value;
   }
 
   /** The user of a live pending sign-in and how its first step was made, if any. */
   async pendingUser(cookie: string | undefined): Promise<{ user_id: string; auth_type: 'password' | 'social' } | undefined> {
     if (!cookie) return undefined;
-    const r = await this.db.query<{ user_id: string; auth_type: 'password' | 'social' }>(
-      'SELECT user_id, auth_type FROM idp_mfa_pending WHERE id_hash = $1 AND expires_at > now() AND failures < $2', [hex(cookie), MFA.maxFailures]);
-    return r.rows[0];
+    return mfaRepo.pending(this.db, hex(cookie), MFA.maxFailures);
   }
 
   /** Counts a wrong code; true when the pending sign-in is now spent (sign in again). */
   async failPending(cookie: string): Promise<boolean> {
-    const r = await this.db.query<{ failures: number }>('UPDATE idp_mfa_pending SET failures = failures + 1 WHERE id_hash = $1 RETURNING failures', [hex(cookie)]);
-    const spent = !r.rows[0] || r.rows[0].failures >= MFA.maxFailures;
+    const failures = await mfaRepo.failPending(this.db, hex(cookie));
+    const spent = failures === undefined || failures >= MFA.maxFailures;
     if (spent) await this.endPending(cookie);
     return spent;
   }
 
   async endPending(cookie: string): Promise<void> {
-    await this.db.query('DELETE FROM idp_mfa_pending WHERE id_hash = $1', [hex(cookie)]);
+    await mfaRepo.deletePending(this.db, hex(cookie));
   }
 
   private totp(secret: string, label: string) {

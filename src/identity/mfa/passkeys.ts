@@ -16,12 +16,13 @@ import {
 import type { Queryable } from '../../platform/db/index.ts';
 import { sha256 } from '../../platform/crypto/secrets.ts';
 import { type Clock, systemClock } from '../../platform/clock.ts';
+import { type PasskeyRow, passkeysRepo } from './passkeys.repo.ts';
+
+export type { PasskeyRow };
 
 export const PASSKEYS = { challengeSeconds: 300, maxPerUser: 10, nameMax: 60 } as const;
 const TRANSPORTS: readonly string[] = ['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb'];
 const hex = (s: string) => sha256(s).toString('hex');
-
-export interface PasskeyRow { id: string; name: string; created_at: Date; last_used_at: Date | null; transports: string[]; backed_up: boolean }
 
 /** How a passkey passed (for amr, RFC 8176): hwk for a device-bound key, swk for a synced (backed-up) one. */
 export interface PasskeyUse { passkeyId: string; amr: 'hwk' | 'swk'; userVerified: boolean }
@@ -69,13 +70,11 @@ export class Passkeys {
   }
 
   async list(userId: string): Promise<PasskeyRow[]> {
-    const r = await this.db.query<PasskeyRow>(
-      'SELECT id, name, created_at, last_used_at, transports, backed_up FROM idp_passkeys WHERE user_id = $1 ORDER BY created_at, id', [userId]);
-    return r.rows;
+    return passkeysRepo.list(this.db, userId);
   }
 
   async has(userId: string): Promise<boolean> {
-    return (await this.db.query('SELECT 1 FROM idp_passkeys WHERE user_id = $1 LIMIT 1', [userId])).rows.length > 0;
+    return passkeysRepo.has(this.db, userId);
   }
 
   /** A new challenge (its bytes, which the library sends base64url-encoded; a string it would take as UTF-8 text). */
@@ -84,33 +83,30 @@ export class Passkeys {
     crypto.getRandomValues(bytes);
     const challenge = Buffer.from(bytes).toString('base64url');
     const now = new Date(this.clock());
-    await this.db.query('DELETE FROM idp_passkey_challenges WHERE expires_at < $1', [now]);
+    await passkeysRepo.deleteExpiredChallenges(this.db, now);
     // One live challenge per enrolment of the user, or per pending sign-in: a new page voids the one before.
-    if (purpose === 'register') await this.db.query("DELETE FROM idp_passkey_challenges WHERE user_id = $1 AND purpose = 'register'", [userId]);
-    else await this.db.query("DELETE FROM idp_passkey_challenges WHERE pending_hash = $1 AND purpose = 'authenticate'", [hex(pendingCookie!)]);
-    await this.db.query('INSERT INTO idp_passkey_challenges (challenge_hash, user_id, purpose, pending_hash, expires_at) VALUES ($1, $2, $3, $4, $5)',
-      [hex(challenge), userId, purpose, pendingCookie ? hex(pendingCookie) : null, new Date(this.clock() + PASSKEYS.challengeSeconds * 1000)]);
+    if (purpose === 'register') await passkeysRepo.deleteRegisterChallenges(this.db, userId);
+    else await passkeysRepo.deleteAuthenticateChallenges(this.db, hex(pendingCookie!));
+    await passkeysRepo.insertChallenge(this.db, hex(challenge), userId, purpose, pendingCookie ? hex(pendingCookie) : null,
+      new Date(this.clock() + PASSKEYS.challengeSeconds * 1000));
     return bytes;
   }
 
   /** Takes the challenge once: true when it was live and bound to this user (and pending sign-in). */
   private async takeChallenge(challenge: string, userId: string, purpose: 'register' | 'authenticate', pendingCookie?: string): Promise<boolean> {
-    const r = await this.db.query(
-      `DELETE FROM idp_passkey_challenges WHERE challenge_hash = $1 AND user_id = $2 AND purpose = $3 AND pending_hash IS NOT DISTINCT FROM $4 AND expires_at > $5
-       RETURNING user_id`, [hex(challenge), userId, purpose, pendingCookie ? hex(pendingCookie) : null, new Date(this.clock())]);
-    return r.rows.length > 0;
+    return passkeysRepo.takeChallenge(this.db, hex(challenge), userId, purpose, pendingCookie ? hex(pendingCookie) : null, new Date(this.clock()));
   }
 
   /** The options of navigator.credentials.create() for a new passkey of the user (its other passkeys excluded). */
   async registrationOptions(user: { id: string; email: string }): Promise<PublicKeyCredentialCreationOptionsJSON> {
-    const existing = await this.db.query<{ credential_id: string; transports: string[] }>('SELECT credential_id, transports FROM idp_passkeys WHERE user_id = $1', [user.id]);
+    const existing = await passkeysRepo.credentials(this.db, user.id);
     return generateRegistrationOptions({
       rpName: this.rpName, rpID: this.rpID, userName: user.email, userDisplayName: user.email,
       userID: new Uint8Array(Buffer.from(user.id.replace(/-/g, ''), 'hex')),
       challenge: await this.newChallenge(user.id, 'register'),
       timeout: PASSKEYS.challengeSeconds * 1000,
       attestationType: 'none',
-      excludeCredentials: existing.rows.map((c) => ({ id: c.credential_id, transports: c.transports as AuthenticatorTransport[] })),
+      excludeCredentials: existing.map((c) => ({ id: c.credential_id, transports: c.transports as AuthenticatorTransport[] })),
       authenticatorSelection: { residentKey: 'preferred', userVerification: 'preferred' },
     });
   }
@@ -131,23 +127,20 @@ export class Passkeys {
     }
     const c = info.credential;
     const transports = (response.response.transports ?? []).filter((t) => TRANSPORTS.includes(t));
-    const r = await this.db.query<PasskeyRow>(
-      `INSERT INTO idp_passkeys (id, user_id, credential_id, public_key, counter, transports, name, backed_up)
-       SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE (SELECT count(*) FROM idp_passkeys WHERE user_id = $2) < $9
-       ON CONFLICT (credential_id) DO NOTHING
-       RETURNING id, name, created_at, last_used_at, transports, backed_up`,
-      [randomUUID(), userId, c.id, Buffer.from(c.publicKey), c.counter, transports, name, info.credentialBackedUp, PASSKEYS.maxPerUser]);
-    if (!r.rows[0]) throw new PasskeyRefused(`credential: this passkey is already registered, or you have ${PASSKEYS.maxPerUser} passkeys (remove one first).`);
-    return r.rows[0];
+    const row = await passkeysRepo.insert(this.db, {
+      id: randomUUID(), userId, credentialId: c.id, publicKey: Buffer.from(c.publicKey), counter: c.counter, transports, name, backedUp: info.credentialBackedUp,
+    }, PASSKEYS.maxPerUser);
+    if (!row) throw new PasskeyRefused(`credential: this passkey is already registered, or you have ${PASSKEYS.maxPerUser} passkeys (remove one first).`);
+    return row;
   }
 
   /** The options of navigator.credentials.get() at the second step: the user's passkeys, a challenge bound to this pending sign-in. */
   async authenticationOptions(userId: string, pendingCookie: string): Promise<PublicKeyCredentialRequestOptionsJSON | undefined> {
-    const creds = await this.db.query<{ credential_id: string; transports: string[] }>('SELECT credential_id, transports FROM idp_passkeys WHERE user_id = $1', [userId]);
-    if (!creds.rows.length) return undefined;
+    const creds = await passkeysRepo.credentials(this.db, userId);
+    if (!creds.length) return undefined;
     return generateAuthenticationOptions({
       rpID: this.rpID,
-      allowCredentials: creds.rows.map((c) => ({ id: c.credential_id, transports: c.transports as AuthenticatorTransport[] })),
+      allowCredentials: creds.map((c) => ({ id: c.credential_id, transports: c.transports as AuthenticatorTransport[] })),
       challenge: await this.newChallenge(userId, 'authenticate', pendingCookie),
       timeout: PASSKEYS.challengeSeconds * 1000,
       userVerification: 'preferred',
@@ -163,9 +156,7 @@ export class Passkeys {
     if (!challenge || !(await this.takeChallenge(challenge, userId, 'authenticate', pendingCookie))) {
       throw new PasskeyRefused('credential: this passkey answer is not for this sign-in (expired or used). Try the passkey again.');
     }
-    const r = await this.db.query<{ id: string; credential_id: string; public_key: Buffer | Uint8Array; counter: string | number; transports: string[] }>(
-      'SELECT id, credential_id, public_key, counter, transports FROM idp_passkeys WHERE credential_id = $1 AND user_id = $2', [response.id, userId]);
-    const row = r.rows[0];
+    const row = await passkeysRepo.credential(this.db, response.id, userId);
     if (!row) throw new PasskeyRefused('credential: that passkey is not one of this account.');
     const counter = Number(row.counter);
     let info;
@@ -180,18 +171,13 @@ export class Passkeys {
       throw new PasskeyRefused(`credential: the passkey could not be verified (${(err as Error).message}).`);
     }
     // The counter only moves forward (both 0: an authenticator that keeps none); racing uses of one answer cannot both pass.
-    const used = await this.db.query(
-      `UPDATE idp_passkeys SET counter = $3, last_used_at = now(), backed_up = $4
-       WHERE id = $1 AND user_id = $2 AND (counter < $3 OR (counter = 0 AND $3 = 0)) RETURNING id`,
-      [row.id, userId, info.newCounter, info.credentialBackedUp]);
-    if (!used.rows.length) throw new PasskeyRefused('credential: the passkey\'s signature counter did not advance (a copied key?).');
+    if (!(await passkeysRepo.use(this.db, row.id, userId, info.newCounter, info.credentialBackedUp))) throw new PasskeyRefused('credential: the passkey\'s signature counter did not advance (a copied key?).');
     return { passkeyId: row.id, amr: info.credentialBackedUp ? 'swk' : 'hwk', userVerified: info.userVerified };
   }
 
   /** Removes one of the user's passkeys; false when it is not one of theirs. */
   async remove(userId: string, id: string): Promise<boolean> {
     if (!/^[0-9a-f-]{36}$/i.test(id)) return false;
-    const r = await this.db.query('DELETE FROM idp_passkeys WHERE id = $1 AND user_id = $2 RETURNING id', [id, userId]);
-    return r.rows.length > 0;
+    return passkeysRepo.delete(this.db, id, userId);
   }
 }

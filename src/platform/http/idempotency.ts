@@ -27,6 +27,7 @@ import { createHmac, randomUUID, type Hmac } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, onSendHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../db/index.ts';
+import { type ClaimRow as Claim, idempotencyRepo } from './idempotency.repo.ts';
 import { PROBLEM_TYPE, type Problem, problems } from './problem.ts';
 
 /** Shape check of an x-idempotency-key header value. */
@@ -71,13 +72,6 @@ export interface IdempotentRoute {
 export interface FirstRequest {
   id: string;
   fingerprint?: string | null;
-}
-
-interface Claim {
-  claim_id: string;
-  fingerprint: string;
-  resource_id: string | null;
-  completed_at: Date | null;
 }
 
 interface RequestState {
@@ -160,9 +154,7 @@ export class IdempotencyKeys {
   }
 
   private async read(entityId: string, scope: string, key: string): Promise<Claim | undefined> {
-    const { rows } = await this.db.query<Claim>(
-      'SELECT claim_id, fingerprint, resource_id, completed_at FROM idempotency_keys WHERE entity_id = $1 AND scope = $2 AND key = $3',
-      [entityId, scope, key]);
+    const { rows } = await idempotencyRepo.read(this.db, entityId, scope, key);
     return rows[0];
   }
 
@@ -185,10 +177,7 @@ export class IdempotencyKeys {
     const instance = request.url.split('?')[0]!;
     for (let round = 0; round < 3; round++) {
       const claimId = randomUUID();
-      const { rows } = await this.db.query<{ claim_id: string }>(
-        `INSERT INTO idempotency_keys (entity_id, scope, key, claim_id, fingerprint) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (entity_id, scope, key) DO NOTHING RETURNING claim_id`,
-        [entityId, scope, key, claimId, fingerprint]);
+      const { rows } = await idempotencyRepo.claim(this.db, entityId, scope, key, claimId, fingerprint);
       if (rows.length) {
         stateOf(request).claimed = { entityId, scope, key, claimId };
         return;
@@ -200,12 +189,8 @@ export class IdempotencyKeys {
       if (first.completed_at) continue; // (completed without a resource: not written so; defensive)
       // Still running after the hold, with nothing created that can be found: a request
       // that died takes no key with it.
-      const { rows: taken } = await this.db.query(
-        `UPDATE idempotency_keys SET claim_id = $4, fingerprint = $5, claimed_at = now()
-          WHERE entity_id = $1 AND scope = $2 AND key = $3 AND claim_id = $6 AND completed_at IS NULL
-            AND claimed_at <= now() - $7::int * interval '1 millisecond'
-          RETURNING claim_id`,
-        [entityId, scope, key, claimId, fingerprint, first.claim_id, route.lookup ? 0 : this.config.staleClaimMs]);
+      const { rows: taken } = await idempotencyRepo.takeOver(this.db, entityId, scope, key, claimId, fingerprint,
+        first.claim_id, route.lookup ? 0 : this.config.staleClaimMs);
       if (taken.length) {
         stateOf(request).claimed = { entityId, scope, key, claimId };
         return;
@@ -225,15 +210,11 @@ export class IdempotencyKeys {
     try {
       const created = reply.statusCode < 300 ? state.created : undefined;
       if (created) {
-        await this.db.query(
-          `UPDATE idempotency_keys SET resource_id = $5, completed_at = now()
-            WHERE entity_id = $1 AND scope = $2 AND key = $3 AND claim_id = $4`,
-          [entityId, scope, key, claimId, created]);
+        await idempotencyRepo.complete(this.db, entityId, scope, key, claimId, created);
       } else {
         // A refusal: the key was not processed. (A failure after the resource was created
         // leaves it to the resource's own key, where there is one: payments.)
-        await this.db.query('DELETE FROM idempotency_keys WHERE entity_id = $1 AND scope = $2 AND key = $3 AND claim_id = $4',
-          [entityId, scope, key, claimId]);
+        await idempotencyRepo.release(this.db, entityId, scope, key, claimId);
       }
     } catch (err) {
       // The answer stands; the claim is taken over later (staleClaimMs, or at once where a lookup exists).

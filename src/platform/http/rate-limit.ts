@@ -18,6 +18,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import rateLimitPlugin from '@fastify/rate-limit';
 import type { Db } from '../db/index.ts';
+import { rateLimitRepo } from './rate-limit.repo.ts';
 import { Problem, PROBLEM_TYPE } from './problem.ts';
 import { API_KEY_HEADER } from './auth.ts';
 
@@ -31,14 +32,6 @@ interface Entry {
   /** Counted here since the last sync. */
   unsynced: number;
 }
-
-const SYNC_SQL = `
-INSERT INTO rate_limit_counters AS c (scope, key, count, reset_at)
-SELECT s, k, n, to_timestamp(r / 1000.0) FROM unnest($1::text[], $2::text[], $3::bigint[], $4::float8[]) AS u(s, k, n, r)
-ON CONFLICT (scope, key) DO UPDATE SET
-  count = CASE WHEN c.reset_at <= to_timestamp($5::float8 / 1000.0) THEN excluded.count ELSE c.count + excluded.count END,
-  reset_at = CASE WHEN c.reset_at <= to_timestamp($5::float8 / 1000.0) THEN excluded.reset_at ELSE c.reset_at END
-RETURNING scope, key, count::float8 AS count, (extract(epoch FROM reset_at) * 1000)::float8 AS reset_ms`;
 
 /** Counters kept in memory and added to rate_limit_counters at each sync. */
 export class SharedCounters {
@@ -96,7 +89,7 @@ export class SharedCounters {
     }
     if (now - this.lastCleanup >= 60_000) {
       this.lastCleanup = now;
-      await this.db.query('DELETE FROM rate_limit_counters WHERE reset_at < to_timestamp($1::float8 / 1000.0)', [now - 60_000]).catch(this.opts.onSyncError);
+      await rateLimitRepo.deleteEnded(this.db, now - 60_000).catch(this.opts.onSyncError);
     }
     if (batch.length === 0) return;
     // One lock order for every process (no deadlock between two syncs).
@@ -104,9 +97,7 @@ export class SharedCounters {
     const pushed = batch.map((e) => e.unsynced);
     for (const e of batch) e.unsynced = 0;
     try {
-      const res = await this.db.query<{ scope: string; key: string; count: number; reset_ms: number }>(SYNC_SQL, [
-        batch.map((e) => e.scope), batch.map((e) => e.key), pushed, batch.map((e) => e.resetAt), now,
-      ]);
+      const res = await rateLimitRepo.sync(this.db, batch.map((e) => e.scope), batch.map((e) => e.key), pushed, batch.map((e) => e.resetAt), now);
       const after = Date.now();
       for (const row of res.rows) {
         const e = this.entries.get(`${row.scope}\u0000${row.key}`);

@@ -4,6 +4,7 @@
 // database does, so that a load balancer's probe never hangs.
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/index.ts';
+import { healthRepo } from './health.repo.ts';
 
 export const READY_TIMEOUT_MS = 2000;
 
@@ -15,7 +16,7 @@ export async function healthRoutes(app: FastifyInstance, { db, isShuttingDown }:
     const timeout = new Promise<false>((resolve) => {
       timer = setTimeout(() => resolve(false), READY_TIMEOUT_MS);
     });
-    const ping = db.query('SELECT 1').then(() => true, () => false);
+    const ping = healthRepo.ping(db).then(() => true, () => false);
     const ok = await Promise.race([ping, timeout]);
     clearTimeout(timer);
     if (ok) return { status: 'ready' };

@@ -15,16 +15,16 @@ import { TOKEN_TTL_SECONDS } from '../user-tokens.ts';
 import { OFFLINE_ACCESS, newFamilyId, newRefreshToken } from './refresh-token.ts';
 import type { CodeGrantDeps } from './authorization-code.ts';
 import { Mfa } from '../../mfa/mfa.ts';
+import { passwordGrantRepo } from './password.repo.ts';
 
 /** Whether the operator enabled the password grant for this application (grant_types with password). */
 export async function passwordGrantEnabled(q: Queryable, clientId: string): Promise<boolean> {
-  const { rows } = await q.query('SELECT 1 FROM idp_password_grant_clients WHERE client_id = $1', [clientId]);
-  return rows.length > 0;
+  return passwordGrantRepo.enabled(q, clientId);
 }
 
 /** Enables the password grant for an application (at registration, grant_types with password). */
 export async function enablePasswordGrant(q: Queryable, clientId: string): Promise<void> {
-  await q.query('INSERT INTO idp_password_grant_clients (client_id) VALUES ($1) ON CONFLICT (client_id) DO NOTHING', [clientId]);
+  await passwordGrantRepo.enable(q, clientId);
 }
 
 const SCOPES = new Set(['openid', 'profile', 'email', 'phone', 'offline_access']);
