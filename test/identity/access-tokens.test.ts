@@ -9,7 +9,8 @@ import { SignJWT, decodeProtectedHeader, jwtVerify } from 'jose';
 import { buildApp } from '../../src/app.ts';
 import { createPgDb } from '../../src/platform/db/pg.ts';
 import { decodeJwt, signJwt, verifyJwt } from '../../src/platform/crypto/jwt.ts';
-import { ACCESS_TOKEN_KEYS } from '../../src/identity/oauth/access-tokens.ts';
+import { ACCESS_TOKEN_KEYS, AccessTokens, RevokedKeys, VERIFIED_MAX } from '../../src/identity/oauth/access-tokens.ts';
+import type { KeyStore } from '../../src/platform/crypto/keystore.ts';
 import { MASTER_KEY, createTestApp, expectProblem, getToken, type TestApp } from '../helpers/app.ts';
 
 const opts = { issuer: 'http://payd.test', audience: 'payd', typ: 'at+jwt' };
@@ -67,6 +68,49 @@ describe('HS256 JWS', () => {
     await assert.rejects(verifyJwt('HS256', ed, secret, opts), /unexpected header/);
     const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'at+jwt' })).toString('base64url')}.${p}.`;
     await assert.rejects(verifyJwt('HS256', none, secret, opts), /unexpected header/);
+  });
+});
+
+describe('the verified access tokens a process remembers', () => {
+  const secret = createSecretKey(randomBytes(32));
+  const published = new Set(['k1']);
+  const keys = {
+    signingKey: async () => ({ kid: 'k1', alg: 'HS256', privateKey: secret }),
+    verificationKey: async (_purpose: string, kid: string) => (published.has(kid) ? { kid, alg: 'HS256', publicKey: secret, retired: false, publicJwk: {} } : undefined),
+  } as unknown as KeyStore;
+  const revoked = new RevokedKeys({ revokedKeyIdsSince: async () => [] }, 3600);
+  const tokens = new AccessTokens(keys, 'http://payd.test', 3600, revoked);
+  const issue = async () => (await tokens.issue({ entityId: randomUUID(), apiKeyId: randomUUID(), scope: 'payment-api' })).access_token;
+
+  it('still checks the key and the revocation of a remembered token on every use', async () => {
+    const token = await issue();
+    const principal = await tokens.verify(token);
+    assert.equal(await tokens.verify(token), principal, 'remembered');
+    revoked.add(principal.apiKeyId!);
+    await assert.rejects(tokens.verify(token), /revoked/);
+    const other = await issue();
+    await tokens.verify(other);
+    published.delete('k1');
+    try {
+      await assert.rejects(tokens.verify(other), /not signed by payd/);
+    } finally {
+      published.add('k1');
+    }
+  });
+
+  it('remembers no failure, and at most VERIFIED_MAX tokens (the least recently used go first)', async () => {
+    const token = await issue();
+    const [h, p, sig] = token.split('.');
+    const tampered = `${h}.${Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), scope: 'payment-api admin' })).toString('base64url')}.${sig}`;
+    for (let i = 0; i < 2; i++) await assert.rejects(tokens.verify(tampered), /not valid/);
+    const first = await tokens.verify(token);
+    const remembered = () => (tokens as unknown as { verified: Map<string, unknown> }).verified;
+    for (let i = 0; i < VERIFIED_MAX; i++) {
+      await tokens.verify(await issue());
+      if (i === VERIFIED_MAX / 2) assert.equal(await tokens.verify(token), first, 'used again: now the most recent');
+    }
+    assert.equal(remembered().size, VERIFIED_MAX);
+    assert.equal(await tokens.verify(token), first, 'still remembered: used more recently than half the others');
   });
 });
 
