@@ -335,7 +335,7 @@ export async function runThroughput(): Promise<void> {
     const json = { 'content-type': 'application/json' };
     // More tokens than a process remembers (VERIFIED_MAX), used round-robin: each request
     // verifies its token's signature and claims.
-    const manyTokens = want('token not remembered') ? await inParallel(VERIFIED_MAX + 2000,
+    const manyTokens = want('verified API call, token not remembered (payd)') ? await inParallel(VERIFIED_MAX + 2000,
       async () => (await call(payd.base, 'POST', '/oauth/token', form, 'grant_type=client_credentials')).access_token as string) : [];
 
     // Payments to capture from, for the capture-alone scenarios: many, so that captures
@@ -370,6 +370,8 @@ export async function runThroughput(): Promise<void> {
     };
     const peerToken = (format: string) => () => load(`${peers[format]!.url}/token`, { method: 'POST', headers: peerH, body: 'grant_type=client_credentials&scope=payment-api' });
     let nextToken = 0;
+    const readPath = `/v2/payments/${String(sample.id)}`;
+    const stored = { 'cache-control': 'max-age=60' };
     const stripeH = { authorization: 'Bearer sk_test_bench', 'content-type': 'application/x-www-form-urlencoded' };
     type Scenario = { name: string; unit?: string; run: () => Promise<Row> };
     /**
@@ -389,9 +391,10 @@ export async function runThroughput(): Promise<void> {
       { name: 'POST /oauth/token (client credentials)', run: () => load(`${payd.base}/oauth/token`, { method: 'POST', headers: form, body: 'grant_type=client_credentials' }) },
       { name: 'token endpoint (oidc-provider peer, JWT HS256)', run: peerToken('jwt') },
       { name: 'token endpoint (oidc-provider peer, opaque)', run: peerToken('opaque') },
-      { name: 'verified API call (payd, GET /v2/payments/{id})', run: () => load(`${payd.base}/v2/payments/${sample.id}`, { method: 'GET', headers: { authorization: auth.authorization! } }) },
-      { name: 'verified API call, token not remembered (payd)', run: () => load(`${payd.base}/v2/payments/${sample.id}`, { method: 'GET',
-        requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, headers: { authorization: `Bearer ${manyTokens[nextToken++ % manyTokens.length]}` } }) }] }) },
+      // A read of the stored payment (Cache-Control max-age: no partner is asked), one indexed row.
+      { name: 'verified API call (payd, GET /v2/payments/{id})', run: () => load(`${payd.base}${readPath}`, { method: 'GET', headers: { authorization: auth.authorization!, ...stored } }) },
+      { name: 'verified API call, token not remembered (payd)', run: () => load(payd.base, { method: 'GET', requests: [{
+        setupRequest: (req: Record<string, unknown>) => ({ ...req, path: readPath, headers: { authorization: `Bearer ${manyTokens[nextToken++ % manyTokens.length]}`, ...stored } }) }] }) },
       { name: 'authorization code flow (payd)', unit: 'flows/s', run: () => load(payd.base, { requests: [
         { method: 'GET', path: `${authorizePath}&response_mode=web_message&prompt=none`, headers: { cookie: idpCookie },
           onResponse: (_s: number, body: string, ctx: Record<string, unknown>) => { ctx.code = /"code":"([^"]+)"/.exec(body)?.[1]; } },
