@@ -7,7 +7,7 @@
 // token already verified is remembered until it expires (bounded, least recently used
 // first out, keyed by the token's SHA-256): the signature and claims are checked once
 // per token and process, the key and the revocation on every request.
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import { JwsError, decodeJwt, signJwt, verifyJwt } from '../../platform/crypto/jwt.ts';
 import type { KeyPurpose, KeyStore } from '../../platform/crypto/keystore.ts';
 import { InvalidCredentials, type Principal } from '../../platform/http/auth.ts';
@@ -72,7 +72,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const VERIFIED_MAX = 10_000;
 
 /** The key a verified token is remembered under: its SHA-256 (the process keeps no bearer token). */
-const tokenHash = (token: string) => createHash('sha256').update(token).digest('base64url');
+const tokenHash = (token: string) => hash('sha256', token, 'base64url');
 
 export class AccessTokens {
   private readonly verified = new Map<string, { principal: Principal; kid: string; exp: number }>();
@@ -104,14 +104,14 @@ export class AccessTokens {
   }
 
   async verify(token: string): Promise<Principal> {
-    const hash = tokenHash(token);
-    const known = this.verified.get(hash);
+    const digest = tokenHash(token);
+    const known = this.verified.get(digest);
     if (known) {
       // Same checks as below minus the signature and claims, which cannot have changed:
       // still unexpired, its key still published, its API key not revoked since.
-      this.verified.delete(hash);
+      this.verified.delete(digest);
       if (known.exp > Date.now() / 1000 && (await this.keys.verificationKey(ACCESS_TOKEN_KEYS.name, known.kid))) {
-        this.verified.set(hash, known); // now the most recently used
+        this.verified.set(digest, known); // now the most recently used
         this.refuseRevoked(known.principal.apiKeyId);
         return known.principal;
       }
@@ -142,7 +142,7 @@ export class AccessTokens {
     const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];
     const principal: Principal = Object.freeze({ entityId: payload.sub, scopes: Object.freeze(scopes) as string[], via: 'bearer' as const, ...(apiKeyId ? { apiKeyId } : {}) });
     if (this.verified.size >= VERIFIED_MAX) this.verified.delete(this.verified.keys().next().value!);
-    this.verified.set(hash, { principal, kid: kid!, exp: payload.exp! });
+    this.verified.set(digest, { principal, kid: kid!, exp: payload.exp! });
     return principal;
   }
 }
