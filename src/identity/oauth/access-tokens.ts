@@ -109,9 +109,10 @@ export class AccessTokens {
     if (known) {
       // Same checks as below minus the signature and claims, which cannot have changed:
       // still unexpired, its key still published, its API key not revoked since.
+      const valid = known.exp > Date.now() / 1000 && (await this.keys.verificationKey(ACCESS_TOKEN_KEYS.name, known.kid));
       this.verified.delete(digest);
-      if (known.exp > Date.now() / 1000 && (await this.keys.verificationKey(ACCESS_TOKEN_KEYS.name, known.kid))) {
-        this.verified.set(digest, known); // now the most recently used
+      if (valid) {
+        this.verified.set(digest, known); // now the most recently used (no await between: the size holds)
         this.refuseRevoked(known.principal.apiKeyId);
         return known.principal;
       }
