@@ -3,4 +3,5 @@
 import { runThroughput } from './throughput.ts';
 
 await runThroughput();
-await (await import('./startup.ts')).startupBench(); // start-up times and RSS (bench/startup.ts, issue 17)
+// Start-up times and RSS (bench/startup.ts, issue 17); with BENCH_ONLY, only when it names "startup".
+if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY.includes('startup')) await (await import('./startup.ts')).startupBench();

@@ -5,6 +5,10 @@
 //     same-work routes (one statement writing the rows payd writes for the request);
 //   - stripe-stateful-mock (in memory, not durable), the sandbox a merchant would pick
 //     instead, with the same client doing the pair flow on its Charges API.
+// The token endpoint (client credentials) is also loaded beside node-oidc-provider's
+// (bench/oidc-provider-peer.ts, a devDependency: HS256 JWTs as payd's, and its default
+// opaque tokens), and a verified API call (GET /v2/payments/{id} with a bearer token) with
+// its token remembered by the process and with more tokens than it remembers.
 // Flows: create only; the pair (create a MANUAL card payment, then capture its full
 // amount, a fresh payment each time); capture alone (one cent of one of many payments,
 // round-robin: 2 000, which payd's recent-payments cache holds, so no capture reads its
@@ -27,6 +31,8 @@
 // BENCH_NODE_ARGS (extra node flags for payd, e.g. --cpu-prof --cpu-prof-dir=/tmp/prof),
 // BENCH_EXPERIMENT_ASYNC_COMMIT=1 (synchronous_commit off on the bench database: shows
 // how much of the time is the WAL flush of each commit; not durable, not a setting),
+// BENCH_PAYD_DIR (another checkout, built, whose `payd start` is loaded instead of this
+// one's: the same scenarios on the build before a change, e.g. a `git archive` of it),
 // BENCH_RATE (requests per second, all clients together: a fixed load instead of as
 // many as the server takes, to compare the CPU per request of two builds, which moves
 // less at a fixed load; the throughput ratios then mean nothing).
@@ -40,6 +46,7 @@ import pg from 'pg';
 // @ts-expect-error autocannon ships no type declarations
 import autocannon from 'autocannon';
 import { RECENT_PAYMENTS_DEFAULT } from '../src/payments/recent-payments.ts';
+import { VERIFIED_MAX } from '../src/identity/oauth/access-tokens.ts';
 import { COMPILED_ONLY, cpuMs, cpuTotalMs, freePort, rssMb } from './proc.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -52,6 +59,8 @@ const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 const rate = process.env.BENCH_RATE ? { overallRate: Number(process.env.BENCH_RATE) } : {};
 const warmupSeconds = Number(process.env.BENCH_WARMUP ?? 3);
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+/** The client of the token endpoint's peer (bench/oidc-provider-peer.ts). */
+const PEER_CLIENT = { id: 'bench-client', secret: 'bench-client-secret-0123456789-0123456789' };
 const adminH = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
 
 /** Starts a process (in `cwd`, else this one) and resolves once a line of its stdout matches. */
@@ -295,7 +304,8 @@ export async function runThroughput(): Promise<void> {
   const children: Array<() => Promise<void>> = [];
   try {
     console.log(`payd throughput: \`payd start\` (defaults, LOG_LEVEL=silent) on PostgreSQL (${dbName}, dropped after), ${seconds}s per scenario, ${connections} connections\n`);
-    const payd = await startPayd(dbUrl);
+    const payd = await startPayd(dbUrl, {}, process.env.BENCH_PAYD_DIR);
+    if (process.env.BENCH_PAYD_DIR) console.log(`payd from ${process.env.BENCH_PAYD_DIR}\n`);
     children.push(payd.stop);
     const base = await startProcess(['--import', 'tsx', 'bench/baselines.ts'], { ...process.env, DATABASE_URL: dbUrl }, (l) => l.startsWith('{'));
     children.push(() => stop(base.child));
@@ -305,6 +315,15 @@ export async function runThroughput(): Promise<void> {
     const mockChild = spawn(process.execPath, [path.resolve('node_modules/stripe-stateful-mock/dist/cli.js')], { stdio: 'ignore', env: { ...process.env, PORT: String(mockPort), LOG_LEVEL: 'warn' } });
     children.push(() => stop(mockChild));
     const mockUrl = `http://127.0.0.1:${mockPort}`;
+    // node-oidc-provider, the token endpoint's peer, with JWT and with opaque tokens (only
+    // when the token scenario runs).
+    const wantTokens = want('POST /oauth/token');
+    const peers: Record<string, { url: string; pid: number | undefined }> = {};
+    for (const format of wantTokens ? ['jwt', 'opaque'] : []) {
+      const peer = await startProcess(['--import', 'tsx', 'bench/oidc-provider-peer.ts'], { ...process.env, PORT: '0', PEER_FORMAT: format, PEER_CLIENT_ID: PEER_CLIENT.id, PEER_CLIENT_SECRET: PEER_CLIENT.secret }, (l) => l.startsWith('{'));
+      children.push(() => stop(peer.child));
+      peers[format] = { url: `http://127.0.0.1:${(JSON.parse(peer.line) as { port: number }).port}`, pid: peer.child.pid };
+    }
     for (let i = 0; i < 100; i++) {
       if (await fetch(`${mockUrl}/v1/charges`, { headers: { authorization: 'Bearer sk_test_bench' } }).then(() => true, () => false)) break;
       await new Promise((r) => setTimeout(r, 100));
@@ -314,6 +333,10 @@ export async function runThroughput(): Promise<void> {
     const sample = await call(payd.base, 'POST', '/v2/payments', auth, paymentBody(1000));
     await call(baseUrl, 'POST', '/template', { 'content-type': 'application/json' }, JSON.stringify(sample));
     const json = { 'content-type': 'application/json' };
+    // More tokens than a process remembers (VERIFIED_MAX), used round-robin: each request
+    // verifies its token's signature and claims.
+    const manyTokens = want('verified API call, token not remembered (payd)') ? await inParallel(VERIFIED_MAX + 2000,
+      async () => (await call(payd.base, 'POST', '/oauth/token', form, 'grant_type=client_credentials')).access_token as string) : [];
 
     // Payments to capture from, for the capture-alone scenarios: many, so that captures
     // do not queue on one row lock; each gets a few one-cent captures during the run.
@@ -342,6 +365,13 @@ export async function runThroughput(): Promise<void> {
     const signed = await fetch(`${payd.base}${authorizePath}&tkn=${tkn}`, { redirect: 'manual' });
     const idpCookie = signed.headers.getSetCookie().find((c) => c.startsWith('payd_idp_session=') && c.includes('Path=/oauth'))!.split(';')[0]!;
 
+    const peerH = {
+      authorization: `Basic ${Buffer.from(`${PEER_CLIENT.id}:${PEER_CLIENT.secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded',
+    };
+    const peerToken = (format: string) => () => load(`${peers[format]!.url}/token`, { method: 'POST', headers: peerH, body: 'grant_type=client_credentials&scope=payment-api' });
+    let nextToken = 0;
+    const readPath = `/v2/payments/${String(sample.id)}`;
+    const stored = { 'cache-control': 'max-age=60' };
     const stripeH = { authorization: 'Bearer sk_test_bench', 'content-type': 'application/x-www-form-urlencoded' };
     type Scenario = { name: string; unit?: string; run: () => Promise<Row> };
     /**
@@ -359,6 +389,12 @@ export async function runThroughput(): Promise<void> {
     const scenarios: Scenario[] = [
       { name: 'hello (baseline)', run: () => load(`${baseUrl}/hello`, { method: 'GET' }) },
       { name: 'POST /oauth/token (client credentials)', run: () => load(`${payd.base}/oauth/token`, { method: 'POST', headers: form, body: 'grant_type=client_credentials' }) },
+      { name: 'token endpoint (oidc-provider peer, JWT HS256)', run: peerToken('jwt') },
+      { name: 'token endpoint (oidc-provider peer, opaque)', run: peerToken('opaque') },
+      // A read of the stored payment (Cache-Control max-age: no partner is asked), one indexed row.
+      { name: 'verified API call (payd, GET /v2/payments/{id})', run: () => load(`${payd.base}${readPath}`, { method: 'GET', headers: { authorization: auth.authorization!, ...stored } }) },
+      { name: 'verified API call, token not remembered (payd)', run: () => load(payd.base, { method: 'GET', requests: [{
+        setupRequest: (req: Record<string, unknown>) => ({ ...req, path: readPath, headers: { authorization: `Bearer ${manyTokens[nextToken++ % manyTokens.length]}`, ...stored } }) }] }) },
       { name: 'authorization code flow (payd)', unit: 'flows/s', run: () => load(payd.base, { requests: [
         { method: 'GET', path: `${authorizePath}&response_mode=web_message&prompt=none`, headers: { cookie: idpCookie },
           onResponse: (_s: number, body: string, ctx: Record<string, unknown>) => { ctx.code = /"code":"([^"]+)"/.exec(body)?.[1]; } },
@@ -393,16 +429,18 @@ export async function runThroughput(): Promise<void> {
       { name: 'pair (payd)', unit: 'pairs/s', run: () => load(payd.base, paydPair(auth)).then(pairs) },
     ];
     for (const s of scenarios) {
-      if (!want(s.name) && !s.name.includes('baseline') && !s.name.includes('stripe')) continue;
+      if (!want(s.name) && !s.name.includes('baseline') && !s.name.includes('stripe') && !(s.name.includes('oidc-provider') && wantTokens)) continue;
       if (s.name.startsWith('capture alone') && baseTargets.length === 0) continue;
+      if (s.name.includes('oidc-provider') && !wantTokens) continue;
       const paydScenario = s.name.includes('payd') || s.name.includes('oauth');
-      const pid = paydScenario ? payd.child.pid : s.name.includes('stripe') ? mockChild.pid : base.child.pid;
+      const peer = s.name.includes('oidc-provider') ? peers[s.name.includes('JWT') ? 'jwt' : 'opaque'] : undefined;
+      const pid = paydScenario ? payd.child.pid : peer ? peer.pid : s.name.includes('stripe') ? mockChild.pid : base.child.pid;
       await warm(s.run);
       if (paydScenario) {
         const { result, activity } = await sampled(admin, dbName, () => withCpu(pid, s.run, { admin, dbName }));
         print(s.name, result, s.unit, `\n${' '.repeat(46)}${activity}`);
       } else {
-        print(s.name, await withCpu(pid, s.run, s.name.includes('stripe') ? undefined : { admin, dbName }), s.unit);
+        print(s.name, await withCpu(pid, s.run, s.name.includes('stripe') || peer ? undefined : { admin, dbName }), s.unit);
       }
     }
     const peak = payd.peakRss();
@@ -473,6 +511,14 @@ export async function runThroughput(): Promise<void> {
     const flows = results.get('authorization code flow (payd)');
     const hello = results.get('hello (baseline)');
     if (flows && hello) console.log(`authorization code flow (payd): ${(flows.rps * 2 / hello.rps).toFixed(2)} of hello's req/s per request (a flow is 2 requests)`);
+    // The token endpoint against node-oidc-provider's faster configuration (issue 41: at least twice).
+    const peerRows = ['token endpoint (oidc-provider peer, JWT HS256)', 'token endpoint (oidc-provider peer, opaque)'].filter((n) => results.has(n));
+    const fastestPeer = peerRows.sort((a, b) => results.get(b)!.rps - results.get(a)!.rps)[0];
+    if (fastestPeer) console.log(ratio('POST /oauth/token (client credentials)', fastestPeer, 2));
+    for (const name of ['POST /oauth/token (client credentials)', ...peerRows, 'verified API call (payd, GET /v2/payments/{id})', 'verified API call, token not remembered (payd)']) {
+      const row = results.get(name);
+      if (row && hello) console.log(`${name}: ${(row.rps / hello.rps).toFixed(2)} of hello's req/s`);
+    }
     for (const line of [
       ratio('pair (payd)', 'pair (stripe-stateful-mock)', 0.5),
       ratio('pair (same-work baseline)', 'pair (stripe-stateful-mock)', 0.5),

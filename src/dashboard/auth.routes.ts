@@ -7,7 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { decodeJwt } from '../platform/crypto/compact-jws.ts';
+import { decodeJwt } from 'jose';
 import type { ReadRouter } from '../platform/db/reads.ts';
 import { Problem } from '../platform/http/problem.ts';
 import type { IdentityService } from '../identity/idp/idp.service.ts';
@@ -78,7 +78,7 @@ export async function dashboardAuthRoutes(app: FastifyInstance, deps: { dashboar
     let userId: string;
     try {
       const tokens = await deps.identity.exchangeCode({}, { code: q.code, redirect_uri: callback, client_id: DASHBOARD_CLIENT_ID, code_verifier: verifier });
-      userId = String(decodeJwt(tokens.access_token).payload.sub);
+      userId = String(decodeJwt(tokens.access_token).sub);
     } catch (err) {
       if (err instanceof Problem) return failed();
       throw err;

@@ -3,7 +3,7 @@
 // (through validateWebhookTarget) the payment-link module; the SSRF guard used at
 // delivery time.
 import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { InvalidParam } from '../platform/http/problem.ts';
 
 export interface WebhookHeader {
@@ -111,101 +111,124 @@ export function toHeaderPairs(headers: readonly WebhookHeader[]): Array<[string,
 }
 
 // Addresses a webhook must not reach unless PAYD_WEBHOOK_ALLOW_PRIVATE_TARGETS is on.
-// Every textual form is parsed first: IPv4 in any notation the URL parser accepts
-// (0x7f.1, 2130706433, 0177.0.0.1, 127.1 all mean 127.0.0.1), and IPv6 forms that carry
-// an IPv4 address (IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible ::a.b.c.d, IPv4-translated
-// ::ffff:0:a.b.c.d, NAT64 64:ff9b::/96, 6to4 2002::/16, Teredo 2001::/32), whose
-// embedded address is then checked like any IPv4 address. Any other IPv6 address must be
-// global unicast (2000::/3) outside the special-purpose and documentation blocks.
+// Every textual form is first read as the WHATWG URL parser reads a host (the parser that
+// decides where a call goes): IPv4 in any notation it accepts (0x7f.1, 2130706433,
+// 0177.0.0.1, 127.1 all mean 127.0.0.1), IPv6 with brackets or a zone id. ipaddr.js then
+// parses the canonical form and matches it against the ranges below. (It does not read
+// the notations directly: its IPv4 notations are not exactly the URL parser's, and it
+// takes ::a.b.c.d for IPv4-mapped where RFC 4291 makes it IPv4-compatible.)
+// IPv6 forms that carry an IPv4 address (IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible
+// ::a.b.c.d, IPv4-translated ::ffff:0:a.b.c.d, NAT64 64:ff9b::/96, 6to4 2002::/16, Teredo
+// 2001::/32) have their embedded address checked like any IPv4 address. Any other IPv6
+// address must be global unicast (2000::/3) outside the special-purpose and
+// documentation blocks.
 
-/** IPv4 blocks that are not the public internet (RFC 6890 and friends), with a reason. */
-const IPV4_BLOCKS: Array<[string, number, string]> = [
-  ['0.0.0.0', 8, 'this network (0.0.0.0/8)'],
-  ['10.0.0.0', 8, 'private (10.0.0.0/8)'],
-  ['100.64.0.0', 10, 'shared address space / CGNAT (100.64.0.0/10)'],
-  ['127.0.0.0', 8, 'loopback (127.0.0.0/8)'],
-  ['169.254.0.0', 16, 'link-local, cloud metadata (169.254.0.0/16)'],
-  ['172.16.0.0', 12, 'private (172.16.0.0/12)'],
-  ['192.0.0.0', 24, 'IETF protocol assignments (192.0.0.0/24)'],
-  ['192.0.2.0', 24, 'documentation (192.0.2.0/24)'],
-  ['192.88.99.0', 24, '6to4 relay anycast (192.88.99.0/24)'],
-  ['192.168.0.0', 16, 'private (192.168.0.0/16)'],
-  ['198.18.0.0', 15, 'benchmarking (198.18.0.0/15)'],
-  ['198.51.100.0', 24, 'documentation (198.51.100.0/24)'],
-  ['203.0.113.0', 24, 'documentation (203.0.113.0/24)'],
-  ['224.0.0.0', 4, 'multicast (224.0.0.0/4)'],
-  ['240.0.0.0', 4, 'reserved or broadcast (240.0.0.0/4, 255.255.255.255)'],
-];
+type Ranges<T extends ipaddr.IPv4 | ipaddr.IPv6> = Record<string, Array<[T, number]>>;
 
-const v4Number = (dotted: string): number =>
-  dotted.split('.').reduce((n, part) => n * 256 + Number(part), 0);
-
-const IPV4_RANGES = IPV4_BLOCKS.map(([net, bits, why]) => {
-  const size = 2 ** (32 - bits);
-  const start = v4Number(net);
-  return { start, end: start + size - 1, why };
-});
-
-/** Why an IPv4 address (as a 32-bit number) is not public, or undefined. */
-function ipv4Problem(n: number): string | undefined {
-  return IPV4_RANGES.find((r) => n >= r.start && n <= r.end)?.why;
+/** Named ranges for ipaddr.subnetMatch (the first that holds the address names it). */
+function ranges<T extends ipaddr.IPv4 | ipaddr.IPv6>(table: Record<string, string[]>): Ranges<T> {
+  return Object.fromEntries(Object.entries(table).map(([name, cidrs]) => [name, cidrs.map((c) => ipaddr.parseCIDR(c) as [T, number])]));
 }
 
-const dotted = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+/** IPv4 blocks that are not the public internet (RFC 6890 and friends), named by the reason. */
+const IPV4_BLOCKS = ranges<ipaddr.IPv4>({
+  'this network (0.0.0.0/8)': ['0.0.0.0/8'],
+  'private (10.0.0.0/8)': ['10.0.0.0/8'],
+  'shared address space / CGNAT (100.64.0.0/10)': ['100.64.0.0/10'],
+  'loopback (127.0.0.0/8)': ['127.0.0.0/8'],
+  'link-local, cloud metadata (169.254.0.0/16)': ['169.254.0.0/16'],
+  'private (172.16.0.0/12)': ['172.16.0.0/12'],
+  'IETF protocol assignments (192.0.0.0/24)': ['192.0.0.0/24'],
+  'documentation (192.0.2.0/24)': ['192.0.2.0/24'],
+  '6to4 relay anycast (192.88.99.0/24)': ['192.88.99.0/24'],
+  'private (192.168.0.0/16)': ['192.168.0.0/16'],
+  'benchmarking (198.18.0.0/15)': ['198.18.0.0/15'],
+  'documentation (198.51.100.0/24)': ['198.51.100.0/24'],
+  'documentation (203.0.113.0/24)': ['203.0.113.0/24'],
+  'multicast (224.0.0.0/4)': ['224.0.0.0/4'],
+  'reserved or broadcast (240.0.0.0/4, 255.255.255.255)': ['240.0.0.0/4'],
+});
+
+/** Why an IPv4 address is not public, or undefined. */
+function ipv4Problem(ip: ipaddr.IPv4): string | undefined {
+  const why = ipaddr.subnetMatch(ip, IPV4_BLOCKS, '');
+  return why || undefined;
+}
+
+/** IPv6 blocks in the order they are told apart (::/96 holds :: and ::1, 2001::/23 holds Teredo). */
+const IPV6_BLOCKS = ranges<ipaddr.IPv6>({
+  unspecified: ['::/128'],
+  loopback: ['::1/128'],
+  mapped: ['::ffff:0:0/96'],
+  translated: ['::ffff:0:0:0/96'],
+  compatible: ['::/96'],
+  nat64: ['64:ff9b::/96'],
+  nat64Local: ['64:ff9b:1::/48'],
+  sixToFour: ['2002::/16'],
+  teredo: ['2001::/32'],
+  documentation: ['2001:db8::/32'],
+  documentation3fff: ['3fff::/20'],
+  ietf: ['2001::/23'],
+  uniqueLocal: ['fc00::/7'],
+  linkLocal: ['fe80::/10'],
+  siteLocal: ['fec0::/10'],
+  multicast: ['ff00::/8'],
+  globalUnicast: ['2000::/3'],
+});
+
+/** The IPv4 address in two 16-bit groups of an IPv6 address. */
+const embedded = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 255, lo >> 8, lo & 255]);
+
+/** Why an IPv6 address is not public, or undefined. */
+function ipv6Problem(ip: ipaddr.IPv6): string | undefined {
+  const p = ip.parts as [number, number, number, number, number, number, number, number];
+  const via = (kind: string, v4: ipaddr.IPv4) => {
+    const why = ipv4Problem(v4);
+    return why ? `${kind} of ${v4.toString()}, ${why}` : undefined;
+  };
+  switch (ipaddr.subnetMatch(ip, IPV6_BLOCKS, 'other')) {
+    case 'unspecified': return 'unspecified (::)';
+    case 'loopback': return 'loopback (::1)';
+    case 'mapped': return via('IPv4-mapped form', embedded(p[6], p[7]));
+    case 'translated': return via('IPv4-translated form', embedded(p[6], p[7]));
+    case 'compatible': return via('IPv4-compatible form', embedded(p[6], p[7])) ?? 'IPv4-compatible form (::/96, deprecated)';
+    case 'nat64': return via('NAT64 form', embedded(p[6], p[7]));
+    case 'nat64Local': return 'local-use NAT64 (64:ff9b:1::/48)';
+    case 'sixToFour': return via('6to4 form', embedded(p[1], p[2]));
+    case 'teredo': return via('Teredo server', embedded(p[2], p[3])) ?? via('Teredo client', embedded(p[6] ^ 0xffff, p[7] ^ 0xffff));
+    case 'documentation': return 'documentation (2001:db8::/32)';
+    case 'documentation3fff': return 'documentation (3fff::/20)';
+    case 'ietf': return 'IETF special-purpose (2001::/23)';
+    case 'uniqueLocal': return 'unique local (fc00::/7)';
+    case 'linkLocal': return 'link-local (fe80::/10)';
+    case 'siteLocal': return 'site-local (fec0::/10)';
+    case 'multicast': return 'multicast (ff00::/8)';
+    case 'globalUnicast': return undefined;
+    default: return 'not global unicast (outside 2000::/3)';
+  }
+}
+
+/**
+ * The address as the WHATWG URL parser reads a host (brackets and an IPv6 zone id
+ * dropped), parsed by ipaddr.js; undefined when it is not an IP address.
+ */
+function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  const text = address.trim().replace(/^\[|\]$/g, '');
+  const v6 = text.includes(':');
+  let host: string;
+  try {
+    host = new URL(`http://${v6 ? `[${text.replace(/%.*$/, '')}]` : text}/`).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return undefined;
+  }
+  if (v6 ? !ipaddr.IPv6.isValid(host) : !ipaddr.IPv4.isValidFourPartDecimal(host)) return undefined; // a name
+  return ipaddr.parse(host);
+}
 
 /** The eight 16-bit groups of an IPv6 address (zone id ignored), or undefined when it is not one. */
 export function parseIPv6(text: string): number[] | undefined {
-  let a = text.trim().toLowerCase().replace(/^\[|\]$/g, '').replace(/%.*$/, '');
-  if (isIP(a) !== 6) return undefined;
-  const lastColon = a.lastIndexOf(':');
-  const tail = a.slice(lastColon + 1);
-  if (tail.includes('.')) {
-    if (isIP(tail) !== 4) return undefined;
-    const n = v4Number(tail);
-    a = `${a.slice(0, lastColon + 1)}${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
-  }
-  const halves = a.split('::');
-  if (halves.length > 2) return undefined;
-  const groups = (h: string | undefined) => (h ? h.split(':') : []);
-  const head = groups(halves[0]);
-  const rest = groups(halves[1]);
-  const missing = 8 - head.length - rest.length;
-  if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined;
-  const all = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...rest];
-  if (all.some((g) => !/^[0-9a-f]{1,4}$/.test(g))) return undefined;
-  return all.map((g) => parseInt(g, 16));
-}
-
-const embedded = (hi: number, lo: number) => ((hi << 16) >>> 0) + lo;
-
-/** Why an IPv6 address (eight groups) is not public, or undefined. */
-function ipv6Problem(w: number[]): string | undefined {
-  const [w0, w1, w2, w3, w4, w5, w6, w7] = w as [number, number, number, number, number, number, number, number];
-  const via = (kind: string, n: number) => {
-    const why = ipv4Problem(n);
-    return why ? `${kind} of ${dotted(n)}, ${why}` : undefined;
-  };
-  const zeroTo = (k: number) => w.slice(0, k).every((g) => g === 0);
-  if (zeroTo(8)) return 'unspecified (::)';
-  if (zeroTo(7) && w7 === 1) return 'loopback (::1)';
-  if (zeroTo(5) && w5 === 0xffff) return via('IPv4-mapped form', embedded(w6, w7)) ;
-  if (zeroTo(4) && w4 === 0xffff && w5 === 0) return via('IPv4-translated form', embedded(w6, w7));
-  if (zeroTo(6)) return via('IPv4-compatible form', embedded(w6, w7)) ?? 'IPv4-compatible form (::/96, deprecated)';
-  if (w0 === 0x64 && w1 === 0xff9b && w2 === 0 && w3 === 0 && w4 === 0 && w5 === 0) return via('NAT64 form', embedded(w6, w7));
-  if (w0 === 0x64 && w1 === 0xff9b && w2 === 1) return 'local-use NAT64 (64:ff9b:1::/48)';
-  if (w0 === 0x2002) return via('6to4 form', embedded(w1, w2));
-  if (w0 === 0x2001 && w1 === 0) {
-    return via('Teredo server', embedded(w2, w3)) ?? via('Teredo client', embedded(w6 ^ 0xffff, w7 ^ 0xffff));
-  }
-  if (w0 === 0x2001 && w1 === 0x0db8) return 'documentation (2001:db8::/32)';
-  if (w0 === 0x3fff && w1 < 0x1000) return 'documentation (3fff::/20)';
-  if (w0 === 0x2001 && w1 < 0x0200) return 'IETF special-purpose (2001::/23)';
-  if ((w0 & 0xfe00) === 0xfc00) return 'unique local (fc00::/7)';
-  if ((w0 & 0xffc0) === 0xfe80) return 'link-local (fe80::/10)';
-  if ((w0 & 0xffc0) === 0xfec0) return 'site-local (fec0::/10)';
-  if ((w0 & 0xff00) === 0xff00) return 'multicast (ff00::/8)';
-  if ((w0 & 0xe000) !== 0x2000) return 'not global unicast (outside 2000::/3)';
-  return undefined;
+  const ip = text.includes(':') ? parseAddress(text) : undefined;
+  return ip instanceof ipaddr.IPv6 ? ip.parts : undefined;
 }
 
 /**
@@ -214,27 +237,24 @@ function ipv6Problem(w: number[]): string | undefined {
  * octal, short and integer IPv4 forms); anything that is not an IP address is refused.
  */
 export function addressProblem(address: string): string | undefined {
-  let text = address.trim().replace(/^\[|\]$/g, '');
-  if (isIP(text) === 0 && isIP(text.replace(/%.*$/, '')) !== 6) {
-    try {
-      text = new URL(`http://${text.includes(':') ? `[${text}]` : text}/`).hostname.replace(/^\[|\]$/g, '');
-    } catch {
-      return 'not an IP address';
-    }
-  }
-  if (isIP(text) === 4) return ipv4Problem(v4Number(text));
-  const groups = parseIPv6(text);
-  return groups ? ipv6Problem(groups) : 'not an IP address';
+  const ip = parseAddress(address);
+  if (!ip) return 'not an IP address';
+  return ip instanceof ipaddr.IPv6 ? ipv6Problem(ip) : ipv4Problem(ip);
 }
 
 export function isPrivateAddress(address: string): boolean {
   return addressProblem(address) !== undefined;
 }
 
+/** A URL's hostname as an IP literal (canonical, as the URL parser writes it), or undefined for a name. */
+const ipLiteral = (hostname: string): string | undefined => {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  return ipaddr.IPv6.isValid(host) || ipaddr.IPv4.isValidFourPartDecimal(host) ? host : undefined;
+};
+
 /** The host of a URL as a literal IP address (WHATWG-normalised), or undefined for a name. */
 export function literalHost(rawUrl: string): string | undefined {
-  const host = new URL(rawUrl).hostname.replace(/^\[|\]$/g, '');
-  return isIP(host) ? host : undefined;
+  return ipLiteral(new URL(rawUrl).hostname);
 }
 
 /**
@@ -259,8 +279,9 @@ export function literalTargetProblem(rawUrl: string): string | undefined {
  * lookup instead (see docs/webhooks.md).
  */
 export async function publicTargetProblem(rawUrl: string): Promise<string | undefined> {
-  const host = new URL(rawUrl).hostname.replace(/^\[|\]$/g, '');
-  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+  const hostname = new URL(rawUrl).hostname;
+  const host = hostname.replace(/^\[|\]$/g, '');
+  const addresses = ipLiteral(hostname) ? [host] : (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
   for (const a of addresses) {
     const why = addressProblem(a);
     if (why) return `refused: ${host} resolves to the non-public address ${a}, ${why} (PAYD_WEBHOOK_ALLOW_PRIVATE_TARGETS is off)`;

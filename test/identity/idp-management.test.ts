@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';
-import { decodeJwt } from '../../src/platform/crypto/compact-jws.ts';
+import { decodeJwt } from '../../src/platform/crypto/jwt.ts';
 import { MASTER_KEY, createTestApp, expectOAuthError, expectProblem, type TestApp } from '../helpers/app.ts';
 import { type Client, FORM, basic, codeFor, count, createClient, createUser, exchange } from './idp-helpers.ts';
 

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import type { LightMyRequestResponse } from 'fastify';
 import { ACCESS_TOKEN_KEYS } from '../../src/identity/oauth/access-tokens.ts';
-import { signJwt } from '../../src/platform/crypto/compact-jws.ts';
+import { signJwt } from '../../src/platform/crypto/jwt.ts';
 import { createTestApp, expectOAuthError, expectProblem, type Merchant, type TestApp } from '../helpers/app.ts';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -170,7 +170,7 @@ describe('hostile input', () => {
     const key = await t.app.services.keys.signingKey(ACCESS_TOKEN_KEYS.name);
     const now = Math.floor(Date.now() / 1000);
     for (const sub of ['not-a-uuid', 'a\u0000b', 42, undefined]) {
-      const token = signJwt('HS256', { kid: key.kid, typ: 'at+jwt' }, {
+      const token = await signJwt('HS256', { kid: key.kid, typ: 'at+jwt' }, {
         scope: 'payment-api', iss: t.config.baseUrl, aud: 'payd', ...(sub === undefined ? {} : { sub }), iat: now, exp: now + 60, jti: randomUUID(),
       }, key.privateKey);
       const res = await t.app.inject({ url: `/v2/payments/${randomUUID()}`, headers: { authorization: `Bearer ${token}` } });

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../platform/db/index.ts';
 import type { KeyStore } from '../../platform/crypto/keystore.ts';
-import { JwsError, decodeJwt, signJwt, verifyJwt } from '../../platform/crypto/compact-jws.ts';
+import { JwsError, decodeJwt, signJwt, verifyJwt } from '../../platform/crypto/jwt.ts';
 import { problems } from '../../platform/http/problem.ts';
 import { oauthError } from '../oauth/oauth-errors.ts';
 import { idpRepo } from './idp.repo.ts';
@@ -60,7 +60,7 @@ export class ManagementService {
     if (!asked.every((s) => app.management_scopes.includes(s))) throw oauthError('invalid_scope', 'A requested scope is not granted to this application.');
     const key = await this.keys.signingKey(IDP_ACCESS_TOKEN_KEYS.name);
     const now = Math.floor(Date.now() / 1000);
-    const token = signJwt('HS256', { kid: key.kid, typ: 'at+jwt' }, {
+    const token = await signJwt('HS256', { kid: key.kid, typ: 'at+jwt' }, {
       iss: this.issuer, sub: `${app.client_id}@clients`, aud: this.audience, client_id: app.client_id, scope: asked.join(' '),
       iat: now, exp: now + TOKEN_TTL_SECONDS, jti: randomUUID(), gen: app.tokens_generation,
     }, key.privateKey);
@@ -80,7 +80,7 @@ export class ManagementService {
       const decoded = decodeJwt(authorization.slice(7));
       const key = await this.keys.verificationKey(IDP_ACCESS_TOKEN_KEYS.name, String(decoded.header.kid ?? ''));
       if (!key) throw new JwsError('unknown key');
-      payload = verifyJwt('HS256', decoded, key.publicKey, { issuer: this.issuer, audience: this.audience, typ: 'at+jwt' });
+      payload = await verifyJwt('HS256', authorization.slice(7), key.publicKey, { issuer: this.issuer, audience: this.audience, typ: 'at+jwt' });
     } catch {
       throw problems.unauthorized('The Management API token is not valid.', `${challenge}, error="invalid_token"`);
     }

@@ -1,14 +1,14 @@
 // Access tokens of the payment API: short JWTs signed HS256 with a secret from the key
-// store (encrypted at rest by the master key, rotated like the other keys). Only payd
-// issues and verifies them, and every process that verifies also signs, so an asymmetric
-// key would protect nothing more; HMAC costs ~3 µs where Ed25519 verification cost
-// ~135 µs on every API request (docs/performance.md). Any payd process verifies them
-// with its cached keys, no database round trip. Tokens of a revoked API key are refused
-// at once in the process that revoked it, and in the others on NOTIFY. A token already
-// verified is remembered until it expires (bounded): the signature and claims are
-// checked once per token and process, the key and the revocation on every request.
-import { randomUUID } from 'node:crypto';
-import { JwsError, decodeJwt, signJwt, verifyJwt } from '../../platform/crypto/compact-jws.ts';
+// store (encrypted at rest by the master key, rotated like the other keys), by jose
+// (platform/crypto/jwt.ts). Only payd issues and verifies them, and every process that
+// verifies also signs, so an asymmetric key would protect nothing more. Any payd process
+// verifies them with its cached keys, no database round trip. Tokens of a revoked API key
+// are refused at once in the process that revoked it, and in the others on NOTIFY. A
+// token already verified is remembered until it expires (bounded, least recently used
+// first out, keyed by the token's SHA-256): the signature and claims are checked once
+// per token and process, the key and the revocation on every request.
+import { hash, randomUUID } from 'node:crypto';
+import { JwsError, decodeJwt, signJwt, verifyJwt } from '../../platform/crypto/jwt.ts';
 import type { KeyPurpose, KeyStore } from '../../platform/crypto/keystore.ts';
 import { InvalidCredentials, type Principal } from '../../platform/http/auth.ts';
 
@@ -68,8 +68,11 @@ export interface IssuedToken {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** At most this many verified tokens are remembered per process (the oldest go first). */
-const VERIFIED_MAX = 5_000;
+/** At most this many verified tokens are remembered per process (the least recently used go first). */
+export const VERIFIED_MAX = 10_000;
+
+/** The key a verified token is remembered under: its SHA-256 (the process keeps no bearer token). */
+const tokenHash = (token: string) => hash('sha256', token, 'base64url');
 
 export class AccessTokens {
   private readonly verified = new Map<string, { principal: Principal; kid: string; exp: number }>();
@@ -84,7 +87,7 @@ export class AccessTokens {
   async issue(subject: { entityId: string; apiKeyId: string; scope: string }): Promise<IssuedToken> {
     const key = await this.keys.signingKey(ACCESS_TOKEN_KEYS.name);
     const now = Math.floor(Date.now() / 1000);
-    const token = signJwt(
+    const token = await signJwt(
       'HS256',
       { kid: key.kid, typ: TOKEN_TYPE },
       {
@@ -101,15 +104,18 @@ export class AccessTokens {
   }
 
   async verify(token: string): Promise<Principal> {
-    const known = this.verified.get(token);
+    const digest = tokenHash(token);
+    const known = this.verified.get(digest);
     if (known) {
       // Same checks as below minus the signature and claims, which cannot have changed:
       // still unexpired, its key still published, its API key not revoked since.
-      if (known.exp > Date.now() / 1000 && (await this.keys.verificationKey(ACCESS_TOKEN_KEYS.name, known.kid))) {
+      const valid = known.exp > Date.now() / 1000 && (await this.keys.verificationKey(ACCESS_TOKEN_KEYS.name, known.kid));
+      this.verified.delete(digest);
+      if (valid) {
+        this.verified.set(digest, known); // now the most recently used (no await between: the size holds)
         this.refuseRevoked(known.principal.apiKeyId);
         return known.principal;
       }
-      this.verified.delete(token);
     }
     let decoded;
     try {
@@ -122,7 +128,7 @@ export class AccessTokens {
     if (!key) throw new InvalidCredentials('The access token was not signed by payd.');
     let payload;
     try {
-      payload = verifyJwt('HS256', decoded, key.publicKey, { issuer: this.issuer, audience: ACCESS_TOKEN_AUDIENCE, typ: TOKEN_TYPE });
+      payload = await verifyJwt('HS256', token, key.publicKey, { issuer: this.issuer, audience: ACCESS_TOKEN_AUDIENCE, typ: TOKEN_TYPE });
     } catch (err) {
       if (err instanceof JwsError && err.message === 'expired') throw new InvalidCredentials('The access token has expired.');
       throw new InvalidCredentials('The access token is not valid.');
@@ -137,7 +143,7 @@ export class AccessTokens {
     const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];
     const principal: Principal = Object.freeze({ entityId: payload.sub, scopes: Object.freeze(scopes) as string[], via: 'bearer' as const, ...(apiKeyId ? { apiKeyId } : {}) });
     if (this.verified.size >= VERIFIED_MAX) this.verified.delete(this.verified.keys().next().value!);
-    this.verified.set(token, { principal, kid: kid!, exp: payload.exp as number });
+    this.verified.set(digest, { principal, kid: kid!, exp: payload.exp! });
     return principal;
   }
 }

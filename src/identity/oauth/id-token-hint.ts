@@ -7,7 +7,7 @@ import { compactVerify } from 'jose';
 import type { Queryable } from '../../platform/db/index.ts';
 import type { KeyStore } from '../../platform/crypto/keystore.ts';
 import { decrypt } from '../../platform/crypto/secrets.ts';
-import { decodeJwt } from '../../platform/crypto/compact-jws.ts';
+import { decodeJwt } from '../../platform/crypto/jwt.ts';
 import { type AppRow, idpRepo } from '../idp/idp.repo.ts';
 import { IDP_ID_TOKEN_KEYS, clientSecretAad } from './id-token.ts';
 

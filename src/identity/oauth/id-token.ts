@@ -7,7 +7,6 @@ import { createHash, createSecretKey } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { KeyPurpose, KeyStore } from '../../platform/crypto/keystore.ts';
 import { decrypt } from '../../platform/crypto/secrets.ts';
-import { signJwt } from '../../platform/crypto/compact-jws.ts';
 import type { AppRow, UserRow } from '../idp/idp.repo.ts';
 
 export const IDP_ID_TOKEN_KEYS: KeyPurpose = { name: 'idp-id-token', alg: 'RS256', overlapSeconds: 2 * 86400 };
@@ -52,7 +51,7 @@ export async function signIdToken(i: IdTokenInput, keys: KeyStore, masterKey: Bu
   const claims = idTokenClaims(i);
   if (i.app.secret_enc && i.app.id_token_alg === 'HS256') {
     const secret = decrypt(masterKey, i.app.secret_enc, clientSecretAad(i.app.client_id));
-    return signJwt('HS256', { typ: 'JWT' }, claims, createSecretKey(Buffer.from(secret, 'utf8')));
+    return new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(createSecretKey(Buffer.from(secret, 'utf8')));
   }
   const rsa = await keys.signingKey(IDP_ID_TOKEN_KEYS.name);
   return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: rsa.kid, typ: 'JWT' }).sign(rsa.privateKey);

@@ -6,7 +6,7 @@ import { nameClaims } from './claims.ts';
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../../platform/db/index.ts';
 import type { KeyPurpose, KeyStore } from '../../platform/crypto/keystore.ts';
-import { decodeJwt, signJwt, verifyJwt } from '../../platform/crypto/compact-jws.ts';
+import { decodeJwt, signJwt, verifyJwt } from '../../platform/crypto/jwt.ts';
 import { problems } from '../../platform/http/problem.ts';
 import { sha256 } from '../../platform/crypto/secrets.ts';
 import { type AppRow, idpRepo } from '../idp/idp.repo.ts';
@@ -74,7 +74,7 @@ export class UserTokens {
       if (!key) return undefined;
       // aud is the client of a user token, the Management API for a management token:
       // only a recorded jti (below) makes it a user token.
-      claims = verifyJwt('HS256', decoded, key.publicKey, { issuer: this.issuer, audience: String(decoded.payload.aud), typ: 'at+jwt' });
+      claims = await verifyJwt('HS256', token, key.publicKey, { issuer: this.issuer, audience: String(decoded.payload.aud), typ: 'at+jwt' });
     } catch {
       return undefined;
     }

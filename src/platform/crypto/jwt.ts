@@ -1,0 +1,81 @@
+// payd's own JWTs (access tokens of the payment API, of users, of the Management API):
+// jose signs and verifies them; this module holds only what all of them require of a
+// token, so that each caller states its issuer, audience and typ and nothing else:
+//   - the algorithm is the key's, and only it (no alg confusion, no "none");
+//   - exp, iat, sub and jti are present (sub and jti strings), iat not in the future;
+//   - 5 s of clock tolerance between payd processes.
+// Failures are JwsError with a short reason ("expired", "bad signature", ...), which the
+// callers turn into their own answers (invalid_token and the like).
+// The payment API's access tokens are verified once per token and process (a cache in
+// src/identity/oauth/access-tokens.ts), so jose's cost falls on issuance and first use.
+import type { KeyObject } from 'node:crypto';
+import { type JWTPayload, type ProtectedHeaderParameters, SignJWT, decodeJwt as decodePayload, decodeProtectedHeader, errors, jwtVerify } from 'jose';
+
+/** The JWS algorithms of payd's own tokens (HS256 today; EdDSA kept verifiable by the same rules). */
+export type JwsAlg = 'HS256' | 'EdDSA';
+
+export class JwsError extends Error {
+  override name = 'JwsError';
+}
+
+export interface Decoded {
+  header: ProtectedHeaderParameters;
+  payload: JWTPayload;
+}
+
+/**
+ * The header and claims of a compact JWT, unverified (to pick the key by kid, or the
+ * client by aud, before verifying). Throws JwsError('malformed') when it is not one.
+ */
+export function decodeJwt(token: string): Decoded {
+  try {
+    return { header: decodeProtectedHeader(token), payload: decodePayload(token) };
+  } catch {
+    throw new JwsError('malformed');
+  }
+}
+
+/** Signs a JWT with exactly these header parameters (plus alg) and claims. */
+export function signJwt(alg: JwsAlg, header: { kid?: string; typ: string }, payload: Record<string, unknown>, key: KeyObject): Promise<string> {
+  return new SignJWT(payload as JWTPayload).setProtectedHeader({ alg, ...header }).sign(key);
+}
+
+export interface VerifyOptions {
+  issuer: string;
+  audience: string;
+  typ: string;
+  clockToleranceSeconds?: number;
+}
+
+/** jose's failure, as the reason payd states. */
+function reason(err: unknown): string {
+  if (err instanceof errors.JWTExpired) return 'expired';
+  if (err instanceof errors.JWSSignatureVerificationFailed) return 'bad signature';
+  if (err instanceof errors.JOSEAlgNotAllowed) return 'unexpected header';
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    if (err.reason === 'missing') return 'missing claims';
+    return ({ typ: 'unexpected header', iss: 'unexpected issuer', aud: 'unexpected audience', nbf: 'not yet valid' } as Record<string, string>)[err.claim] ?? 'invalid claims';
+  }
+  if (err instanceof errors.JOSEError) return 'malformed';
+  throw err;
+}
+
+/**
+ * Verifies the signature with the algorithm the key is for, and the registered claims;
+ * returns the claims. Throws JwsError with the reason otherwise.
+ */
+export async function verifyJwt(alg: JwsAlg, token: string, key: KeyObject, opts: VerifyOptions): Promise<JWTPayload> {
+  const tolerance = opts.clockToleranceSeconds ?? 5;
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await jwtVerify(token, key, {
+      algorithms: [alg], issuer: opts.issuer, audience: opts.audience, typ: opts.typ,
+      requiredClaims: ['exp', 'iat', 'sub', 'jti'], clockTolerance: tolerance,
+    }));
+  } catch (err) {
+    throw new JwsError(reason(err));
+  }
+  if (typeof payload.sub !== 'string' || typeof payload.jti !== 'string') throw new JwsError('missing claims');
+  if (payload.iat! > Math.floor(Date.now() / 1000) + tolerance) throw new JwsError('issued in the future');
+  return payload;
+}
