@@ -23,9 +23,16 @@ export function setSignedCookie(reply: FastifyReply, name: string, value: string
   reply.setCookie(name, value, { signed: true, httpOnly: true, sameSite: scope.sameSite ?? 'lax', path: scope.path, secure: scope.secure, ...(maxAge !== undefined ? { maxAge } : {}) });
 }
 
+/**
+ * The request's cookies; none for a request refused before @fastify/cookie's onRequest hook
+ * parsed them (the input guard refuses a bad header earlier, and the error handler still
+ * picks the shopper's language).
+ */
+const cookiesOf = (request: FastifyRequest): Record<string, string | undefined> => request.cookies ?? {};
+
 /** A signed cookie's value when its signature holds, else undefined. */
 export function readSignedCookie(request: FastifyRequest, name: string): string | undefined {
-  const raw = request.cookies[name];
+  const raw = cookiesOf(request)[name];
   if (raw === undefined) return undefined;
   const u = request.unsignCookie(raw);
   return u.valid && u.value !== null ? u.value : undefined;
@@ -42,7 +49,7 @@ export function setPlainCookie(reply: FastifyReply, name: string, value: string,
 }
 
 /** A plain cookie's value (not signed: a hint, never trusted for access). */
-export const readCookie = (request: FastifyRequest, name: string): string | undefined => request.cookies[name];
+export const readCookie = (request: FastifyRequest, name: string): string | undefined => cookiesOf(request)[name];
 
 /** Ends a cookie of the scope. */
 export function clearCookie(reply: FastifyReply, name: string, scope: CookieScope): void {
