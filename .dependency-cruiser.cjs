@@ -28,11 +28,8 @@ const ROOT_ABOVE_ALL = ['^src/app\\.ts$', '^src/main\\.ts$'];
 
 // Temporary exceptions, each named: a file whose import breaks the layering today, what it
 // may still import, and the work that removes it. Nothing else is added here to pass.
-const EXCEPTIONS = [
-  // moved by the src/web/ work: /oauth/authorize (web_message errors, the SDK's sign-in
-  // token) reads the application and the user from idp.repo.ts
-  { rule: 'routes-through-services', from: '^src/identity/idp/idp\\.routes\\.ts$', to: '^src/identity/idp/idp\\.repo\\.ts$' },
-];
+// None is left.
+const EXCEPTIONS = [];
 
 const esc = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const folder = (f) => `^src/${esc(f)}/`;

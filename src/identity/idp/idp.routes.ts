@@ -1,31 +1,30 @@
-// HTTP of the identity provider: GET /oauth/authorize (the hosted login page when the
-// browser has no login session; the form's post, sign-up and logout are in
-// src/identity/login/), discovery, the JWKS of RS256 id_tokens, introspection,
+// HTTP of the identity provider, assembled: the browser's pages (src/identity/login/:
+// /oauth/authorize in authorize.routes.ts, sign-in, sign-up, consent, logout; mfa/, sdk/,
+// federation/), and here discovery, the JWKS of RS256 id_tokens, introspection,
 // revocation, /userinfo, and operator endpoints to create users and applications. The
 // authorization_code grant is served by POST /oauth/token.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { problemResponses, StringEnum, Uuid } from '../../platform/http/schemas.ts';
-import { AuthorizeError, type IdentityService, PROMPT_VALUES } from './idp.service.ts';
+import { type IdentityService, PROMPT_VALUES } from './idp.service.ts';
 import { MANAGEMENT_SCOPES } from './management.ts';
 import { loginPages } from '../login/pages.ts';
 import { loginRoutes } from '../login/login.routes.ts';
 import { logoutRoutes } from '../login/logout.routes.ts';
-import { webMessageReply, webMessageRoutes } from '../sdk/web-message.ts';
+import { webMessageRoutes } from '../sdk/web-message.ts';
 import { sdkRoutes } from '../sdk/sdk.routes.ts';
 import type { Mailer } from '../sdk/mail.ts';
 import type { Db } from '../../platform/db/index.ts';
 import { consentRoutes } from '../login/consent.routes.ts';
 import { Federation } from '../federation/federation.ts';
 import { federationRoutes } from '../federation/federation.routes.ts';
-import { idpRepo } from './idp.repo.ts';
+import { authorizeRoutes } from '../login/authorize.routes.ts';
 import { SignUps } from './signup.ts';
 import { enablePasswordGrant } from '../oauth/grants/password.ts';
 import { problems } from '../../platform/http/problem.ts';
 import { Mfa } from '../mfa/mfa.ts';
 import { mfaRoutes } from '../mfa/mfa.routes.ts';
-import { amrOf } from '../mfa/amr.ts';
 import { Passkeys } from '../mfa/passkeys.ts';
 import { type Clock, systemClock } from '../../platform/clock.ts';
 import { grantTypesOf } from '../applications/applications.ts';
@@ -59,89 +58,7 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
   const federation = new Federation(db, masterKey, `${baseUrl}/oauth/federation/callback`, identity);
   await federationRoutes(root, { identity, pages, complete, secondStep, federation, allowHttpLocalhost });
 
-  // OpenID Connect Core 3.1.2.1: GET (query) and POST (form-encoded body), the same request.
-  const authorize = async (request: FastifyRequest, reply: FastifyReply, q: Record<string, unknown>) => {
-    // response_mode=web_message (the identity SDK's silent authentication): the answer,
-    // code or error, is posted to the parent window of the redirect URI's origin, not redirected.
-    const webMessage = q.response_mode === 'web_message';
-    const refuse = async (err: AuthorizeError) => {
-      if (webMessage && err.redirectUri) {
-        return webMessageReply(reply, new URL(err.redirectUri).origin, { error: err.error, error_description: err.description, ...(err.state ? { state: err.state } : {}) });
-      }
-      // No usable redirect_uri (the SDK sends none for a confidential application, which it
-      // turns to response_type=token): the error goes to the application's registered
-      // origins only, so that checkSession rejects instead of waiting for ever.
-      const known = webMessage && typeof q.client_id === 'string' && q.client_id.length <= 100 ? await idpRepo.app(db, q.client_id) : undefined;
-      if (known) {
-        const origins = [...known.allowed_origins, ...known.callback_urls].flatMap((u) => { try { return [new URL(u).origin]; } catch { return []; } }).filter((o) => o !== 'null');
-        const implicit = q.response_type !== undefined && q.response_type !== 'code';
-        if (origins.length) {
-          return webMessageReply(reply, origins, implicit
-            ? { error: 'unsupported_response_type', error_description: 'response_type must be code: payd does not serve tokens in the browser (implicit flow). For checkSession use a public application (PKCE).' }
-            : { error: err.error, error_description: err.description });
-        }
-      }
-      return pages.errorPage(reply, err);
-    };
-    let validated;
-    try {
-      validated = await identity.validate(q);
-      if (q.response_mode !== undefined && q.response_mode !== 'query' && !webMessage) {
-        throw new AuthorizeError('invalid_request', 'response_mode may be query or web_message.', validated.request.redirect_uri, validated.request.state || undefined);
-      }
-    } catch (err) {
-      if (err instanceof AuthorizeError) return refuse(err);
-      throw err;
-    }
-    const r = validated.request;
-    const answer = (location: string) => (webMessage
-      ? webMessageReply(reply, new URL(r.redirect_uri).origin, Object.fromEntries(new URL(location).searchParams))
-      : reply.redirect(location, 303));
-    // tkn: the one-time token of a password login or sign-up just made through the
-    // identity SDK (/identity/v1/password/login, /signup): the sign-in session starts here.
-    if (typeof q.tkn === 'string' && q.tkn !== '') {
-      const t = await identity.consumeLoginToken(q.tkn, r.client_id);
-      if (!t) {
-        return refuse(new AuthorizeError('access_denied', 'The authentication token (tkn) is not valid: it expired, was used, or was issued to another application.',
-          r.redirect_uri, r.state || undefined, r.response_type === 'messenger_code'));
-      }
-      // A user with a second factor: the SDK's password login proved the password only.
-      if (await mfa.hasFactor(t.user_id)) {
-        if (webMessage) return refuse(new AuthorizeError('interaction_required', 'The user has a second factor: sign in on the hosted page.', r.redirect_uri, r.state || undefined));
-        return (await secondStep(request, reply, { id: t.user_id }, { v: validated }))!;
-      }
-      const session = await identity.newSession(t.user_id, amrOf('pwd'));
-      pages.setSession(reply, session);
-      const user = (await idpRepo.user(db, t.user_id))!;
-      if (!webMessage) return complete(request, reply, validated, user, t.auth_time, t.auth_type, session);
-      if ((await identity.consentNeeded(validated.app, user.id, r)).length) return refuse(consentRequired(r));
-      return answer(await identity.issueCode(r, t.user_id, t.auth_time, { authType: t.auth_type }, session));
-    }
-    const sessionCookie = pages.session(request);
-    const session = await identity.sessionUser(sessionCookie);
-    // A session counts unless prompt=login asks for a new sign-in, or it is older than max_age.
-    const fresh = session && !r.prompt?.includes('login')
-      && (r.max_age === undefined || Date.now() - session.auth_time.getTime() <= r.max_age * 1000);
-    // A signed-in browser gets its code, after the consent page when the application is not
-    // first-party and lacks a grant (web_message: a hidden frame shows no page, so consent_required).
-    if (fresh && !webMessage) return complete(request, reply, validated, session.user, session.auth_time, 'sso', sessionCookie!);
-    if (fresh) {
-      if ((await identity.consentNeeded(validated.app, session.user.id, r)).length) return refuse(consentRequired(r));
-      return answer(await identity.issueCode(r, session.user.id, session.auth_time, { authType: 'sso' }, sessionCookie));
-    }
-    if (r.prompt?.includes('none') || webMessage) {
-      return refuse(new AuthorizeError('login_required', 'The user is not signed in (prompt=none).', r.redirect_uri, r.state || undefined));
-    }
-    return pages.loginForm(request, reply, r, validated.app.name, undefined, 200, await federation.providers());
-  };
-  app.get('/oauth/authorize', { schema: { hide: true } }, (request, reply) => authorize(request, reply, (request.query ?? {}) as Record<string, unknown>));
-  app.post('/oauth/authorize', { schema: { hide: true } }, (request, reply) => {
-    const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-    if (type !== 'application/x-www-form-urlencoded' || typeof request.body !== 'object' || request.body === null) {
-      return pages.errorPage(reply, new AuthorizeError('invalid_request', 'A POST authorization request must be sent as application/x-www-form-urlencoded.'));
-    }
-    return authorize(request, reply, request.body as Record<string, unknown>);
-  });
+  await authorizeRoutes(root, { identity, pages, mfa, secondStep, complete, federation });
 
   app.get('/.well-known/openid-configuration', { schema: { tags: ['Identity'], summary: 'OpenID Provider metadata', response: problemResponses() } }, async () => ({
     issuer: baseUrl,
@@ -266,6 +183,3 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
     schema: { tags: ['Operator'], summary: "A user's recent activity (logins)", security: [{ operatorToken: [] }], params: Type.Object({ id: Uuid() }), response: problemResponses(400, 401) },
   }, async (request) => identity.events(request.params.id));
 }
-
-const consentRequired = (r: { redirect_uri: string; state: string }) =>
-  new AuthorizeError('consent_required', 'The user has not allowed this application the requested scopes (prompt=none).', r.redirect_uri, r.state || undefined);

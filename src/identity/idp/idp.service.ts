@@ -275,6 +275,11 @@ export class IdentityService {
     });
   }
 
+  /** An application by its client id (the authorization request's, before it is validated). */
+  application(clientId: string): Promise<AppRow | undefined> {
+    return idpRepo.app(this.db, clientId);
+  }
+
   /** A user by id (blocked ones too: the caller decides). */
   user(id: string): Promise<UserRow | undefined> {
     return idpRepo.user(this.db, id);
