@@ -5,11 +5,10 @@
 // axe-core finds no violation at all (of any impact), and the page does not scroll
 // sideways (document.documentElement.scrollWidth within the viewport's width).
 // Screenshots under test-results/e2e/dashboard-work-*.png.
-import { launchChromium } from '../helpers/browser.ts';
+import { assertNoAxeViolations, assertNoSidewaysScroll, launchChromium } from '../helpers/browser.ts';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { type Browser, type Page } from 'playwright-core';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/processes.ts';
@@ -26,7 +25,6 @@ describe('the dashboard\'s working tools in Chromium', () => {
   let a: Merchant;
   let b: Merchant;
   let toVoid: string;
-  const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
@@ -63,26 +61,9 @@ describe('the dashboard\'s working tools in Chromium', () => {
     await t?.close();
   });
 
-  /** axe-core on the page: no violation at all, whatever its impact. */
-  const audit = async (page: Page, name: string) => {
-    await page.addScriptTag({ content: axeSource });
-    const violations = await page.evaluate(async () => {
-      const result = await (window as unknown as { axe: { run: () => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> } }).axe.run();
-      return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target) }));
-    });
-    assert.deepEqual(violations, [], `${name}: ${JSON.stringify(violations)}`);
-  };
-  const noSidewaysScroll = async (page: Page, name: string, width: number) => {
-    const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
-    // (The message names what sticks out, outside the regions that scroll on their own.)
-    const wide = scrollWidth <= width ? [] : await page.evaluate((w) => Array.from(document.querySelectorAll('body *'))
-      .filter((el) => el.getBoundingClientRect().right > w && !el.closest('.table-wrap, nav'))
-      .slice(0, 10).map((el) => `${el.tagName}.${el.className}: ${Math.round(el.getBoundingClientRect().right)} px`), width);
-    assert.ok(scrollWidth <= width, `${name} at ${width} px is ${scrollWidth} px wide: ${JSON.stringify(wide)}`);
-  };
   const check = async (page: Page, name: string, width: number) => {
-    await audit(page, `${name} ${width}`);
-    await noSidewaysScroll(page, name, width);
+    await assertNoAxeViolations(page, `${name} ${width}`);
+    await assertNoSidewaysScroll(page, name, width);
     await page.screenshot({ path: `${SHOTS}/dashboard-work-${name}-${width}.png`, fullPage: true });
   };
   const signedIn = async (email: string, viewport: { width: number; height: number }) => {

@@ -1,10 +1,35 @@
 // Debian's Chromium, headless, for the browser tests (test/e2e): the flags the machine
-// needs (its closed network refuses background connections; no sandbox as root).
-import { type Browser, chromium } from 'playwright-core';
+// needs (its closed network refuses background connections; no sandbox as root); the checks
+// the dashboard's page tests make of every page (axe, no sideways scroll).
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { type Browser, type Page, chromium } from 'playwright-core';
 
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core on the page: no violation at all, whatever its impact (the page's context needs bypassCSP to take the script). */
+export async function assertNoAxeViolations(page: Page, name: string): Promise<void> {
+  await page.addScriptTag({ content: axeSource });
+  const violations = await page.evaluate(async () => {
+    const result = await (window as unknown as { axe: { run: () => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> } }).axe.run();
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target) }));
+  });
+  assert.deepEqual(violations, [], `${name}: ${JSON.stringify(violations)}`);
+}
+
+/** The page is no wider than `width`; the message names what sticks out, outside the regions that scroll on their own (.table-wrap, nav). */
+export async function assertNoSidewaysScroll(page: Page, name: string, width: number): Promise<void> {
+  const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+  const wide = scrollWidth <= width ? [] : await page.evaluate((w) => Array.from(document.querySelectorAll('body *'))
+    .filter((el) => el.getBoundingClientRect().right > w && !el.closest('.table-wrap, nav'))
+    .slice(0, 10).map((el) => `${el.tagName}.${el.className}: ${Math.round(el.getBoundingClientRect().right)} px`), width);
+  assert.ok(scrollWidth <= width, `${name} at ${width} px is ${scrollWidth} px wide: ${JSON.stringify(wide)}`);
 }
