@@ -22,6 +22,13 @@ import { packagePath } from './platform/paths.ts';
 import { healthRepo } from './platform/observability/health.repo.ts';
 import { entitiesRepo } from './admin/entities.repo.ts';
 
+/**
+ * The process that started payd, read when payd starts: a supervisor may end it while payd
+ * is still starting (after /readyz answers, before start() has finished), and a parent read
+ * then would already be the one payd was re-parented to.
+ */
+const PARENT_AT_START = process.ppid;
+
 const VERSION = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
 
 const USAGE = `payd ${VERSION}
@@ -242,10 +249,9 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
     // Started by npm or npx: when a supervisor's SIGTERM ends npm (or the shell between
     // npm and payd) without reaching payd, payd is re-parented; it stops as on SIGTERM
     // instead of living on as an orphan that holds the port.
-    const parent = process.ppid;
-    setInterval(() => {
-      if (process.ppid !== parent) void stop('parent exited');
-    }, 250).unref();
+    const parentGone = () => process.ppid !== PARENT_AT_START;
+    if (parentGone()) void stop('parent exited');
+    else setInterval(() => { if (parentGone()) void stop('parent exited'); }, 250).unref();
   }
 }
 

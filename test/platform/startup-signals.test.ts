@@ -88,12 +88,14 @@ describe('stopping payd with a signal', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
+  const envFor = (port: number): Record<string, string> => ({
+    PORT: String(port), HOST: '127.0.0.1', PAYD_BASE_URL: `http://127.0.0.1:${port}`, PAYD_DATA_DIR: path.join(dir, 'data'), // one data dir, used in turn
+    PAYD_MASTER_KEY: SERVER_MASTER_KEY, PAYD_DEMO: '0', LOG_LEVEL: 'info',
+  });
+
   async function scenario(command: string, args: string[], signal: NodeJS.Signals, extraEnv: Record<string, string> = {}) {
     const port = await freePort();
-    const l = launch(command, args, {
-      PORT: String(port), HOST: '127.0.0.1', PAYD_BASE_URL: `http://127.0.0.1:${port}`, PAYD_DATA_DIR: path.join(dir, 'data'), // one data dir, used in turn
-      PAYD_MASTER_KEY: SERVER_MASTER_KEY, PAYD_DEMO: '0', LOG_LEVEL: 'info', ...extraEnv,
-    });
+    const l = launch(command, args, { ...envFor(port), ...extraEnv });
     try {
       await ready(`http://127.0.0.1:${port}`, l);
       l.child.kill(signal); // the process the supervisor started, not its group
@@ -116,5 +118,23 @@ describe('stopping payd with a signal', () => {
   it('a shell between npm and payd (npx, a script without exec): payd stops when the shell is gone', async () => {
     // `; true` keeps sh from replacing itself with node: sh is the parent that dies.
     await scenario('sh', ['-c', 'node bin/payd.js start; true'], 'SIGTERM', { npm_command: 'exec' });
+  });
+
+  it('a shell gone while payd is still starting: payd stops once started, no orphan', async () => {
+    // The parent payd watches is the one that started it: read when start-up had finished,
+    // it was already the process payd had been re-parented to, and payd lived on.
+    const port = await freePort();
+    const l = launch('sh', ['-c', 'node bin/payd.js start; true'], { ...envFor(port), npm_command: 'exec' });
+    try {
+      // payd's first line comes before it opens its database, seconds before it listens.
+      await waitFor(() => /running on the embedded database/.test(l.output()), { timeout: BOUND_MS, what: 'payd starting' });
+      l.child.kill('SIGTERM');
+      await within(l.exited, 'the shell exiting', l.output);
+      await within(l.pipesClosed, 'every process of the command ending (output pipes closed)', l.output);
+      assert.equal(await accepts(port), false, 'nothing listens on the port');
+      assert.match(l.output(), /"signal":"parent exited".*"msg":"shutting down/);
+    } finally {
+      killGroup(l);
+    }
   });
 });
