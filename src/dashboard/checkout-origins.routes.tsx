@@ -13,14 +13,14 @@ import type { EntitiesService } from '../admin/entities.service.ts';
 import { MAX_CHECKOUT_ORIGINS } from '../admin/entities.schemas.ts';
 import type { ExtraDeps, Member } from './links-keys.routes.ts';
 import { page } from './views.ts';
+import { EntityParams } from './params.ts';
 
 export interface CheckoutOriginsDeps extends Pick<ExtraDeps, 'member' | 'csrfOk'> {
   dashboard: DashboardService;
   entities: EntitiesService;
 }
 
-const UUID = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
-const params = Type.Object({ entity: Type.String({ pattern: UUID }) });
+const params = EntityParams;
 const body = Type.Record(Type.String(), Type.String({ maxLength: 2048 }));
 const FIELD = 'origin';
 

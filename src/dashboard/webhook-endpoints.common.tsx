@@ -10,6 +10,7 @@ import type { DashboardService } from './dashboard.service.ts';
 import type { WebhooksService } from '../webhooks/webhooks.service.ts';
 import type { ExtraDeps, Member } from './links-keys.routes.ts';
 import { page } from './views.ts';
+import { EntityParams, UUID } from './params.ts';
 
 export interface WebhookPageDeps extends Pick<ExtraDeps, 'member' | 'csrfOk'> {
   dashboard: DashboardService;
@@ -23,11 +24,10 @@ export interface WebhookRouteDeps extends WebhookPageDeps {
   actions: ActionLog;
 }
 
-const UUID = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
-export const isUuid = (s: unknown): s is string => typeof s === 'string' && new RegExp(UUID).test(s);
-export const EntityParams = Type.Object({ entity: Type.String({ pattern: UUID }) });
-export const EndpointParams = Type.Object({ entity: Type.String({ pattern: UUID }), endpoint: Type.String({ pattern: UUID }) });
-export const EventParams = Type.Object({ entity: Type.String({ pattern: UUID }), event: Type.String({ pattern: UUID }) });
+export { EntityParams };
+export const isUuid = (s: unknown): s is string => typeof s === 'string' && UUID.test(s);
+export const EndpointParams = Type.Object({ entity: Type.String({ pattern: UUID.source }), endpoint: Type.String({ pattern: UUID.source }) });
+export const EventParams = Type.Object({ entity: Type.String({ pattern: UUID.source }), event: Type.String({ pattern: UUID.source }) });
 /** A posted form: text fields, and the event types' checkboxes (a repeated field). */
 export const FormBody = Type.Record(Type.String(), Type.Union([Type.String({ maxLength: 8192 }), Type.Array(Type.String({ maxLength: 200 }), { maxItems: 100 })]));
 export type Form = Record<string, string | string[] | undefined>;
