@@ -18,8 +18,8 @@ export function TrustedHtml({ html, tag = 'div', ...attrs }: { html: string; tag
   return <Tag {...attrs} dangerouslySetInnerHTML={{ __html: html }} />;
 }
 
-/** The escaping of the renderer, for the rare text that must go into a non-HTML context built by hand. */
-export const escapeHtml = (s: string) =>
+/** Every markup character as an entity (Text below; the renderer leaves > and ' as they are). */
+const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /**

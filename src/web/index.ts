@@ -1,5 +1,5 @@
-// src/web: payd's one web layer for server-rendered pages (checkout, payment links,
-// dashboard; identity pages and console next), and the shopper's language. docs/architecture.md "Web layer",
+// src/web: payd's one web layer for every server-rendered page (checkout, payment links,
+// the simulated ACS, dashboard, identity pages, console), and the shopper's language. docs/architecture.md "Web layer",
 // docs/decisions.md "One web layer".
 //
 // How to write a page
@@ -40,7 +40,7 @@
 //   key. setSignedCookie(reply, name, value, { path, secure }) / readSignedCookie(request,
 //   name) for any signed value; startSession / readSession / endSession for a signed-in
 //   user (`<subject>.<expiry>.<sid>`, signed; the area checks the sid is still alive).
-export { Text, TrustedHtml, escapeHtml, render, sendHtml, type PageHeaders } from './html.tsx';
+export { Text, TrustedHtml, render, sendHtml, type PageHeaders } from './html.tsx';
 export { Document, type DocumentProps } from './layout.tsx';
 export { csp, type CspOptions } from './csp.ts';
 export { webCookies, setSignedCookie, readSignedCookie, readCookie, setPlainCookie, clearCookie, type CookieScope } from './cookies.ts';
