@@ -1,18 +1,10 @@
 // The hosted pages of the identity SDK's flows (password reset, sign-up confirmation, the
-// SDK's sign-out) on the web layer's one document (src/web): the heading, then the page,
-// with the hosted sign-in pages' look (checkout.css); no script.
+// SDK's sign-out): the identity provider's pages (login/layout.tsx), no script.
 import type { FastifyReply } from 'fastify';
-import type { ComponentChildren } from 'preact';
-import { type CspOptions, Document, csp, sendHtml } from '../../web/index.ts';
+import { sendIdpPage } from '../login/layout.tsx';
 
-/** formAction: 'any' for a page whose form ends at the application after redirects payd cannot list (see login/pages.ts endsAtClient). */
-export function identityPage(reply: FastifyReply, status: number, title: string, body: ComponentChildren, o: { formAction?: CspOptions['formAction'] } = {}): FastifyReply {
-  return sendHtml(reply, status, (
-    <Document title={title} stylesheets={['/checkout/checkout.css']}>
-      <main><h1>{title}</h1>{body}</main>
-    </Document>
-  ), { csp: csp({ formAction: o.formAction ?? [] }) });
-}
+/** A page of the SDK's flows: the identity provider's page (login/layout.tsx). */
+export const identityPage = sendIdpPage;
 
 /** The page of a mailed link that was used or has expired. */
 export const linkExpired = (reply: FastifyReply, what: string): FastifyReply =>
