@@ -157,6 +157,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const configured = configuredPartners(db, { baseUrl: config.baseUrl, latencyMs: config.simLatencyMs, inline: config.simInline, notificationSecret, clock }, config.partners);
   const partners = tracer ? tracedPartners(configured, tracer) : configured;
   const eligibilityRules = new EligibilityRulesService(db, partners);
+  await eligibilityRules.startFeed();
   const eligibility = new EligibilityEngine(partners, eligibilityRules);
   const metrics = createMetrics();
   webhookBacklogGauges(metrics.registry, () => deliveriesRepo.backlog(db));
@@ -296,6 +297,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', async () => {
     revokedKeys.stop();
     await entities.stopRevocationFeed();
+    await eligibilityRules.stopFeed();
     await recovery.stop(drainMs);
     await identity.stop();
     await reads.close();

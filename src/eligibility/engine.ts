@@ -1,6 +1,6 @@
 // Which partner/method pairs can pay an order for an entity: each partner's own limits
-// (currencies, amount bounds) and then the entity's rules (rules.ts), read from the
-// database on every call. Order of the answer: the partners' registration order
+// (currencies, amount bounds) and then the entity's rules (rules.ts), as the entity's
+// rules service keeps them (rules.service.ts). Order of the answer: the partners' registration order
 // (card-sim, gift-sim, bnpl-sim), then each partner's own method order.
 import type { PartnerConnector, PartnerRegistry } from '../partners/port.ts';
 import { allowedByRules, factsOf } from './rules.ts';
