@@ -5,9 +5,9 @@
 // CSRF token changes nothing, another entity's admin gets 404.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
-import { createUser, hiddenFields } from '../identity/idp-helpers.ts';
-import { dashboardClient } from './helpers.ts';
+import type { Merchant, TestApp } from '../helpers/app.ts';
+import { hiddenFields } from '../identity/idp-helpers.ts';
+import { createDashboardApp, createMembers, dashboardClient, formOf } from '../helpers/dashboard.ts';
 
 describe('dashboard: checkout origins', () => {
   let t: TestApp;
@@ -16,21 +16,16 @@ describe('dashboard: checkout origins', () => {
   const { signInAs, get, post } = dashboardClient(() => t);
 
   before(async () => {
-    t = await createTestApp({ baseUrl: 'http://localhost:8080' });
+    t = await createDashboardApp();
     a = await t.createMerchant('Origins shop A');
     b = await t.createMerchant('Origins shop B');
-    for (const [entity, email, role] of [[a, 'ada@origins.example', 'admin'], [a, 'olga@origins.example', 'operator'], [a, 'vic@origins.example', 'viewer'], [b, 'bea@origins.example', 'admin']] as const) {
-      await createUser(t, email);
-      const res = await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${entity.entityId}/members`, headers: t.adminHeaders, payload: { email, role } });
-      assert.equal(res.statusCode, 201, res.body);
-    }
+    await createMembers(t, [[a, 'ada@origins.example', 'admin'], [a, 'olga@origins.example', 'operator'], [a, 'vic@origins.example', 'viewer'], [b, 'bea@origins.example', 'admin']]);
   });
   after(async () => {
     await t?.close();
   });
 
   const originsOf = async (m: Merchant) => ((await t.app.inject({ url: `/admin/v1/entities/${m.entityId}`, headers: t.adminHeaders })).json() as { checkout_origins: string[] }).checkout_origins;
-  const formOf = (html: string, action: RegExp) => Object.fromEntries(hiddenFields(new RegExp(`<form method="post" action="[^"]*${action.source}"[^]*?</form>`).exec(html)![0]));
   const url = () => `/dashboard/${a.entityId}/checkout-origins`;
 
   it('an admin adds origins (checked as the admin API checks them: the field named, the draft kept) and removes one', async () => {

@@ -4,10 +4,10 @@
 // rules take effect in the API at once; operators get 403.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
-import { createUser, hiddenFields } from '../identity/idp-helpers.ts';
+import type { Merchant, TestApp } from '../helpers/app.ts';
+import { hiddenFields } from '../identity/idp-helpers.ts';
 import { eligible, orderIn } from '../eligibility/helpers.ts';
-import { dashboardClient } from './helpers.ts';
+import { createDashboardApp, createMembers, dashboardClient } from '../helpers/dashboard.ts';
 
 describe('dashboard: eligibility rules', () => {
   let t: TestApp;
@@ -15,13 +15,9 @@ describe('dashboard: eligibility rules', () => {
   const { signInAs, get, post } = dashboardClient(() => t);
 
   before(async () => {
-    t = await createTestApp({ baseUrl: 'http://localhost:8080' });
+    t = await createDashboardApp();
     a = await t.createMerchant('Rules shop');
-    for (const [email, role] of [['ada@rules.example', 'admin'], ['olga@rules.example', 'operator']] as const) {
-      await createUser(t, email);
-      const res = await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${a.entityId}/members`, headers: t.adminHeaders, payload: { email, role } });
-      assert.equal(res.statusCode, 201, res.body);
-    }
+    await createMembers(t, [[a, 'ada@rules.example', 'admin'], [a, 'olga@rules.example', 'operator']]);
   });
   after(async () => {
     await t?.close();

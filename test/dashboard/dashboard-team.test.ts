@@ -3,9 +3,9 @@
 // admins demote each other at once; operators and other entities get nothing.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
+import type { Merchant, TestApp } from '../helpers/app.ts';
 import { FORM, PASSWORD, basic, createClient, createUser, hiddenFields } from '../identity/idp-helpers.ts';
-import { dashboardClient } from './helpers.ts';
+import { addMembers, createDashboardApp, createMembers, dashboardClient } from '../helpers/dashboard.ts';
 
 describe('dashboard: team', () => {
   let t: TestApp;
@@ -14,14 +14,11 @@ describe('dashboard: team', () => {
   const { signInAs, get, post } = dashboardClient(() => t);
 
   before(async () => {
-    t = await createTestApp({ baseUrl: 'http://localhost:8080' });
+    t = await createDashboardApp();
     a = await t.createMerchant('Team shop A');
     b = await t.createMerchant('Team shop B');
     for (const email of ['ada@team.example', 'ann@team.example', 'olga@team.example', 'bea@team.example']) await createUser(t, email);
-    for (const [entity, email, role] of [[a, 'ada@team.example', 'admin'], [a, 'ann@team.example', 'admin'], [a, 'olga@team.example', 'operator'], [b, 'bea@team.example', 'admin']] as const) {
-      const res = await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${entity.entityId}/members`, headers: t.adminHeaders, payload: { email, role } });
-      assert.equal(res.statusCode, 201, res.body);
-    }
+    await addMembers(t, [[a, 'ada@team.example', 'admin'], [a, 'ann@team.example', 'admin'], [a, 'olga@team.example', 'operator'], [b, 'bea@team.example', 'admin']]);
   });
   after(async () => {
     await t?.close();
@@ -118,9 +115,7 @@ describe('dashboard: team', () => {
     assert.equal(made.statusCode, 201, made.body);
 
     // An admin of its own (the test above leaves either ada or ann an admin, not both).
-    await createUser(t, 'boss@team.example');
-    const boss = await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${a.entityId}/members`, headers: t.adminHeaders, payload: { email: 'boss@team.example', role: 'admin' } });
-    assert.equal(boss.statusCode, 201, boss.body);
+    await createMembers(t, [[a, 'boss@team.example', 'admin']]);
     const ada = await signInAs('boss@team.example');
     const csrf = hiddenFields((await get(ada, `/dashboard/${a.entityId}/team`)).body).get('csrf')!;
     const invited = await post(ada, `/dashboard/${a.entityId}/team`, { csrf, email: 'cfo@team.example', role: 'admin' });

@@ -6,9 +6,9 @@
 // endpoint is a 404.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
-import { createUser, hiddenFields } from '../identity/idp-helpers.ts';
-import { dashboardClient } from './helpers.ts';
+import type { Merchant, TestApp } from '../helpers/app.ts';
+import { hiddenFields } from '../identity/idp-helpers.ts';
+import { createDashboardApp, createMembers, dashboardClient, formOf } from '../helpers/dashboard.ts';
 
 describe('dashboard: webhook endpoints', () => {
   let t: TestApp;
@@ -18,24 +18,17 @@ describe('dashboard: webhook endpoints', () => {
 
   before(async () => {
     // The SSRF guard on, as in production (PGlite turns it off by default).
-    t = await createTestApp({ baseUrl: 'http://localhost:8080', webhookAllowPrivateTargets: false });
+    t = await createDashboardApp({ webhookAllowPrivateTargets: false });
     a = await t.createMerchant('Endpoints shop A');
     b = await t.createMerchant('Endpoints shop B');
-    for (const [entity, email, role] of [[a, 'ada@ends.example', 'admin'], [a, 'olga@ends.example', 'operator'], [a, 'vic@ends.example', 'viewer'], [b, 'bea@ends.example', 'admin']] as const) {
-      await createUser(t, email);
-      const res = await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${entity.entityId}/members`, headers: t.adminHeaders, payload: { email, role } });
-      assert.equal(res.statusCode, 201, res.body);
-    }
+    await createMembers(t, [[a, 'ada@ends.example', 'admin'], [a, 'olga@ends.example', 'operator'], [a, 'vic@ends.example', 'viewer'], [b, 'bea@ends.example', 'admin']]);
   });
   after(async () => {
     await t?.close();
   });
 
-  const formOf = (html: string, action: RegExp) => Object.fromEntries(hiddenFields(new RegExp(`<form method="post" action="[^"]*${action.source}"[^]*?</form>`).exec(html)![0]));
   const endpointsOf = async (m: Merchant) => (await t.testDb.db.query<{ id: string; url: string; enabled_events: string[]; status: string; secret_version: number }>(
     'SELECT id, url, enabled_events, status, secret_version FROM webhook_endpoints WHERE entity_id = $1 ORDER BY created_at', [m.entityId])).rows;
-  const postForm = (cookie: string, url: string, fields: Array<[string, string]>) =>
-    t.app.inject({ method: 'POST', url, headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(fields).toString() });
   let endpointId = '';
 
   it('an admin adds an endpoint with some event types (its secret shown once), and the API\'s refusals are said on the form', async () => {
@@ -44,7 +37,7 @@ describe('dashboard: webhook endpoints', () => {
     assert.equal(page.statusCode, 200, page.body);
     assert.match(page.body, /No endpoint: events are kept/);
     const csrf = formOf(page.body, /\/webhooks\/endpoints/).csrf!;
-    const add = (url: string, ...events: string[]) => postForm(ada, `/dashboard/${a.entityId}/webhooks/endpoints`, [['csrf', csrf], ['url', url], ...events.map((e): [string, string] => ['events', e])]);
+    const add = (url: string, ...events: string[]) => post(ada, `/dashboard/${a.entityId}/webhooks/endpoints`, [['csrf', csrf], ['url', url], ...events.map((e): [string, string] => ['events', e])]);
 
     const ssrf = await add('https://127.0.0.1/hooks', 'payment.authorized');
     assert.equal(ssrf.statusCode, 400);
@@ -78,10 +71,10 @@ describe('dashboard: webhook endpoints', () => {
     const page = await get(ada, at);
     assert.equal(page.statusCode, 200, page.body);
     const csrf = formOf(page.body, new RegExp(`/endpoints/${endpointId}`)).csrf!;
-    const badStatus = await postForm(ada, at, [['csrf', csrf], ['events', '*'], ['status', 'paused']]);
+    const badStatus = await post(ada, at, [['csrf', csrf], ['events', '*'], ['status', 'paused']]);
     assert.equal(badStatus.statusCode, 400);
     assert.match(badStatus.body, /The endpoint was not saved: status must be enabled or disabled/);
-    const saved = await postForm(ada, at, [['csrf', csrf], ['events', '*'], ['status', 'disabled']]);
+    const saved = await post(ada, at, [['csrf', csrf], ['events', '*'], ['status', 'disabled']]);
     assert.equal(saved.statusCode, 303, saved.body);
     assert.deepEqual((await endpointsOf(a)).map((e) => [e.enabled_events, e.status]), [[['*'], 'disabled']]);
     assert.match((await get(ada, String(saved.headers.location))).body, /The endpoint is saved\.[^]*<dd class="status">Disabled<\/dd>[^]*<dd>All event types<\/dd>/);
@@ -125,7 +118,7 @@ describe('dashboard: webhook endpoints', () => {
     assert.match(page.body, /This entity has 16 endpoints, the most it may have: delete one to add another/);
     assert.equal((page.body.match(/\/webhooks\/endpoints\/[0-9a-f-]{36}"/g) ?? []).length, 16, 'every endpoint listed');
     const csrf = hiddenFields(page.body).get('csrf')!;
-    const over = await postForm(ada, `/dashboard/${a.entityId}/webhooks/endpoints`, [['csrf', csrf], ['url', 'https://hooks.example/17'], ['events', '*']]);
+    const over = await post(ada, `/dashboard/${a.entityId}/webhooks/endpoints`, [['csrf', csrf], ['url', 'https://hooks.example/17'], ['events', '*']]);
     assert.equal(over.statusCode, 409, over.body);
     assert.match(over.body, /The endpoint was not saved: An entity has at most 16 webhook endpoints: delete one first\./);
     assert.equal((await endpointsOf(a)).length, 16);

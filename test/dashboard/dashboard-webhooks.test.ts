@@ -5,10 +5,10 @@
 // viewers and other entities get nothing of it.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
+import type { Merchant, TestApp } from '../helpers/app.ts';
 import { createUser, hiddenFields } from '../identity/idp-helpers.ts';
 import { FAST, type Receiver, startReceiver, waitFor } from '../webhooks/helpers.ts';
-import { dashboardClient } from './helpers.ts';
+import { addMembers, createDashboardApp, dashboardClient, formOf } from '../helpers/dashboard.ts';
 
 const card = (number: string) => ({ type: 'CARD', number, expiry_month: '12', expiry_year: '2031', cvv: '123' });
 
@@ -20,24 +20,20 @@ describe('dashboard: webhooks and link attempts', () => {
   const { signInAs, get, post } = dashboardClient(() => t);
 
   before(async () => {
-    t = await createTestApp({ ...FAST, baseUrl: 'http://localhost:8080' });
+    t = await createDashboardApp(FAST);
     // The receiver fails the first request it gets, then accepts.
     rx = await startReceiver((_req, n) => (n === 0 ? { status: 500, body: 'receiver down' } : { status: 200, body: 'thanks' }));
     t.app.webhooks.dispatcher.start((err) => console.error(err));
     a = await t.createMerchant('Hook shop A');
     b = await t.createMerchant('Hook shop B');
     for (const email of ['ada@hooks.example', 'olga@hooks.example', 'bea@hooks.example']) await createUser(t, email);
-    for (const [entity, email, role] of [[a, 'ada@hooks.example', 'admin'], [a, 'olga@hooks.example', 'operator'], [b, 'bea@hooks.example', 'admin']] as const) {
-      const res = await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${entity.entityId}/members`, headers: t.adminHeaders, payload: { email, role } });
-      assert.equal(res.statusCode, 201, res.body);
-    }
+    await addMembers(t, [[a, 'ada@hooks.example', 'admin'], [a, 'olga@hooks.example', 'operator'], [b, 'bea@hooks.example', 'admin']]);
   });
   after(async () => {
     await t?.close();
     await rx?.close();
   });
 
-  const formOf = (html: string, action: RegExp) => Object.fromEntries(hiddenFields(new RegExp(`<form method="post" action="[^"]*${action.source}"[^]*?</form>`).exec(html)![0]));
   const pay = async (m: Merchant, reference: string) => {
     const res = await t.app.inject({
       method: 'POST', url: '/v2/payments', headers: m.auth,

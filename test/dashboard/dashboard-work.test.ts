@@ -7,9 +7,9 @@
 // void confirmation's text.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
-import { createUser, hiddenFields } from '../identity/idp-helpers.ts';
-import { dashboardClient } from './helpers.ts';
+import type { Merchant, TestApp } from '../helpers/app.ts';
+import { hiddenFields } from '../identity/idp-helpers.ts';
+import { createDashboardApp, createMembers, dashboardClient } from '../helpers/dashboard.ts';
 import { csvCell, paymentsCsv } from '../../src/dashboard/dashboard.routes.ts';
 import { addDays, dayIn, dayStart, validZone, when } from '../../src/dashboard/views.ts';
 import { RequestLog } from '../../src/platform/observability/request-log.ts';
@@ -45,15 +45,11 @@ describe('dashboard: export, time zone, request log', () => {
   const { signInAs, get, post } = dashboardClient(() => t);
 
   before(async () => {
-    t = await createTestApp({ baseUrl: 'http://localhost:8080' });
+    t = await createDashboardApp();
     a = await t.createMerchant('Work shop A');
     b = await t.createMerchant('Work shop B');
     c = await t.createMerchant('Work shop C');
-    for (const [entity, email, role] of [[a, 'ada@work.example', 'admin'], [a, 'olga@work.example', 'operator'], [a, 'vic@work.example', 'viewer'], [b, 'bea@work.example', 'admin'], [c, 'cy@work.example', 'admin']] as const) {
-      await createUser(t, email);
-      const res = await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${entity.entityId}/members`, headers: t.adminHeaders, payload: { email, role } });
-      assert.equal(res.statusCode, 201, res.body);
-    }
+    await createMembers(t, [[a, 'ada@work.example', 'admin'], [a, 'olga@work.example', 'operator'], [a, 'vic@work.example', 'viewer'], [b, 'bea@work.example', 'admin'], [c, 'cy@work.example', 'admin']]);
   });
   after(async () => {
     await t?.close();
@@ -139,9 +135,7 @@ describe('dashboard: export, time zone, request log', () => {
   it('the export has the customer\'s email (empty without one), formula-safe like every cell', async () => {
     // A merchant of its own: the other tests count their merchants' payments.
     const d = await t.createMerchant('Work shop D');
-    await createUser(t, 'dee@work.example');
-    const member = await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${d.entityId}/members`, headers: t.adminHeaders, payload: { email: 'dee@work.example', role: 'viewer' } });
-    assert.equal(member.statusCode, 201, member.body);
+    await createMembers(t, [[d, 'dee@work.example', 'viewer']]);
     const withCustomer = async (reference: string, customer?: Record<string, string>) => {
       const res = await t.app.inject({
         method: 'POST', url: '/v2/payments', headers: d.auth,

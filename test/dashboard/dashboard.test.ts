@@ -4,9 +4,9 @@
 // post moves nothing), CSRF, the payment list's filters, and the demo's first admin.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
+import type { Merchant, TestApp } from '../helpers/app.ts';
 import { createUser, hiddenFields, signIn } from '../identity/idp-helpers.ts';
-import { cookieValue, dashboardClient } from './helpers.ts';
+import { addMembers, cookieValue, createDashboardApp, dashboardClient } from '../helpers/dashboard.ts';
 import { bootstrapDemo } from '../../src/admin/demo.ts';
 
 
@@ -15,8 +15,7 @@ describe('merchant dashboard', () => {
   let a: Merchant;
   let b: Merchant;
   before(async () => {
-    // (http redirect URIs are allowed on localhost only: the dashboard's callback is one.)
-    t = await createTestApp({ baseUrl: 'http://localhost:8080' });
+    t = await createDashboardApp();
     a = await t.createMerchant('Shop A');
     b = await t.createMerchant('Shop B');
     await createUser(t, 'olga@example.com'); // operator of A
@@ -24,10 +23,7 @@ describe('merchant dashboard', () => {
     await createUser(t, 'bea@example.com'); // admin of B
     await createUser(t, 'nobody@example.com');
     await createUser(t, 'ada@example.com'); // admin of A
-    for (const [entity, email, role] of [[a, 'olga@example.com', 'operator'], [a, 'vic@example.com', 'viewer'], [b, 'bea@example.com', 'admin'], [a, 'ada@example.com', 'admin']] as const) {
-      const res = await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${entity.entityId}/members`, headers: t.adminHeaders, payload: { email, role } });
-      assert.equal(res.statusCode, 201, res.body);
-    }
+    await addMembers(t, [[a, 'olga@example.com', 'operator'], [a, 'vic@example.com', 'viewer'], [b, 'bea@example.com', 'admin'], [a, 'ada@example.com', 'admin']]);
   });
   after(async () => {
     await t?.close();
@@ -279,7 +275,7 @@ describe('merchant dashboard', () => {
 
 describe('the demo merchant', () => {
   it('comes with a first dashboard admin whose password is shown once, who can sign in', async () => {
-    const t = await createTestApp({ baseUrl: 'http://localhost:8080' });
+    const t = await createDashboardApp();
     try {
       const demo = await bootstrapDemo(t.app.services.entities, { db: t.testDb.db, identity: t.app.services.identity });
       assert.ok(demo?.dashboard);

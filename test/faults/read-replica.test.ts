@@ -13,8 +13,8 @@ import { ADMIN_TOKEN, type TestApp } from '../helpers/app.ts';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createPgDb } from '../../src/platform/db/pg.ts';
-import { createUser, hiddenFields } from '../identity/idp-helpers.ts';
-import { cookieValue, dashboardClient } from '../dashboard/helpers.ts';
+import { hiddenFields } from '../identity/idp-helpers.ts';
+import { cookieValue, createMembers, dashboardClient } from '../helpers/dashboard.ts';
 import { sleep } from './db-fixture.ts';
 import { type PgPair, startPgPair } from './pg-pair.ts';
 
@@ -200,9 +200,7 @@ describe('reads from a streaming replica (DATABASE_READ_URL)', () => {
     try {
       const entity = await app.inject({ method: 'POST', url: '/admin/v1/entities', headers: t.adminHeaders, payload: { name: 'Replica shop' } });
       const entityId = entity.json().id as string;
-      await createUser(t, 'replica-admin@example.com');
-      const member = await app.inject({ method: 'POST', url: `/admin/v1/entities/${entityId}/members`, headers: t.adminHeaders, payload: { email: 'replica-admin@example.com', role: 'admin' } });
-      assert.equal(member.statusCode, 201, member.body);
+      await createMembers(t, [[{ entityId }, 'replica-admin@example.com', 'admin']]);
       const { signInAs, get, post } = dashboardClient(() => t);
       const cookie = await signInAs('replica-admin@example.com', `/dashboard/${entityId}/links`);
       const counts = async () => {
