@@ -85,4 +85,24 @@ describe('payd start-up', () => {
     assert.match(text, /No merchant yet\. Create the first one and its API key with the operator token/);
     assert.match(text, /POST http:\/\/127\.0\.0\.1:\d+\/admin\/v1\/entities/);
   });
+  // Issue 43's walkthrough: without PAYD_ADMIN_TOKEN that hint sent the operator to an
+  // operator API that is off (404) without saying so.
+  it('on a PostgreSQL database without a merchant nor PAYD_ADMIN_TOKEN, says to set the token first', async () => {
+    const db = await createPgTestDb();
+    const logs: string[] = [];
+    try {
+      const server = await startPayd({ DATABASE_URL: db.url, PAYD_ADMIN_TOKEN: '' }, { logs });
+      const res = await fetch(`${server.base}/admin/v1/entities`, {
+        method: 'POST', headers: { authorization: 'Bearer ', 'content-type': 'application/json' }, body: '{"name": "My shop"}',
+      });
+      assert.equal(res.status, 404, 'the operator API is off');
+      assert.equal(await server.stop(), 0);
+    } finally {
+      await db.close();
+    }
+    const text = logs.join('\n');
+    assert.match(text, /No merchant yet, and the operator API that creates merchants is off: PAYD_ADMIN_TOKEN is not set\. Restart payd with PAYD_ADMIN_TOKEN set/);
+    assert.doesNotMatch(text, /Create the first one and its API key with the operator token/);
+    assert.match(text, /POST http:\/\/127\.0\.0\.1:\d+\/admin\/v1\/entities/);
+  });
 });
