@@ -32,6 +32,19 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   {
+    // No request-scoped async context in the server: on Node 20, AsyncLocalStorage turns on
+    // promise hooks for every promise of the process (about a tenth of a request's CPU).
+    // Tracing's context manager (otel-sdk.ts) is loaded only when tracing is on.
+    files: ['src/**/*.ts', 'src/**/*.tsx'],
+    ignores: ['src/platform/observability/otel-sdk.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [
+        { name: 'node:async_hooks', message: 'no AsyncLocalStorage or async hooks in the server: pass what the work needs as arguments (eslint.config.js)' },
+        { name: 'async_hooks', message: 'no AsyncLocalStorage or async hooks in the server: pass what the work needs as arguments (eslint.config.js)' },
+      ] }],
+    },
+  },
+  {
     // Layering (docs/architecture.md, Layers; the import rules are .dependency-cruiser.cjs):
     // SQL only in *.repo.ts files and the database adapters (src/platform/db/).
     files: ['src/**/*.ts', 'src/**/*.tsx'],

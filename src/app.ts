@@ -22,7 +22,6 @@ import { createMetrics, metricsPlugin, poolGauges, readMetrics, replicaPoolGauge
 import { CHALLENGE_AGES, challengeGauges, operationsBacklogGauges } from './payments/metrics.ts';
 import { webhookBacklogGauges } from './webhooks/metrics.ts';
 import { deliveriesRepo } from './webhooks/deliveries.repo.ts';
-import { requestContext } from './platform/observability/request-context.ts';
 import type { Tracing } from './platform/observability/tracing.ts';
 import { httpTracing } from './platform/observability/http-tracing.ts';
 import { tracedDb } from './platform/db/traced.ts';
@@ -259,8 +258,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   telemetry.log = app.log;
   // Tracing on: each request's span, active for all it does (before every other hook).
   httpTrace?.register(app);
-  // The request id travels with the work it starts (partner-telemetry's log lines).
-  app.addHook('onRequest', (request, _reply, done) => requestContext.run({ requestId: request.id }, done));
   app.decorate('services', services);
   const webhooks = attachWebhooks(app, { db, masterKey: deps.masterKey, config, tracer });
 

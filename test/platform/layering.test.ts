@@ -85,4 +85,13 @@ describe('the layering checker', () => {
     const template = 'export const t = (table: string) => `DELETE FROM ${table} WHERE id = $1`;\n';
     assert.deepEqual((await eslint.lintText(template, { filePath: path.join(root, 'src/webhooks/planted.ts') }))[0]!.messages.map((m) => m.ruleId), ['no-restricted-syntax']);
   });
+
+  it('finds AsyncLocalStorage in the server, outside the tracing SDK (eslint.config.js)', async () => {
+    const eslint = new ESLint({ cwd: root });
+    const source = "import { AsyncLocalStorage } from 'node:async_hooks';\nexport const context = new AsyncLocalStorage<{ id: string }>();\n";
+    const messages = async (filePath: string) => (await eslint.lintText(source, { filePath: path.join(root, filePath) }))
+      .flatMap((r) => r.messages.map((m) => m.ruleId));
+    assert.deepEqual(await messages('src/platform/observability/planted.ts'), ['no-restricted-imports']);
+    assert.deepEqual(await messages('src/platform/observability/otel-sdk.ts'), []);
+  });
 });
