@@ -1,5 +1,5 @@
 // Throughput of what users run: `payd start` (bin/payd.js, its defaults: role all with the
-// workers on, pool 10; LOG_LEVEL=silent) on a fresh PostgreSQL database that this bench
+// workers on, pool 10; its log level info, unless BENCH_LOG_LEVEL) on a fresh PostgreSQL database that this bench
 // creates and drops, loaded by autocannon beside baselines in the same run:
 //   - bench/baselines.ts, a minimal Fastify process on the same database: hello, and the
 //     same-work routes (one statement writing the rows payd writes for the request);
@@ -59,6 +59,8 @@ const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 const rate = process.env.BENCH_RATE ? { overallRate: Number(process.env.BENCH_RATE) } : {};
 const warmupSeconds = Number(process.env.BENCH_WARMUP ?? 3);
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+/** payd's log level in the bench: its default (info) unless BENCH_LOG_LEVEL is set. */
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 /** The client of the token endpoint's peer (bench/oidc-provider-peer.ts). */
 const PEER_CLIENT = { id: 'bench-client', secret: 'bench-client-secret-0123456789-0123456789' };
 const adminH = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
@@ -68,8 +70,13 @@ function startProcess(args: string[], env: NodeJS.ProcessEnv, ready: (line: stri
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env, ...(cwd ? { cwd } : {}) });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited (${code})`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (ready(line)) resolve({ child, line });
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      if (!ready(line)) return;
+      // From now on the output is drained unread, as a log collector would take it.
+      lines.close();
+      child.stdout!.resume();
+      resolve({ child, line });
     });
   });
 }
@@ -130,11 +137,15 @@ export const LIMITS_OUT_OF_REACH = {
   PAYD_RATE_LIMIT_TOKEN_PER_KEY: '1000000000', PAYD_RATE_LIMIT_TOKEN_PER_ADDRESS: '1000000000', PAYD_RATE_LIMIT_API_PER_KEY: '1000000000',
 } as const;
 
-/** `payd start` (bin/payd.js of `cwd`, else of this checkout) with its defaults (but LIMITS_OUT_OF_REACH) and LOG_LEVEL=silent, on dbUrl. */
+/**
+ * `payd start` (bin/payd.js of `cwd`, else of this checkout) with its defaults (but
+ * LIMITS_OUT_OF_REACH) on dbUrl; its log level is payd's default (info: a line per request
+ * served) unless BENCH_LOG_LEVEL says otherwise.
+ */
 export async function startPayd(dbUrl: string, extraEnv: Record<string, string> = {}, cwd?: string) {
   const port = await freePort();
   const env = {
-    ...process.env, DATABASE_URL: dbUrl, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'silent',
+    ...process.env, DATABASE_URL: dbUrl, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: LOG_LEVEL,
     PAYD_ADMIN_TOKEN: ADMIN_TOKEN, PAYD_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'payd-bench-')),
     PAYD_MASTER_KEY: Buffer.alloc(32, 7).toString('base64'), ...COMPILED_ONLY, ...LIMITS_OUT_OF_REACH, ...extraEnv,
   };
@@ -303,7 +314,7 @@ export async function runThroughput(): Promise<void> {
   const dbUrl = `${pgRoot}/${dbName}`;
   const children: Array<() => Promise<void>> = [];
   try {
-    console.log(`payd throughput: \`payd start\` (defaults, LOG_LEVEL=silent) on PostgreSQL (${dbName}, dropped after), ${seconds}s per scenario, ${connections} connections\n`);
+    console.log(`payd throughput: \`payd start\` (defaults, LOG_LEVEL=${LOG_LEVEL}) on PostgreSQL (${dbName}, dropped after), ${seconds}s per scenario, ${connections} connections\n`);
     const payd = await startPayd(dbUrl, {}, process.env.BENCH_PAYD_DIR);
     if (process.env.BENCH_PAYD_DIR) console.log(`payd from ${process.env.BENCH_PAYD_DIR}\n`);
     children.push(payd.stop);

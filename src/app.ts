@@ -237,6 +237,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Requests arriving during shutdown get payd's own 503 problem (onRequest below), not
     // Fastify's non-problem body.
     return503OnClosing: false,
+    // One line per request, at its end (onResponse below), not Fastify's two.
+    disableRequestLogging: true,
     // Slow or idle clients do not hold connections (docs/operations.md, Timeouts): the whole
     // request (headers and body) must arrive within requestTimeout, its headers within
     // headersTimeout (a connection that sends nothing is closed then too), an idle
@@ -258,6 +260,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   telemetry.log = app.log;
   // Tracing on: each request's span, active for all it does (before every other hook).
   httpTrace?.register(app);
+  // The request's one log line (a canonical log line): written when the answer has gone,
+  // with the request (method, URL without credentials, host, address), the status and the
+  // time taken. Fastify's "incoming request" line is not written: it doubled the cost of
+  // logging for a line that says less (docs/decisions.md, "One log line per request").
+  if (logging) {
+    app.addHook('onResponse', (request, reply, done) => {
+      request.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+      done();
+    });
+  }
   app.decorate('services', services);
   const webhooks = attachWebhooks(app, { db, masterKey: deps.masterKey, config, tracer });
 

@@ -4,7 +4,7 @@
 // request id and the entity once authentication knows it. A W3C traceparent header sent
 // by the client is the span's parent. The span is the active one for everything the
 // request does (hooks, handler, services), and its ids are bound to the request's logger:
-// every line the request logs, "incoming request" and "request completed" included,
+// every line the request logs, its "request completed" line included,
 // carries trace_id and span_id. The probes (/healthz, /readyz, /metrics), polled every few
 // seconds by a supervisor or Prometheus, are not traced.
 import type { IncomingMessage } from 'node:http';
@@ -37,7 +37,7 @@ export interface HttpTracing {
 }
 
 export function httpTracing(tracer: Tracer): HttpTracing {
-  /** The request's span, started by whichever comes first: its logger (before "incoming request") or the onRequest hook. */
+  /** The request's span, started by whichever comes first: its logger or the onRequest hook. */
   const spanOf = (raw: Traced): Span => {
     let span = raw[SPAN];
     if (span === undefined) {
