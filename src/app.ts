@@ -1,6 +1,6 @@
 // buildApp(deps): the whole payd HTTP application. main.ts and the tests call it.
 import { createHmac, hkdfSync, randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import formbody from '@fastify/formbody';
 import type { Config } from './config.ts';
 import type { Db } from './platform/db/index.ts';
@@ -131,6 +131,20 @@ declare module 'fastify' {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * The request's one log line (a canonical log line): written when the answer has gone,
+ * with the request (method, URL without credentials, host, address), the status and the
+ * time taken; Fastify's "incoming request" line is not written (docs/decisions.md, "One
+ * log line per request"). A request that errored keeps Fastify's "request errored" line.
+ */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {}
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error) return super.requestCompleted(error, request, reply);
+    request.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
   const tracer = deps.tracing?.tracer;
@@ -237,8 +251,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Requests arriving during shutdown get payd's own 503 problem (onRequest below), not
     // Fastify's non-problem body.
     return503OnClosing: false,
-    // One line per request, at its end (onResponse below), not Fastify's two.
-    disableRequestLogging: true,
+    // One line per request, at its end, not Fastify's two (OneLinePerRequest).
+    logController: new OneLinePerRequest(),
     // Slow or idle clients do not hold connections (docs/operations.md, Timeouts): the whole
     // request (headers and body) must arrive within requestTimeout, its headers within
     // headersTimeout (a connection that sends nothing is closed then too), an idle
@@ -260,16 +274,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   telemetry.log = app.log;
   // Tracing on: each request's span, active for all it does (before every other hook).
   httpTrace?.register(app);
-  // The request's one log line (a canonical log line): written when the answer has gone,
-  // with the request (method, URL without credentials, host, address), the status and the
-  // time taken. Fastify's "incoming request" line is not written: it doubled the cost of
-  // logging for a line that says less (docs/decisions.md, "One log line per request").
-  if (logging) {
-    app.addHook('onResponse', (request, reply, done) => {
-      request.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
-      done();
-    });
-  }
   app.decorate('services', services);
   const webhooks = attachWebhooks(app, { db, masterKey: deps.masterKey, config, tracer });
 
