@@ -145,11 +145,12 @@ describe(`database outage under load (${OUTAGE_MS} ms, ${WORKERS} clients)`, () 
       const tally = (list: Answer[]) => list.reduce<Record<number, number>>((m, a) => ((m[a.status] = (m[a.status] ?? 0) + 1), m), {});
       const during = answers.outage.filter((a) => a.status === 503);
       const inv = await checkInvariants(t, server.base, auth, acknowledged);
-      // The revocation feed listens again, on exactly one connection (one reconnect loop).
-      await until(server.child, 'one LISTEN connection', async () => {
-        const { rows } = await t.db.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`);
-        return rows[0]!.n === 1;
+      // Each feed (key revocations, eligibility rules) listens again, on exactly one connection
+      // each (one reconnect loop per feed).
+      await until(server.child, 'one LISTEN connection per feed', async () => {
+        const { rows } = await t.db.query<{ query: string; n: number }>(
+          `SELECT query, count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %' GROUP BY query ORDER BY query`);
+        return JSON.stringify(rows) === JSON.stringify([{ query: 'LISTEN payd_api_key_revoked', n: 1 }, { query: 'LISTEN payd_eligibility_rules', n: 1 }]);
       });
       ctx.diagnostic(`${fault} ${OUTAGE_MS} ms: answers before ${JSON.stringify(tally(answers.before))}, during ${JSON.stringify(tally(answers.outage))}, after ${JSON.stringify(tally(answers.after))}; ` +
         `readiness probes ${probes}; baseline ${baseline.fds} fds ${baseline.rssMb} MB, peak ${peaks.fds} fds ${peaks.rssMb} MB; ` +

@@ -78,11 +78,12 @@ describe(`pg_terminate_backend during captures (${ROUNDS} rounds, seed ${SEED})`
 
     const inv = await checkInvariants(t, server.base, auth, acknowledged);
     alive();
-    // The revocation feed listens again, on exactly one connection (one reconnect loop).
-    await until(server.child, 'one LISTEN connection', async () => {
-      const { rows } = await killer.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND query LIKE 'LISTEN %'`, [t.name]);
-      return rows[0]!.n === 1;
+    // Each feed (key revocations, eligibility rules) listens again, on exactly one connection
+    // each (one reconnect loop per feed).
+    await until(server.child, 'one LISTEN connection per feed', async () => {
+      const { rows } = await killer.query<{ query: string; n: number }>(
+        `SELECT query, count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND query LIKE 'LISTEN %' GROUP BY query ORDER BY query`, [t.name]);
+      return JSON.stringify(rows) === JSON.stringify([{ query: 'LISTEN payd_api_key_revoked', n: 1 }, { query: 'LISTEN payd_eligibility_rules', n: 1 }]);
     });
     const tally = answers.reduce<Record<number, number>>((m, a) => ((m[a.status] = (m[a.status] ?? 0) + 1), m), {});
     ctx.diagnostic(`${ROUNDS} rounds, ${terminated} backends terminated; answers ${JSON.stringify(tally)}; peak ${peaks.fds} fds ${peaks.rssMb} MB; ${inv.payments} payments, ${inv.captured} captured`);
