@@ -21,6 +21,7 @@ import { tuneHeapGrowing } from './platform/heap.ts';
 import { packagePath } from './platform/paths.ts';
 import { healthRepo } from './platform/observability/health.repo.ts';
 import { entitiesRepo } from './admin/entities.repo.ts';
+import { commandUsage, helpAsked, usage } from './cli/usage.ts';
 
 /**
  * The process that started payd, read when payd starts: a supervisor may end it while payd
@@ -31,31 +32,7 @@ const PARENT_AT_START = process.ppid;
 
 const VERSION = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
 
-const USAGE = `payd ${VERSION}
-
-Usage:
-  payd start [--role all|api|identity|worker] [--no-migrate]
-                                   start the server; migrations apply first, or with
-                                   --no-migrate (PAYD_NO_MIGRATE=true) the schema must be current
-  payd migrate                     apply database migrations and exit
-  payd keys rotate <access-token|redirection|identity|identity-access-token>
-                                   rotate a signing key (the old one still verifies
-                                   until the tokens it signed have expired)
-  payd listen --forward-to <url> [--secret whsec_...] [--events a,b]
-                                   forward your entity's events to a local receiver, signed
-  payd trigger <event>             make the API calls after which payd sends <event>
-  payd payments list|get <id>|capture <id> --amount N|refund <id> [--amount N]|void <id>
-                                   a running payd's payments (PAYD_API_KEY, PAYD_URL; --json)
-  payd events list [--type a,b]|get <id>
-                                   its events, as their webhook bodies
-  payd webhook-endpoints list|create --url U [--events a,b]|get <id>|update <id> [--url U] [--events a,b] [--enable|--disable]
-                          |delete <id>|rotate <id>|test <id>
-                                   its webhook endpoints (the secret is printed once, by create and rotate)
-                                   (both: the API key from --api-key or PAYD_API_KEY; payd
-                                   from --base-url, PAYD_URL or http://localhost:$PORT)
-  payd --version | help
-
-Configuration comes from the environment; see README.md.`;
+const USAGE = usage(VERSION);
 
 /** Binds HOST:PORT for a moment, so that a port in use stops the start before anything else. */
 async function probePort(config: Config): Promise<void> {
@@ -260,6 +237,14 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<void> {
+  // `payd <command> --help` (or -h, or `payd help <command>`): that command's usage, before anything starts.
+  const help = helpAsked(argv);
+  if (help) {
+    if (help.command === undefined) return console.log(USAGE);
+    const text = commandUsage(help.command);
+    if (!text) throw new ConfigError(`unknown command "${help.command}"\n\n${USAGE}`);
+    return console.log(text);
+  }
   if (argv[0] === 'listen' || argv[0] === 'trigger' || argv[0] === 'payments' || argv[0] === 'events' || argv[0] === 'webhook-endpoints') {
     // Clients of a running payd: no server configuration, no database.
     const dev = await import('./cli/dev.ts');

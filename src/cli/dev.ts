@@ -1,7 +1,7 @@
 // Developer commands of the payd CLI, clients of a running payd (they use the merchant's
 // API key, like any integration, and never open the database):
 //
-//   payd listen --forward-to http://localhost:4242/webhooks
+//   payd listen --forward-to http://localhost:4243/webhooks
 //     reads the entity's events from GET /v2/events as they appear, signs each as the
 //     webhook would (payd-signature with the secret you give, or one printed at start)
 //     and POSTs it to your local receiver: no public URL needed.

@@ -58,5 +58,5 @@ export async function identityRoutes(root: FastifyInstance, { db, identity, base
 
   await discoveryRoutes(root, { identity, baseUrl });
   await userTokenRoutes(root, { identity });
-  await identityOperatorRoutes(root, { db, identity });
+  await identityOperatorRoutes(root, { identity });
 }

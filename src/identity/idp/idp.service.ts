@@ -8,12 +8,12 @@ import type { Db, Queryable } from '../../platform/db/index.ts';
 import type { KeyStore } from '../../platform/crypto/keystore.ts';
 import { sha256 } from '../../platform/crypto/secrets.ts';
 import { problems } from '../../platform/http/problem.ts';
-import { Applications } from '../applications/applications.ts';
+import { Applications, grantTypesOf, type NewApplication } from '../applications/applications.ts';
 import { authenticateClient } from '../oauth/client-auth.ts';
 import { IDP_ID_TOKEN_KEYS } from '../oauth/id-token.ts';
 import { authorizationCodeGrant } from '../oauth/grants/authorization-code.ts';
 import { refreshTokenGrant } from '../oauth/grants/refresh-token.ts';
-import { passwordGrant } from '../oauth/grants/password.ts';
+import { enablePasswordGrant, passwordGrant } from '../oauth/grants/password.ts';
 import { UserTokens } from '../oauth/user-tokens.ts';
 import { type VerifiedHint, verifyIdTokenHint } from '../oauth/id-token-hint.ts';
 import { type AppRow, type UserRow, idpRepo } from './idp.repo.ts';
@@ -149,6 +149,20 @@ export class IdentityService {
     if ((await idpRepo.recordSignup(this.db, ip, THROTTLE.windowSeconds)) > THROTTLE.signupsPerIp) {
       throw problems.tooManyRequests('Too many accounts were created from this address. Try again in 15 minutes.', THROTTLE.windowSeconds);
     }
+  }
+
+  /**
+   * Registers an application (POST /admin/v1/identity/applications): grant_types with
+   * password opts it into the password grant, for first-party confidential applications only.
+   */
+  async registerApplication({ grant_types: grantTypes, ...input }: NewApplication & { grant_types?: readonly string[] }) {
+    const password = grantTypes?.includes('password') ?? false;
+    if (password && (input.token_endpoint_auth_method === 'none' || input.first_party === false)) {
+      throw problems.invalidField('grant_types', 'password is only for first-party confidential applications (RFC 9700: never for public clients)');
+    }
+    const created = await this.applications.create(input);
+    if (password) await enablePasswordGrant(this.db, created.client_id);
+    return { ...created, grant_types: grantTypesOf(password) };
   }
 
   async createUser(input: { email: string; password: string; given_name?: string; family_name?: string; email_verified?: boolean; is_admin?: boolean }) {

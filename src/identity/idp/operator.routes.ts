@@ -3,15 +3,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { Db } from '../../platform/db/index.ts';
-import { problems } from '../../platform/http/problem.ts';
 import { problemResponses, StringEnum, Uuid } from '../../platform/http/schemas.ts';
 import type { IdentityService } from './idp.service.ts';
 import { MANAGEMENT_SCOPES } from './management.ts';
-import { enablePasswordGrant } from '../oauth/grants/password.ts';
-import { grantTypesOf } from '../applications/applications.ts';
 
-export async function identityOperatorRoutes(root: FastifyInstance, { db, identity }: { db: Db; identity: IdentityService }) {
+export async function identityOperatorRoutes(root: FastifyInstance, { identity }: { identity: IdentityService }) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
 
   const admin = { auth: { schemes: ['admin' as const] } };
@@ -53,16 +49,7 @@ export async function identityOperatorRoutes(root: FastifyInstance, { db, identi
       }, { additionalProperties: false }),
       response: { 201: Type.Object({ client_id: Type.String(), client_secret: Type.Optional(Type.String()), grant_types: Type.Optional(Type.Array(Type.String())) }, { additionalProperties: true }), ...problemResponses(400, 401) },
     },
-  }, async (request, reply) => {
-    const { grant_types: grantTypes, ...input } = request.body;
-    const password = grantTypes?.includes('password') ?? false;
-    if (password && (input.token_endpoint_auth_method === 'none' || input.first_party === false)) {
-      throw problems.invalidField('grant_types', 'password is only for first-party confidential applications (RFC 9700: never for public clients)');
-    }
-    const created = await identity.applications.create(input);
-    if (password) await enablePasswordGrant(db, created.client_id);
-    return reply.code(201).send({ ...created, grant_types: grantTypesOf(password) });
-  });
+  }, async (request, reply) => reply.code(201).send(await identity.registerApplication(request.body)));
 
   app.get('/admin/v1/identity/users/:id/events', {
     config: admin,
