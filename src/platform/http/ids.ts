@@ -51,34 +51,55 @@ function declaresUuid(server: FastifyInstance, schema: unknown, depth = 0): bool
   return found;
 }
 
+/**
+ * What `canonicalise` does at one schema, worked out once per schema object: only the
+ * properties, items and branches that declare a uuid somewhere (a request's walk visits
+ * those alone, not every property of a large body).
+ */
+interface Plan {
+  uuid: boolean; // a string here is a uuid (format uuid, or a branch that is one)
+  props: Array<[string, unknown]>;
+  item: unknown;
+  branches: unknown[];
+}
+const plans = new WeakMap<object, Plan>();
+
+function planOf(server: FastifyInstance, s: Schema): Plan {
+  let plan = plans.get(s);
+  if (plan) return plan;
+  const branches: unknown[] = [];
+  let branchUuid = false;
+  for (const k of ['anyOf', 'oneOf', 'allOf'] as const) {
+    if (!Array.isArray(s[k])) continue;
+    for (const b of s[k] as unknown[]) {
+      if (resolve(server, b)?.format === 'uuid') branchUuid = true;
+      if (declaresUuid(server, b)) branches.push(b);
+    }
+  }
+  const props = Object.entries((s.properties ?? {}) as Record<string, unknown>).filter(([, sub]) => declaresUuid(server, sub));
+  const item = Array.isArray(s.items) || !s.items || !declaresUuid(server, s.items) ? undefined : s.items;
+  plan = { uuid: s.format === 'uuid' || branchUuid, props, item, branches };
+  plans.set(s, plan);
+  return plan;
+}
+
 /** Canonicalises, in place, the uuid fields of `value` that `schema` declares; returns the (possibly new) value. */
 function canonicalise(server: FastifyInstance, schema: unknown, value: unknown, depth = 0): unknown {
   const s = resolve(server, schema);
   if (!s || depth > MAX_DEPTH || !declaresUuid(server, s)) return value;
-  if (typeof value === 'string') {
-    if (s.format === 'uuid') return canonicalUuid(value);
-    for (const k of ['anyOf', 'oneOf', 'allOf'] as const) {
-      if (Array.isArray(s[k]) && (s[k] as unknown[]).some((b) => resolve(server, b)?.format === 'uuid')) return canonicalUuid(value);
-    }
-    return value;
-  }
+  const plan = planOf(server, s);
+  if (typeof value === 'string') return plan.uuid ? canonicalUuid(value) : value;
   if (Array.isArray(value)) {
-    const item = Array.isArray(s.items) ? undefined : s.items;
-    if (item) value.forEach((v, i) => { value[i] = canonicalise(server, item, v, depth + 1); });
-    for (const k of ['anyOf', 'oneOf', 'allOf'] as const) {
-      if (Array.isArray(s[k])) for (const b of s[k] as unknown[]) canonicalise(server, b, value, depth + 1);
-    }
+    if (plan.item) value.forEach((v, i) => { value[i] = canonicalise(server, plan.item, v, depth + 1); });
+    for (const b of plan.branches) canonicalise(server, b, value, depth + 1);
     return value;
   }
   if (typeof value === 'object' && value !== null) {
     const obj = value as Record<string, unknown>;
-    const props = (s.properties ?? {}) as Record<string, unknown>;
-    for (const [k, sub] of Object.entries(props)) {
+    for (const [k, sub] of plan.props) {
       if (k in obj) obj[k] = canonicalise(server, sub, obj[k], depth + 1);
     }
-    for (const k of ['anyOf', 'oneOf', 'allOf'] as const) {
-      if (Array.isArray(s[k])) for (const b of s[k] as unknown[]) canonicalise(server, b, obj, depth + 1);
-    }
+    for (const b of plan.branches) canonicalise(server, b, obj, depth + 1);
   }
   return value;
 }
