@@ -5600,7 +5600,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description One key per client session (1-255 printable ASCII characters), scoped to the entity. A key already processed is answered 409 write-conflict with resource_id (the client session the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
+                /** @description One key per client session (1-255 visible ASCII characters, no space), scoped to the entity. A key already processed is answered 409 write-conflict with resource_id (the client session the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
                 "x-idempotency-key"?: string;
             };
             path?: never;
@@ -6706,7 +6706,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description One key per operation (1-255 printable ASCII characters), scoped to the payment (to the entity for a creation). A key already processed is answered 409 write-conflict with resource_id (the payment, or the capture, refund or void the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
+                /** @description One key per operation (1-255 visible ASCII characters, no space), scoped to the payment (to the entity for a creation). A key already processed is answered 409 write-conflict with resource_id (the payment, or the capture, refund or void the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
                 "x-idempotency-key"?: string;
             };
             path?: never;
@@ -7068,7 +7068,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description One key per operation (1-255 printable ASCII characters), scoped to the payment (to the entity for a creation). A key already processed is answered 409 write-conflict with resource_id (the payment, or the capture, refund or void the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
+                /** @description One key per operation (1-255 visible ASCII characters, no space), scoped to the payment (to the entity for a creation). A key already processed is answered 409 write-conflict with resource_id (the payment, or the capture, refund or void the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
                 "x-idempotency-key"?: string;
             };
             path: {
@@ -7208,7 +7208,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description One key per operation (1-255 printable ASCII characters), scoped to the payment (to the entity for a creation). A key already processed is answered 409 write-conflict with resource_id (the payment, or the capture, refund or void the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
+                /** @description One key per operation (1-255 visible ASCII characters, no space), scoped to the payment (to the entity for a creation). A key already processed is answered 409 write-conflict with resource_id (the payment, or the capture, refund or void the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
                 "x-idempotency-key"?: string;
             };
             path: {
@@ -7348,7 +7348,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description One key per operation (1-255 printable ASCII characters), scoped to the payment (to the entity for a creation). A key already processed is answered 409 write-conflict with resource_id (the payment, or the capture, refund or void the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
+                /** @description One key per operation (1-255 visible ASCII characters, no space), scoped to the payment (to the entity for a creation). A key already processed is answered 409 write-conflict with resource_id (the payment, or the capture, refund or void the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
                 "x-idempotency-key"?: string;
             };
             path: {
@@ -7685,7 +7685,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description One key per deletion (1-255 printable ASCII characters), scoped to the entity, as for the creating requests. A key already processed is answered 409 write-conflict with resource_id (the saved card the first call deleted) and same_request. */
+                /** @description One key per deletion (1-255 visible ASCII characters, no space), scoped to the entity, as for the creating requests. A key already processed is answered 409 write-conflict with resource_id (the saved card the first call deleted) and same_request. */
                 "x-idempotency-key"?: string;
             };
             path: {
@@ -7912,7 +7912,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description One key per payment link (1-255 printable ASCII characters), scoped to the entity. A key already processed is answered 409 write-conflict with resource_id (the payment link the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
+                /** @description One key per payment link (1-255 visible ASCII characters, no space), scoped to the entity. A key already processed is answered 409 write-conflict with resource_id (the payment link the first call created) and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all). */
                 "x-idempotency-key"?: string;
             };
             path?: never;
@@ -9567,7 +9567,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description One key per endpoint to create (1-255 printable ASCII characters), scoped to the entity. A key already processed creates nothing: 409 write-conflict with resource_id (the endpoint it created; its secret was shown only in the first answer) and same_request (true for a retry of the first request). */
+                /** @description One key per endpoint to create (1-255 visible ASCII characters, no space), scoped to the entity. A key already processed creates nothing: 409 write-conflict with resource_id (the endpoint it created; its secret was shown only in the first answer) and same_request (true for a retry of the first request). */
                 "x-idempotency-key"?: string;
             };
             path?: never;
@@ -10108,7 +10108,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description One key per rotation (1-255 printable ASCII characters), scoped to the entity. A key already processed rotates nothing: 409 write-conflict with resource_id (the endpoint) and same_request. */
+                /** @description One key per rotation (1-255 visible ASCII characters, no space), scoped to the entity. A key already processed rotates nothing: 409 write-conflict with resource_id (the endpoint) and same_request. */
                 "x-idempotency-key"?: string;
             };
             path: {
@@ -10711,7 +10711,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description One key per rotation (1-255 printable ASCII characters), scoped to the entity. A key already processed rotates nothing: 409 write-conflict with resource_id (your entity id: the secret it rotated is shown only in the first answer; if that answer was lost, rotate again with a new key) and same_request (true for a retry of the first request). */
+                /** @description One key per rotation (1-255 visible ASCII characters, no space), scoped to the entity. A key already processed rotates nothing: 409 write-conflict with resource_id (your entity id: the secret it rotated is shown only in the first answer; if that answer was lost, rotate again with a new key) and same_request (true for a retry of the first request). */
                 "x-idempotency-key"?: string;
             };
             path?: never;

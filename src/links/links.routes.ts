@@ -28,7 +28,7 @@ export async function paymentLinksRoutes(root: FastifyInstance, { links, idempot
         'payment is authorized, stays payable after a refused or failed attempt, and accepts nothing once CANCELLED or ' +
         'EXPIRED. Events `payment_link.paid`, `payment_link.payment_failed` and `payment_link.cancelled` go to `webhook.url` ' +
         '(see docs/webhooks.md). Answered 200, as the spec shows.',
-      headers: idempotencyHeaders('One key per payment link (1-255 printable ASCII characters), scoped to the entity. A key already processed is answered 409 write-conflict ' +
+      headers: idempotencyHeaders('One key per payment link (1-255 visible ASCII characters, no space), scoped to the entity. A key already processed is answered 409 write-conflict ' +
         'with resource_id (the payment link the first call created) and same_request: true for a retry of the first request, false for another ' +
         'request reusing the key (another body, or one that is not valid or not JSON at all).'),
       body: CreatePaymentLinkBody,

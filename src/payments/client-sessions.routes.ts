@@ -23,7 +23,7 @@ export async function clientSessionsRoutes(root: FastifyInstance, { sessions, id
     onSend: keys.onSend,
     schema: {
       tags, security, summary: 'Create a client session',
-      headers: idempotencyHeaders('One key per client session (1-255 printable ASCII characters), scoped to the entity. A key already processed is answered 409 write-conflict ' +
+      headers: idempotencyHeaders('One key per client session (1-255 visible ASCII characters, no space), scoped to the entity. A key already processed is answered 409 write-conflict ' +
         'with resource_id (the client session the first call created) and same_request: true for a retry of the first request, false for another ' +
         'request reusing the key (another body, or one that is not valid or not JSON at all).'),
       body: CreateClientSessionBody,

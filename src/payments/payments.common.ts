@@ -10,7 +10,7 @@ export const bearer = { schemes: ['bearer' as const], scope: 'payment-api' };
 export const tags = ['Payments'];
 export const security = [{ bearerAuth: [] }];
 
-export const IdempotencyHeaders = idempotencyHeaders('One key per operation (1-255 printable ASCII characters), scoped to the payment (to the entity for a creation). ' +
+export const IdempotencyHeaders = idempotencyHeaders('One key per operation (1-255 visible ASCII characters, no space), scoped to the payment (to the entity for a creation). ' +
   'A key already processed is answered 409 write-conflict with resource_id (the payment, or the capture, refund or void the first call created) ' +
   'and same_request: true for a retry of the first request, false for another request reusing the key (another body, or one that is not valid or not JSON at all).');
 

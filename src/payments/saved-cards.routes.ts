@@ -48,7 +48,7 @@ export async function savedCardsRoutes(root: FastifyInstance, { savedCards, idem
     schema: {
       tags, security, summary: 'Delete a saved card',
       description: 'The card can no longer pay (a payment naming it is a 404) and its partner is asked to forget it. Answers the card as it was.',
-      headers: idempotencyHeaders('One key per deletion (1-255 printable ASCII characters), scoped to the entity, as for the creating requests. ' +
+      headers: idempotencyHeaders('One key per deletion (1-255 visible ASCII characters, no space), scoped to the entity, as for the creating requests. ' +
         'A key already processed is answered 409 write-conflict with resource_id (the saved card the first call deleted) and same_request.'),
       params: IdParams,
       response: { 200: Type.Ref('SavedCard'), 404: NoBody('No such saved card for this entity, or it was deleted already (no body)'), ...problemResponses(400, 401, 403, 409) },

@@ -60,7 +60,7 @@ export async function merchantDefaultEndpointRoutes(root: FastifyInstance, { ser
       tags, security, deprecated: true, summary: 'Rotate your webhook signing secret',
       description: DEPRECATED + 'The new secret is in this answer, once. Calls are signed with it at once; the previous secret keeps ' +
         'signing as a second v1 signature for previous_secret_valid_seconds (default 24 h), so that your receiver can switch.',
-      headers: idempotencyHeaders('One key per rotation (1-255 printable ASCII characters), scoped to the entity. A key already processed ' +
+      headers: idempotencyHeaders('One key per rotation (1-255 visible ASCII characters, no space), scoped to the entity. A key already processed ' +
         'rotates nothing: 409 write-conflict with resource_id (your entity id: the secret it rotated is shown only in the first answer; ' +
         'if that answer was lost, rotate again with a new key) and same_request (true for a retry of the first request).'),
       body: RotateSecretBody,

@@ -24,7 +24,7 @@ export async function merchantEndpointActionRoutes(root: FastifyInstance, { serv
         'signing as a second v1 signature for previous_secret_valid_seconds (default 24 h), so that your receiver can switch. ' +
         'The default endpoint\'s secret is the entity\'s: rotating it is the same as POST /v2/webhook-endpoint/secret/rotate.',
       params: IdParams,
-      headers: idempotencyHeaders('One key per rotation (1-255 printable ASCII characters), scoped to the entity. A key already processed ' +
+      headers: idempotencyHeaders('One key per rotation (1-255 visible ASCII characters, no space), scoped to the entity. A key already processed ' +
         'rotates nothing: 409 write-conflict with resource_id (the endpoint) and same_request.'),
       body: RotateSecretBody,
       response: { 200: EndpointSecretRotated, ...problemResponses(400, 401, 403, 404, 409, 413, 415) },

@@ -26,7 +26,7 @@ export async function merchantEndpointsRoutes(root: FastifyInstance, { service, 
       description: 'Every later event of the entity whose type is in enabled_events (default ["*"]: every type) is POSTed to url, ' +
         'with the extra headers (their values are stored sealed and shown masked), signed with the endpoint\'s own secret, ' +
         `returned in this answer only. At most ${MAX_ENDPOINTS_PER_ENTITY} endpoints per entity (409 beyond). ${SIGNING}`,
-      headers: idempotencyHeaders('One key per endpoint to create (1-255 printable ASCII characters), scoped to the entity. A key already ' +
+      headers: idempotencyHeaders('One key per endpoint to create (1-255 visible ASCII characters, no space), scoped to the entity. A key already ' +
         'processed creates nothing: 409 write-conflict with resource_id (the endpoint it created; its secret was shown only in the first answer) ' +
         'and same_request (true for a retry of the first request).'),
       body: WebhookEndpointCreateBody,

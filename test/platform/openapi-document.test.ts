@@ -93,6 +93,21 @@ describe('the OpenAPI document', () => {
     assert.deepEqual(missing, [], 'add them to EXAMPLES (src/openapi/openapi-finish.ts)');
   });
 
+
+  it('describes x-idempotency-key as its pattern is: no space (not "printable ASCII", which includes it)', () => {
+    const wrong: string[] = [];
+    for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        for (const p of op.parameters ?? []) {
+          if (p.name !== 'x-idempotency-key') continue;
+          const refusesSpace = !new RegExp(p.schema.pattern).test('a b');
+          const saysSo = /no space/.test(p.description ?? '') && !/printable/.test(p.description ?? '');
+          if (!refusesSpace || !saysSo) wrong.push(`${method.toUpperCase()} ${path}`);
+        }
+      }
+    }
+    assert.deepEqual(wrong, []);
+  });
   it('gives status fields as enums, and Problem lists the members payd sends', () => {
     const s = doc.components.schemas;
     assert.deepEqual(s.Payment.properties.authorization.properties.status.enum, ['AUTHORIZED', 'REFUSED', 'ERROR', 'PENDING']);
