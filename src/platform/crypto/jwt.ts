@@ -8,7 +8,7 @@
 // callers turn into their own answers (invalid_token and the like).
 // The payment API's access tokens are verified once per token and process (a cache in
 // src/identity/oauth/access-tokens.ts), so jose's cost falls on issuance and first use.
-import type { KeyObject } from 'node:crypto';
+import { type KeyObject, webcrypto } from 'node:crypto';
 import { type JWTPayload, type ProtectedHeaderParameters, SignJWT, decodeJwt as decodePayload, decodeProtectedHeader, errors, jwtVerify } from 'jose';
 
 /** The JWS algorithms of payd's own tokens (HS256 today; EdDSA kept verifiable by the same rules). */
@@ -35,9 +35,24 @@ export function decodeJwt(token: string): Decoded {
   }
 }
 
+// jose takes an HMAC secret as a KeyObject by exporting it and importing it into WebCrypto
+// on every signature and verification; the keystore keeps its KeyObjects, so each is
+// imported once here (sign and verify, not extractable) and jose is given the CryptoKey.
+const hmacKeys = new WeakMap<KeyObject, Promise<webcrypto.CryptoKey>>();
+
+function joseKey(alg: JwsAlg, key: KeyObject): KeyObject | Promise<webcrypto.CryptoKey> {
+  if (alg !== 'HS256' || key.type !== 'secret') return key;
+  let imported = hmacKeys.get(key);
+  if (!imported) {
+    imported = webcrypto.subtle.importKey('raw', key.export(), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+    hmacKeys.set(key, imported);
+  }
+  return imported;
+}
+
 /** Signs a JWT with exactly these header parameters (plus alg) and claims. */
-export function signJwt(alg: JwsAlg, header: { kid?: string; typ: string }, payload: Record<string, unknown>, key: KeyObject): Promise<string> {
-  return new SignJWT(payload as JWTPayload).setProtectedHeader({ alg, ...header }).sign(key);
+export async function signJwt(alg: JwsAlg, header: { kid?: string; typ: string }, payload: Record<string, unknown>, key: KeyObject): Promise<string> {
+  return new SignJWT(payload as JWTPayload).setProtectedHeader({ alg, ...header }).sign(await joseKey(alg, key));
 }
 
 export interface VerifyOptions {
@@ -68,7 +83,7 @@ export async function verifyJwt(alg: JwsAlg, token: string, key: KeyObject, opts
   const tolerance = opts.clockToleranceSeconds ?? 5;
   let payload: JWTPayload;
   try {
-    ({ payload } = await jwtVerify(token, key, {
+    ({ payload } = await jwtVerify(token, await joseKey(alg, key), {
       algorithms: [alg], issuer: opts.issuer, audience: opts.audience, typ: opts.typ,
       requiredClaims: ['exp', 'iat', 'sub', 'jti'], clockTolerance: tolerance,
     }));
