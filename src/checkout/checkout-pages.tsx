@@ -100,14 +100,23 @@ export function sendThreeDsFinished(reply: FastifyReply, lang: PageLanguage, key
 /**
  * The card frame (/checkout/card-frame?s={session id}): one document for every session
  * (the parent's origin and the credential come by the fragment and postMessage; its
- * script writes the fields in the session's language), rendered once per process. Only
- * its headers differ: who may embed it (the session's merchant's checkout origins).
- * Cacheable, as it holds nothing of the session.
+ * script writes the fields in the session's language), rendered once per process (and
+ * once more should its script's version change: a development server bundles again).
+ * Only its headers differ: who may embed it (the session's merchant's checkout origins).
+ * Cacheable, as it holds nothing of the session; it names its script's and style's
+ * versions (?v=), which are then cached for a year.
  */
-let cardFrameHtml: string | undefined;
-export function sendCardFrame(reply: FastifyReply, frameAncestors: string): FastifyReply {
-  cardFrameHtml ??= render(<Document title="Card details" stylesheets={['/checkout/card-frame.css']} scripts={['/checkout/card-frame.js']} />);
-  return sendHtml(reply, 200, cardFrameHtml, {
+let cardFrame: { key: string; html: string } | undefined;
+export function sendCardFrame(reply: FastifyReply, frameAncestors: string, versions: { script?: string | undefined; style?: string | undefined }): FastifyReply {
+  const key = `${versions.script ?? ''} ${versions.style ?? ''}`;
+  if (cardFrame?.key !== key) {
+    const v = (path: string, version: string | undefined) => (version ? `${path}?v=${version}` : path);
+    cardFrame = {
+      key,
+      html: render(<Document title="Card details" stylesheets={[v('/checkout/card-frame.css', versions.style)]} scripts={[v('/checkout/card-frame.js', versions.script)]} />),
+    };
+  }
+  return sendHtml(reply, 200, cardFrame.html, {
     csp: csp({ connect: true, formAction: 'none', frameAncestors }),
     cacheControl: 'public, max-age=300',
     frameable: true,
