@@ -16,6 +16,9 @@
 //   node --import tsx bench/widget-ready.ts     (BENCH_WIDGET_RUNS, default 7)
 //   BENCH_WIDGET_AGAINST=/path/to/other/checkout (built) also times that checkout's payd,
 //   alternating with this one run by run on the same browser, and prints both.
+//   BENCH_WIDGET_LATENCY=ms (and BENCH_WIDGET_KBPS, download kilobits a second) puts
+//   Chromium's network emulation on every page: a shopper's network rather than loopback,
+//   where a request's round trip, not the host's CPU, is what is waited for.
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -28,6 +31,8 @@ import { COMPILED_ONLY, freePort } from './proc.ts';
 
 const runs = Math.max(1, Number(process.env.BENCH_WIDGET_RUNS ?? 7));
 const against = process.env.BENCH_WIDGET_AGAINST;
+const latency = Number(process.env.BENCH_WIDGET_LATENCY ?? 0);
+const kbps = Number(process.env.BENCH_WIDGET_KBPS ?? 0);
 const ADMIN = 'bench-admin-token-0123456789';
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -139,6 +144,11 @@ interface Sample { ms: number; phases: Phases }
 async function time(context: BrowserContext, p: Payd): Promise<Sample> {
   const page = await context.newPage();
   await page.addInitScript(MARK_INIT);
+  if (latency || kbps) {
+    const cdp = await context.newCDPSession(page);
+    const throughput = kbps ? (kbps * 1000) / 8 : -1;
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency, downloadThroughput: throughput, uploadThroughput: throughput });
+  }
   const started = performance.now();
   await page.goto(p.shopUrl, { waitUntil: 'commit' });
   await page.frameLocator('iframe.payd-frame').getByLabel('Card number', { exact: true }).waitFor();
@@ -182,7 +192,8 @@ try {
       await context.close();
     }
   }
-  console.log(`\nwidget ready: navigation to a card field to type in, merchant page on another site, ${runs} run(s); load average ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} CPUs`);
+  const network = latency || kbps ? `; emulated network: ${latency} ms latency${kbps ? `, ${kbps} kbit/s` : ''}` : '';
+  console.log(`\nwidget ready: navigation to a card field to type in, merchant page on another site, ${runs} run(s); load average ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} CPUs${network}`);
   for (const [j, b] of builds.entries()) {
     report(b, samples[j]!.cold, samples[j]!.warm);
     console.log(`  ${(await Promise.all(['widget.js', 'card-frame.js'].map((f) => servedSizes(b.local, f)))).join('; ')}`);
