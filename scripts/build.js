@@ -4,7 +4,8 @@
 //   2. the server bundled by esbuild into dist/server/ (scripts/bundle-server.js), which
 //      `payd start` runs;
 //   3. the browser scripts (the widget and its card frame) bundled once by esbuild into
-//      dist/checkout/widget.bundle.js and dist/checkout/card-frame.bundle.js;
+//      dist/checkout/widget.bundle.js and dist/checkout/card-frame.bundle.js, each with its
+//      brotli (.br) and gzip (.gz) forms beside it, which the server sends as they are;
 //   4. the embedded database's template (initdb and every migration, dumped) into
 //      dist/pglite-template.tar.gz, from which a new embedded database starts.
 // Needs the devDependencies (typescript, esbuild). Without them (npm ci --omit=dev in a
@@ -44,12 +45,16 @@ const { bundleServer } = await import(pathToFileURL(path.join(root, 'scripts/bun
 await bundleServer('dist/server');
 step('bundled the server into dist/server/');
 
-const { bundleWidget, BROWSER_SCRIPTS, prebuiltPath, entryPath } = await import(pathToFileURL(path.join(root, 'dist/checkout/widget-bundle.js')).href);
+const { bundleWidget, BROWSER_SCRIPTS, prebuiltPath, prebuiltCompressedPath, entryPath, compressBrotli, compressGzip } =
+  await import(pathToFileURL(path.join(root, 'dist/checkout/widget-bundle.js')).href);
 for (const name of BROWSER_SCRIPTS) {
   mkdirSync(path.dirname(prebuiltPath(name)), { recursive: true });
-  writeFileSync(prebuiltPath(name), await bundleWidget(entryPath(name)));
+  const code = await bundleWidget(entryPath(name));
+  writeFileSync(prebuiltPath(name), code);
+  writeFileSync(prebuiltCompressedPath(name, 'br'), await compressBrotli(code));
+  writeFileSync(prebuiltCompressedPath(name, 'gzip'), await compressGzip(code));
 }
-step('bundled the widget and its card frame');
+step('bundled the widget and its card frame (and their .br and .gz)');
 
 const { writeTemplate } = await import(pathToFileURL(path.join(root, 'dist/platform/db/pglite-template.js')).href);
 await writeTemplate();

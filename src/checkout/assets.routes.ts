@@ -1,43 +1,99 @@
 // The checkout's files: widget.js and its stylesheet (loaded by merchant pages), the card
 // frame (payd's page holding the card fields, which the widget embeds) with its script and
 // style, payd's shopper pages' stylesheet, and the 3-D Secure return page's script.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+// Scripts and stylesheets are served compressed as the browser accepts (brotli, else gzip;
+// made once: widget-bundle.ts), with Vary: Accept-Encoding and an ETag per encoding, 304 on
+// If-None-Match. An address the page cannot know in advance (widget.js, which merchants
+// embed) is cached five minutes, then revalidated; the card frame's script and style,
+// whose addresses the frame's document names with their version (?v=), for a year.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { CheckoutService } from './checkout.service.ts';
-import { type BrowserScript, browserBundle } from './widget-bundle.ts';
+import { type BrowserScript, type Compressed, type Encoding, browserBundle, compressedForms } from './widget-bundle.ts';
 import { THREE_DS_DONE } from './widget/frame-protocol.ts';
 import { CARD_FRAME_CSS, CHECKOUT_CSS, WIDGET_CSS } from './styles.ts';
 import { sendCardFrame } from './checkout-pages.tsx';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const CACHED = 'public, max-age=300';
+const VERSIONED = 'public, max-age=31536000, immutable';
+const JS = 'application/javascript; charset=utf-8';
+const CSS = 'text/css; charset=utf-8';
+
+/** The encoding to answer in: brotli, else gzip, as Accept-Encoding allows (q-values, *); else none. */
+export function pickEncoding(header: string | string[] | undefined): Encoding {
+  const q = new Map<string, number>();
+  for (const part of (Array.isArray(header) ? header.join(',') : header ?? '').split(',')) {
+    const [name, ...params] = part.trim().toLowerCase().split(';').map((x) => x.trim());
+    if (!name) continue;
+    const given = params.find((x) => x.startsWith('q='));
+    const value = given ? Number(given.slice(2)) : 1;
+    q.set(name, Number.isFinite(value) ? value : 0);
+  }
+  const of = (e: string) => q.get(e) ?? q.get('*') ?? 0;
+  if (of('br') > 0 && of('br') >= of('gzip')) return 'br';
+  return of('gzip') > 0 ? 'gzip' : 'identity';
+}
+
+/** If-None-Match names this ETag (or is *); weak forms compare as the strong one (RFC 9110 weak comparison). */
+const notModified = (header: string | string[] | undefined, etag: string) => {
+  const tags = (Array.isArray(header) ? header.join(',') : header ?? '').split(',').map((x) => x.trim().replace(/^W\//, ''));
+  return tags.includes('*') || tags.includes(etag);
+};
+
+/** Sends a text in the encoding the browser takes best, with its ETag; 304 when the browser has that one. */
+function sendCompressed(request: FastifyRequest, reply: FastifyReply, asset: Compressed, type: string): FastifyReply {
+  const encoding = pickEncoding(request.headers['accept-encoding']);
+  const { body, etag } = asset.forms[encoding];
+  const version = (request.query as { v?: unknown } | undefined)?.v;
+  reply.header('vary', 'Accept-Encoding').header('etag', etag).header('cache-control', version === asset.version ? VERSIONED : CACHED);
+  if (notModified(request.headers['if-none-match'], etag)) return reply.code(304).send();
+  if (encoding !== 'identity') reply.header('content-encoding', encoding);
+  return reply.type(type).send(body);
+}
+
+/** A stylesheet's forms, made once. */
+const once = (text: string) => {
+  let forms: Promise<Compressed> | undefined;
+  return () => (forms ??= compressedForms(text));
+};
+const cardFrameCss = once(CARD_FRAME_CSS);
+const checkoutCss = once(CHECKOUT_CSS);
+const widgetCss = once(WIDGET_CSS);
+
+const versioned = { querystring: Type.Object({ v: Type.Optional(Type.String({ maxLength: 64 })) }) };
 
 export async function assetRoutes(root: FastifyInstance, { checkout }: { checkout: CheckoutService }) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
 
-  const script = (name: BrowserScript) => async (request: { headers: Record<string, unknown> }, reply: FastifyReply) => {
-    const { code, etag } = await browserBundle(name);
-    reply.header('etag', etag).header('cache-control', CACHED).header('cross-origin-resource-policy', 'cross-origin');
-    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
-    return reply.type('application/javascript; charset=utf-8').send(code);
+  const script = (name: BrowserScript) => async (request: FastifyRequest, reply: FastifyReply) => {
+    reply.header('cross-origin-resource-policy', 'cross-origin');
+    return sendCompressed(request, reply, await browserBundle(name), JS);
   };
-  const css = (text: string) => async (_request: unknown, reply: FastifyReply) =>
-    reply.type('text/css; charset=utf-8').header('cache-control', CACHED).send(text);
+  const css = (forms: () => Promise<Compressed>) => async (request: FastifyRequest, reply: FastifyReply) =>
+    sendCompressed(request, reply, await forms(), CSS);
 
   app.get('/checkout/widget.js', { schema: { hide: true } }, script('widget'));
 
   // The card frame: any page may embed it (as Stripe Elements). ?s= the session id (not
   // its credential), read from the credential by the widget: who may embed the frame
   // follows the session's merchant; the frame accepts only that session's credential
-  // (card-frame.ts), so leaving it out gains nothing.
-  app.get('/checkout/card-frame', { schema: { hide: true, querystring: Type.Object({ s: Type.Optional(Type.String({ maxLength: 100 })) }) } }, async (request, reply) =>
-    sendCardFrame(reply, await checkout.frameAncestors(UUID_RE.test(request.query.s ?? '') ? request.query.s : undefined)));
-  app.get('/checkout/card-frame.js', { schema: { hide: true } }, script('card-frame'));
-  app.get('/checkout/card-frame.css', { schema: { hide: true } }, css(CARD_FRAME_CSS));
+  // (card-frame.ts), so leaving it out gains nothing. Its document names its script's and
+  // style's versions (a script that cannot be bundled is named without one).
+  app.get('/checkout/card-frame', { schema: { hide: true, querystring: Type.Object({ s: Type.Optional(Type.String({ maxLength: 100 })) }) } }, async (request, reply) => {
+    const [ancestors, js, style] = await Promise.all([
+      checkout.frameAncestors(UUID_RE.test(request.query.s ?? '') ? request.query.s : undefined),
+      browserBundle('card-frame').then((b) => b.version, () => undefined),
+      cardFrameCss(),
+    ]);
+    return sendCardFrame(reply, ancestors, { script: js, style: style.version });
+  });
+  app.get('/checkout/card-frame.js', { schema: { hide: true, ...versioned } }, script('card-frame'));
+  app.get('/checkout/card-frame.css', { schema: { hide: true, ...versioned } }, css(cardFrameCss));
   // The 3-D Secure return page, in the widget's modal frame, tells the widget the challenge is over (and nothing else).
   app.get('/checkout/3ds-done.js', { schema: { hide: true } }, async (_request, reply) =>
-    reply.type('application/javascript; charset=utf-8').header('cache-control', CACHED)
+    reply.type(JS).header('cache-control', CACHED)
       .send(`(function () {
   var next = document.currentScript && document.currentScript.getAttribute('data-next');
   if (window.parent !== window) window.parent.postMessage({ type: ${JSON.stringify(THREE_DS_DONE)} }, '*');
@@ -45,8 +101,9 @@ export async function assetRoutes(root: FastifyInstance, { checkout }: { checkou
 })();
 `));
 
-  app.get('/checkout/checkout.css', { schema: { hide: true } }, css(CHECKOUT_CSS));
-  app.get('/checkout/widget.css', { schema: { hide: true } }, async (_request, reply) =>
-    reply.type('text/css; charset=utf-8').header('cache-control', CACHED)
-      .header('access-control-allow-origin', '*').header('cross-origin-resource-policy', 'cross-origin').send(WIDGET_CSS));
+  app.get('/checkout/checkout.css', { schema: { hide: true } }, css(checkoutCss));
+  app.get('/checkout/widget.css', { schema: { hide: true } }, async (request, reply) => {
+    reply.header('access-control-allow-origin', '*').header('cross-origin-resource-policy', 'cross-origin');
+    return sendCompressed(request, reply, await widgetCss(), CSS);
+  });
 }

@@ -5,7 +5,7 @@
 import type { FastifyReply } from 'fastify';
 import type { VNode } from 'preact';
 import {
-  Document, type Locale, type PageLanguage, ShopperPage, Text, csp, intlLocale, sendHtml, sendShopperMessage, sendShopperPage, t,
+  Document, type Locale, type PageLanguage, ShopperPage, Text, csp, intlLocale, render, sendHtml, sendShopperMessage, sendShopperPage, t,
 } from '../web/index.ts';
 import { formatAmount } from '../money/currency.ts';
 import type { CheckoutService } from './checkout.service.ts';
@@ -98,12 +98,25 @@ export function sendThreeDsFinished(reply: FastifyReply, lang: PageLanguage, key
 }
 
 /**
- * The card frame (/checkout/card-frame?s={session id}): the same for every session of a
- * merchant but for who may embed it (the parent's origin and the credential come by the
- * fragment and postMessage), so cacheable. Its script writes the fields.
+ * The card frame (/checkout/card-frame?s={session id}): one document for every session
+ * (the parent's origin and the credential come by the fragment and postMessage; its
+ * script writes the fields in the session's language), rendered once per process (and
+ * once more should its script's version change: a development server bundles again).
+ * Only its headers differ: who may embed it (the session's merchant's checkout origins).
+ * Cacheable, as it holds nothing of the session; it names its script's and style's
+ * versions (?v=), which are then cached for a year.
  */
-export function sendCardFrame(reply: FastifyReply, frameAncestors: string): FastifyReply {
-  return sendHtml(reply, 200, <Document title="Card details" stylesheets={['/checkout/card-frame.css']} scripts={['/checkout/card-frame.js']} />, {
+let cardFrame: { key: string; html: string } | undefined;
+export function sendCardFrame(reply: FastifyReply, frameAncestors: string, versions: { script?: string | undefined; style?: string | undefined }): FastifyReply {
+  const key = `${versions.script ?? ''} ${versions.style ?? ''}`;
+  if (cardFrame?.key !== key) {
+    const v = (path: string, version: string | undefined) => (version ? `${path}?v=${version}` : path);
+    cardFrame = {
+      key,
+      html: render(<Document title="Card details" stylesheets={[v('/checkout/card-frame.css', versions.style)]} scripts={[v('/checkout/card-frame.js', versions.script)]} />),
+    };
+  }
+  return sendHtml(reply, 200, cardFrame.html, {
     csp: csp({ connect: true, formAction: 'none', frameAncestors }),
     cacheControl: 'public, max-age=300',
     frameable: true,

@@ -16,9 +16,13 @@ interface Deps {
 
 export async function checkoutRoutes(app: FastifyInstance, deps: Deps) {
   app.addHook('onSend', async (request, reply) => {
+    // Every answer of the browser API (a session read, a submit's outcome, a problem) is the
+    // session as it is now: never kept by a cache (the session read already said so).
+    if (request.url.startsWith('/checkout/v1/') && request.method !== 'OPTIONS') reply.header('cache-control', 'no-store');
     if (request.url.startsWith('/checkout/v1/') || request.url.startsWith('/checkout/widget.js')) {
       reply.header('access-control-allow-origin', '*');
-      reply.header('vary', 'origin');
+      const vary = reply.getHeader('vary'); // widget.js varies by Accept-Encoding too
+      reply.header('vary', vary ? `${String(vary)}, origin` : 'origin');
     }
   });
   // The groups share this plugin's scope (its hooks: CORS above, the shopper's language of problems in session-api.routes.ts).

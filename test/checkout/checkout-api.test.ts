@@ -157,7 +157,7 @@ describe('checkout through the session credential', () => {
     assert.match(csp, /connect-src 'self'/);
     assert.match(csp, /form-action 'none'/);
     assert.equal(page.headers['x-frame-options'], undefined);
-    assert.match(page.body, /<script src="\/checkout\/card-frame.js" defer><\/script>/);
+    assert.match(page.body, /<script src="\/checkout\/card-frame.js\?v=[\w-]+" defer><\/script>/);
     assert.doesNotMatch(page.body, /<script>/, 'no inline script');
     const js = await t.app.inject({ url: '/checkout/card-frame.js' });
     assert.equal(js.statusCode, 200);

@@ -169,6 +169,28 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
     await page.close();
   });
 
+  it('requests the card frame at mount, while the session is read, keeps it hidden until then, and pays through it', async () => {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    let frameRequested!: () => void;
+    const frameSeen = new Promise<void>((resolve) => { frameRequested = resolve; });
+    page.on('request', (r) => { if (new URL(r.url()).pathname === '/checkout/card-frame') frameRequested(); });
+    // The session read is held until the frame has been requested (or 5 s have gone by).
+    let held: { frameFirst: boolean; frameHidden: boolean; fields: number } | undefined;
+    await page.route(/\/checkout\/v1\/session(\?|$)/, async (route) => {
+      const frameFirst = await Promise.race([frameSeen.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
+      held ??= { frameFirst, frameHidden: await page.locator('iframe.payd-frame').isHidden(), fields: await page.getByRole('button', { name: /^Pay/ }).count() };
+      await route.continue();
+    });
+    await page.goto(`${shop}/checkout`);
+    const card = page.frameLocator('iframe[title="Card details"]');
+    await card.getByLabel('Card number', { exact: true }).waitFor();
+    assert.deepEqual(held, { frameFirst: true, frameHidden: true, fields: 0 }, 'the frame was requested before the session answered, and hidden meanwhile');
+    await fill(card, '4242 4242 4242 4242');
+    await payButton(page).click();
+    assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
+    await page.close();
+  });
+
   it('says a decline in place; the brand and the number leave the emptied field; another card pays in the same session', async () => {
     const { page, card } = await open();
     await fill(card, '4000 0000 0000 0002');

@@ -92,7 +92,32 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   for (const [name, value] of styleVariables(options.style)) (root as HTMLElement).style?.setProperty(name, value);
   const go = (url: string) => (options.onComplete ? options.onComplete(url) : window.location.assign(url));
 
-  root.replaceChildren(h('p', { class: 'payd-status', role: 'status', text: t(browserLocale(options.locale), 'loading') }));
+  const status = h('p', { class: 'payd-status', role: 'status', text: t(browserLocale(options.locale), 'loading') });
+  // The card fields: a frame of payd's origin, requested now, while the session is read
+  // (it needs nothing of the session but its id), and kept hidden until the session says
+  // a card form is shown. It gets the credential only then (payd:init), and is never moved
+  // in the page (a moved iframe loads again): the form is built around it. Its address's
+  // fragment names this page's origin, the only one it talks to; its height follows its content.
+  const frame = h('iframe', {
+    src: `${base}/checkout/card-frame?s=${encodeURIComponent(sessionIdOf(options.data))}#origin=${encodeURIComponent(window.location.origin)}`,
+    title: t(browserLocale(options.locale), 'cardDetails'), class: 'payd-frame', scrolling: 'no', allow: 'payment',
+  });
+  const cardBox = h('div', { class: 'payd-card' }, frame);
+  const form = h('form', { class: 'payd-form', novalidate: '', hidden: '' }, cardBox);
+  root.replaceChildren(status, form);
+  // Messages from payd's origin: the frame's payd:ready may come before the session is
+  // read; everything else is handled once the form is built (later.message below).
+  let frameUp = false;
+  const later: { ready?: () => void; message?: (event: MessageEvent, m: FromFrame | { type: typeof THREE_DS_DONE }) => void } = {};
+  window.addEventListener('message', (event: MessageEvent) => {
+    if (event.origin !== paydOrigin) return;
+    const m = event.data as FromFrame | { type: typeof THREE_DS_DONE };
+    if (!m || typeof m !== 'object') return;
+    if (event.source === frame.contentWindow && m.type === 'payd:ready') {
+      frameUp = true;
+      later.ready?.();
+    } else later.message?.(event, m);
+  });
   const lang = options.locale ? `?lang=${encodeURIComponent(options.locale)}` : '';
   const loadSession = async (): Promise<SessionInfo> => {
     const res = await fetch(`${base}/checkout/v1/session${lang}`, { headers: { 'x-payd-session': options.data } })
@@ -129,14 +154,17 @@ export async function mount(target: string | Element, options: MountOptions): Pr
     return;
   }
 
-  const form = h('form', { class: 'payd-form', novalidate: '', 'aria-label': t(L, 'pay', { total }) });
+  form.setAttribute('aria-label', t(L, 'pay', { total }));
+  frame.title = t(L, 'cardDetails');
+  // What goes before the card fields is put before them (the frame stays where it is).
+  const before = (...nodes: Node[]) => cardBox.before(...nodes);
   // Who asks for the money, and for what.
-  if (info.merchant?.name) form.append(h('p', { class: 'payd-merchant', text: t(L, 'paymentTo', { name: info.merchant.name }) }));
-  if (info.order?.reference) form.append(h('p', { class: 'payd-order', text: t(L, 'order', { reference: info.order.reference }) }));
+  if (info.merchant?.name) before(h('p', { class: 'payd-merchant', text: t(L, 'paymentTo', { name: info.merchant.name }) }));
+  if (info.order?.reference) before(h('p', { class: 'payd-order', text: t(L, 'order', { reference: info.order.reference }) }));
   if (info.order?.items?.length) {
-    form.append(h('ul', { class: 'payd-items', 'aria-label': t(L, 'items') }, ...info.order.items.map((i) => h('li', { text: i.quantity > 1 ? `${i.name} × ${i.quantity}` : i.name }))));
+    before(h('ul', { class: 'payd-items', 'aria-label': t(L, 'items') }, ...info.order.items.map((i) => h('li', { text: i.quantity > 1 ? `${i.name} × ${i.quantity}` : i.name }))));
   }
-  form.append(h('p', { class: 'payd-amount', text: t(L, 'amountToPay', { total }) }));
+  before(h('p', { class: 'payd-amount', text: t(L, 'amountToPay', { total }) }));
   const methodSet = h('fieldset', {}, h('legend', { text: t(L, 'paymentMethod') }));
   const radios = choices.map((s, i) => {
     const id = nextId('payd-method');
@@ -145,14 +173,8 @@ export async function mount(target: string | Element, options: MountOptions): Pr
     methodSet.append(h('div', { class: 'payd-choice' }, radio, h('label', { for: id, text: methodLabel(L, s.method) })));
     return radio;
   });
-  if (choices.length > 1) form.append(methodSet);
+  if (choices.length > 1) before(methodSet);
 
-  // The card fields: a frame of payd's origin. Its address's fragment names this page's
-  // origin, the only one it talks to; its height follows its content.
-  const frame = h('iframe', {
-    src: `${base}/checkout/card-frame?s=${encodeURIComponent(sessionIdOf(options.data))}#origin=${encodeURIComponent(window.location.origin)}`,
-    title: t(L, 'cardDetails'), class: 'payd-frame', scrolling: 'no', allow: 'payment',
-  });
   let frameReady!: () => void;
   const ready = new Promise<void>((resolve) => { frameReady = resolve; });
   const toFrame = (m: ToFrame) => frame.contentWindow?.postMessage(m, paydOrigin);
@@ -163,8 +185,7 @@ export async function mount(target: string | Element, options: MountOptions): Pr
     pending.set(id, resolve);
     toFrame({ ...m, id });
   });
-  const cardBox = h('div', { class: 'payd-card' }, frame);
-  if (card) form.append(cardBox);
+  if (!card) cardBox.remove();
 
   // The customer's saved cards (the merchant named the customer in the session): one is
   // chosen by default and the card frame then asks only its CVC; "A new card" shows
@@ -219,7 +240,8 @@ export async function mount(target: string | Element, options: MountOptions): Pr
     if (cancel.getAttribute('aria-disabled') === 'true') event.preventDefault();
   });
   form.append(formError, pay, h('p', {}, cancel));
-  root.replaceChildren(form);
+  status.remove();
+  form.hidden = false;
 
   const selected = () => choices[Number(radios.find((r) => r.checked)?.value ?? 0)]!;
   const syncMethod = () => {
@@ -284,20 +306,19 @@ export async function mount(target: string | Element, options: MountOptions): Pr
     pay.textContent = t(L, 'checking');
   };
 
-  window.addEventListener('message', (event: MessageEvent) => {
-    if (event.origin !== paydOrigin) return;
-    const m = event.data as FromFrame | { type: typeof THREE_DS_DONE };
-    if (!m || typeof m !== 'object') return;
+  // The frame is up (now or later, or again after a reload): it gets the session's credential, language and style.
+  later.ready = () => {
+    toFrame({ type: 'payd:init', locale: L, credential: options.data, ...(options.style ? { style: options.style } : {}) });
+    if (savedCards.length) syncSaved();
+    frameReady();
+  };
+  later.message = (event, m) => {
     if (challenge && event.source === challenge.frame.contentWindow) {
       if (m.type === THREE_DS_DONE) void afterChallenge();
       return;
     }
     if (event.source !== frame.contentWindow) return;
-    if (m.type === 'payd:ready') {
-      toFrame({ type: 'payd:init', locale: L, credential: options.data, ...(options.style ? { style: options.style } : {}) });
-      if (savedCards.length) syncSaved();
-      frameReady();
-    } else if (m.type === 'payd:resize' && Number.isFinite(m.height)) {
+    if (m.type === 'payd:resize' && Number.isFinite(m.height)) {
       frame.style.height = `${Math.min(Math.max(m.height, 0), 2000)}px`;
     } else if (m.type === 'payd:change') {
       options.onChange?.(m.state);
@@ -307,7 +328,8 @@ export async function mount(target: string | Element, options: MountOptions): Pr
       pending.get(m.id)!(m);
       pending.delete(m.id);
     }
-  });
+  };
+  if (frameUp && card) later.ready();
 
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
