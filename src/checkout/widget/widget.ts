@@ -8,6 +8,7 @@
 // never a card value. A 3-D Secure challenge opens in a modal frame on the page, and its
 // outcome comes back to the widget. Bundled by esbuild (src/checkout/widget-bundle.ts).
 import { formatAmount } from '../../money/currency.ts';
+import { methodMeaning } from '../../partners/methods.ts';
 import { type Locale, hasMessage, intlLocale, localeOf, methodLabel, pickLocale, t } from '../../web/i18n.ts';
 import { type Field, field, h, nextId, regroup } from './dom.ts';
 import { type CardState, type FieldStyle, type FromFrame, type ToFrame, THREE_DS_DONE, sessionIdOf, styleVariables } from './frame-protocol.ts';
@@ -145,9 +146,11 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   }
 
   const total = formatAmount(info.amount, info.currency, intlLocale(L));
-  const card = info.eligible_solutions.find((s) => s.method === 'CARD');
-  const gift = info.eligible_solutions.find((s) => s.method === 'GIFT_CARD');
-  const others = info.eligible_solutions.filter((s) => s.method !== 'CARD' && s.method !== 'GIFT_CARD');
+  // What each method means (which instrument the shopper gives) is partners/methods.ts's.
+  const instrumentOf = (s: Solution) => methodMeaning(s.method).instrument;
+  const card = info.eligible_solutions.find((s) => instrumentOf(s) === 'CARD');
+  const gift = info.eligible_solutions.find((s) => instrumentOf(s) === 'GIFT_CARD');
+  const others = info.eligible_solutions.filter((s) => instrumentOf(s) === undefined);
   const choices = [...(card ? [card] : []), ...others];
   if (!choices.length) {
     root.replaceChildren(h('p', { class: 'payd-error', role: 'alert', text: t(L, 'noMethod') }));
@@ -246,7 +249,7 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   const selected = () => choices[Number(radios.find((r) => r.checked)?.value ?? 0)]!;
   const syncMethod = () => {
     const s = selected();
-    const isCard = s.method === 'CARD';
+    const isCard = instrumentOf(s) === 'CARD';
     cardBox.hidden = !isCard;
     giftToggle.disabled = !isCard;
     email.wrap.hidden = !s.requires?.includes('customer_email');
@@ -342,7 +345,7 @@ export async function mount(target: string | Element, options: MountOptions): Pr
       f.setError(message);
       if (message && !firstInvalid) firstInvalid = f.input;
     };
-    const isCard = chosen.method === 'CARD';
+    const isCard = instrumentOf(chosen) === 'CARD';
     let cardAmount = info.amount;
     if (isCard && gift && giftToggle.checked) {
       const digits = giftNumber.input.value.replace(/[\s-]+/g, '');
