@@ -623,7 +623,7 @@ export interface paths {
         put?: never;
         /**
          * Create a payment
-         * @description Authorizes the amount across the split (gift cards first, cards last). The outcome is in authorization.status: AUTHORIZED, REFUSED, ERROR, or PENDING with authorization.redirection for a 3-D Secure challenge.
+         * @description Authorizes the amount across the split (gift cards first, cards last). The outcome is in authorization.status: AUTHORIZED, REFUSED, ERROR, or PENDING with authorization.redirection for a 3-D Secure challenge. The entity's eligibility rules hold: a split part they refuse (for the client session's order and customer when client_session_id is given, else the payment's) is a 400 naming split[i] and the rule that refuses it; nothing is written.
          */
         post: operations["createPayment"];
         delete?: never;

@@ -3,7 +3,7 @@
 // rules service keeps them (rules.service.ts). Order of the answer: the partners' registration order
 // (card-sim, gift-sim, bnpl-sim), then each partner's own method order.
 import type { PartnerConnector, PartnerRegistry } from '../partners/port.ts';
-import { allowedByRules, factsOf } from './rules.ts';
+import { allowedByRules, factsOf, refusingRule } from './rules.ts';
 import type { EligibilityRulesService } from './rules.service.ts';
 
 export interface EligibilityQuery {
@@ -30,6 +30,13 @@ function withinLimits(c: PartnerConnector, q: EligibilityQuery): boolean {
   return q.amount === undefined || (q.amount >= min_amount && q.amount <= max_amount);
 }
 
+/** A split part the rules refuse: its index in the split, the refusing rule's index in the rule set, and that rule in words. */
+export interface RefusedPart {
+  part: number;
+  rule: number;
+  says: string;
+}
+
 export class EligibilityEngine {
   constructor(
     private readonly partners: PartnerRegistry,
@@ -50,14 +57,18 @@ export class EligibilityEngine {
   }
 
   /**
-   * The split parts (partner and method) the entity's rules do not allow for this order:
+   * The split parts (partner and method) the entity's rules do not allow for this order,
+   * each with the first rule that refuses it (its index in the rule set and what it says):
    * the same rules as the widget's offer, applied to payments created through the API
    * (POST /v2/payments). Partner limits are checked by the payment's own validation.
    */
-  async refusedParts(entityId: string, q: EligibilityQuery, parts: ReadonlyArray<{ partner: string; method: string }>): Promise<number[]> {
+  async refusedParts(entityId: string, q: EligibilityQuery, parts: ReadonlyArray<{ partner: string; method: string }>): Promise<RefusedPart[]> {
     const rules = await this.rules.rulesOf(entityId);
     if (!rules.length) return [];
     const facts = factsOf(q);
-    return parts.flatMap((p, i) => (allowedByRules(rules, p.partner, p.method, facts) ? [] : [i]));
+    return parts.flatMap((p, part) => {
+      const refusal = refusingRule(rules, p.partner, p.method, facts);
+      return refusal ? [{ part, rule: refusal.index, says: refusal.says }] : [];
+    });
   }
 }

@@ -34,7 +34,9 @@ export async function paymentsRoutes(root: FastifyInstance, deps: PaymentRouteDe
     schema: {
       tags, summary: 'Create a payment',
       description: 'Authorizes the amount across the split (gift cards first, cards last). The outcome is in authorization.status: ' +
-        'AUTHORIZED, REFUSED, ERROR, or PENDING with authorization.redirection for a 3-D Secure challenge.',
+        'AUTHORIZED, REFUSED, ERROR, or PENDING with authorization.redirection for a 3-D Secure challenge. ' +
+        'The entity\'s eligibility rules hold: a split part they refuse (for the client session\'s order and customer when ' +
+        'client_session_id is given, else the payment\'s) is a 400 naming split[i] and the rule that refuses it; nothing is written.',
       security: [{ bearerAuth: [] }, { apiKey: [] }],
       headers: IdempotencyHeaders,
       body: CreatePaymentBody,

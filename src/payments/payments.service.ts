@@ -12,7 +12,7 @@ import type { AuthorizeRequest, CardInstrument, GiftCardInstrument, Instrument, 
 import { methodMeaning } from '../partners/methods.ts';
 import { cardDetails, luhnValid } from './cards.ts';
 import { keptCards, savedAgain } from './saved-cards.service.ts';
-import { clientSessionsRepo } from './client-sessions.repo.ts';
+import { clientSessionsRepo, type ClientSessionRow } from './client-sessions.repo.ts';
 import { ClientSessionsService } from './client-sessions.service.ts';
 import { holdWhileInFlight } from './idempotency.ts';
 import { answerInline } from '../partners/inline.ts';
@@ -225,15 +225,23 @@ export class PaymentsService {
   async create(entityId: string, body: CreatePaymentBody, idempotencyKey: string | undefined, instance: string,
     fingerprint?: string): Promise<PaymentViewT> {
     this.validate(entityId, body);
-    // The entity's eligibility rules hold for API payments as for the widget's offer.
+    // A client session that does not exist (or is another entity's) is the spec's 404 with no body.
+    const session = body.client_session_id ? await clientSessionsRepo.get(this.db, entityId, body.client_session_id) : undefined;
+    if (body.client_session_id && !session) throw problems.notFoundNoBody();
+    // The entity's eligibility rules hold for API payments as for the widget's offer; with a
+    // client session, for the session's order and customer (those its offer was made for),
+    // the body's where the session has none.
     const refused = this.config.eligibility
-      ? await this.config.eligibility.refusedParts(entityId, { amount: body.amount, currency: body.currency, order: body.order, customer: body.customer }, body.split)
+      ? await this.config.eligibility.refusedParts(entityId, {
+        amount: body.amount, currency: body.currency, order: session?.order ?? body.order, customer: session?.customer ?? body.customer,
+      }, body.split)
       : [];
     if (refused.length) {
-      throw problems.invalidField(`split[${refused[0]}]`,
-        `${body.split[refused[0]!]!.partner}/${body.split[refused[0]!]!.method} is not an eligible solution for this order under the entity's eligibility rules (POST /v2/eligible-solutions lists those that are)`);
+      const { part, rule, says } = refused[0]!;
+      throw problems.invalidField(`split[${part}]`,
+        `${body.split[part]!.partner}/${body.split[part]!.method} is not an eligible solution for this order: the entity's eligibility rule rules[${rule}] refuses it (${says}); POST /v2/eligible-solutions lists those that are eligible`);
     }
-    const captureMode = await this.captureModeOf(entityId, body);
+    const captureMode = this.captureModeOf(body, session);
     const kept = await keptCards(this.db, entityId, body, (this.config.clock ?? systemClock)()); // (SAVED_CARD instruments)
     const again = await savedAgain(this.db, this.config.fingerprintKey, entityId, body); // (a card saved again: merged into its saved card)
 
@@ -414,14 +422,11 @@ export class PaymentsService {
   }
 
   /**
-   * The payment's capture mode: the body's, else its client session's, else MANUAL. A
-   * client session that does not exist (or is another entity's) is the spec's 404 with no
-   * body; a body whose capture_mode contradicts its session's is 400.
+   * The payment's capture mode: the body's, else its client session's, else MANUAL. A body
+   * whose capture_mode contradicts its session's is 400.
    */
-  private async captureModeOf(entityId: string, body: CreatePaymentBody): Promise<'MANUAL' | 'AUTOMATIC'> {
-    if (!body.client_session_id) return body.capture_mode ?? 'MANUAL';
-    const s = await clientSessionsRepo.get(this.db, entityId, body.client_session_id);
-    if (!s) throw problems.notFoundNoBody();
+  private captureModeOf(body: CreatePaymentBody, s: ClientSessionRow | undefined): 'MANUAL' | 'AUTOMATIC' {
+    if (!s) return body.capture_mode ?? 'MANUAL';
     if (body.capture_mode && body.capture_mode !== s.capture_mode) {
       throw problems.invalidField('capture_mode', `the client session's capture_mode is ${s.capture_mode}`);
     }

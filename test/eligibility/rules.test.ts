@@ -143,9 +143,11 @@ describe('eligibility rules', () => {
     const big = await pay({ amount: 600000, currency: 'EUR', split: [{ partner: 'card-sim', method: 'CARD', amount: 600000, instrument: card }] });
     assert.equal(big.statusCode, 400, big.body);
     assert.equal(big.json().invalid_params[0].name, 'split[0]');
-    assert.match(big.json().invalid_params[0].reason, /not an eligible solution for this order under the entity's eligibility rules/);
+    assert.match(big.json().invalid_params[0].reason,
+      /not an eligible solution for this order: the entity's eligibility rule rules\[1\] refuses it \(card-sim\/CARD allowed only up to 500000 EUR minor units \(this payment: 600000\)\)/);
     const german = await pay({ amount: 6000, currency: 'EUR', order: orderIn('DE'), customer: { email: 'ada@example.de' }, split: [{ partner: 'bnpl-sim', method: 'INSTALLMENTS_3X', amount: 6000 }] });
     assert.equal(german.statusCode, 400, german.body);
+    assert.match(german.json().invalid_params[0].reason, /rules\[0\] refuses it \(bnpl-sim allowed only for billing countries FR, BE \(this order: DE\)\)/);
     const count = await t.testDb.db.query('SELECT 1 FROM payments WHERE entity_id = $1', [m.entityId]);
     assert.equal(count.rows.length, 0, 'nothing written');
     // Within the rules: paid.
@@ -153,6 +155,36 @@ describe('eligibility rules', () => {
     assert.equal(ok.json().authorization.status, 'AUTHORIZED', ok.body);
     const french = await pay({ amount: 6000, currency: 'EUR', order: orderIn('FR'), customer: { email: 'ada@example.fr' }, split: [{ partner: 'bnpl-sim', method: 'INSTALLMENTS_3X', amount: 6000 }] });
     assert.equal(french.statusCode, 200, french.body);
+  });
+
+  it('a refusal names the first rule that refuses the part and its failing condition, whatever its kind', async () => {
+    const card = { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2031', cvv: '123' };
+    const refusal = async (rules: unknown[], payload: Record<string, unknown>) => {
+      await setRules(t, m, rules);
+      const res = await t.app.inject({ method: 'POST', url: '/v2/payments', headers: m.auth, payload: { amount: 10_000, currency: 'EUR', ...payload } });
+      assert.equal(res.statusCode, 400, res.body);
+      assert.equal(res.json().invalid_params[0].name, 'split[0]');
+      return res.json().invalid_params[0].reason as string;
+    };
+    const cardPart = (amount = 10_000) => ({ split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: card }] });
+    const bnplPart = { split: [{ partner: 'bnpl-sim', method: 'INSTALLMENTS_4X', amount: 10_000 }] };
+    const cases: Array<[unknown[], Record<string, unknown>, string]> = [
+      [[{ partner: 'card-sim', enabled: false }], cardPart(), 'rules[0] refuses it (card-sim switched off (enabled: false))'],
+      [[{ method: 'INSTALLMENTS_4X', enabled: true }, { partner: 'bnpl-sim', amounts: { EUR: { min_amount: 20_000 } } }], bnplPart,
+        'rules[1] refuses it (bnpl-sim allowed only from 20000 EUR minor units (this payment: 10000))'],
+      [[{ partner: '*', currencies: ['GBP'] }], cardPart(), 'rules[0] refuses it (every solution allowed only in GBP (this payment: EUR))'],
+      [[{ partner: 'card-sim', billing_countries: { allow: ['FR'] } }], cardPart(), 'rules[0] refuses it (card-sim allowed only for billing countries FR (this order has no billing country))'],
+      [[{ method: 'CARD', shipping_countries: { deny: ['RU', 'BY'] } }], { ...cardPart(), order: orderIn('FR', 'DE', 'BY') },
+        'rules[0] refuses it (method CARD not allowed for shipping countries RU, BY (this order: DE, BY))'],
+      [[{ partner: 'bnpl-sim', marketplace: false }], { ...bnplPart, order: { ...orderIn('FR'), marketplace_sellers: [{ name: 'S' }] } },
+        'rules[0] refuses it (bnpl-sim not allowed on marketplace orders (this order is one))'],
+      [[{ partner: 'card-sim', method: 'CARD', customer_types: ['COMPANY'] }], { ...cardPart(), customer: { type: 'PERSON', email: 'a@example.com' } },
+        'rules[0] refuses it (card-sim/CARD allowed only for customer types COMPANY (this customer: PERSON))'],
+    ];
+    for (const [rules, payload, named] of cases) {
+      const reason = await refusal(rules, payload);
+      assert.ok(reason.includes(named), `${reason}\n should name: ${named}`);
+    }
   });
 
   it('an empty rule set restores the defaults', async () => {
