@@ -5,10 +5,9 @@
 // (--json: the API's page as it is); a single resource prints as JSON.
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { Api, CliError, conn } from './dev.ts';
+import { Api, CliError, conn, UUID } from './dev.ts';
 
 const COMMON = { 'api-key': { type: 'string' }, 'base-url': { type: 'string' }, json: { type: 'boolean' } } as const;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface Page<T> { data: T[]; has_more: boolean; next_cursor: string | null }
 interface PaymentItem {

@@ -51,10 +51,17 @@ PAYD_MASTER_KEY, PAYD_ADMIN_TOKEN, ...): see README.md and docs/operations.md.`,
 ${CONNECTION}`,
   },
   trigger: {
-    synopsis: 'payd trigger <event>',
+    synopsis: 'payd trigger <event> [--amount N] [--currency C] [--webhook-endpoint <id>]',
     summary: 'make the API calls after which payd sends <event>',
     details: `Events (the calls each makes: docs/test-cards.md has the cards):
-${Object.entries(TRIGGERS).map(([type, t]) => `  ${type.padEnd(26)}${t.what}`).join('\n')}
+${Object.entries(TRIGGERS).map(([type, t]) => `  ${type.padEnd(29)}${t.what}`).join('\n')}
+
+Overrides:
+  --amount <n>              the payment's (or link's) amount in minor units (default 2000:
+                            20.00 EUR; 1000 is ¥1,000); a capture takes all of it
+  --currency <code>         its currency (default EUR; card-sim takes EUR, USD, GBP, CHF,
+                            JPY; the events with a gift card take EUR only)
+  --webhook-endpoint <id>   webhook_endpoint.test: the endpoint (default: your first one)
 
 ${CONNECTION}`,
   },

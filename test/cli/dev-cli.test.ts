@@ -18,6 +18,7 @@ import { poll, waitFor } from '../helpers/wait.ts';
 import { createPgTestDb } from '../faults/db-fixture.ts';
 import { verifyWebhookSignature } from '../../src/webhooks/signature.ts';
 import { TRIGGERS, listen } from '../../src/cli/dev.ts';
+import { EVENT_TYPES } from '../../src/webhooks/catalogue.ts';
 
 const run = promisify(execFile);
 const payd = (args: string[], env: Record<string, string>) =>
@@ -93,11 +94,48 @@ describe('payd listen and payd trigger', () => {
     }
   });
 
-  it('makes every event it names', async () => {
-    for (const type of Object.keys(TRIGGERS)) {
-      const before = (await events(type)).length;
-      await payd(['trigger', type], env);
-      assert.equal((await events(type)).length, before + 1, type);
+  it('knows every event type of the catalogue', () => {
+    assert.deepEqual(Object.keys(TRIGGERS).sort(), EVENT_TYPES.map((e) => e.type).sort());
+  });
+
+  it('makes every event it names, for real', async () => {
+    // webhook_endpoint.test goes to one of the entity's endpoints: one for this test.
+    const endpoint = await (await fetch(`${server.base}/v2/webhook-endpoints`, {
+      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-idempotency-key': `trigger-${Date.now()}` },
+      body: JSON.stringify({ url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/trigger-endpoint`, enabled_events: ['payment.authorized'] }),
+    })).json() as { id: string };
+    try {
+      for (const type of Object.keys(TRIGGERS)) {
+        const before = (await events(type)).length;
+        const { stdout } = await payd(['trigger', type], env);
+        assert.match(stdout, new RegExp(`Done: ${type.replace(/[.]/g, '\\.')} will be sent for [0-9a-f-]{36}`), type);
+        assert.equal((await events(type)).length, before + 1, type);
+      }
+    } finally {
+      await fetch(`${server.base}/v2/webhook-endpoints/${endpoint.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
+    }
+  });
+
+  it('trigger takes --amount and --currency, and says which it cannot take', async () => {
+    const { stdout } = await payd(['trigger', 'payment.captured', '--amount', '1234', '--currency', 'usd'], env);
+    const id = /for ([0-9a-f-]{36})/.exec(stdout)![1]!;
+    const payment = await (await fetch(`${server.base}/v2/payments/${id}`, { headers: { authorization: `Bearer ${token}` } })).json();
+    assert.equal(payment.amount, 1234);
+    assert.equal(payment.currency, 'USD');
+    assert.equal(payment.amounts.total_captured, 1234, 'the capture takes the whole overridden amount');
+    const link = await payd(['trigger', 'payment_link.paid', '--amount', '777'], env);
+    const linkId = /for ([0-9a-f-]{36})/.exec(link.stdout)![1]!;
+    const paid = await (await fetch(`${server.base}/v2/payment-links/${linkId}`, { headers: { authorization: `Bearer ${token}` } })).json();
+    assert.equal(paid.status, 'PAID');
+    assert.equal(paid.amount, 777);
+    for (const [args, message] of [
+      [['trigger', 'payment.void_conflict', '--currency', 'USD'], /--currency USD: .*gift card simulator takes EUR only/],
+      [['trigger', 'payment.captured', '--amount', '12.50'], /--amount: an amount in minor units/],
+      [['trigger', 'payment.captured', '--currency', 'EURO'], /--currency: a three-letter/],
+    ] as const) {
+      const err = await payd([...args], env).then(() => assert.fail('exit 0'), (x: { code: number; stderr: string }) => x);
+      assert.equal(err.code, 2, err.stderr);
+      assert.match(err.stderr, message);
     }
   });
 
