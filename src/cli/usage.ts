@@ -79,12 +79,15 @@ ${CONNECTION}`,
 ${CONNECTION}`,
   },
   events: {
-    synopsis: 'payd events list [--type a,b]|get <id>',
-    summary: 'its events, as their webhook bodies',
+    synopsis: 'payd events list [--type a,b]|get <id>|resend <id> [--webhook-endpoint <id>]',
+    summary: 'its events, as their webhook bodies; resend sends one again to your endpoints',
     details: `Options:
-  --type <a,b>   list: only these event types
-  --limit <n>    list: 1 to 100 (default 20)
-  --json         list: the API's page as it is
+  --type <a,b>                list: only these event types
+  --limit <n>                 list: 1 to 100 (default 20)
+  --webhook-endpoint <id>     resend: to this endpoint only (default: every enabled endpoint
+                              that takes the event's type, or the event's own URL)
+  --idempotency-key <key>     resend: retry a lost answer with the printed key
+  --json                      list, resend: the API's answer as it is
 
 ${CONNECTION}`,
   },

@@ -234,11 +234,27 @@ describe('payd listen and payd trigger', () => {
     assert.match(events.stdout, /payment\.captured/);
     const eventId = /^([0-9a-f-]{36}) {2}/m.exec(events.stdout)![1]!;
     assert.equal(JSON.parse((await payd(['events', 'get', eventId], env)).stdout).id, eventId);
+    // events resend: the event again, to an endpoint of the entity, where it arrives.
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/cli-resend`;
+    const endpointId = /^([0-9a-f-]{36}) {2}enabled/m.exec((await payd(['webhook-endpoints', 'create', '--url', url, '--events', 'payment.voided'], env)).stdout)![1]!;
+    const resent = await payd(['events', 'resend', eventId, '--webhook-endpoint', endpointId], env);
+    assert.match(resent.stdout, /^idempotency key [0-9a-f-]{36} \(retry a lost answer with --idempotency-key/m);
+    const deliveryId = new RegExp(`^resent ${eventId}: delivery ([0-9a-f-]{36}) to ${url.replace(/[.]/g, '\\.')} \\(endpoint ${endpointId}\\)$`, 'm').exec(resent.stdout)?.[1];
+    assert.ok(deliveryId, resent.stdout);
+    const arrived = await poll(async () => received.find((r) => r.headers['payd-delivery-id'] === deliveryId), (c) => c !== undefined, { withinMs: 30_000 });
+    assert.equal(arrived?.headers['payd-event-id'], eventId);
+    assert.equal(JSON.parse(arrived!.body).id, eventId, 'the same event, whatever the endpoint\'s enabled_events');
+    const resendKey = /idempotency key ([0-9a-f-]{36})/.exec(resent.stdout)![1]!;
+    const replayed = await payd(['events', 'resend', eventId, '--webhook-endpoint', endpointId, '--idempotency-key', resendKey], env).then(() => assert.fail('exit 0'), (e: { code: number; stderr: string }) => e);
+    assert.match(replayed.stderr, /HTTP 409/);
+    await payd(['webhook-endpoints', 'delete', endpointId], env);
     for (const [args, message] of [
       [['payments', 'capture', id], /--amount \(minor units\) is needed/],
       [['payments', 'get', 'nope'], /a payments id \(uuid\) is needed|id \(uuid\) is needed/],
       [['payments', 'get', '00000000-0000-4000-8000-000000000000'], /HTTP 404/],
       [['payments', 'explode'], /payd payments <list\|get\|capture\|refund\|void>/],
+      [['events', 'resend', '00000000-0000-4000-8000-000000000000'], /HTTP 404/],
+      [['events', 'resend', eventId, '--webhook-endpoint', 'nope'], /--webhook-endpoint: a webhook endpoint id/],
     ] as const) {
       const err = await payd([...args], env).then(() => assert.fail('exit 0'), (e: { code: number; stderr: string }) => e);
       assert.equal(err.code, 2, String(args));
