@@ -11,6 +11,7 @@ import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 
 import type { EventTypeName } from '../webhooks/catalogue.ts';
+import { readProfile } from './profile.ts';
 
 export class CliError extends Error {}
 
@@ -26,10 +27,24 @@ interface Options {
   positionals: string[];
 }
 
+/**
+ * The key and the URL of a client command: --api-key, else the key of the profile --profile
+ * names, else PAYD_API_KEY, else the profile PAYD_PROFILE names or "default" (payd login,
+ * profile.ts). The URL: --base-url, else the profile's when its key is used, else PAYD_URL,
+ * else http://localhost:$PORT.
+ */
 export function conn(values: Options['values'], env: NodeJS.ProcessEnv): Conn {
-  const apiKey = (values['api-key'] as string | undefined) ?? env.PAYD_API_KEY;
-  if (!apiKey) throw new CliError('an API key is needed: --api-key payd_sk_... or PAYD_API_KEY');
-  const base = ((values['base-url'] as string | undefined) ?? env.PAYD_URL ?? `http://localhost:${env.PORT ?? 3000}`).replace(/\/+$/, '');
+  const named = values.profile as string | undefined;
+  let apiKey = values['api-key'] as string | undefined;
+  let profileBase: string | undefined;
+  if (!apiKey && (named !== undefined || !env.PAYD_API_KEY)) {
+    const p = readProfile(env, named);
+    apiKey = p?.profile.api_key;
+    profileBase = p?.profile.base_url;
+  }
+  apiKey ??= env.PAYD_API_KEY;
+  if (!apiKey) throw new CliError('an API key is needed: --api-key payd_sk_..., PAYD_API_KEY, or a profile (payd login --api-key payd_sk_...)');
+  const base = ((values['base-url'] as string | undefined) ?? profileBase ?? env.PAYD_URL ?? `http://localhost:${env.PORT ?? 3000}`).replace(/\/+$/, '');
   return { base, apiKey };
 }
 
@@ -102,7 +117,7 @@ export async function listen(argv: string[], env: NodeJS.ProcessEnv, out: (line:
   const { values } = parseArgs({
     args: argv, allowPositionals: false,
     options: {
-      'forward-to': { type: 'string' }, 'api-key': { type: 'string' }, 'base-url': { type: 'string' },
+      'forward-to': { type: 'string' }, 'api-key': { type: 'string' }, 'base-url': { type: 'string' }, profile: { type: 'string' },
       secret: { type: 'string' }, events: { type: 'string' }, 'poll-ms': { type: 'string' },
     },
   });
@@ -267,7 +282,7 @@ export async function trigger(argv: string[], env: NodeJS.ProcessEnv, out: (line
   const { values, positionals } = parseArgs({
     args: argv, allowPositionals: true,
     options: {
-      'api-key': { type: 'string' }, 'base-url': { type: 'string' },
+      'api-key': { type: 'string' }, 'base-url': { type: 'string' }, profile: { type: 'string' },
       amount: { type: 'string' }, currency: { type: 'string' }, 'webhook-endpoint': { type: 'string' },
     },
   });

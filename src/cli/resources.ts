@@ -1,13 +1,13 @@
 // `payd payments …`, `payd events …` (list, get, resend) and `payd webhook-endpoints …`: a merchant's developer works with resources of a
-// running payd from the shell, with an API key (--api-key or PAYD_API_KEY; --base-url or
-// PAYD_URL), as the SDK does: every creating call carries an idempotency key (printed, so
+// running payd from the shell, with an API key (--api-key, PAYD_API_KEY or a profile of payd
+// login; --base-url or PAYD_URL), as the SDK does: every creating call carries an idempotency key (printed, so
 // that a lost answer can be retried with --idempotency-key). Lists print one line per item
 // (--json: the API's page as it is); a single resource prints as JSON.
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { Api, CliError, conn, UUID } from './dev.ts';
 
-const COMMON = { 'api-key': { type: 'string' }, 'base-url': { type: 'string' }, json: { type: 'boolean' } } as const;
+const COMMON = { 'api-key': { type: 'string' }, 'base-url': { type: 'string' }, profile: { type: 'string' }, json: { type: 'boolean' } } as const;
 
 interface Page<T> { data: T[]; has_more: boolean; next_cursor: string | null }
 interface PaymentItem {

@@ -7,8 +7,11 @@ import { TRIGGERS } from './dev.ts';
 interface Command { synopsis: string; summary: string; details?: string }
 
 const CONNECTION = `Connection (every client command):
-  --api-key <key>     the merchant's API key (default: PAYD_API_KEY)
-  --base-url <url>    the running payd (default: PAYD_URL, else http://localhost:$PORT, PORT 3000)`;
+  --api-key <key>     the merchant's API key (default: --profile's key, else PAYD_API_KEY,
+                      else the profile PAYD_PROFILE names or "default": payd login)
+  --profile <name>    the key (and URL) saved by payd login --profile <name>
+  --base-url <url>    the running payd (default: the profile's when its key is used, else
+                      PAYD_URL, else http://localhost:$PORT, PORT 3000)`;
 
 const COMMANDS: Record<string, Command> = {
   start: {
@@ -37,6 +40,20 @@ PAYD_MASTER_KEY, PAYD_ADMIN_TOKEN, ...): see README.md and docs/operations.md.`,
   redirection             the service-redirection-data token of the checkout
   identity                the identity provider's RS256 id_token key
   identity-access-token   the identity provider's access tokens`,
+  },
+  login: {
+    synopsis: 'payd login --api-key <key> [--base-url <url>] [--profile <name>]',
+    summary: 'check an API key against the running payd and keep it for the client commands',
+    details: `Options:
+  --api-key <key>     the merchant's API key (default: PAYD_API_KEY)
+  --base-url <url>    the running payd, kept with the key (default: PAYD_URL, else not kept:
+                      http://localhost:$PORT at each command)
+  --profile <name>    the profile's name (default: default); pick it with --profile or
+                      PAYD_PROFILE
+
+The key is kept in $XDG_CONFIG_HOME/payd/config.json (default ~/.config/payd/config.json),
+readable by you only (mode 0600), and never printed back in full. Client commands use it
+when neither --api-key nor PAYD_API_KEY is given.`,
   },
   listen: {
     synopsis: 'payd listen --forward-to <url> [--secret whsec_...] [--events a,b]',

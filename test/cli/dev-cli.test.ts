@@ -7,7 +7,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { getEventListeners } from 'node:events';
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -21,8 +21,10 @@ import { TRIGGERS, listen } from '../../src/cli/dev.ts';
 import { EVENT_TYPES } from '../../src/webhooks/catalogue.ts';
 
 const run = promisify(execFile);
+// An empty home unless a test gives one: no profile of the machine's user (payd login) is read.
+const emptyHome = mkdtempSync(path.join(tmpdir(), 'payd-cli-home-'));
 const payd = (args: string[], env: Record<string, string>) =>
-  run(process.execPath, ['bin/payd.js', ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+  run(process.execPath, ['bin/payd.js', ...args], { env: { PATH: process.env.PATH ?? '', HOME: emptyHome, ...env } });
 
 describe('payd listen and payd trigger', () => {
   let server: PaydProcess;
@@ -63,6 +65,7 @@ describe('payd listen and payd trigger', () => {
     await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
     if (server) assert.equal(await server.stop(), 0);
     await cleanup();
+    rmSync(emptyHome, { recursive: true, force: true });
   });
 
   const events = async (type: string) =>
@@ -208,6 +211,60 @@ describe('payd listen and payd trigger', () => {
       const err = await payd([...args], env).then(() => assert.fail('exit 0'), (e: { code: number; stderr: string }) => e);
       assert.equal(err.code, 2, String(args));
       assert.match(err.stderr, message);
+    }
+  });
+
+  // Issue 43: a profile, so that the key need not be in the environment of every command.
+  it('payd login keeps the key in a 0600 file under XDG_CONFIG_HOME (default ~/.config), which every client command reads; --profile picks one', async () => {
+    const home = mkdtempSync(path.join(tmpdir(), 'payd-home-'));
+    const xdg = mkdtempSync(path.join(tmpdir(), 'payd-xdg-'));
+    try {
+      const apiKey = env.PAYD_API_KEY!;
+      const login = await payd(['login', '--api-key', apiKey, '--base-url', env.PAYD_URL!], { HOME: home });
+      assert.ok(!login.stdout.includes(apiKey) && !login.stderr.includes(apiKey), `the key is not printed back in full:\n${login.stdout}`);
+      assert.match(login.stdout, new RegExp(`key ${apiKey.slice(0, 8)}…${apiKey.slice(-4)}`));
+      const file = path.join(home, '.config', 'payd', 'config.json');
+      assert.equal(statSync(file).mode & 0o777, 0o600);
+      assert.equal(statSync(path.dirname(file)).mode & 0o777, 0o700);
+      assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')).profiles.default, { api_key: apiKey, base_url: env.PAYD_URL });
+
+      // Every client command, with neither --api-key nor PAYD_API_KEY nor PAYD_URL.
+      const made = await payd(['trigger', 'payment.authorized'], { HOME: home });
+      const mine = /for ([0-9a-f-]{36})/.exec(made.stdout)![1]!;
+      assert.match((await payd(['payments', 'list', '--limit', '100'], { HOME: home })).stdout, new RegExp(`^${mine}  `, 'm'));
+      assert.match((await payd(['events', 'list', '--type', 'payment.authorized'], { HOME: home })).stdout, /payment\.authorized/);
+      await payd(['webhook-endpoints', 'list'], { HOME: home });
+
+      // Another entity's key in a profile of its own, under XDG_CONFIG_HOME (which wins over HOME).
+      const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+      const entity = await (await fetch(`${server.base}/admin/v1/entities`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{"name":"CLI shop 2"}' })).json();
+      const otherKey = (await (await fetch(`${server.base}/admin/v1/entities/${entity.id}/api-keys`, { method: 'POST', headers: admin })).json()).api_key as string;
+      const both = { HOME: home, XDG_CONFIG_HOME: xdg };
+      await payd(['login', '--api-key', otherKey, '--base-url', env.PAYD_URL!, '--profile', 'shop2'], both);
+      assert.equal(statSync(path.join(xdg, 'payd', 'config.json')).mode & 0o777, 0o600);
+      const theirs = /for ([0-9a-f-]{36})/.exec((await payd(['trigger', 'payment.authorized', '--profile', 'shop2'], both)).stdout)![1]!;
+      const listed = (await payd(['payments', 'list', '--profile', 'shop2'], both)).stdout;
+      assert.match(listed, new RegExp(`^${theirs}  `, 'm'));
+      assert.doesNotMatch(listed, new RegExp(mine), 'the profile picked is the other entity\'s');
+      assert.match((await payd(['payments', 'list'], { ...both, PAYD_PROFILE: 'shop2' })).stdout, new RegExp(`^${theirs}  `, 'm'));
+      // PAYD_API_KEY comes before the default profile; --profile before PAYD_API_KEY.
+      assert.doesNotMatch((await payd(['payments', 'list', '--limit', '100'], { HOME: home, PAYD_API_KEY: otherKey, PAYD_URL: env.PAYD_URL! })).stdout, new RegExp(mine));
+      assert.match((await payd(['payments', 'list', '--limit', '100', '--profile', 'shop2'], { ...both, PAYD_API_KEY: apiKey, PAYD_URL: env.PAYD_URL! })).stdout, new RegExp(`^${theirs}  `, 'm'));
+
+      for (const [args, e, message] of [
+        [['payments', 'list'], both, /an API key is needed: .*payd login/], // XDG_CONFIG_HOME has no default profile
+        [['payments', 'list', '--profile', 'nope'], { HOME: home }, /no profile "nope" in .*config\.json: payd login/],
+        [['login', '--api-key', 'payd_sk_wrong_key_0000', '--base-url', env.PAYD_URL!, '--profile', 'bad'], { HOME: home }, /the API key was refused/],
+        [['login', '--base-url', env.PAYD_URL!], { HOME: home }, /the key is needed/],
+      ] as const) {
+        const err = await payd([...args], e as Record<string, string>).then(() => assert.fail('exit 0'), (x: { code: number; stderr: string }) => x);
+        assert.equal(err.code, 2, err.stderr);
+        assert.match(err.stderr, message);
+      }
+      assert.deepEqual(Object.keys(JSON.parse(readFileSync(file, 'utf8')).profiles), ['default'], 'a refused key is not saved');
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+      rmSync(xdg, { recursive: true, force: true });
     }
   });
 
