@@ -245,11 +245,17 @@ async function main(argv: string[]): Promise<void> {
     if (!text) throw new ConfigError(`unknown command "${help.command}"\n\n${USAGE}`);
     return console.log(text);
   }
-  if (argv[0] === 'listen' || argv[0] === 'trigger' || argv[0] === 'payments' || argv[0] === 'events' || argv[0] === 'webhook-endpoints') {
+  if (argv[0] === 'listen' || argv[0] === 'trigger' || argv[0] === 'payments' || argv[0] === 'events' || argv[0] === 'webhook-endpoints' || argv[0] === 'login') {
     // Clients of a running payd: no server configuration, no database.
     const dev = await import('./cli/dev.ts');
+    const profiles = await import('./cli/profile.ts');
     const out = (line: string) => console.log(line);
     try {
+      if (argv[0] === 'login') {
+        return await profiles.login(argv.slice(1), process.env, out, async (apiKey, base) => {
+          await new dev.Api({ apiKey, base }).call('GET', '/v2/events?limit=1');
+        });
+      }
       if (argv[0] === 'trigger') return await dev.trigger(argv.slice(1), process.env, out);
       if (argv[0] === 'payments') return await (await import('./cli/resources.ts')).payments(argv.slice(1), process.env, out);
       if (argv[0] === 'events') return await (await import('./cli/resources.ts')).events(argv.slice(1), process.env, out);
@@ -259,7 +265,7 @@ async function main(argv: string[]): Promise<void> {
       process.once('SIGTERM', () => stop.abort());
       return await dev.listen(argv.slice(1), process.env, out, stop.signal);
     } catch (err) {
-      if (err instanceof dev.CliError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw new ConfigError((err as Error).message);
+      if (err instanceof dev.CliError || err instanceof profiles.ProfileError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw new ConfigError((err as Error).message);
       throw err;
     }
   }

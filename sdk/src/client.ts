@@ -10,7 +10,7 @@ import type {
   EligibleSolutions, EligibleSolutionsParams, EventListParams, Payment, PaymentLink, PaymentLinkListParams, PaymentListParams, PaymentOperation,
   RefundParams, RotateWebhookSecretParams, SavedCard, SavedCardListParams, SetWebhookEndpointParams, SigningJwks, VoidParams, WebhookEndpoint, WebhookEvent, WebhookSecret,
   CreatedWebhookEndpoint, CreateWebhookEndpointParams, UpdateWebhookEndpointParams, WebhookEndpointItem, WebhookEndpointListParams,
-  WebhookEndpointSecret, WebhookEndpointTest,
+  WebhookEndpointSecret, WebhookEndpointTest, EventResent, ResendEventParams,
 } from './types.ts';
 
 export interface PaydOptions {
@@ -492,5 +492,15 @@ class Events {
   }
   iterate(query: EventListParams = {}): AsyncGenerator<WebhookEvent> {
     return this.c.iterate('/v2/events', query);
+  }
+  /**
+   * Sends an event again (202: its new deliveries, due at once): to the endpoint named by
+   * webhook_endpoint_id, or else wherever the event goes now. Sent with an idempotency key
+   * and retried with it: it resends at most once. When payd had already resent with that
+   * key (the answer was lost): IdempotencyError (resourceId: the first new delivery).
+   */
+  resend(id: string, params: ResendEventParams = {}, opts: IdempotentOptions = {}): Promise<EventResent> {
+    return this.c.idempotent<EventResent>({ method: 'POST', path: `/v2/events/${enc(id)}/resend`, body: params }, opts.idempotencyKey,
+      undefined, (a) => a.body as EventResent);
   }
 }

@@ -1166,6 +1166,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/events/{id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an event again
+         * @description New deliveries of the same event (same id, type, created_at and data), due at once, with a fresh retry window: to the endpoint named by webhook_endpoint_id (whatever its enabled_events and status), or else wherever the event goes now: its own URL (a payment link's webhook.url), or every enabled endpoint of yours that takes its type. Another entity's event or endpoint is 404; 409 when the event has no destination.
+         */
+        post: operations["resendEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/events": {
         parameters: {
             query?: never;
@@ -2759,6 +2779,13 @@ export interface components {
              * @default 86400
              */
             previous_secret_valid_seconds: number;
+        };
+        ResendEventRequest: {
+            /**
+             * Format: uuid
+             * @description Send it to this endpoint of yours only (whatever its enabled_events and status); default: wherever the event goes now
+             */
+            webhook_endpoint_id?: string;
         };
         AdminInviteDashboardMemberRequest: {
             /** Format: email */
@@ -10770,6 +10797,168 @@ export interface operations {
             };
             /** @description Credentials lack the right scope or entity */
             403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: a rate limit of the credential or (token endpoint) the client address is reached; Retry-After says when to retry */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable: the database is unreachable or the process is stopping (Retry-After says when to retry) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resendEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description One key per resend (1-255 visible ASCII characters, no space), scoped to the entity. A key already processed sends nothing more: 409 write-conflict with resource_id (the first delivery it made) and same_request (true for a retry of the first request). */
+                "x-idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResendEventRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event resent: the same id, type, created_at and data as every earlier delivery (receivers de-duplicate on payd-event-id)
+                         */
+                        event_id: string;
+                        /** @description One new delivery per destination, due at once, with a fresh retry window */
+                        deliveries: {
+                            /**
+                             * Format: uuid
+                             * @description The new delivery (payd-delivery-id)
+                             */
+                            id: string;
+                            endpoint_id: string | null;
+                            url: string | null;
+                            /**
+                             * @description PENDING until a 2xx answer (DELIVERED) or the retry window ends (FAILED)
+                             * @enum {string}
+                             */
+                            status: "PENDING" | "DELIVERED" | "FAILED";
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials lack the right scope or entity */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;

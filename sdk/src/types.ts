@@ -63,4 +63,7 @@ export type UpdateWebhookEndpointParams = Body<operations['updateWebhookEndpoint
 export type WebhookEndpointListParams = ListParams<operations['listWebhookEndpoints']>;
 export type WebhookEndpointSecret = Ok<operations['rotateWebhookEndpointSecret']>;
 export type WebhookEndpointTest = Accepted<operations['testWebhookEndpoint']>;
+/** The answer of events.resend: the new deliveries of the event. */
+export type EventResent = Accepted<operations['resendEvent']>;
+export type ResendEventParams = Body<operations['resendEvent']>;
 type Accepted<Op> = Op extends { responses: { 202: { content: { 'application/json': infer B } } } } ? B : never;

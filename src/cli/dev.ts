@@ -10,7 +10,12 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 
+import type { EventTypeName } from '../webhooks/catalogue.ts';
+import { readProfile } from './profile.ts';
+
 export class CliError extends Error {}
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface Conn {
   base: string;
@@ -22,10 +27,24 @@ interface Options {
   positionals: string[];
 }
 
+/**
+ * The key and the URL of a client command: --api-key, else the key of the profile --profile
+ * names, else PAYD_API_KEY, else the profile PAYD_PROFILE names or "default" (payd login,
+ * profile.ts). The URL: --base-url, else the profile's when its key is used, else PAYD_URL,
+ * else http://localhost:$PORT.
+ */
 export function conn(values: Options['values'], env: NodeJS.ProcessEnv): Conn {
-  const apiKey = (values['api-key'] as string | undefined) ?? env.PAYD_API_KEY;
-  if (!apiKey) throw new CliError('an API key is needed: --api-key payd_sk_... or PAYD_API_KEY');
-  const base = ((values['base-url'] as string | undefined) ?? env.PAYD_URL ?? `http://localhost:${env.PORT ?? 3000}`).replace(/\/+$/, '');
+  const named = values.profile as string | undefined;
+  let apiKey = values['api-key'] as string | undefined;
+  let profileBase: string | undefined;
+  if (!apiKey && (named !== undefined || !env.PAYD_API_KEY)) {
+    const p = readProfile(env, named);
+    apiKey = p?.profile.api_key;
+    profileBase = p?.profile.base_url;
+  }
+  apiKey ??= env.PAYD_API_KEY;
+  if (!apiKey) throw new CliError('an API key is needed: --api-key payd_sk_..., PAYD_API_KEY, or a profile (payd login --api-key payd_sk_...)');
+  const base = ((values['base-url'] as string | undefined) ?? profileBase ?? env.PAYD_URL ?? `http://localhost:${env.PORT ?? 3000}`).replace(/\/+$/, '');
   return { base, apiKey };
 }
 
@@ -33,6 +52,23 @@ export function conn(values: Options['values'], env: NodeJS.ProcessEnv): Conn {
 export class Api {
   private token: string | undefined;
   constructor(private readonly c: Conn) {}
+
+  get base(): string { return this.c.base; }
+
+  /**
+   * A call as a shopper's browser makes it (no merchant credential): a page (GET, its
+   * HTML) or, with a client session's credential, the checkout's browser API (POST JSON).
+   */
+  async shopper(path: string, session?: string, body?: unknown): Promise<string> {
+    const res = await fetch(this.c.base + path, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { ...(session ? { 'x-payd-session': session } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    }).catch((err: Error) => { throw new CliError(`payd at ${this.c.base} did not answer: ${err.cause instanceof Error ? err.cause.message : err.message}`); });
+    const text = await res.text();
+    if (!res.ok) throw new CliError(`${body === undefined ? 'GET' : 'POST'} ${path}: HTTP ${res.status} ${text.slice(0, 300)}`);
+    return text;
+  }
 
   async call<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, idempotencyKey?: string): Promise<T> {
     const res = await fetch(this.c.base + path, {
@@ -81,7 +117,7 @@ export async function listen(argv: string[], env: NodeJS.ProcessEnv, out: (line:
   const { values } = parseArgs({
     args: argv, allowPositionals: false,
     options: {
-      'forward-to': { type: 'string' }, 'api-key': { type: 'string' }, 'base-url': { type: 'string' },
+      'forward-to': { type: 'string' }, 'api-key': { type: 'string' }, 'base-url': { type: 'string' }, profile: { type: 'string' },
       secret: { type: 'string' }, events: { type: 'string' }, 'poll-ms': { type: 'string' },
     },
   });
@@ -153,57 +189,118 @@ async function forward(target: string, secret: string, event: EventItem, out: (l
 }
 
 const card = (number: string) => ({ type: 'CARD', number, expiry_month: '12', expiry_year: String(new Date().getFullYear() + 3), cvv: '123' });
-const cardPayment = (number: string, capture_mode: 'MANUAL' | 'AUTOMATIC' = 'MANUAL', amount = 2000) =>
-  ({ amount, currency: 'EUR', capture_mode, order: { reference: `trigger-${Date.now()}` }, split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: card(number) }] });
-/** Gift card + card: an operation the card declines while the gift card accepts it ends in CONFLICT. */
-const splitPayment = (cardNumber: string, capture_mode: 'MANUAL' | 'AUTOMATIC') => ({
-  amount: 3000, currency: 'EUR', capture_mode, split: [
-    { partner: 'gift-sim', method: 'GIFT_CARD', amount: 1000, instrument: { type: 'GIFT_CARD', number: `6036${String(Date.now()).slice(-11)}7` } },
-    { partner: 'card-sim', method: 'CARD', amount: 2000, instrument: card(cardNumber) },
-  ],
-});
 
-type Step = (api: Api) => Promise<string>;
+/** What a trigger may override (payd trigger --amount, --currency, --webhook-endpoint). */
+export interface TriggerOptions { amount: number; currency: string; webhookEndpoint?: string | undefined }
+
+const cardPayment = (number: string, capture_mode: 'MANUAL' | 'AUTOMATIC' = 'MANUAL') => (o: TriggerOptions) => ({
+  amount: o.amount, currency: o.currency, capture_mode, order: { reference: `trigger-${Date.now()}` },
+  split: [{ partner: 'card-sim', method: 'CARD', amount: o.amount, instrument: card(number) }],
+});
+/**
+ * Gift card + card: an operation the card declines while the gift card accepts it ends in
+ * CONFLICT. The gift card takes a third of the amount, at most 10.00 (gift-sim: EUR only).
+ */
+const splitPayment = (cardNumber: string, capture_mode: 'MANUAL' | 'AUTOMATIC') => (o: TriggerOptions) => {
+  if (o.currency !== 'EUR') throw new CliError(`--currency ${o.currency}: this event needs a gift card, and the gift card simulator takes EUR only`);
+  if (o.amount < 3) throw new CliError('--amount: this event splits the payment between a gift card and a card, so at least 3');
+  const gift = Math.min(1000, Math.floor(o.amount / 3));
+  return {
+    amount: o.amount, currency: o.currency, capture_mode, order: { reference: `trigger-${Date.now()}` }, split: [
+      { partner: 'gift-sim', method: 'GIFT_CARD', amount: gift, instrument: { type: 'GIFT_CARD', number: `6036${String(Date.now()).slice(-11)}7` } },
+      { partner: 'card-sim', method: 'CARD', amount: o.amount - gift, instrument: card(cardNumber) },
+    ],
+  };
+};
+
+type Step = (api: Api, o: TriggerOptions) => Promise<string>;
+type Body = (o: TriggerOptions) => object;
 interface Made { id: string }
 
-const pay = (body: object): Step => async (api) => (await api.call<Made>('POST', '/v2/payments', body, randomUUID())).id;
-const thenOp = (body: object, op: 'captures' | 'refunds' | 'voids', opBody: object = {}): Step => async (api) => {
-  const id = await pay(body)(api);
-  await api.call('POST', `/v2/payments/${id}/${op}`, opBody, randomUUID());
+const pay = (body: Body): Step => async (api, o) => (await api.call<Made>('POST', '/v2/payments', body(o), randomUUID())).id;
+const thenOp = (body: Body, op: 'captures' | 'refunds' | 'voids', withAmount = false): Step => async (api, o) => {
+  const id = await pay(body)(api, o);
+  await api.call('POST', `/v2/payments/${id}/${op}`, withAmount ? { amount: o.amount } : {}, randomUUID());
   return id;
+};
+const link = async (api: Api, o: TriggerOptions) =>
+  api.call<Made>('POST', '/v2/payment-links', { amount: o.amount, currency: o.currency, shopper_redirection_url: 'https://shop.example/thanks' }, randomUUID());
+/**
+ * A payment link, then a shopper paying it with a test card as the customer page's widget
+ * does: the page (/pay/{id}) mounts a client session, whose credential submits the payment.
+ */
+const linkPaidWith = (number: string): Step => async (api, o) => {
+  const l = await link(api, o);
+  const page = await api.shopper(`/pay/${l.id}`);
+  const session = /data-payd-session="([^"]+)"/.exec(page)?.[1];
+  if (!session) throw new CliError(`the payment link's page (${api.base}/pay/${l.id}) offered no payment form`);
+  await api.shopper('/checkout/v1/session/payments', session,
+    { split: [{ partner: 'card-sim', method: 'CARD', amount: o.amount, instrument: card(number) }] });
+  return l.id;
 };
 
 /** The calls after which payd emits each event (test cards: docs/test-cards.md). */
-export const TRIGGERS: Record<string, { what: string; run: Step }> = {
+export const TRIGGERS: Record<EventTypeName, { what: string; run: Step }> = {
   'payment.authorized': { what: 'a card payment', run: pay(cardPayment('4242424242424242')) },
   'payment.refused': { what: 'a card payment the issuer declines', run: pay(cardPayment('4000000000000002')) },
   'payment.failed': { what: 'a card payment the acquirer fails', run: pay(cardPayment('4000000000000119')) },
-  'payment.captured': { what: 'a card payment, then its capture', run: thenOp(cardPayment('4242424242424242'), 'captures', { amount: 2000 }) },
+  'payment.captured': { what: 'a card payment, then its capture', run: thenOp(cardPayment('4242424242424242'), 'captures', true) },
   'payment.refunded': { what: 'an automatically captured card payment, then its refund', run: thenOp(cardPayment('4242424242424242', 'AUTOMATIC'), 'refunds') },
   'payment.voided': { what: 'a card payment, then its void', run: thenOp(cardPayment('4242424242424242'), 'voids') },
-  'payment.capture_failed': { what: 'a payment by a card whose captures are declined, then a capture', run: thenOp(cardPayment('4000000000000341'), 'captures', { amount: 2000 }) },
+  'payment.capture_failed': { what: 'a payment by a card whose captures are declined, then a capture', run: thenOp(cardPayment('4000000000000341'), 'captures', true) },
   'payment.refund_failed': { what: 'a captured payment by a card whose refunds are declined, then a refund', run: thenOp(cardPayment('4000000000005126', 'AUTOMATIC'), 'refunds') },
-  'payment.capture_conflict': { what: 'a gift card + card payment, then a capture the card declines', run: thenOp(splitPayment('4000000000000341', 'MANUAL'), 'captures', { amount: 3000 }) },
+  'payment.void_failed': { what: 'a payment by a card whose voids are declined, then a void', run: thenOp(cardPayment('4000000000000770'), 'voids') },
+  'payment.capture_conflict': { what: 'a gift card + card payment, then a capture the card declines', run: thenOp(splitPayment('4000000000000341', 'MANUAL'), 'captures', true) },
   'payment.refund_conflict': { what: 'a captured gift card + card payment, then a refund the card declines', run: thenOp(splitPayment('4000000000005126', 'AUTOMATIC'), 'refunds') },
+  'payment.void_conflict': { what: 'a gift card + card payment, then a void the card declines', run: thenOp(splitPayment('4000000000000770', 'MANUAL'), 'voids') },
+  'payment_link.paid': { what: 'a payment link, then a shopper paying it by card', run: linkPaidWith('4242424242424242') },
+  'payment_link.payment_failed': { what: 'a payment link, then a shopper whose card is declined', run: linkPaidWith('4000000000000002') },
   'payment_link.cancelled': {
     what: 'a payment link, then its cancellation',
-    run: async (api) => {
-      const link = await api.call<Made>('POST', '/v2/payment-links', { amount: 2000, currency: 'EUR', shopper_redirection_url: 'https://shop.example/thanks' });
-      await api.call('POST', `/v2/payment-links/${link.id}/cancel`);
-      return link.id;
+    run: async (api, o) => {
+      const l = await link(api, o);
+      await api.call('POST', `/v2/payment-links/${l.id}/cancel`);
+      return l.id;
+    },
+  },
+  'webhook_endpoint.test': {
+    what: 'a test event to a webhook endpoint (--webhook-endpoint, else your first one)',
+    run: async (api, o) => {
+      let id = o.webhookEndpoint;
+      if (!id) {
+        const page = await api.call<{ data: Made[] }>('GET', '/v2/webhook-endpoints?limit=1');
+        id = page.data[0]?.id;
+        if (!id) throw new CliError('webhook_endpoint.test goes to a webhook endpoint, and you have none: payd webhook-endpoints create --url ...');
+      }
+      await api.call('POST', `/v2/webhook-endpoints/${id}/test`);
+      return id;
     },
   },
 };
 
 export async function trigger(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<void> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { 'api-key': { type: 'string' }, 'base-url': { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args: argv, allowPositionals: true,
+    options: {
+      'api-key': { type: 'string' }, 'base-url': { type: 'string' }, profile: { type: 'string' },
+      amount: { type: 'string' }, currency: { type: 'string' }, 'webhook-endpoint': { type: 'string' },
+    },
+  });
   const [type] = positionals;
   const known = Object.keys(TRIGGERS).join(', ');
   if (!type) throw new CliError(`which event? payd trigger <event>, one of: ${known}`);
-  const t = TRIGGERS[type];
-  if (!t) throw new CliError(`payd trigger cannot make "${type}"; it makes: ${known} (the other payment_link events need a shopper in a browser)`);
+  const t = Object.hasOwn(TRIGGERS, type) ? TRIGGERS[type as EventTypeName] : undefined;
+  if (!t) throw new CliError(`payd trigger cannot make "${type}"; it makes: ${known}`);
+  if (values.amount !== undefined && !/^[1-9]\d{0,13}$/.test(values.amount)) throw new CliError('--amount: an amount in minor units (1050 is 10.50 EUR, 1000 is ¥1,000)');
+  if (values.currency !== undefined && !/^[A-Za-z]{3}$/.test(values.currency)) throw new CliError('--currency: a three-letter ISO 4217 code (EUR, USD, GBP, CHF, JPY)');
+  if (values['webhook-endpoint'] !== undefined && !UUID.test(values['webhook-endpoint'])) throw new CliError('--webhook-endpoint: a webhook endpoint id (uuid)');
+  const options: TriggerOptions = {
+    amount: values.amount === undefined ? 2000 : Number(values.amount),
+    currency: (values.currency ?? 'EUR').toUpperCase(),
+    webhookEndpoint: values['webhook-endpoint'],
+  };
   const api = new Api(conn(values, env));
   out(`Making ${t.what}...`);
-  const id = await t.run(api);
+  const id = await t.run(api, options);
   out(`Done: ${type} will be sent for ${id} (see payd listen, or GET /v2/events?type=${type})`);
 }

@@ -1,14 +1,13 @@
-// `payd payments …`, `payd events …` and `payd webhook-endpoints …`: a merchant's developer works with resources of a
-// running payd from the shell, with an API key (--api-key or PAYD_API_KEY; --base-url or
-// PAYD_URL), as the SDK does: every creating call carries an idempotency key (printed, so
+// `payd payments …`, `payd events …` (list, get, resend) and `payd webhook-endpoints …`: a merchant's developer works with resources of a
+// running payd from the shell, with an API key (--api-key, PAYD_API_KEY or a profile of payd
+// login; --base-url or PAYD_URL), as the SDK does: every creating call carries an idempotency key (printed, so
 // that a lost answer can be retried with --idempotency-key). Lists print one line per item
 // (--json: the API's page as it is); a single resource prints as JSON.
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { Api, CliError, conn } from './dev.ts';
+import { Api, CliError, conn, UUID } from './dev.ts';
 
-const COMMON = { 'api-key': { type: 'string' }, 'base-url': { type: 'string' }, json: { type: 'boolean' } } as const;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const COMMON = { 'api-key': { type: 'string' }, 'base-url': { type: 'string' }, profile: { type: 'string' }, json: { type: 'boolean' } } as const;
 
 interface Page<T> { data: T[]; has_more: boolean; next_cursor: string | null }
 interface PaymentItem {
@@ -72,7 +71,10 @@ export async function payments(argv: string[], env: NodeJS.ProcessEnv, out: (lin
 
 export async function events(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<void> {
   const [action, ...rest] = argv;
-  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { ...COMMON, limit: { type: 'string' }, type: { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args: rest, allowPositionals: true,
+    options: { ...COMMON, limit: { type: 'string' }, type: { type: 'string' }, 'webhook-endpoint': { type: 'string' }, 'idempotency-key': { type: 'string' } },
+  });
   const api = new Api(conn(values, env));
   switch (action) {
     case 'list': {
@@ -85,8 +87,20 @@ export async function events(argv: string[], env: NodeJS.ProcessEnv, out: (line:
     }
     case 'get':
       return out(JSON.stringify(await api.call('GET', `/v2/events/${idOf(positionals, 'events get')}`), null, 2));
+    case 'resend': {
+      const id = idOf(positionals, 'events resend');
+      const endpoint = values['webhook-endpoint'];
+      if (endpoint !== undefined && !UUID.test(String(endpoint))) throw new CliError('--webhook-endpoint: a webhook endpoint id (uuid)');
+      const key = (values['idempotency-key'] as string | undefined) ?? randomUUID();
+      out(`idempotency key ${key} (retry a lost answer with --idempotency-key ${key})`);
+      const resent = await api.call<{ event_id: string; deliveries: Array<{ id: string; endpoint_id: string | null; url: string | null }> }>(
+        'POST', `/v2/events/${id}/resend`, endpoint === undefined ? {} : { webhook_endpoint_id: endpoint }, key);
+      if (values.json) return out(JSON.stringify(resent, null, 2));
+      for (const d of resent.deliveries) out(`resent ${resent.event_id}: delivery ${d.id} to ${d.url ?? '(no URL)'}${d.endpoint_id ? ` (endpoint ${d.endpoint_id})` : ''}`);
+      return;
+    }
     default:
-      throw new CliError(`payd events <list|get> (got "${action ?? ''}"); to receive them as webhooks: payd listen`);
+      throw new CliError(`payd events <list|get|resend> (got "${action ?? ''}"); to receive them as webhooks: payd listen`);
   }
 }
 

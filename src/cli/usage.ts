@@ -7,8 +7,11 @@ import { TRIGGERS } from './dev.ts';
 interface Command { synopsis: string; summary: string; details?: string }
 
 const CONNECTION = `Connection (every client command):
-  --api-key <key>     the merchant's API key (default: PAYD_API_KEY)
-  --base-url <url>    the running payd (default: PAYD_URL, else http://localhost:$PORT, PORT 3000)`;
+  --api-key <key>     the merchant's API key (default: --profile's key, else PAYD_API_KEY,
+                      else the profile PAYD_PROFILE names or "default": payd login)
+  --profile <name>    the key (and URL) saved by payd login --profile <name>
+  --base-url <url>    the running payd (default: the profile's when its key is used, else
+                      PAYD_URL, else http://localhost:$PORT, PORT 3000)`;
 
 const COMMANDS: Record<string, Command> = {
   start: {
@@ -38,6 +41,20 @@ PAYD_MASTER_KEY, PAYD_ADMIN_TOKEN, ...): see README.md and docs/operations.md.`,
   identity                the identity provider's RS256 id_token key
   identity-access-token   the identity provider's access tokens`,
   },
+  login: {
+    synopsis: 'payd login --api-key <key> [--base-url <url>] [--profile <name>]',
+    summary: 'check an API key against the running payd and keep it for the client commands',
+    details: `Options:
+  --api-key <key>     the merchant's API key (default: PAYD_API_KEY)
+  --base-url <url>    the running payd, kept with the key (default: PAYD_URL, else not kept:
+                      http://localhost:$PORT at each command)
+  --profile <name>    the profile's name (default: default); pick it with --profile or
+                      PAYD_PROFILE
+
+The key is kept in $XDG_CONFIG_HOME/payd/config.json (default ~/.config/payd/config.json),
+readable by you only (mode 0600), and never printed back in full. Client commands use it
+when neither --api-key nor PAYD_API_KEY is given.`,
+  },
   listen: {
     synopsis: 'payd listen --forward-to <url> [--secret whsec_...] [--events a,b]',
     summary: "forward your entity's new events to a local receiver, signed as the webhook is",
@@ -51,10 +68,17 @@ PAYD_MASTER_KEY, PAYD_ADMIN_TOKEN, ...): see README.md and docs/operations.md.`,
 ${CONNECTION}`,
   },
   trigger: {
-    synopsis: 'payd trigger <event>',
+    synopsis: 'payd trigger <event> [--amount N] [--currency C] [--webhook-endpoint <id>]',
     summary: 'make the API calls after which payd sends <event>',
     details: `Events (the calls each makes: docs/test-cards.md has the cards):
-${Object.entries(TRIGGERS).map(([type, t]) => `  ${type.padEnd(26)}${t.what}`).join('\n')}
+${Object.entries(TRIGGERS).map(([type, t]) => `  ${type.padEnd(29)}${t.what}`).join('\n')}
+
+Overrides:
+  --amount <n>              the payment's (or link's) amount in minor units (default 2000:
+                            20.00 EUR; 1000 is ¥1,000); a capture takes all of it
+  --currency <code>         its currency (default EUR; card-sim takes EUR, USD, GBP, CHF,
+                            JPY; the events with a gift card take EUR only)
+  --webhook-endpoint <id>   webhook_endpoint.test: the endpoint (default: your first one)
 
 ${CONNECTION}`,
   },
@@ -72,12 +96,15 @@ ${CONNECTION}`,
 ${CONNECTION}`,
   },
   events: {
-    synopsis: 'payd events list [--type a,b]|get <id>',
-    summary: 'its events, as their webhook bodies',
+    synopsis: 'payd events list [--type a,b]|get <id>|resend <id> [--webhook-endpoint <id>]',
+    summary: 'its events, as their webhook bodies; resend sends one again to your endpoints',
     details: `Options:
-  --type <a,b>   list: only these event types
-  --limit <n>    list: 1 to 100 (default 20)
-  --json         list: the API's page as it is
+  --type <a,b>                list: only these event types
+  --limit <n>                 list: 1 to 100 (default 20)
+  --webhook-endpoint <id>     resend: to this endpoint only (default: every enabled endpoint
+                              that takes the event's type, or the event's own URL)
+  --idempotency-key <key>     resend: retry a lost answer with the printed key
+  --json                      list, resend: the API's answer as it is
 
 ${CONNECTION}`,
   },

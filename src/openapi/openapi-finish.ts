@@ -47,6 +47,7 @@ export const OPERATION_IDS: Record<string, string> = {
   'DELETE /v2/webhook-endpoints/{id}': 'deleteWebhookEndpointById',
   'POST /v2/webhook-endpoints/{id}/secret/rotate': 'rotateWebhookEndpointSecret',
   'POST /v2/webhook-endpoints/{id}/test': 'testWebhookEndpoint',
+  'POST /v2/events/{id}/resend': 'resendEvent',
   'POST /partners/{partner}/webhooks': 'receivePartnerNotification',
   'GET /checkout/v1/session': 'checkoutGetSession',
   'POST /checkout/v1/session/payments': 'checkoutPay',
@@ -214,6 +215,10 @@ const EXAMPLES: Record<string, Record<string, { summary: string; value: unknown 
   rotateWebhookSecret: { overlap: { summary: 'A new secret; the previous one still signs for an hour', value: { previous_secret_valid_seconds: 3600 } } },
   createWebhookEndpoint: { fulfilment: { summary: 'An endpoint for captures and refunds only', value: { url: 'https://shop.example/payd-hooks', enabled_events: ['payment.captured', 'payment.refunded'], description: 'Order fulfilment' } } },
   updateWebhookEndpoint: { pause: { summary: 'Stop sending events to it for now', value: { status: 'disabled' } } },
+  resendEvent: {
+    all: { summary: 'Again wherever the event goes now', value: {} },
+    one: { summary: 'To one endpoint only', value: { webhook_endpoint_id: '0c5a81bb-2f4e-4d6a-9b1c-3e8f7a2d5c40' } },
+  },
   rotateWebhookEndpointSecret: { overlap: { summary: 'A new secret; the previous one still signs for an hour', value: { previous_secret_valid_seconds: 3600 } } },
   adminInviteDashboardMember: { operator: { summary: 'Invite someone to the dashboard as an operator', value: { email: 'grace@example.com', role: 'operator' } } },
   adminUpdateDashboardMember: { viewer: { summary: 'Read-only access from now on', value: { role: 'viewer' } } },

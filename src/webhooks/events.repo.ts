@@ -17,6 +17,15 @@ export interface EventRow {
   status: EventStatus;
 }
 
+/** A delivery just written by a resend, as the merchant API shows it. */
+export interface ResentDeliveryRow {
+  id: string;
+  endpoint_id: string | null;
+  url: string | null;
+  status: DeliveryStatus;
+  created_at: Date;
+}
+
 export interface DeliveryRow {
   id: string;
   event_id: string;
@@ -155,6 +164,32 @@ export const eventsRepo = {
       [eventId, entityId, deliveryId],
     );
     return rows.find((r) => r.id === deliveryId)?.id;
+  },
+
+  /**
+   * New deliveries of one of the entity's events (reason REPLAY, due at once): to the
+   * endpoint named, or else where the event goes now (its own URL, or every enabled endpoint
+   * of the entity that takes its type). None when the event is not the entity's or has no
+   * destination.
+   */
+  async insertResend(q: Queryable, entityId: string, eventId: string, endpointId: string | null): Promise<ResentDeliveryRow[]> {
+    const { rows } = await q.query<ResentDeliveryRow>(
+      `WITH ins AS (
+         INSERT INTO webhook_deliveries (id, event_id, entity_id, endpoint_id, reason)
+         SELECT gen_random_uuid(), e.id, e.entity_id, t.endpoint_id, 'REPLAY'
+           FROM webhook_events e,
+                LATERAL (SELECT $3::uuid AS endpoint_id WHERE $3::uuid IS NOT NULL
+                         UNION ALL SELECT f.endpoint_id FROM (${fanOutSql('e')}) f WHERE $3::uuid IS NULL) t
+          WHERE e.id = $1 AND e.entity_id = $2
+         RETURNING id, event_id, endpoint_id, status, created_at
+       )
+       SELECT ins.id, ins.endpoint_id, coalesce(e.url, ep.url) AS url, ins.status, ins.created_at
+         FROM ins JOIN webhook_events e ON e.id = ins.event_id
+         LEFT JOIN webhook_endpoints ep ON ep.id = ins.endpoint_id
+        ORDER BY ins.created_at, ins.id`,
+      [eventId, entityId, endpointId],
+    );
+    return rows;
   },
 
   /** A test event of an endpoint and its one delivery, to that endpoint only. */

@@ -6,12 +6,14 @@
 // is shown once: in the answer that created it and in each rotation's. The singular
 // /v2/webhook-endpoint routes (deprecated; merchant-default-endpoint.routes.ts) manage the
 // entity's default endpoint, which signs with the entity's secret, as before migration 0051.
+// POST /v2/events/{id}/resend (merchant-event-resend.routes.ts) sends one of the entity's events again.
 import type { FastifyInstance } from 'fastify';
 import type { IdempotencyKeys } from '../platform/http/idempotency.ts';
 import type { WebhooksService } from './webhooks.service.ts';
 import { merchantEndpointsRoutes } from './merchant-endpoints.routes.ts';
 import { merchantEndpointActionRoutes } from './merchant-endpoint-actions.routes.ts';
 import { merchantDefaultEndpointRoutes } from './merchant-default-endpoint.routes.ts';
+import { merchantEventResendRoutes } from './merchant-event-resend.routes.ts';
 
 export interface MerchantEndpointDeps {
   service: WebhooksService;
@@ -22,4 +24,5 @@ export async function merchantWebhookRoutes(app: FastifyInstance, deps: Merchant
   await merchantEndpointsRoutes(app, deps);
   await merchantEndpointActionRoutes(app, deps);
   await merchantDefaultEndpointRoutes(app, deps);
+  await merchantEventResendRoutes(app, deps);
 }

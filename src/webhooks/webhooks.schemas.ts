@@ -212,3 +212,21 @@ export const EventSchema = Type.Object(
   },
   { $id: 'Event', description: 'A webhook event (the body of a webhook call and an item of GET /v2/events). Delivery is at least once and unordered: de-duplicate on id.' },
 );
+
+export const EventResendBody = Type.Object(
+  {
+    webhook_endpoint_id: Type.Optional(Uuid('Send it to this endpoint of yours only (whatever its enabled_events and status); default: wherever the event goes now')),
+  },
+  { additionalProperties: false },
+);
+
+export const EventResent = Type.Object({
+  event_id: Uuid('The event resent: the same id, type, created_at and data as every earlier delivery (receivers de-duplicate on payd-event-id)'),
+  deliveries: Type.Array(Type.Object({
+    id: Uuid('The new delivery (payd-delivery-id)'),
+    endpoint_id: Nullable(Uuid('The endpoint it goes to; null: the event\'s own URL (a payment link\'s webhook.url)')),
+    url: Nullable(Type.String({ description: 'Where it goes' })),
+    status: StringEnum(DELIVERY_STATUSES, 'PENDING until a 2xx answer (DELIVERED) or the retry window ends (FAILED)'),
+    created_at: Timestamp(),
+  }), { minItems: 1, description: 'One new delivery per destination, due at once, with a fresh retry window' }),
+});

@@ -6,7 +6,7 @@ import { problems } from '../platform/http/problem.ts';
 import { type EndpointRow, type EndpointStatus, endpointsRepo } from './endpoints.repo.ts';
 export type { EndpointRow } from './endpoints.repo.ts';
 import { EVENT_TYPES } from './catalogue.ts';
-import { type AttemptRow, type DeliveryRow, type EventFilter, type EventRow, type EventStatus, eventsRepo } from './events.repo.ts';
+import { type AttemptRow, type DeliveryRow, type EventFilter, type EventRow, type EventStatus, eventsRepo, type ResentDeliveryRow } from './events.repo.ts';
 
 export type { EventStatus };
 import { maskHeaders } from './header-seal.ts';
@@ -217,6 +217,27 @@ export class WebhooksService {
   }
 
   /** Sends a test event (type webhook_endpoint.test) to this endpoint only, whatever its enabled_events and status. */
+  /**
+   * The merchant's resend of one of its events (POST /v2/events/{id}/resend): new
+   * deliveries of the same event, as the operator's replay makes, to the endpoint named or
+   * else wherever the event goes now. Another entity's event, or endpoint, is a 404.
+   */
+  async resendEvent(entityId: string, eventId: string, endpointId: string | undefined): Promise<{ event_id: string; deliveries: ResentDeliveryRow[] }> {
+    const event = await eventsRepo.get(this.db, entityId, eventId);
+    if (!event) throw problems.notFound('No such event.');
+    if (endpointId !== undefined) {
+      await this.getEndpointById(entityId, endpointId); // another entity's endpoint: 404
+      if (event.url !== null) {
+        throw problems.invalidField('webhook_endpoint_id', 'the event goes to a URL of its own (its payment link\'s webhook.url), not to an endpoint: resend it without webhook_endpoint_id', 'body');
+      }
+    }
+    const deliveries = await this.db.transaction((tx) => eventsRepo.insertResend(tx, entityId, eventId, endpointId ?? null));
+    if (deliveries.length === 0) {
+      throw problems.conflict('The event has no destination: it has no URL of its own and no enabled webhook endpoint of the entity takes its type. Add one (POST /v2/webhook-endpoints) or name one (webhook_endpoint_id).');
+    }
+    return { event_id: eventId, deliveries };
+  }
+
   async sendTestEvent(entityId: string, id: string): Promise<{ id: string; type: 'webhook_endpoint.test'; endpoint_id: string; delivery_id: string }> {
     const endpoint = await this.getEndpointById(entityId, id);
     const eventId = randomUUID();

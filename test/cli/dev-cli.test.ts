@@ -7,7 +7,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { getEventListeners } from 'node:events';
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -18,10 +18,13 @@ import { poll, waitFor } from '../helpers/wait.ts';
 import { createPgTestDb } from '../faults/db-fixture.ts';
 import { verifyWebhookSignature } from '../../src/webhooks/signature.ts';
 import { TRIGGERS, listen } from '../../src/cli/dev.ts';
+import { EVENT_TYPES } from '../../src/webhooks/catalogue.ts';
 
 const run = promisify(execFile);
+// An empty home unless a test gives one: no profile of the machine's user (payd login) is read.
+const emptyHome = mkdtempSync(path.join(tmpdir(), 'payd-cli-home-'));
 const payd = (args: string[], env: Record<string, string>) =>
-  run(process.execPath, ['bin/payd.js', ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+  run(process.execPath, ['bin/payd.js', ...args], { env: { PATH: process.env.PATH ?? '', HOME: emptyHome, ...env } });
 
 describe('payd listen and payd trigger', () => {
   let server: PaydProcess;
@@ -62,6 +65,7 @@ describe('payd listen and payd trigger', () => {
     await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
     if (server) assert.equal(await server.stop(), 0);
     await cleanup();
+    rmSync(emptyHome, { recursive: true, force: true });
   });
 
   const events = async (type: string) =>
@@ -93,11 +97,48 @@ describe('payd listen and payd trigger', () => {
     }
   });
 
-  it('makes every event it names', async () => {
-    for (const type of Object.keys(TRIGGERS)) {
-      const before = (await events(type)).length;
-      await payd(['trigger', type], env);
-      assert.equal((await events(type)).length, before + 1, type);
+  it('knows every event type of the catalogue', () => {
+    assert.deepEqual(Object.keys(TRIGGERS).sort(), EVENT_TYPES.map((e) => e.type).sort());
+  });
+
+  it('makes every event it names, for real', async () => {
+    // webhook_endpoint.test goes to one of the entity's endpoints: one for this test.
+    const endpoint = await (await fetch(`${server.base}/v2/webhook-endpoints`, {
+      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-idempotency-key': `trigger-${Date.now()}` },
+      body: JSON.stringify({ url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/trigger-endpoint`, enabled_events: ['payment.authorized'] }),
+    })).json() as { id: string };
+    try {
+      for (const type of Object.keys(TRIGGERS)) {
+        const before = (await events(type)).length;
+        const { stdout } = await payd(['trigger', type], env);
+        assert.match(stdout, new RegExp(`Done: ${type.replace(/[.]/g, '\\.')} will be sent for [0-9a-f-]{36}`), type);
+        assert.equal((await events(type)).length, before + 1, type);
+      }
+    } finally {
+      await fetch(`${server.base}/v2/webhook-endpoints/${endpoint.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
+    }
+  });
+
+  it('trigger takes --amount and --currency, and says which it cannot take', async () => {
+    const { stdout } = await payd(['trigger', 'payment.captured', '--amount', '1234', '--currency', 'usd'], env);
+    const id = /for ([0-9a-f-]{36})/.exec(stdout)![1]!;
+    const payment = await (await fetch(`${server.base}/v2/payments/${id}`, { headers: { authorization: `Bearer ${token}` } })).json();
+    assert.equal(payment.amount, 1234);
+    assert.equal(payment.currency, 'USD');
+    assert.equal(payment.amounts.total_captured, 1234, 'the capture takes the whole overridden amount');
+    const link = await payd(['trigger', 'payment_link.paid', '--amount', '777'], env);
+    const linkId = /for ([0-9a-f-]{36})/.exec(link.stdout)![1]!;
+    const paid = await (await fetch(`${server.base}/v2/payment-links/${linkId}`, { headers: { authorization: `Bearer ${token}` } })).json();
+    assert.equal(paid.status, 'PAID');
+    assert.equal(paid.amount, 777);
+    for (const [args, message] of [
+      [['trigger', 'payment.void_conflict', '--currency', 'USD'], /--currency USD: .*gift card simulator takes EUR only/],
+      [['trigger', 'payment.captured', '--amount', '12.50'], /--amount: an amount in minor units/],
+      [['trigger', 'payment.captured', '--currency', 'EURO'], /--currency: a three-letter/],
+    ] as const) {
+      const err = await payd([...args], env).then(() => assert.fail('exit 0'), (x: { code: number; stderr: string }) => x);
+      assert.equal(err.code, 2, err.stderr);
+      assert.match(err.stderr, message);
     }
   });
 
@@ -173,6 +214,60 @@ describe('payd listen and payd trigger', () => {
     }
   });
 
+  // Issue 43: a profile, so that the key need not be in the environment of every command.
+  it('payd login keeps the key in a 0600 file under XDG_CONFIG_HOME (default ~/.config), which every client command reads; --profile picks one', async () => {
+    const home = mkdtempSync(path.join(tmpdir(), 'payd-home-'));
+    const xdg = mkdtempSync(path.join(tmpdir(), 'payd-xdg-'));
+    try {
+      const apiKey = env.PAYD_API_KEY!;
+      const login = await payd(['login', '--api-key', apiKey, '--base-url', env.PAYD_URL!], { HOME: home });
+      assert.ok(!login.stdout.includes(apiKey) && !login.stderr.includes(apiKey), `the key is not printed back in full:\n${login.stdout}`);
+      assert.match(login.stdout, new RegExp(`key ${apiKey.slice(0, 8)}…${apiKey.slice(-4)}`));
+      const file = path.join(home, '.config', 'payd', 'config.json');
+      assert.equal(statSync(file).mode & 0o777, 0o600);
+      assert.equal(statSync(path.dirname(file)).mode & 0o777, 0o700);
+      assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')).profiles.default, { api_key: apiKey, base_url: env.PAYD_URL });
+
+      // Every client command, with neither --api-key nor PAYD_API_KEY nor PAYD_URL.
+      const made = await payd(['trigger', 'payment.authorized'], { HOME: home });
+      const mine = /for ([0-9a-f-]{36})/.exec(made.stdout)![1]!;
+      assert.match((await payd(['payments', 'list', '--limit', '100'], { HOME: home })).stdout, new RegExp(`^${mine}  `, 'm'));
+      assert.match((await payd(['events', 'list', '--type', 'payment.authorized'], { HOME: home })).stdout, /payment\.authorized/);
+      await payd(['webhook-endpoints', 'list'], { HOME: home });
+
+      // Another entity's key in a profile of its own, under XDG_CONFIG_HOME (which wins over HOME).
+      const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+      const entity = await (await fetch(`${server.base}/admin/v1/entities`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{"name":"CLI shop 2"}' })).json();
+      const otherKey = (await (await fetch(`${server.base}/admin/v1/entities/${entity.id}/api-keys`, { method: 'POST', headers: admin })).json()).api_key as string;
+      const both = { HOME: home, XDG_CONFIG_HOME: xdg };
+      await payd(['login', '--api-key', otherKey, '--base-url', env.PAYD_URL!, '--profile', 'shop2'], both);
+      assert.equal(statSync(path.join(xdg, 'payd', 'config.json')).mode & 0o777, 0o600);
+      const theirs = /for ([0-9a-f-]{36})/.exec((await payd(['trigger', 'payment.authorized', '--profile', 'shop2'], both)).stdout)![1]!;
+      const listed = (await payd(['payments', 'list', '--profile', 'shop2'], both)).stdout;
+      assert.match(listed, new RegExp(`^${theirs}  `, 'm'));
+      assert.doesNotMatch(listed, new RegExp(mine), 'the profile picked is the other entity\'s');
+      assert.match((await payd(['payments', 'list'], { ...both, PAYD_PROFILE: 'shop2' })).stdout, new RegExp(`^${theirs}  `, 'm'));
+      // PAYD_API_KEY comes before the default profile; --profile before PAYD_API_KEY.
+      assert.doesNotMatch((await payd(['payments', 'list', '--limit', '100'], { HOME: home, PAYD_API_KEY: otherKey, PAYD_URL: env.PAYD_URL! })).stdout, new RegExp(mine));
+      assert.match((await payd(['payments', 'list', '--limit', '100', '--profile', 'shop2'], { ...both, PAYD_API_KEY: apiKey, PAYD_URL: env.PAYD_URL! })).stdout, new RegExp(`^${theirs}  `, 'm'));
+
+      for (const [args, e, message] of [
+        [['payments', 'list'], both, /an API key is needed: .*payd login/], // XDG_CONFIG_HOME has no default profile
+        [['payments', 'list', '--profile', 'nope'], { HOME: home }, /no profile "nope" in .*config\.json: payd login/],
+        [['login', '--api-key', 'payd_sk_wrong_key_0000', '--base-url', env.PAYD_URL!, '--profile', 'bad'], { HOME: home }, /the API key was refused/],
+        [['login', '--base-url', env.PAYD_URL!], { HOME: home }, /the key is needed/],
+      ] as const) {
+        const err = await payd([...args], e as Record<string, string>).then(() => assert.fail('exit 0'), (x: { code: number; stderr: string }) => x);
+        assert.equal(err.code, 2, err.stderr);
+        assert.match(err.stderr, message);
+      }
+      assert.deepEqual(Object.keys(JSON.parse(readFileSync(file, 'utf8')).profiles), ['default'], 'a refused key is not saved');
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+      rmSync(xdg, { recursive: true, force: true });
+    }
+  });
+
   it('payd payments list/get/capture/refund/void and payd events list/get work on a running payd', async () => {
     const made = await payd(['trigger', 'payment.authorized'], env);
     const id = /for ([0-9a-f-]{36})/.exec(made.stdout)![1]!;
@@ -196,11 +291,27 @@ describe('payd listen and payd trigger', () => {
     assert.match(events.stdout, /payment\.captured/);
     const eventId = /^([0-9a-f-]{36}) {2}/m.exec(events.stdout)![1]!;
     assert.equal(JSON.parse((await payd(['events', 'get', eventId], env)).stdout).id, eventId);
+    // events resend: the event again, to an endpoint of the entity, where it arrives.
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/cli-resend`;
+    const endpointId = /^([0-9a-f-]{36}) {2}enabled/m.exec((await payd(['webhook-endpoints', 'create', '--url', url, '--events', 'payment.voided'], env)).stdout)![1]!;
+    const resent = await payd(['events', 'resend', eventId, '--webhook-endpoint', endpointId], env);
+    assert.match(resent.stdout, /^idempotency key [0-9a-f-]{36} \(retry a lost answer with --idempotency-key/m);
+    const deliveryId = new RegExp(`^resent ${eventId}: delivery ([0-9a-f-]{36}) to ${url.replace(/[.]/g, '\\.')} \\(endpoint ${endpointId}\\)$`, 'm').exec(resent.stdout)?.[1];
+    assert.ok(deliveryId, resent.stdout);
+    const arrived = await poll(async () => received.find((r) => r.headers['payd-delivery-id'] === deliveryId), (c) => c !== undefined, { withinMs: 30_000 });
+    assert.equal(arrived?.headers['payd-event-id'], eventId);
+    assert.equal(JSON.parse(arrived!.body).id, eventId, 'the same event, whatever the endpoint\'s enabled_events');
+    const resendKey = /idempotency key ([0-9a-f-]{36})/.exec(resent.stdout)![1]!;
+    const replayed = await payd(['events', 'resend', eventId, '--webhook-endpoint', endpointId, '--idempotency-key', resendKey], env).then(() => assert.fail('exit 0'), (e: { code: number; stderr: string }) => e);
+    assert.match(replayed.stderr, /HTTP 409/);
+    await payd(['webhook-endpoints', 'delete', endpointId], env);
     for (const [args, message] of [
       [['payments', 'capture', id], /--amount \(minor units\) is needed/],
       [['payments', 'get', 'nope'], /a payments id \(uuid\) is needed|id \(uuid\) is needed/],
       [['payments', 'get', '00000000-0000-4000-8000-000000000000'], /HTTP 404/],
       [['payments', 'explode'], /payd payments <list\|get\|capture\|refund\|void>/],
+      [['events', 'resend', '00000000-0000-4000-8000-000000000000'], /HTTP 404/],
+      [['events', 'resend', eventId, '--webhook-endpoint', 'nope'], /--webhook-endpoint: a webhook endpoint id/],
     ] as const) {
       const err = await payd([...args], env).then(() => assert.fail('exit 0'), (e: { code: number; stderr: string }) => e);
       assert.equal(err.code, 2, String(args));

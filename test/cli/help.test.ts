@@ -22,7 +22,7 @@ const payd = (args: string[]) => new Promise<{ code: number | null; stdout: stri
   }, (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }));
 });
 
-const COMMANDS = ['start', 'migrate', 'keys', 'listen', 'trigger', 'payments', 'events', 'webhook-endpoints'];
+const COMMANDS = ['start', 'migrate', 'keys', 'login', 'listen', 'trigger', 'payments', 'events', 'webhook-endpoints'];
 
 describe('payd <command> --help', () => {
   after(() => rmSync(dataDir, { recursive: true, force: true }));

@@ -307,6 +307,14 @@ describe('@payd/sdk against payd start', () => {
     assert.equal(call.headers['payd-event-type'], 'webhook_endpoint.test');
     const event = await constructEvent(call.body, String(call.headers['payd-signature']), rotated.secret);
     assert.equal((event.data as { endpoint_id: string }).endpoint_id, created.id);
+    // events.resend: the same event again, to this endpoint (issue 43), with an idempotency key.
+    const resent = await payd.events.resend(sent.id, { webhook_endpoint_id: created.id });
+    assert.equal(resent.event_id, sent.id);
+    assert.equal(resent.deliveries.length, 1);
+    assert.equal(resent.deliveries[0]!.endpoint_id, created.id);
+    const again = await poll(async () => receiver.find((r) => r.headers['payd-delivery-id'] === resent.deliveries[0]!.id), (c) => c !== undefined, { withinMs: 30_000 });
+    assert.equal(again?.headers['payd-event-id'], sent.id);
+    assert.ok(await payd.events.resend('00000000-0000-4000-8000-000000000000').catch((e: unknown) => e) instanceof NotFoundError);
     await payd.webhookEndpoints.delete(created.id);
     assert.ok(await payd.webhookEndpoints.get(created.id).catch((e: unknown) => e) instanceof NotFoundError);
   });

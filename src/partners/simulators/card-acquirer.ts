@@ -28,6 +28,7 @@ export const TEST_CARDS: TestCard[] = [
   { number: '4000000000000408', behaviour: 'Authorization times out; sync later shows it authorized', decision: { ...ok(), timeout: true } },
   { number: '4000000000000341', behaviour: 'Authorized; every capture is declined', decision: ok({ fail_capture: true }) },
   { number: '4000000000005126', behaviour: 'Authorized; every refund is declined', decision: ok({ fail_refund: true }) },
+  { number: '4000000000000770', behaviour: 'Authorized; every void is declined', decision: ok({ fail_void: true }) },
   { number: '4000000000000416', behaviour: 'Authorized; captures time out, sync later shows them succeeded', decision: ok({ timeout_capture: true }) },
 ];
 
