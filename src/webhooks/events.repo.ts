@@ -150,44 +150,28 @@ export const eventsRepo = {
   },
 
   /**
-   * New deliveries of an existing event, due now: to its own url, else to each enabled
-   * endpoint of the entity whose enabled_events match it now. The first one's id is
-   * `deliveryId`; undefined when there is no destination.
+   * New deliveries of one of the entity's events (reason REPLAY, due now): to the endpoint
+   * named, or else where the event goes now (its own url, or each enabled endpoint of the
+   * entity whose enabled_events match it). The operator's replay and the merchant's resend
+   * both make them here. The first destination's delivery comes first (its id is
+   * `firstId`); none when the event is not the entity's or has no destination.
    */
-  async insertReplay(q: Queryable, entityId: string, eventId: string, deliveryId: string): Promise<string | undefined> {
-    const { rows } = await q.query<{ id: string }>(
-      `INSERT INTO webhook_deliveries (id, event_id, entity_id, endpoint_id, reason)
-       SELECT CASE WHEN t.n = 1 THEN $3::uuid ELSE gen_random_uuid() END, e.id, e.entity_id, t.endpoint_id, 'REPLAY'
-         FROM webhook_events e, LATERAL (${fanOutSql('e')}) t
-        WHERE e.id = $1 AND e.entity_id = $2
-       RETURNING id`,
-      [eventId, entityId, deliveryId],
-    );
-    return rows.find((r) => r.id === deliveryId)?.id;
-  },
-
-  /**
-   * New deliveries of one of the entity's events (reason REPLAY, due at once): to the
-   * endpoint named, or else where the event goes now (its own URL, or every enabled endpoint
-   * of the entity that takes its type). None when the event is not the entity's or has no
-   * destination.
-   */
-  async insertResend(q: Queryable, entityId: string, eventId: string, endpointId: string | null): Promise<ResentDeliveryRow[]> {
+  async insertReplay(q: Queryable, entityId: string, eventId: string, firstId: string, endpointId: string | null = null): Promise<ResentDeliveryRow[]> {
     const { rows } = await q.query<ResentDeliveryRow>(
       `WITH ins AS (
          INSERT INTO webhook_deliveries (id, event_id, entity_id, endpoint_id, reason)
-         SELECT gen_random_uuid(), e.id, e.entity_id, t.endpoint_id, 'REPLAY'
+         SELECT CASE WHEN t.n = 1 THEN $3::uuid ELSE gen_random_uuid() END, e.id, e.entity_id, t.endpoint_id, 'REPLAY'
            FROM webhook_events e,
-                LATERAL (SELECT $3::uuid AS endpoint_id WHERE $3::uuid IS NOT NULL
-                         UNION ALL SELECT f.endpoint_id FROM (${fanOutSql('e')}) f WHERE $3::uuid IS NULL) t
+                LATERAL (SELECT $4::uuid AS endpoint_id, 1 AS n WHERE $4::uuid IS NOT NULL
+                         UNION ALL SELECT f.endpoint_id, f.n FROM (${fanOutSql('e')}) f WHERE $4::uuid IS NULL) t
           WHERE e.id = $1 AND e.entity_id = $2
          RETURNING id, event_id, endpoint_id, status, created_at
        )
        SELECT ins.id, ins.endpoint_id, coalesce(e.url, ep.url) AS url, ins.status, ins.created_at
          FROM ins JOIN webhook_events e ON e.id = ins.event_id
          LEFT JOIN webhook_endpoints ep ON ep.id = ins.endpoint_id
-        ORDER BY ins.created_at, ins.id`,
-      [eventId, entityId, endpointId],
+        ORDER BY ins.id = $3::uuid DESC, ins.created_at, ins.id`,
+      [eventId, entityId, firstId, endpointId],
     );
     return rows;
   },

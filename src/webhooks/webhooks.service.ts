@@ -216,7 +216,6 @@ export class WebhooksService {
     return { entity_id: entityId, ...rotated };
   }
 
-  /** Sends a test event (type webhook_endpoint.test) to this endpoint only, whatever its enabled_events and status. */
   /**
    * The merchant's resend of one of its events (POST /v2/events/{id}/resend): new
    * deliveries of the same event, as the operator's replay makes, to the endpoint named or
@@ -231,13 +230,14 @@ export class WebhooksService {
         throw problems.invalidField('webhook_endpoint_id', 'the event goes to a URL of its own (its payment link\'s webhook.url), not to an endpoint: resend it without webhook_endpoint_id', 'body');
       }
     }
-    const deliveries = await this.db.transaction((tx) => eventsRepo.insertResend(tx, entityId, eventId, endpointId ?? null));
+    const deliveries = await this.db.transaction((tx) => eventsRepo.insertReplay(tx, entityId, eventId, randomUUID(), endpointId ?? null));
     if (deliveries.length === 0) {
       throw problems.conflict('The event has no destination: it has no URL of its own and no enabled webhook endpoint of the entity takes its type. Add one (POST /v2/webhook-endpoints) or name one (webhook_endpoint_id).');
     }
     return { event_id: eventId, deliveries };
   }
 
+  /** Sends a test event (type webhook_endpoint.test) to this endpoint only, whatever its enabled_events and status. */
   async sendTestEvent(entityId: string, id: string): Promise<{ id: string; type: 'webhook_endpoint.test'; endpoint_id: string; delivery_id: string }> {
     const endpoint = await this.getEndpointById(entityId, id);
     const eventId = randomUUID();
@@ -300,8 +300,8 @@ export class WebhooksService {
     }
     return this.db.transaction(async (tx) => {
       if (once && !(await once(tx))) return undefined;
-      const id = await eventsRepo.insertReplay(tx, entityId, eventId, randomUUID());
-      const delivery = id === undefined ? undefined : await eventsRepo.delivery(tx, id);
+      const first = (await eventsRepo.insertReplay(tx, entityId, eventId, randomUUID()))[0];
+      const delivery = first && (await eventsRepo.delivery(tx, first.id));
       if (!delivery) {
         throw problems.conflict('The event has no destination: it has no URL of its own and no enabled webhook endpoint of the entity takes its type. Add one (POST /v2/webhook-endpoints, or PUT /admin/v1/entities/{id}/webhook-endpoint) first.');
       }
