@@ -329,7 +329,7 @@ describe('the README on PostgreSQL: "On PostgreSQL" and "Operator API" as writte
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('starts without a merchant, says how to make one, and the Operator API calls make a merchant that pays', async () => {
+  it('starts without a merchant, prints two calls that make one, and the Operator API calls make a merchant that pays', async () => {
     const start = sectionBlock('README.md', 'On PostgreSQL', 'sh');
     const [createdb, exportToken, npmStart, ...more] = start.code.trim().split('\n');
     assert.deepEqual(more, [], where(start));
@@ -344,11 +344,16 @@ describe('the README on PostgreSQL: "On PostgreSQL" and "Operator API" as writte
     const base = `http://localhost:${port}`;
     // payd's defaults but the data directory: its master key goes there instead of ./.payd in the checkout.
     payd = await startPayd({ PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db.url, PAYD_ADMIN_TOKEN: adminToken, PAYD_DATA_DIR: dir }, { bare: true });
-    await waitFor(() => payd!.output().includes('(README.md, "On PostgreSQL")'), { timeout: 10_000, what: 'the "No merchant yet" hint' }).catch((e: Error) => assert.fail(`${e.message}:\n${payd!.output()}`));
+    await waitFor(() => payd!.output().includes('(README.md, "On PostgreSQL" and "Operator API")'), { timeout: 10_000, what: 'the "No merchant yet" hint' }).catch((e: Error) => assert.fail(`${e.message}:\n${payd!.output()}`));
     const out = payd.output();
     assert.match(out, /No merchant yet\. Create the first one and its API key with the operator token \(PAYD_ADMIN_TOKEN\):/);
-    assert.ok(out.includes(`curl -s -X POST ${base}/admin/v1/entities -H "authorization: Bearer $PAYD_ADMIN_TOKEN"`), out);
     assert.doesNotMatch(out, /demo merchant/);
+    // The two calls it prints run as printed: a merchant and its key.
+    const hint = out.slice(out.indexOf('No merchant yet')).split('\n').slice(1, 3).map((l) => l.trim());
+    assert.ok(hint[0]!.startsWith(`ENTITY=$(curl -s -X POST ${base}/admin/v1/entities `), out);
+    const hinted = await bash(hint.join('\n'), { PAYD_ADMIN_TOKEN: adminToken });
+    assert.equal(hinted.code, 0, hinted.stderr);
+    assert.match(jsonValues(hinted.stdout)[0]?.api_key ?? '', /^payd_sk_/, `${hint.join('\n')}\n${hinted.stdout}${hinted.stderr}`);
 
     // The Operator API block up to the revocation, with the BASE of this port.
     const ops = sectionBlock('README.md', 'Operator API', 'sh');
