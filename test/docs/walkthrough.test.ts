@@ -267,9 +267,13 @@ describe('the README followed by a newcomer (embedded database, as npm start)', 
     assert.match(out['payments capture']!, /^idempotency key \S+ \(retry a lost answer with --idempotency-key \S+\)$/m);
     assert.match(out['payments capture']!, new RegExp(`^capture asked: payment ${paymentId} captured 7050 refunded 0 voided 0 EUR$`, 'm'));
     assert.equal(out['events list']!.match(/ payment\.captured$/gm)?.length, 2, out['events list']);
-    // "also get": the payment as the API gives it.
+    // "also get, refund, void", with the options of `payd payments --help`.
     const got = await bash('node bin/payd.js payments get "$PAYMENT_ID"', env);
     assert.equal(JSON.parse(got.stdout).amounts.total_captured, 7050);
+    const refund = await bash('node bin/payd.js payments refund "$PAYMENT_ID" --amount 1050', env);
+    assert.match(refund.stdout, new RegExp(`^refund asked: payment ${paymentId} captured 7050 refunded 1050 voided 0 EUR$`, 'm'), refund.stderr);
+    const voided = await bash('node bin/payd.js payments void "$PAYMENT_ID"', env);
+    assert.match(voided.stdout, new RegExp(`^void asked: payment ${paymentId} captured 7050 refunded 1050 voided 2950 EUR$`, 'm'), voided.stderr);
     // The new capture reached the webhook endpoint too.
     await waitFor(() => received.some((r) => r.verified && JSON.parse(r.body).data.operation?.amount === 1050), { timeout: 15_000, what: 'the delivery of the new capture' }).catch((e: Error) => assert.fail(`${e.message}: ${JSON.stringify(received)}`));
   });
@@ -310,6 +314,8 @@ describe('the README followed by a newcomer (embedded database, as npm start)', 
     assert.equal(cell('amount'), '100.00');
     assert.equal(cell('captured'), '70.50'); // 60.00 (First calls) + 10.50 (payd payments capture)
     assert.equal(cell('captured_minor'), '7050');
+    assert.equal(cell('refunded'), '10.50'); // payd payments refund
+    assert.equal(cell('voided'), '29.50'); // payd payments void: the rest
     assert.equal(cell('card'), 'VISA 4242');
   });
 });
