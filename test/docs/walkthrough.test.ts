@@ -25,6 +25,7 @@ import { hiddenFields } from '../identity/idp-helpers.ts';
 
 // An empty home: no profile of the machine's user (payd login) is read by the developer commands.
 const home = mkdtempSync(path.join(tmpdir(), 'payd-walk-home-'));
+after(() => rmSync(home, { recursive: true, force: true }));
 
 interface Shell { code: number; stdout: string; stderr: string }
 
