@@ -256,6 +256,8 @@ describe('the README followed by a newcomer (embedded database, as npm start)', 
     assert.ok(paymentId, 'the First calls ran');
     const cli = sectionBlock('README.md', 'Command line', 'sh');
     const lines = cli.code.split('\n').filter((l) => /^node bin\/payd\.js (payments|events) /.test(l));
+    const endpointLine = cli.code.split('\n').find((l) => /^node bin\/payd\.js webhook-endpoints create /.test(l));
+    assert.ok(endpointLine, `${where(cli)}: payd webhook-endpoints create`);
     const env = { PAYD_API_KEY: printed.apiKey, PAYD_URL: base, PAYMENT_ID: paymentId };
     const out: Record<string, string> = {};
     for (const line of lines.filter((l) => !/events resend/.test(l))) { // resend: in the webhook test above
@@ -275,6 +277,18 @@ describe('the README followed by a newcomer (embedded database, as npm start)', 
     assert.match(refund.stdout, new RegExp(`^refund asked: payment ${paymentId} captured 7050 refunded 1050 voided 0 EUR$`, 'm'), refund.stderr);
     const voided = await bash('node bin/payd.js payments void "$PAYMENT_ID"', env);
     assert.match(voided.stdout, new RegExp(`^void asked: payment ${paymentId} captured 7050 refunded 1050 voided 2950 EUR$`, 'm'), voided.stderr);
+    // An endpoint from the command line ("also list, ..., delete"), at the reader's own URL (this
+    // machine's receiver, instead of the example's shop.example), removed at once: no event came in between.
+    const receiverUrl = `http://127.0.0.1:${(receiver!.address() as AddressInfo).port}/payd-cli`;
+    const created = await bash(set(endpointLine, 'https://shop.example/payd', receiverUrl, where(cli)), env);
+    assert.equal(created.code, 0, created.stderr);
+    const made = new RegExp(`^(\\S+) +enabled +payment\\.captured +${receiverUrl.replace(/[.]/g, '\\.')}$`, 'm').exec(created.stdout);
+    assert.ok(made, created.stdout);
+    assert.match(created.stdout, /^signing secret \(shown once\): whsec_\S+$/m);
+    const listed = await bash('node bin/payd.js webhook-endpoints list', env);
+    assert.equal(listed.stdout.trim().split('\n').length, 2, listed.stdout);
+    const deleted = await bash(`node bin/payd.js webhook-endpoints delete ${made[1]}`, env);
+    assert.equal(deleted.stdout.trim(), `deleted ${made[1]}`, deleted.stderr);
     // The new capture reached the webhook endpoint too.
     await waitFor(() => received.some((r) => r.verified && JSON.parse(r.body).data.operation?.amount === 1050), { timeout: 15_000, what: 'the delivery of the new capture' }).catch((e: Error) => assert.fail(`${e.message}: ${JSON.stringify(received)}`));
   });
