@@ -220,7 +220,8 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
   } else if (noMerchant) {
     // A new PostgreSQL database has no merchant (no demo there): say how to make the first,
     // with the operator API, which is off until PAYD_ADMIN_TOKEN is set.
-    const create = `  curl -s -X POST ${config.baseUrl}/admin/v1/entities -H "authorization: Bearer $PAYD_ADMIN_TOKEN" -H 'content-type: application/json' -d '{"name": "My shop"}'\n  curl -s -X POST ${config.baseUrl}/admin/v1/entities/<entity id>/api-keys -H "authorization: Bearer $PAYD_ADMIN_TOKEN"\n(README.md, "On PostgreSQL")\n`;
+    // Pasteable into bash as printed: the entity's id is kept in ENTITY, as the README's Operator API block does.
+    const create = `  ENTITY=$(curl -s -X POST ${config.baseUrl}/admin/v1/entities -H "authorization: Bearer $PAYD_ADMIN_TOKEN" -H 'content-type: application/json' -d '{"name": "My shop"}' | node -pe 'JSON.parse(require("fs").readFileSync(0)).id')\n  curl -s -X POST ${config.baseUrl}/admin/v1/entities/$ENTITY/api-keys -H "authorization: Bearer $PAYD_ADMIN_TOKEN"\n(README.md, "On PostgreSQL" and "Operator API")\n`;
     console.log(config.adminToken === undefined
       ? `No merchant yet, and the operator API that creates merchants is off: PAYD_ADMIN_TOKEN is not set. Restart payd with PAYD_ADMIN_TOKEN set (16 characters or more, e.g. export PAYD_ADMIN_TOKEN=$(openssl rand -hex 24)), then create the first merchant and its API key:\n${create}`
       : `No merchant yet. Create the first one and its API key with the operator token (PAYD_ADMIN_TOKEN):\n${create}`);

@@ -8,10 +8,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { transform } from 'esbuild';
 import { ADMIN_TOKEN } from '../helpers/app.ts';
@@ -19,27 +18,12 @@ import { freePort, startPayd, type PaydProcess } from '../helpers/processes.ts';
 import { createPgTestDb } from '../faults/db-fixture.ts';
 import { signWebhook } from '../../src/webhooks/signature.ts';
 import { poll } from '../helpers/wait.ts';
+import { docBlocks, DOCS_ROOT, where } from '../helpers/doc-blocks.ts';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = DOCS_ROOT;
 const run = promisify(execFile);
 
-interface Block { file: string; line: number; lang: string; code: string }
-
-function blocks(): Block[] {
-  const files = ['README.md', ...readdirSync(`${root}docs`).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
-  return files.flatMap((file) => {
-    const text = readFileSync(`${root}${file}`, 'utf8');
-    const out: Block[] = [];
-    const re = /^```(\w+)[^\n]*\n([\s\S]*?)^```$/gm;
-    for (let m = re.exec(text); m; m = re.exec(text)) {
-      out.push({ file, line: text.slice(0, m.index).split('\n').length, lang: m[1]!, code: m[2]! });
-    }
-    return out;
-  });
-}
-
-const ALL = blocks();
-const where = (b: Block) => `${b.file}:${b.line}`;
+const ALL = docBlocks();
 
 describe('documentation code blocks', () => {
   let server: PaydProcess;

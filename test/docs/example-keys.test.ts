@@ -5,24 +5,16 @@
 // code-blocks.test.ts runs each block on a merchant of its own, so it cannot see this.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-
-const root = fileURLToPath(new URL('../../', import.meta.url));
+import { docBlocks } from '../helpers/doc-blocks.ts';
 
 /** Every idempotency key the code blocks of README.md and docs/*.md send, with where. */
 function exampleKeys(): { key: string; where: string }[] {
-  const files = ['README.md', ...readdirSync(`${root}docs`).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
-  return files.flatMap((file) => {
-    const text = readFileSync(`${root}${file}`, 'utf8');
+  return docBlocks().flatMap((b) => {
     const out: { key: string; where: string }[] = [];
-    const block = /^\s*```(\w+)[^\n]*\n([\s\S]*?)^\s*```$/gm;
-    for (let b = block.exec(text); b; b = block.exec(text)) {
-      const key = /idempotencyKey: '([^']+)'|x-idempotency-key: ([^'"\s]+)/gi;
-      for (let k = key.exec(b[2]!); k; k = key.exec(b[2]!)) {
-        const line = text.slice(0, b.index + b[0].indexOf(b[2]!) + k.index).split('\n').length;
-        out.push({ key: (k[1] ?? k[2])!, where: `${file}:${line}` });
-      }
+    const key = /idempotencyKey: '([^']+)'|x-idempotency-key: ([^'"\s]+)/gi;
+    for (let k = key.exec(b.code); k; k = key.exec(b.code)) {
+      // The block's first line is the one after its fence.
+      out.push({ key: (k[1] ?? k[2])!, where: `${b.file}:${b.line + b.code.slice(0, k.index).split('\n').length}` });
     }
     return out;
   });

@@ -64,6 +64,11 @@ export interface StartOptions {
   args?: string[];
   /** Receives the server's stdout lines (its log records) as they come. */
   logs?: string[];
+  /**
+   * Only PATH, HOME, PORT and env: payd's own defaults for the rest (base URL, demo merchant,
+   * no operator token, master key in the data dir, LOG_LEVEL info, HOST 0.0.0.0), as `npm start` runs it.
+   */
+  bare?: boolean;
 }
 
 const running = new Set<PaydProcess>();
@@ -75,7 +80,7 @@ export type ServerProcess = PaydProcess;
  * Starts `node bin/payd.js start` (or options.args) from the repository root and waits until /readyz
  * answers 200. Defaults: a free port (env.PORT keeps one, and so the token issuer, across
  * restarts), PAYD_BASE_URL on that port, the test admin token, SERVER_MASTER_KEY, no demo
- * data, LOG_LEVEL=warn; env overrides any of them. Fails with the process's output if it
+ * data, LOG_LEVEL=warn (none of these but the port with options.bare); env overrides any of them. Fails with the process's output if it
  * exits first or is not ready in time (then it is killed).
  */
 export async function startPayd(env: Record<string, string>, options: StartOptions = {}): Promise<PaydProcess> {
@@ -86,8 +91,9 @@ export async function startPayd(env: Record<string, string>, options: StartOptio
   const child = spawn(process.execPath, ['bin/payd.js', ...(options.args ?? ['start'])], {
     cwd: ROOT,
     env: {
-      PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir(), HOST: '127.0.0.1', PORT: String(port), PAYD_BASE_URL: base,
-      PAYD_ADMIN_TOKEN: ADMIN_TOKEN, PAYD_MASTER_KEY: SERVER_MASTER_KEY, PAYD_DEMO: '0', LOG_LEVEL: 'warn', ...env,
+      PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir(), PORT: String(port),
+      ...(options.bare ? {} : { HOST: '127.0.0.1', PAYD_BASE_URL: base, PAYD_ADMIN_TOKEN: ADMIN_TOKEN, PAYD_MASTER_KEY: SERVER_MASTER_KEY, PAYD_DEMO: '0', LOG_LEVEL: 'warn' }),
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
