@@ -84,7 +84,7 @@ export interface ListFilterCase {
   common: string;
   rare: string;
   absent: string;
-  /** The index a rare or absent value's page must read (migrations 0020 and 0048), a RegExp source; for amounts, the function that reads theirs (0053). */
+  /** The index a rare or absent value's page must read (migrations 0020 and 0048; partner and method: 0055's key table), a RegExp source; for amounts, the function that reads theirs (0053). */
   index: string;
 }
 
@@ -95,8 +95,8 @@ export const LIST_FILTERS: ListFilterCase[] = [
   { path: '/v2/payments', param: 'refunded', common: 'NOT', rare: 'PARTIALLY', absent: 'PARTIALLY', index: 'payments_entity_refunded_created_idx' },
   { path: '/v2/payments', param: 'voided', common: 'NOT', rare: 'PARTIALLY', absent: 'FULLY', index: 'payments_entity_voided_created_idx' },
   { path: '/v2/payments', param: 'order_reference', common: 'order-1', rare: 'order-2', absent: 'order-none', index: 'payments_entity_order_reference_idx' },
-  { path: '/v2/payments', param: 'partner', common: 'card-sim', rare: 'gift-sim', absent: 'no-such-partner', index: 'payments_split_keys_idx' },
-  { path: '/v2/payments', param: 'method', common: 'CARD', rare: 'GIFT_CARD', absent: 'IDEAL', index: 'payments_split_keys_idx' },
+  { path: '/v2/payments', param: 'partner', common: 'card-sim', rare: 'gift-sim', absent: 'no-such-partner', index: 'payment_split_keys_pkey' },
+  { path: '/v2/payments', param: 'method', common: 'CARD', rare: 'GIFT_CARD', absent: 'IDEAL', index: 'payment_split_keys_pkey' },
   { path: '/v2/payments', param: 'currency', common: 'EUR', rare: 'JPY', absent: 'GBP', index: 'payments_entity_currency_created_idx' },
   { path: '/v2/payments', param: 'amount_gte', common: '1000', rare: '4000000', absent: '9000000', index: 'payd_amount_matches' },
   { path: '/v2/payments', param: 'amount_lte', common: '999999', rare: '1010', absent: '999', index: 'payd_amount_matches' },

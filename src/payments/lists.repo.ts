@@ -1,7 +1,7 @@
 // SQL of the merchant's lists (GET /v2/payments, /v2/client-sessions, /v2/payment-links):
 // keyset pagination in (created_at, id) order, newest first, always within one entity.
 // Each list is served by an index that starts with entity_id (migration 0020), each
-// filter by one of its own (0048); the page's statement is planned for its values
+// filter by one of its own (0048; partner and method: a key table, 0055); the page's statement is planned for its values
 // (customPlan), so a rare value reads its few rows instead of the entity's whole history.
 import { customPlan, type Queryable } from '../platform/db/index.ts';
 import type { PageRequest } from '../platform/http/lists.ts';
@@ -14,6 +14,11 @@ export interface Filter {
   /** SQL conditions on the table's columns, with $n placeholders numbered after `params`. */
   where: string[];
   params: unknown[];
+  /**
+   * Tables joined to the page's table (payments) with their conditions, placeholders numbered
+   * as where's: a key of payment_split_keys (the partner and method filters, splitKey()).
+   */
+  joins?: Array<{ sql: string; alias: string }>;
   /**
    * A range of amounts, whose index does not give the listing order: the page first takes
    * the entity's payments in that range from the amount index, up to FEW_MATCHES, and
@@ -49,21 +54,32 @@ export function addCondition(f: Filter, sql: (p: string) => string, value: unkno
  */
 async function page<T>(q: Queryable, table: string, columns: string, entityId: string, req: PageRequest, filter: Filter): Promise<T[] | undefined> {
   const f: Filter = { where: [...filter.where], params: [...filter.params] };
-  addCondition(f, (p) => `entity_id = ${p}`, entityId);
-  if (req.createdGte) addCondition(f, (p) => `created_at >= ${p}`, req.createdGte);
-  if (req.createdLt) addCondition(f, (p) => `created_at < ${p}`, req.createdLt);
+  // The table's own columns are qualified (a joined table has entity_id and created_at too).
+  const t = table.split(' ').at(-1)!;
+  const joined = filter.joins ?? [];
+  const joins = joined.map((j) => j.sql).join(' ');
+  const from = `${table} ${joins}`;
+  // The bounds of the page (created range, cursor) bound each joined key's index scan as well:
+  // the planner does not carry an inequality over from payments.created_at to the key's.
+  const bounded = [[`${t}.created_at`, `${t}.id`], ...joined.map((j) => [`${j.alias}.created_at`, `${j.alias}.payment_id`])] as const;
+  addCondition(f, (p) => `${t}.entity_id = ${p}`, entityId);
+  if (req.createdGte) addCondition(f, (p) => bounded.map(([at]) => `${at} >= ${p}`).join(' AND '), req.createdGte);
+  if (req.createdLt) addCondition(f, (p) => bounded.map(([at]) => `${at} < ${p}`).join(' AND '), req.createdLt);
   const cursor = req.after ?? req.before;
   const backwards = req.before !== undefined;
   if (cursor !== undefined) {
     const { rows } = await q.query(`SELECT 1 FROM ${table} WHERE id = $1 AND entity_id = $2`, [cursor, entityId]);
     if (rows.length === 0) return undefined;
-    addCondition(f, (p) => `(created_at, id) ${backwards ? '>' : '<'} (SELECT created_at, id FROM ${table} WHERE id = ${p})`, cursor);
+    addCondition(f, (p) => bounded.map(([at, id]) =>
+      `(${at}, ${id}) ${backwards ? '>' : '<'} (SELECT c.created_at, c.id FROM ${table.split(' ')[0]} c WHERE c.id = ${p})`).join(' AND '), cursor);
   }
   const dir = backwards ? 'ASC' : 'DESC';
   const where = f.where.join(' AND ');
-  const order = `ORDER BY created_at ${dir}, id ${dir} LIMIT ${req.limit + 1}`;
+  // With a key joined, its payment_id (the same value as id) breaks ties: then the first key's
+  // index gives the whole listing order (the join equates created_at, not id: see splitKey).
+  const order = `ORDER BY ${t}.created_at ${dir}, ${joined[0] ? `${joined[0].alias}.payment_id` : `${t}.id`} ${dir} LIMIT ${req.limit + 1}`;
   if (!filter.amountRange) {
-    const { rows } = await q.query<T>(customPlan(`SELECT ${columns} FROM ${table} WHERE ${where} ${order}`), f.params);
+    const { rows } = await q.query<T>(customPlan(`SELECT ${columns} FROM ${from} WHERE ${where} ${order}`), f.params);
     return rows;
   }
   // A range's estimate comes from statistics that cannot tell this entity's amounts from
@@ -80,10 +96,10 @@ async function page<T>(q: Queryable, table: string, columns: string, entityId: s
   const { rows } = await q.query<T & { _at?: unknown; _id?: unknown }>(customPlan(
     `WITH matches AS MATERIALIZED (SELECT match_id, match_created_at FROM payd_amount_matches(${entity}::uuid, ${low}::bigint, ${high}::bigint, ${FEW_MATCHES + 1}))
     SELECT * FROM (
-      (SELECT ${columns}, created_at AS _at, id AS _id FROM matches JOIN ${table} ON id = match_id
+      (SELECT ${columns}, ${t}.created_at AS _at, ${t}.id AS _id FROM matches JOIN ${table} ON ${t}.id = match_id ${joins}
         WHERE ${where} AND (SELECT count(*) FROM matches) <= ${FEW_MATCHES} ORDER BY match_created_at ${dir}, match_id ${dir} LIMIT ${req.limit + 1})
       UNION ALL
-      (SELECT ${columns}, created_at AS _at, id AS _id FROM ${table} WHERE ${where} AND (SELECT count(*) FROM matches) > ${FEW_MATCHES} ${order})
+      (SELECT ${columns}, ${t}.created_at AS _at, ${t}.id AS _id FROM ${from} WHERE ${where} AND (SELECT count(*) FROM matches) > ${FEW_MATCHES} ${order})
     ) page ORDER BY _at ${dir}, _id ${dir}`),
     f.params,
   );
@@ -130,8 +146,26 @@ export function statusFilter(f: Filter, statuses: string[], expirable: string): 
   f.where.push(`(${parts.join(' OR ')})`);
 }
 
+/**
+ * The payments with this key in their split (payd_split_keys: 'partner:<name>' or
+ * 'method:<name>'): a join of payment_split_keys (migration 0055), whose primary key is the
+ * key's listing order within the entity. A rare key's page reads its few entries backwards
+ * from the newest, then their payments; a common one walks the payments' listing order (or
+ * another filter's index) and probes the key by its primary key. created_at is equated, so
+ * that either order is the page's; payment_id is bounded to the payment's id instead of
+ * equated: with both equated the planner multiplied two near-unique columns' selectivities,
+ * expected one row for a common key, and hash-joined both tables whole (3.6 s at 2 million
+ * payments, against 0.2 ms). page() breaks ties by the first key's payment_id.
+ */
+function splitKey(f: Filter, key: string): void {
+  const k = `k${(f.joins?.length ?? 0) + 1}`;
+  const p = addParam(f, key);
+  (f.joins ??= []).push({ alias: k, sql: `JOIN payment_split_keys ${k} ON ${k}.entity_id = payments.entity_id AND ${k}.key = ${p}
+    AND ${k}.created_at = payments.created_at AND ${k}.payment_id >= payments.id AND ${k}.payment_id <= payments.id` });
+}
+
 /** The filter of a payment list query (GET /v2/payments and the dashboard's list). Each
- * condition has an index of its own (migration 0048): keep the expressions as it names them. */
+ * condition has an index of its own (migrations 0048, 0055): keep the expressions as they name them. */
 export function paymentListFilter(q: PaymentListQueryT): Filter {
   const f: Filter = { where: [], params: [] };
   if (q.authorization_status) {
@@ -145,8 +179,8 @@ export function paymentListFilter(q: PaymentListQueryT): Filter {
   if (q.voided) addCondition(f, (p) => `payd_degree(total_voided, total_authorized) = ${p}`, q.voided);
   if (q.refunded) addCondition(f, (p) => `payd_degree(total_refunded, total_captured) = ${p}`, q.refunded);
   if (q.order_reference) addCondition(f, (p) => `order_reference = ${p}`, q.order_reference);
-  if (q.partner) addCondition(f, (p) => `payd_split_keys(split) @> ARRAY[${p}::text]`, `partner:${q.partner}`);
-  if (q.method) addCondition(f, (p) => `payd_split_keys(split) @> ARRAY[${p}::text]`, `method:${q.method}`);
+  if (q.partner) splitKey(f, `partner:${q.partner}`);
+  if (q.method) splitKey(f, `method:${q.method}`);
   if (q.currency) addCondition(f, (p) => `currency = ${p}`, q.currency);
   if (q.amount_gte) addCondition(f, (p) => `amount >= ${p}`, Number(q.amount_gte));
   if (q.amount_lte) addCondition(f, (p) => `amount <= ${p}`, Number(q.amount_lte));

@@ -12,7 +12,7 @@ import type { Queryable } from '../../src/platform/db/index.ts';
 import { paymentListFilter, type PaymentListQueryT } from '../../src/payments/lists.routes.ts';
 import { captured, LIST_FILTERS, runList, seedLists } from '../../bench/lists-seed.ts';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
-import { listsRepo } from '../../src/payments/lists.repo.ts';
+import { type Filter, listsRepo } from '../../src/payments/lists.repo.ts';
 
 const ENTITY = '4a1e0000-0000-4000-8000-000000000001';
 const FORMAT = 'f';
@@ -61,6 +61,17 @@ describe('list filter plans (issue 43, item 8)', () => {
     return kept.join('\n');
   }
 
+  /**
+   * The nodes of `plan` that read `index` other than as a lookup of one row (an index
+   * condition on created_at and id as well: a key's row probing its payment, lists.repo.ts
+   * splitKey): a walk.
+   */
+  function walks(plan: string, index: string): string[] {
+    const lines = plan.split('\n');
+    return lines.filter((line, i) => new RegExp(`\\b${index}\\b`).test(line)
+      && !/Index Cond: .*\(created_at = [^)]*\) AND \(id (=|<=|>=) /.test(lines[i + 1] ?? ''));
+  }
+
   for (const c of LIST_FILTERS) {
     it(`${c.path}?${c.param}= reads ${c.index} for a rare and an absent value`, async () => {
       for (const value of new Set([c.rare, c.absent])) {
@@ -70,8 +81,12 @@ describe('list filter plans (issue 43, item 8)', () => {
         const plan = await executedPlan(page);
         const label = `${c.param}=${value}:\n${plan}`;
         assert.match(plan, new RegExp(`(Index (Only )?Scan( Backward)?|Bitmap Index Scan|Function Scan) (using|on) ${c.index}\\b`), label);
-        assert.doesNotMatch(plan, new RegExp(`\\b${CREATED_INDEX[c.path]}\\b`), label);
+        assert.deepEqual(walks(plan, CREATED_INDEX[c.path]!), [], label);
         assert.doesNotMatch(plan, /Seq Scan/, label);
+        // The partner and method keys are read in listing order (0055): a page reads limit + 1
+        // entries of the key, never all its matches to sort them (0048's GIN index did: 100 ms
+        // for a rare key at 2 million payments; at this scale the sort is cheap, but there).
+        if (c.param === 'partner' || c.param === 'method') assert.doesNotMatch(plan, /\bSort\b/, label);
       }
       // Common values answer too (their plan is the planner's choice: often the listing order itself).
       const common = await runList(t.db, ENTITY, c, c.common, FORMAT);
@@ -135,8 +150,12 @@ describe('list filter plans (issue 43, item 8)', () => {
     for (const c of LIST_FILTERS.filter((x) => x.path === '/v2/payments')) {
       for (const value of [c.common, c.rare, c.absent]) {
         const rows = (await runList(t.db, ENTITY, c, value, FORMAT)) as Array<{ id: string }>;
-        const f = paymentListFilter({ [c.param]: value } as PaymentListQueryT);
-        // The same conditions without any index: a sequential scan of the table.
+        // The same conditions without any index: a sequential scan of the table. The partner
+        // and method filters join the key table (0055): here the split itself is asked.
+        const f: Filter = c.param === 'partner' || c.param === 'method'
+          ? { where: ['split @> jsonb_build_array(jsonb_build_object($1::text, $2::text))'], params: [c.param, value] }
+          : paymentListFilter({ [c.param]: value } as PaymentListQueryT);
+        assert.ok(!f.joins, `${c.param}: the reference is a scan of payments alone`);
         await t.db.exec('SET enable_indexscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off');
         try {
           const where = [...f.where, `entity_id = $${f.params.length + 1}`].join(' AND ');

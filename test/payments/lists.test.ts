@@ -121,6 +121,41 @@ describe('list endpoints', () => {
     // Filters hold across pages.
     const { forward } = await walk(m, '/v2/payments', 'authorization_status=AUTHORIZED', 2);
     assert.deepEqual([...forward].sort(), expect((x) => x.status === 'AUTHORIZED'));
+    // Partner and method each join the key table (migration 0055), together twice, with
+    // other filters and an amount range too; pages of a key in both directions, in the
+    // listing order (made[3..7] share a created_at set after they were made: ties by id).
+    assert.deepEqual(await ids('partner=gift-sim&method=CARD'), [made[15]!.id]);
+    assert.deepEqual(await ids('partner=card-sim&method=GIFT_CARD&currency=EUR'), [made[15]!.id]);
+    assert.deepEqual(await ids('partner=gift-sim&currency=USD'), []);
+    assert.deepEqual(await ids('method=CARD&currency=USD'), expect((_x, i) => i < 15 && i % 5 === 4));
+    assert.deepEqual(await ids('partner=card-sim&amount_gte=1500&amount_lte=1800'), expect((x) => x.amount >= 1500 && x.amount <= 1800));
+    assert.deepEqual(await ids('partner=gift-sim&amount_gte=1500&amount_lte=1800'), []);
+    const byCard = await walk(m, '/v2/payments', 'method=CARD', 2);
+    assert.deepEqual(byCard.forward, (await walk(m, '/v2/payments', '', 2)).forward);
+    assert.deepEqual(byCard.backward, byCard.forward);
+  });
+
+  it("keeps a payment's split keys as its split, creation time and existence change", async () => {
+    const db = t.testDb.db;
+    const k = await t.createMerchant('Keys shop');
+    const ids = async (filter: string) => (await list(k, `/v2/payments?limit=100&${filter}`)).data.map((p) => p.id);
+    const keys = async (id: string) => (await db.query<{ key: string; created_at: Date }>(
+      'SELECT key, created_at FROM payment_split_keys WHERE payment_id = $1 AND entity_id = $2 ORDER BY key', [id, k.entityId])).rows;
+    // Inserted by SQL (the trigger covers every writer); a split that names a partner twice has its key once.
+    const { rows: [p] } = await db.query<{ id: string; created_at: Date }>(`INSERT INTO payments (id, entity_id, amount, currency, capture_mode, split, authorization_status)
+      VALUES (gen_random_uuid(), $1, 3000, 'EUR', 'MANUAL', '[{"partner":"gift-sim","method":"GIFT_CARD","amount":1000},{"partner":"gift-sim","method":"GIFT_CARD","amount":2000}]', 'AUTHORIZED')
+      RETURNING id, created_at`, [k.entityId]);
+    assert.deepEqual(await keys(p!.id), [{ key: 'method:GIFT_CARD', created_at: p!.created_at }, { key: 'partner:gift-sim', created_at: p!.created_at }]);
+    assert.deepEqual(await ids('partner=gift-sim&method=GIFT_CARD'), [p!.id]);
+    // payd never changes a payment's split or created_at; were they changed, the keys follow.
+    const { rows: [q] } = await db.query<{ created_at: Date }>(`UPDATE payments SET split = '[{"partner":"card-sim","method":"CARD","amount":3000}]',
+      created_at = created_at - interval '1 day' WHERE id = $1 RETURNING created_at`, [p!.id]);
+    assert.deepEqual(await keys(p!.id), [{ key: 'method:CARD', created_at: q!.created_at }, { key: 'partner:card-sim', created_at: q!.created_at }]);
+    assert.deepEqual(await ids('partner=card-sim'), [p!.id]);
+    assert.deepEqual(await ids('partner=gift-sim'), []);
+    // A payment deleted (by the schema owner: the runtime role may not) leaves no key behind.
+    await db.query('DELETE FROM payments WHERE id = $1', [p!.id]);
+    assert.deepEqual(await keys(p!.id), []);
   });
 
   it('lists client sessions and payment links with their status filters', async () => {
