@@ -58,6 +58,15 @@ describe('HS256 JWS', () => {
     assert.equal((await verifyJwt('HS256', theirs, secret, opts)).sub, 's');
   });
 
+  it('signs the very token jose\'s SignJWT makes of the same header and claims (EdDSA too)', async () => {
+    const c = claims();
+    assert.equal(await signJwt('HS256', { kid: 'k1', typ: 'at+jwt' }, c, secret),
+      await new SignJWT(c).setProtectedHeader({ alg: 'HS256', kid: 'k1', typ: 'at+jwt' }).sign(secret));
+    const { privateKey } = generateKeyPairSync('ed25519');
+    assert.equal(await signJwt('EdDSA', { typ: 'at+jwt' }, c, privateKey),
+      await new SignJWT(c).setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt' }).sign(privateKey));
+  });
+
   it('refuses another secret, a tampered payload, and a header naming another algorithm', async () => {
     const good = await signJwt('HS256', { typ: 'at+jwt' }, claims(), secret);
     await assert.rejects(verifyJwt('HS256', good, createSecretKey(randomBytes(32)), opts), /bad signature/);
