@@ -52,12 +52,33 @@ function joseKey(alg: JwsAlg, key: KeyObject): KeyObject | Promise<webcrypto.Cry
 
 const utf8 = new TextEncoder();
 
+// WebCrypto computes each HMAC on libuv's thread pool: a signature started on its own wakes
+// a pool thread, whose answer then wakes the event loop, kernel work worth several times
+// the HMAC. The signatures asked for during one turn of the event loop (a token endpoint
+// under load gets several requests a turn) start together at its end: the woken threads
+// take them one after another and their answers come back together.
+let waiting: Array<() => void> | undefined;
+function endOfTurn(): Promise<void> {
+  return new Promise((resolve) => {
+    if (!waiting) {
+      waiting = [];
+      setImmediate(() => {
+        const now = waiting!;
+        waiting = undefined;
+        for (const go of now) go();
+      });
+    }
+    waiting.push(resolve);
+  });
+}
+
 /**
  * Signs a JWT with exactly these header parameters (plus alg) and claims. jose's
  * CompactSign over the claims' JSON (the bytes SignJWT would sign): SignJWT first copies
  * the claims with structuredClone, for builder methods payd does not use.
  */
 export async function signJwt(alg: JwsAlg, header: { kid?: string; typ: string }, payload: Record<string, unknown>, key: KeyObject): Promise<string> {
+  await endOfTurn();
   return new CompactSign(utf8.encode(JSON.stringify(payload))).setProtectedHeader({ alg, ...header }).sign(await joseKey(alg, key));
 }
 
