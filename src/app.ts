@@ -17,7 +17,7 @@ import { strictDateTimeFormat } from './platform/http/date-time.ts';
 import { lazySchemaController } from './platform/http/lazy-compilers.ts';
 import { openapiPlugin } from './openapi/openapi.ts';
 import { ProblemSchema } from './platform/http/schemas.ts';
-import { loggerOptions } from './platform/observability/logger.ts';
+import { loggerOptions, withoutRedaction } from './platform/observability/logger.ts';
 import { createMetrics, metricsPlugin, poolGauges, readMetrics, replicaPoolGauges } from './platform/observability/metrics.ts';
 import { CHALLENGE_AGES, challengeGauges, operationsBacklogGauges } from './payments/metrics.ts';
 import { webhookBacklogGauges } from './webhooks/metrics.ts';
@@ -138,10 +138,13 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * log line per request"). A request that errored keeps Fastify's "request errored" line.
  */
 class OneLinePerRequest extends LogController {
+  /** The line's fields all come from the serializers: written without the redaction pass (logger.ts, withoutRedaction). */
+  private plain: ReturnType<typeof withoutRedaction> | undefined;
   override incomingRequest(): void {}
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (error) return super.requestCompleted(error, request, reply);
-    request.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    this.plain ??= withoutRedaction(request.log);
+    this.plain(request.log).info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
   }
 }
 

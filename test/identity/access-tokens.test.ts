@@ -58,6 +58,24 @@ describe('HS256 JWS', () => {
     assert.equal((await verifyJwt('HS256', theirs, secret, opts)).sub, 's');
   });
 
+  it('signs the very token jose\'s SignJWT makes of the same header and claims (EdDSA too)', async () => {
+    const c = claims();
+    assert.equal(await signJwt('HS256', { kid: 'k1', typ: 'at+jwt' }, c, secret),
+      await new SignJWT(c).setProtectedHeader({ alg: 'HS256', kid: 'k1', typ: 'at+jwt' }).sign(secret));
+    const { privateKey } = generateKeyPairSync('ed25519');
+    assert.equal(await signJwt('EdDSA', { typ: 'at+jwt' }, c, privateKey),
+      await new SignJWT(c).setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt' }).sign(privateKey));
+  });
+
+  it('signatures asked for in one turn of the event loop (started together) each come back for their own claims', async () => {
+    const many = Array.from({ length: 40 }, (_, i) => ({ ...claims(), sub: `s${i}` }));
+    const tokens = await Promise.all(many.map((c, i) => signJwt('HS256', { kid: `k${i}`, typ: 'at+jwt' }, c, secret)));
+    for (const [i, token] of tokens.entries()) {
+      assert.equal((await verifyJwt('HS256', token, secret, opts)).sub, `s${i}`);
+      assert.equal(decodeProtectedHeader(token).kid, `k${i}`);
+    }
+  });
+
   it('refuses another secret, a tampered payload, and a header naming another algorithm', async () => {
     const good = await signJwt('HS256', { typ: 'at+jwt' }, claims(), secret);
     await assert.rejects(verifyJwt('HS256', good, createSecretKey(randomBytes(32)), opts), /bad signature/);

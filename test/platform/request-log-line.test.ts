@@ -3,7 +3,9 @@
 // no line when the request arrives.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import pino from 'pino';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { loggerOptions, withoutRedaction } from '../../src/platform/observability/logger.ts';
 
 describe('the request log line', () => {
   let t: TestApp;
@@ -35,4 +37,41 @@ describe('the request log line', () => {
     assert.deepEqual(ofRequest.map((l) => [l.msg, l.res?.statusCode]), [['request completed', res.statusCode]]);
     assert.ok(!JSON.stringify(ofRequest).includes('secret-in-the-url'), 'a credential in the URL is redacted');
   });
+
+  it('the line is written without the redaction pass, and carries no credential of the request', async () => {
+    const m = await t.createMerchant('Logged with secrets');
+    const apiKey = m.apiKey;
+    const res = await t.app.inject({
+      method: 'POST', url: '/oauth/token?access_token=secret-in-the-query',
+      headers: { 'x-api-key': apiKey, 'content-type': 'application/x-www-form-urlencoded', cookie: 'sid=secret-in-a-cookie', 'accept-version': '2' },
+      payload: 'grant_type=client_credentials&client_secret=secret-in-the-body',
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const ofRequest = lines.filter((l) => l.reqId === res.headers['x-request-id']);
+    assert.equal(ofRequest.length, 1, JSON.stringify(ofRequest));
+    const text = JSON.stringify(ofRequest);
+    for (const secret of [apiKey, 'secret-in-the-query', 'secret-in-a-cookie', 'secret-in-the-body', res.json().access_token]) {
+      assert.ok(!text.includes(secret), `${secret} is not in the line`);
+    }
+    assert.deepEqual(Object.keys(ofRequest[0]!), ['level', 'time', 'service', 'reqId', 'req', 'res', 'responseTime', 'msg']);
+    // (The serializer's fields; injected requests have no remote port.)
+    for (const k of Object.keys(ofRequest[0]!.req)) assert.ok(['method', 'url', 'version', 'host', 'remoteAddress', 'remotePort'].includes(k), k);
+  });
+
+  it('withoutRedaction: the same line as the redacting logger writes, which still redacts', () => {
+    const written: string[] = [];
+    const root = pino({ ...loggerOptions('info'), timestamp: false }, { write: (line: string) => void written.push(line) });
+    const child = root.child({ reqId: 'r-1' });
+    const plain = withoutRedaction(child);
+    const line = { req: { method: 'POST', url: '/oauth/token?token=abc', headers: { 'x-api-key': 'k' }, ip: '127.0.0.1' }, res: { statusCode: 200 }, responseTime: 1.5 };
+    child.info(line, 'request completed');
+    plain(child).info(line, 'request completed');
+    assert.equal(written.length, 2);
+    assert.equal(written[1], written[0], 'byte for byte the line the redacting logger writes');
+    assert.match(written[0]!, /"reqId":"r-1".*"url":"\/oauth\/token\?token=\[redacted\]"/);
+    child.info({ body: { api_key: 'secret-key' } }, 'other line');
+    assert.match(written[2]!, /"api_key":"\[redacted\]"/, 'the logger itself still redacts');
+    assert.ok(!written.join('').includes('secret-key'));
+  });
 });
+

@@ -9,7 +9,7 @@
 // The payment API's access tokens are verified once per token and process (a cache in
 // src/identity/oauth/access-tokens.ts), so jose's cost falls on issuance and first use.
 import { type KeyObject, webcrypto } from 'node:crypto';
-import { type JWTPayload, type ProtectedHeaderParameters, SignJWT, decodeJwt as decodePayload, decodeProtectedHeader, errors, jwtVerify } from 'jose';
+import { CompactSign, type JWTPayload, type ProtectedHeaderParameters, decodeJwt as decodePayload, decodeProtectedHeader, errors, jwtVerify } from 'jose';
 
 /** The JWS algorithms of payd's own tokens (HS256 today; EdDSA kept verifiable by the same rules). */
 export type JwsAlg = 'HS256' | 'EdDSA';
@@ -50,9 +50,36 @@ function joseKey(alg: JwsAlg, key: KeyObject): KeyObject | Promise<webcrypto.Cry
   return imported;
 }
 
-/** Signs a JWT with exactly these header parameters (plus alg) and claims. */
+const utf8 = new TextEncoder();
+
+// WebCrypto computes each HMAC on libuv's thread pool: a signature started on its own wakes
+// a pool thread, whose answer then wakes the event loop, kernel work worth several times
+// the HMAC. The signatures asked for during one turn of the event loop (a token endpoint
+// under load gets several requests a turn) start together at its end: the woken threads
+// take them one after another and their answers come back together.
+let waiting: Array<() => void> | undefined;
+function endOfTurn(): Promise<void> {
+  return new Promise((resolve) => {
+    if (!waiting) {
+      waiting = [];
+      setImmediate(() => {
+        const now = waiting!;
+        waiting = undefined;
+        for (const go of now) go();
+      });
+    }
+    waiting.push(resolve);
+  });
+}
+
+/**
+ * Signs a JWT with exactly these header parameters (plus alg) and claims. jose's
+ * CompactSign over the claims' JSON (the bytes SignJWT would sign): SignJWT first copies
+ * the claims with structuredClone, for builder methods payd does not use.
+ */
 export async function signJwt(alg: JwsAlg, header: { kid?: string; typ: string }, payload: Record<string, unknown>, key: KeyObject): Promise<string> {
-  return new SignJWT(payload as JWTPayload).setProtectedHeader({ alg, ...header }).sign(await joseKey(alg, key));
+  await endOfTurn();
+  return new CompactSign(utf8.encode(JSON.stringify(payload))).setProtectedHeader({ alg, ...header }).sign(await joseKey(alg, key));
 }
 
 export interface VerifyOptions {

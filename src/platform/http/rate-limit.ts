@@ -204,8 +204,15 @@ export async function registerRateLimits(app: FastifyInstance, db: Db, settings:
 
   const limit = (scope: string, max: number, key: (request: FastifyRequest) => string | undefined): Check | undefined => {
     if (max <= 0) return undefined;
-    const check = app.createRateLimit({ nameSpace: scope, max, timeWindow: windowMs, keyGenerator: (request: FastifyRequest) => key(request) ?? '' } as never);
-    return async (request) => (key(request) === undefined ? undefined : check(request) as never);
+    // The key is worked out once per request (a token request's is a hash of its API key).
+    const keys = new WeakMap<FastifyRequest, string>();
+    const check = app.createRateLimit({ nameSpace: scope, max, timeWindow: windowMs, keyGenerator: (request: FastifyRequest) => keys.get(request) ?? key(request) ?? '' } as never);
+    return async (request) => {
+      const k = key(request);
+      if (k === undefined) return undefined;
+      keys.set(request, k);
+      return check(request) as never;
+    };
   };
   const enforce = async (checks: Array<Check | undefined>, request: FastifyRequest, reply: FastifyReply, what: string, oauth: boolean) => {
     let tightest: { max: number; remaining: number; reset: number } | undefined;

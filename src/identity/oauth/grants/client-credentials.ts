@@ -1,6 +1,8 @@
 // grant_type=client_credentials: a merchant trades its API key (x-api-key header) for a
-// payment-api access token. The key is looked up on every call, so a revoked key stops
-// issuing tokens at once.
+// payment-api access token. The key is resolved through the entities service's cache of
+// active keys (admin/entities.service.ts), which every process empties of a revoked key on
+// its NOTIFY, wholly when its listening connection is lost or comes back, and after 30 s in
+// any case: a revoked key stops issuing tokens at once in every process.
 import { API_KEY_HEADER } from '../../../platform/http/auth.ts';
 import type { AccessTokens, IssuedToken } from '../access-tokens.ts';
 import { PAYMENT_API_SCOPE } from '../access-tokens.ts';
