@@ -10,8 +10,8 @@
 // (Navigation, Resource and Paint Timing of the page and of the card frame, put on the
 // page's clock): the merchant page, widget.js, the session read, the card frame's
 // document, its script, and the first paint of the card fields in the frame. It also
-// prints the sizes of widget.js and card-frame.js as served (gzip and brotli, or gzipped
-// here when the server sends them uncompressed).
+// prints the sizes of widget.js, the card frame's document and card-frame.js as served
+// (gzip and brotli, or gzipped here when the server sends them uncompressed).
 //
 //   node --import tsx bench/widget-ready.ts     (BENCH_WIDGET_RUNS, default 7)
 //   BENCH_WIDGET_AGAINST=/path/to/other/checkout (built) also times that checkout's payd,
@@ -81,7 +81,7 @@ async function stopPayd(p: Payd) {
   rmSync(p.dir, { recursive: true, force: true });
 }
 
-/** A script's size as served: the encoded body for gzip and for br, or the body gzipped here when served as is. */
+/** A file's size as served (a script, or the card frame's document): the encoded body for gzip and for br, or the body gzipped here when served as is. */
 async function servedSizes(local: string, file: string): Promise<string> {
   const get = (encoding: string) => new Promise<{ enc: string; bytes: Buffer }>((resolve, reject) => {
     http.get(`${local}/checkout/${file}`, { headers: { 'accept-encoding': encoding } }, (res) => {
@@ -196,7 +196,7 @@ try {
   console.log(`\nwidget ready: navigation to a card field to type in, merchant page on another site, ${runs} run(s); load average ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} CPUs${network}`);
   for (const [j, b] of builds.entries()) {
     report(b, samples[j]!.cold, samples[j]!.warm);
-    console.log(`  ${(await Promise.all(['widget.js', 'card-frame.js'].map((f) => servedSizes(b.local, f)))).join('; ')}`);
+    console.log(`  ${(await Promise.all(['widget.js', 'card-frame', 'card-frame.js'].map((f) => servedSizes(b.local, f)))).join('; ')}`);
   }
 } finally {
   await browser.close();
