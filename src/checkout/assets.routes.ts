@@ -16,6 +16,7 @@ import { THREE_DS_DONE } from './widget/frame-protocol.ts';
 import { CARD_FRAME_CSS, CHECKOUT_CSS, WIDGET_CSS } from './styles.ts';
 import { type CardFrameDocument, cardFrameDocument, sendCardFrame } from './checkout-pages.tsx';
 import { RUNNING_BUILT } from '../platform/paths.ts';
+import { type Locale, languageChoice, shopperLocale } from '../web/index.ts';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const CACHED = 'public, max-age=300';
@@ -64,18 +65,25 @@ const cardFrameCss = once(CARD_FRAME_CSS);
 const checkoutCss = once(CHECKOUT_CSS);
 const widgetCss = once(WIDGET_CSS);
 
-/** The card frame's document with its script and style written in it, compressed, made once per version of the two. */
-let cardFrame: { version: string; doc: Promise<{ forms: Compressed; hashes: CardFrameDocument['hashes'] }> } | undefined;
-async function cardFrameDoc() {
+/**
+ * The card frame's document in each language, with its script and style written in it,
+ * compressed; made once per version of the two (and language, on first use).
+ */
+type FrameDoc = Promise<{ forms: Compressed; hashes: CardFrameDocument['hashes'] }>;
+let cardFrame: { version: string; docs: Map<Locale, FrameDoc> } | undefined;
+async function cardFrameDoc(locale: Locale): FrameDoc {
   const [js, style] = await Promise.all([browserBundle('card-frame'), cardFrameCss()]);
   const version = `${js.version} ${style.version}`;
-  if (cardFrame?.version !== version) {
-    const { html, hashes } = cardFrameDocument(js.code, CARD_FRAME_CSS);
-    const doc = compressedForms(html).then((forms) => ({ forms, hashes }));
-    cardFrame = { version, doc };
-    doc.catch(() => { if (cardFrame?.doc === doc) cardFrame = undefined; });
+  if (cardFrame?.version !== version) cardFrame = { version, docs: new Map() };
+  const docs = cardFrame.docs;
+  let doc = docs.get(locale);
+  if (!doc) {
+    const { html, hashes } = cardFrameDocument(js.code, CARD_FRAME_CSS, locale);
+    const made: FrameDoc = compressedForms(html).then((forms) => ({ forms, hashes }));
+    docs.set(locale, doc = made);
+    made.catch(() => { if (docs.get(locale) === made) docs.delete(locale); });
   }
-  return cardFrame.doc;
+  return doc;
 }
 
 const versioned = { querystring: Type.Object({ v: Type.Optional(Type.String({ maxLength: 64 })) }) };
@@ -97,14 +105,20 @@ export async function assetRoutes(root: FastifyInstance, { checkout }: { checkou
   // follows the session's merchant; the frame accepts only that session's credential
   // (card-frame.ts), so leaving it out gains nothing. Its script and style are in its
   // document (compressed as the browser accepts), made when the built server starts.
-  if (RUNNING_BUILT) void cardFrameDoc().catch(() => undefined);
-  app.get('/checkout/card-frame', { schema: { hide: true, querystring: Type.Object({ s: Type.Optional(Type.String({ maxLength: 100 })) }) } }, async (request, reply) => {
-    const [ancestors, doc] = await Promise.all([
-      checkout.frameAncestors(UUID_RE.test(request.query.s ?? '') ? request.query.s : undefined),
-      cardFrameDoc(),
+  // It is in the session's language, decided as the widget's session read decides it
+  // (?lang= the widget's locale option, else the session's customer.locale, else the
+  // browser's), so that its fields are written before the widget has read the session.
+  if (RUNNING_BUILT) void cardFrameDoc('en').catch(() => undefined);
+  app.get('/checkout/card-frame', { schema: { hide: true, querystring: Type.Object({ s: Type.Optional(Type.String({ maxLength: 100 })), lang: Type.Optional(Type.String({ maxLength: 35 })) }) } }, async (request, reply) => {
+    const session = UUID_RE.test(request.query.s ?? '') ? request.query.s : undefined;
+    const [ancestors, customerLocale] = await Promise.all([
+      checkout.frameAncestors(session),
+      session ? checkout.customerLocale(session).catch(() => undefined) : undefined,
     ]);
+    const locale = shopperLocale(languageChoice(request), customerLocale);
+    const doc = await cardFrameDoc(locale);
     const encoding = pickEncoding(request.headers['accept-encoding']);
-    return sendCardFrame(reply, ancestors, { body: doc.forms.forms[encoding].body, encoding }, doc.hashes);
+    return sendCardFrame(reply, ancestors, locale, { body: doc.forms.forms[encoding].body, encoding }, doc.hashes);
   });
   // The frame's script and style as files too: a frame document of an earlier version, still in a browser's cache, names them.
   app.get('/checkout/card-frame.js', { schema: { hide: true, ...versioned } }, script('card-frame'));

@@ -98,24 +98,26 @@ export function sendThreeDsFinished(reply: FastifyReply, lang: PageLanguage, key
 }
 
 /**
- * The card frame (/checkout/card-frame?s={session id}): one document for every session
- * (the parent's origin and the credential come by the fragment and postMessage; its
- * script writes the fields in the session's language), rendered once per version of its
- * script and style, which are written in it (no request for either once the frame's
- * renderer has the document) and allowed by their hashes in its CSP, never
- * 'unsafe-inline'. Only its headers differ: who may embed it (the session's merchant's
- * checkout origins). Cacheable, as it holds nothing of the session (the hashes go with
- * the version).
+ * The card frame (/checkout/card-frame?s={session id}): one document for every session in
+ * a language (the parent's origin and the credential come by the fragment and
+ * postMessage; its script writes the fields at once, in the document's language),
+ * rendered once per version of its script and style, which are written in it (no
+ * request for either once the frame's renderer has the document) and allowed by their
+ * hashes in its CSP, never 'unsafe-inline'. Only its headers differ: who may embed it
+ * (the session's merchant's checkout origins). Cacheable, as it holds nothing of the
+ * session (the hashes go with the version); it varies with Accept-Language, which may
+ * decide its language.
  */
 export interface CardFrameDocument { html: string; hashes: { scripts: string[]; styles: string[] } }
-export function cardFrameDocument(script: string, style: string): CardFrameDocument {
+export function cardFrameDocument(script: string, style: string, L: Locale): CardFrameDocument {
   return {
-    html: renderPage(<Document title="Card details" stylesheets={[]} inlineStyle={style} inlineBodyScript={script} />),
+    html: renderPage(<Document lang={L} title={t(L, 'cardDetails')} stylesheets={[]} inlineStyle={style} inlineBodyScript={script} />),
     hashes: { scripts: [cspHash(script)], styles: [cspHash(style)] },
   };
 }
 
-export function sendCardFrame(reply: FastifyReply, frameAncestors: string, page: EncodedPage, hashes: CardFrameDocument['hashes']): FastifyReply {
+export function sendCardFrame(reply: FastifyReply, frameAncestors: string, L: Locale, page: EncodedPage, hashes: CardFrameDocument['hashes']): FastifyReply {
+  reply.header('content-language', L).header('vary', 'Accept-Language');
   return sendHtml(reply, 200, page, {
     csp: csp({ connect: true, formAction: 'none', frameAncestors, inlineHashes: hashes }),
     cacheControl: 'public, max-age=300',

@@ -56,7 +56,8 @@ export function sendHtml(reply: FastifyReply, status: number, page: VNode | stri
     .header('x-content-type-options', 'nosniff');
   if (!h.frameable) reply.header('x-frame-options', 'DENY');
   if (typeof page === 'object' && 'encoding' in page) {
-    reply.header('vary', 'Accept-Encoding');
+    const vary = reply.getHeader('vary');
+    reply.header('vary', vary ? `${String(vary)}, Accept-Encoding` : 'Accept-Encoding');
     if (page.encoding !== 'identity') reply.header('content-encoding', page.encoding);
     return reply.send(page.body);
   }
