@@ -111,14 +111,11 @@ export async function assetRoutes(root: FastifyInstance, { checkout }: { checkou
   if (RUNNING_BUILT) void cardFrameDoc('en').catch(() => undefined);
   app.get('/checkout/card-frame', { schema: { hide: true, querystring: Type.Object({ s: Type.Optional(Type.String({ maxLength: 100 })), lang: Type.Optional(Type.String({ maxLength: 35 })) }) } }, async (request, reply) => {
     const session = UUID_RE.test(request.query.s ?? '') ? request.query.s : undefined;
-    const [ancestors, customerLocale] = await Promise.all([
-      checkout.frameAncestors(session),
-      session ? checkout.customerLocale(session).catch(() => undefined) : undefined,
-    ]);
-    const locale = shopperLocale(languageChoice(request), customerLocale);
+    const frame = await checkout.cardFrame(session);
+    const locale = shopperLocale(languageChoice(request), frame.customerLocale);
     const doc = await cardFrameDoc(locale);
     const encoding = pickEncoding(request.headers['accept-encoding']);
-    return sendCardFrame(reply, ancestors, locale, { body: doc.forms.forms[encoding].body, encoding }, doc.hashes);
+    return sendCardFrame(reply, frame.frameAncestors, locale, { body: doc.forms.forms[encoding].body, encoding }, doc.hashes);
   });
   // The frame's script and style as files too: a frame document of an earlier version, still in a browser's cache, names them.
   app.get('/checkout/card-frame.js', { schema: { hide: true, ...versioned } }, script('card-frame'));
