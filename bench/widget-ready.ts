@@ -157,8 +157,9 @@ async function time(context: BrowserContext, p: Payd): Promise<Sample> {
   }
   const started = performance.now();
   await page.goto(p.shopUrl, { waitUntil: 'commit' });
-  // A field to type in: in the frame, and the frame shown on the page (the frame may write its fields while the widget hides it).
-  await Promise.all([page.frameLocator('iframe.payd-frame').getByLabel('Card number', { exact: true }).waitFor(), page.locator('iframe.payd-frame').waitFor()]);
+  // A field to type in: in the frame, and the widget's form shown on the page (not hidden, not inert: the frame may
+  // write its fields while the widget keeps the form out of sight and reach).
+  await Promise.all([page.frameLocator('iframe.payd-frame').getByLabel('Card number', { exact: true }).waitFor(), page.locator('form.payd-form:not([inert])').waitFor()]);
   const ms = performance.now() - started;
   // The widget's own signal (onReady, on the page's clock), for a widget that has it.
   await page.waitForFunction(() => performance.getEntriesByName('payd:onready').length > 0, null, { timeout: 2000 }).catch(() => undefined);
@@ -211,6 +212,19 @@ try {
   }
   const network = latency || kbps ? `; emulated network: ${latency} ms latency${kbps ? `, ${kbps} kbit/s` : ''}` : '';
   console.log(`\nwidget ready: navigation to a card field to type in, merchant page on another site, ${runs} run(s); load average ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} CPUs${network}`);
+  if (builds.length === 2) {
+    // Run by run (the two builds' runs of one round saw about the same load): this build's time minus the other's.
+    console.log('paired, run by run, this checkout minus against (median difference; runs where this one was sooner):');
+    for (const cache of ['cold', 'warm'] as const) {
+      const a = samples[0]![cache];
+      const b = samples[1]![cache];
+      const paired = (of: (x: Sample) => number | undefined) => {
+        const d = a.map((x, i) => [of(x), of(b[i]!)]).filter((p): p is [number, number] => p[0] !== undefined && p[1] !== undefined).map(([x, y]) => x - y);
+        return d.length ? `${median(d) > 0 ? '+' : ''}${median(d).toFixed(0)} ms (${d.filter((x) => x < 0).length} of ${d.length})` : '-';
+      };
+      console.log(`  ${cache}: card fields painted ${paired((x) => x.phases['card fields painted']?.[0])}; ready as Playwright sees it ${paired((x) => x.ms)}`);
+    }
+  }
   for (const [j, b] of builds.entries()) {
     report(b, samples[j]!.cold, samples[j]!.warm);
     console.log(`  ${(await Promise.all(['widget.js', 'card-frame', 'card-frame.js'].map((f) => servedSizes(b.local, f)))).join('; ')}`);

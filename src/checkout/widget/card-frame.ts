@@ -103,6 +103,9 @@ function build() {
       }
     });
   }
+  // Written before the widget shows them: read-only until the credential comes (payd:init), so nothing is typed
+  // (or filled by a test driver) into fields the shopper cannot see yet.
+  if (!credential) for (const f of [number, expiry, cvc, holder]) f.input.readOnly = true;
   document.body.replaceChildren(root);
   if (!observed) new ResizeObserver(sendHeight).observe(document.documentElement);
   observed = true;
@@ -186,9 +189,10 @@ window.addEventListener('message', (event: MessageEvent) => {
   if (m.type === 'payd:init' && !credential && typeof m.credential === 'string' && m.credential
     && sessionIdOf(m.credential) === new URLSearchParams(window.location.search).get('s')) {
     credential = m.credential;
+    for (const x of [fields.number, fields.expiry, fields.cvc, fields.holder]) x.input.readOnly = false;
     applyStyle(m.style);
     // The widget speaks the session's language; payd wrote this frame in the same one,
-    // unless they differ (nothing is typed yet: the widget showed no field before now).
+    // unless they differ (nothing is typed yet: the fields were read-only until now).
     const locale = localeOf(m.locale) ?? 'en';
     if (locale !== L) {
       L = locale;

@@ -110,7 +110,12 @@ export async function mount(target: string | Element, options: MountOptions): Pr
     title: t(browserLocale(options.locale), 'cardDetails'), class: 'payd-frame', scrolling: 'no', allow: 'payment',
   });
   const cardBox = h('div', { class: 'payd-card' }, frame);
-  const form = h('form', { class: 'payd-form', novalidate: '', hidden: '' }, cardBox);
+  // Until the session is read the form is laid out but unseen and out of reach (transparent,
+  // inert: no focus, nothing for assistive technologies), so that the frame lays out and
+  // paints its fields meanwhile rather than after the form is shown (a frame not displayed
+  // is not rendered). Set by the CSSOM, which a page's CSP without 'unsafe-inline' allows.
+  const form = h('form', { class: 'payd-form', novalidate: '', inert: '' }, cardBox);
+  form.style.opacity = '0';
   root.replaceChildren(status, form);
   // Messages from payd's origin: the frame's payd:ready may come before the session is
   // read; everything else is handled once the form is built (later.message below).
@@ -250,7 +255,8 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   });
   form.append(formError, pay, h('p', {}, cancel));
   status.remove();
-  form.hidden = false;
+  form.removeAttribute('inert');
+  form.style.removeProperty('opacity');
 
   const selected = () => choices[Number(radios.find((r) => r.checked)?.value ?? 0)]!;
   const syncMethod = () => {
