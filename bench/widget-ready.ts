@@ -6,12 +6,16 @@
 // page as http://shop.test (Chromium's --host-resolver-rules); headless Chromium at
 // /usr/bin/chromium.
 //
-// Besides the total, it prints where the time goes, from the browser's own timings
+// "Ready" twice: as Playwright sees it (from page.goto to the card field found typeable
+// through the DevTools protocol, the driver's own polling into the frame included) and
+// the widget's own onReady signal, on the page's clock from the navigation's start (what
+// a merchant's onReady sees; a widget without onReady prints none).
+// Besides the totals, it prints where the time goes, from the browser's own timings
 // (Navigation, Resource and Paint Timing of the page and of the card frame, put on the
 // page's clock): the merchant page, widget.js, the session read, the card frame's
 // document, its script, and the first paint of the card fields in the frame. It also
-// prints the sizes of widget.js and card-frame.js as served (gzip and brotli, or gzipped
-// here when the server sends them uncompressed).
+// prints the sizes of widget.js, the card frame's document and card-frame.js as served
+// (gzip and brotli, or gzipped here when the server sends them uncompressed).
 //
 //   node --import tsx bench/widget-ready.ts     (BENCH_WIDGET_RUNS, default 7)
 //   BENCH_WIDGET_AGAINST=/path/to/other/checkout (built) also times that checkout's payd,
@@ -68,7 +72,7 @@ async function startPayd(label: string, checkout: string): Promise<Payd> {
     })).json() as { widget: { data: string } };
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end(`<!doctype html><html lang="en"><title>Shop</title><main><div id="pay"></div></main><script src="${payd}/checkout/widget.js"></script>
-<script>PaydCheckout.mount('#pay', { data: ${JSON.stringify(s.widget.data)} });</script>`);
+<script>PaydCheckout.mount('#pay', { data: ${JSON.stringify(s.widget.data)}, onReady: function () { performance.mark('payd:onready'); } });</script>`);
   });
   await new Promise<void>((r) => shop.listen(0, '127.0.0.1', r));
   return { label, child, dir, local, shop, shopUrl: `http://shop.test:${(shop.address() as AddressInfo).port}/checkout` };
@@ -81,7 +85,7 @@ async function stopPayd(p: Payd) {
   rmSync(p.dir, { recursive: true, force: true });
 }
 
-/** A script's size as served: the encoded body for gzip and for br, or the body gzipped here when served as is. */
+/** A file's size as served (a script, or the card frame's document): the encoded body for gzip and for br, or the body gzipped here when served as is. */
 async function servedSizes(local: string, file: string): Promise<string> {
   const get = (encoding: string) => new Promise<{ enc: string; bytes: Buffer }>((resolve, reject) => {
     http.get(`${local}/checkout/${file}`, { headers: { 'accept-encoding': encoding } }, (res) => {
@@ -98,7 +102,7 @@ async function servedSizes(local: string, file: string): Promise<string> {
 /** Phases, each [start, end] in ms from the navigation's start, on the page's clock. */
 type Phases = Record<string, [number, number]>;
 const PHASES = ['merchant page', 'widget.js', 'widget.css', 'session read', 'card frame document', 'card-frame.js', 'card-frame.css',
-  'card frame DOMContentLoaded', 'payd:init reaches the frame', 'card fields painted'] as const;
+  'card frame DOMContentLoaded', 'payd:init reaches the frame', 'card fields painted', 'widget onReady'] as const;
 
 /** Run in every frame before its scripts: marks when the widget's payd:init reaches the card frame (the bench's own listener, first). */
 const MARK_INIT = () => {
@@ -136,6 +140,8 @@ async function breakdown(page: Awaited<ReturnType<BrowserContext['newPage']>>, f
   if (init) out['payd:init reaches the frame'] = [shift + init.start, shift + init.start];
   const fcp = f.paint.find((e) => e.name === 'first-contentful-paint');
   if (fcp) out['card fields painted'] = [shift + fcp.start, shift + fcp.start];
+  const ready = p.paint.find((e) => e.name === 'payd:onready');
+  if (ready) out['widget onReady'] = [ready.start, ready.start];
   return out;
 }
 
@@ -151,8 +157,12 @@ async function time(context: BrowserContext, p: Payd): Promise<Sample> {
   }
   const started = performance.now();
   await page.goto(p.shopUrl, { waitUntil: 'commit' });
-  await page.frameLocator('iframe.payd-frame').getByLabel('Card number', { exact: true }).waitFor();
+  // A field to type in: in the frame, and the widget's form shown on the page (not hidden, not inert: the frame may
+  // write its fields while the widget keeps the form out of sight and reach).
+  await Promise.all([page.frameLocator('iframe.payd-frame').getByLabel('Card number', { exact: true }).waitFor(), page.locator('form.payd-form:not([inert])').waitFor()]);
   const ms = performance.now() - started;
+  // The widget's own signal (onReady, on the page's clock), for a widget that has it.
+  await page.waitForFunction(() => performance.getEntriesByName('payd:onready').length > 0, null, { timeout: 2000 }).catch(() => undefined);
   const frame = page.frames().find((f) => f.url().includes('/checkout/card-frame'))!;
   const phases = await breakdown(page, frame);
   await page.close();
@@ -161,9 +171,17 @@ async function time(context: BrowserContext, p: Payd): Promise<Sample> {
 
 function report(p: Payd, cold: Sample[], warm: Sample[]) {
   const line = (name: string, xs: Sample[]) => `  ${name}  ${median(xs.map((x) => x.ms)).toFixed(0).padStart(5)} ms median (fastest ${Math.min(...xs.map((x) => x.ms)).toFixed(0)})`;
+  const onReady = (xs: Sample[]) => {
+    const at = xs.map((x) => x.phases['widget onReady']?.[0]).filter((x): x is number => x !== undefined);
+    return at.length ? `${median(at).toFixed(0).padStart(5)} ms median (fastest ${Math.min(...at).toFixed(0)}, ${at.length} runs)` : '    - (no onReady in this widget)';
+  };
   console.log(`${p.label}:`);
+  console.log('  ready as Playwright sees it (the bench\'s clock: navigation to the card field found typeable by the test driver)');
   console.log(line('cold cache', cold));
   console.log(line('warm cache', warm));
+  console.log('  the widget\'s onReady (the page\'s clock: navigation start to the widget\'s own signal, what a merchant sees)');
+  console.log(`    cold cache  ${onReady(cold)}`);
+  console.log(`    warm cache  ${onReady(warm)}`);
   const span = (xs: Sample[], phase: string) => {
     const have = xs.map((x) => x.phases[phase]).filter((x): x is [number, number] => !!x);
     if (!have.length) return '-'.padStart(15);
@@ -194,9 +212,22 @@ try {
   }
   const network = latency || kbps ? `; emulated network: ${latency} ms latency${kbps ? `, ${kbps} kbit/s` : ''}` : '';
   console.log(`\nwidget ready: navigation to a card field to type in, merchant page on another site, ${runs} run(s); load average ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} CPUs${network}`);
+  if (builds.length === 2) {
+    // Run by run (the two builds' runs of one round saw about the same load): this build's time minus the other's.
+    console.log('paired, run by run, this checkout minus against (median difference; runs where this one was sooner):');
+    for (const cache of ['cold', 'warm'] as const) {
+      const a = samples[0]![cache];
+      const b = samples[1]![cache];
+      const paired = (of: (x: Sample) => number | undefined) => {
+        const d = a.map((x, i) => [of(x), of(b[i]!)]).filter((p): p is [number, number] => p[0] !== undefined && p[1] !== undefined).map(([x, y]) => x - y);
+        return d.length ? `${median(d) > 0 ? '+' : ''}${median(d).toFixed(0)} ms (${d.filter((x) => x < 0).length} of ${d.length})` : '-';
+      };
+      console.log(`  ${cache}: card fields painted ${paired((x) => x.phases['card fields painted']?.[0])}; ready as Playwright sees it ${paired((x) => x.ms)}`);
+    }
+  }
   for (const [j, b] of builds.entries()) {
     report(b, samples[j]!.cold, samples[j]!.warm);
-    console.log(`  ${(await Promise.all(['widget.js', 'card-frame.js'].map((f) => servedSizes(b.local, f)))).join('; ')}`);
+    console.log(`  ${(await Promise.all(['widget.js', 'card-frame', 'card-frame.js'].map((f) => servedSizes(b.local, f)))).join('; ')}`);
   }
 } finally {
   await browser.close();

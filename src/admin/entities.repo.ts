@@ -49,6 +49,13 @@ export const entitiesRepo = {
     return rows[0]?.checkout_origins ?? [];
   },
 
+  /** What the card frame of a session needs, in one read: its merchant's checkout origins and the session's customer.locale. */
+  async cardFrameOfSession(q: Queryable, sessionId: string): Promise<{ checkoutOrigins: string[]; customerLocale: unknown }> {
+    const { rows } = await q.query<{ checkout_origins: string[]; locale: unknown }>(
+      "SELECT e.checkout_origins, s.customer->'locale' AS locale FROM client_sessions s JOIN entities e ON e.id = s.entity_id WHERE s.id = $1", [sessionId]);
+    return { checkoutOrigins: rows[0]?.checkout_origins ?? [], customerLocale: rows[0]?.locale ?? undefined };
+  },
+
   async get(q: Queryable, id: string): Promise<EntityRow | undefined> {
     const { rows } = await q.query<EntityRow>('SELECT id, name, created_at, checkout_origins FROM entities WHERE id = $1', [id]);
     return rows[0];

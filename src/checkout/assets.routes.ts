@@ -4,8 +4,9 @@
 // Scripts and stylesheets are served compressed as the browser accepts (brotli, else gzip;
 // made once: widget-bundle.ts), with Vary: Accept-Encoding and an ETag per encoding, 304 on
 // If-None-Match. An address the page cannot know in advance (widget.js, which merchants
-// embed) is cached five minutes, then revalidated; the card frame's script and style,
-// whose addresses the frame's document names with their version (?v=), for a year.
+// embed) is cached five minutes, then revalidated; the card frame's script and style are
+// written in its document (compressed the same way; its CSP allows them by hash), and
+// served as files too, with their version (?v=) for a year, for documents of an earlier version.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -13,7 +14,9 @@ import type { CheckoutService } from './checkout.service.ts';
 import { type BrowserScript, type Compressed, type Encoding, browserBundle, compressedForms } from './widget-bundle.ts';
 import { THREE_DS_DONE } from './widget/frame-protocol.ts';
 import { CARD_FRAME_CSS, CHECKOUT_CSS, WIDGET_CSS } from './styles.ts';
-import { sendCardFrame } from './checkout-pages.tsx';
+import { type CardFrameDocument, cardFrameDocument, sendCardFrame } from './checkout-pages.tsx';
+import { RUNNING_BUILT } from '../platform/paths.ts';
+import { type Locale, languageChoice, shopperLocale } from '../web/index.ts';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const CACHED = 'public, max-age=300';
@@ -62,6 +65,27 @@ const cardFrameCss = once(CARD_FRAME_CSS);
 const checkoutCss = once(CHECKOUT_CSS);
 const widgetCss = once(WIDGET_CSS);
 
+/**
+ * The card frame's document in each language, with its script and style written in it,
+ * compressed; made once per version of the two (and language, on first use).
+ */
+type FrameDoc = Promise<{ forms: Compressed; hashes: CardFrameDocument['hashes'] }>;
+let cardFrame: { version: string; docs: Map<Locale, FrameDoc> } | undefined;
+async function cardFrameDoc(locale: Locale): FrameDoc {
+  const [js, style] = await Promise.all([browserBundle('card-frame'), cardFrameCss()]);
+  const version = `${js.version} ${style.version}`;
+  if (cardFrame?.version !== version) cardFrame = { version, docs: new Map() };
+  const docs = cardFrame.docs;
+  let doc = docs.get(locale);
+  if (!doc) {
+    const { html, hashes } = cardFrameDocument(js.code, CARD_FRAME_CSS, locale);
+    const made: FrameDoc = compressedForms(html).then((forms) => ({ forms, hashes }));
+    docs.set(locale, doc = made);
+    made.catch(() => { if (docs.get(locale) === made) docs.delete(locale); });
+  }
+  return doc;
+}
+
 const versioned = { querystring: Type.Object({ v: Type.Optional(Type.String({ maxLength: 64 })) }) };
 
 export async function assetRoutes(root: FastifyInstance, { checkout }: { checkout: CheckoutService }) {
@@ -79,16 +103,21 @@ export async function assetRoutes(root: FastifyInstance, { checkout }: { checkou
   // The card frame: any page may embed it (as Stripe Elements). ?s= the session id (not
   // its credential), read from the credential by the widget: who may embed the frame
   // follows the session's merchant; the frame accepts only that session's credential
-  // (card-frame.ts), so leaving it out gains nothing. Its document names its script's and
-  // style's versions (a script that cannot be bundled is named without one).
-  app.get('/checkout/card-frame', { schema: { hide: true, querystring: Type.Object({ s: Type.Optional(Type.String({ maxLength: 100 })) }) } }, async (request, reply) => {
-    const [ancestors, js, style] = await Promise.all([
-      checkout.frameAncestors(UUID_RE.test(request.query.s ?? '') ? request.query.s : undefined),
-      browserBundle('card-frame').then((b) => b.version, () => undefined),
-      cardFrameCss(),
-    ]);
-    return sendCardFrame(reply, ancestors, { script: js, style: style.version });
+  // (card-frame.ts), so leaving it out gains nothing. Its script and style are in its
+  // document (compressed as the browser accepts), made when the built server starts.
+  // It is in the session's language, decided as the widget's session read decides it
+  // (?lang= the widget's locale option, else the session's customer.locale, else the
+  // browser's), so that its fields are written before the widget has read the session.
+  if (RUNNING_BUILT) void cardFrameDoc('en').catch(() => undefined);
+  app.get('/checkout/card-frame', { schema: { hide: true, querystring: Type.Object({ s: Type.Optional(Type.String({ maxLength: 100 })), lang: Type.Optional(Type.String({ maxLength: 35 })) }) } }, async (request, reply) => {
+    const session = UUID_RE.test(request.query.s ?? '') ? request.query.s : undefined;
+    const frame = await checkout.cardFrame(session);
+    const locale = shopperLocale(languageChoice(request), frame.customerLocale);
+    const doc = await cardFrameDoc(locale);
+    const encoding = pickEncoding(request.headers['accept-encoding']);
+    return sendCardFrame(reply, frame.frameAncestors, locale, { body: doc.forms.forms[encoding].body, encoding }, doc.hashes);
   });
+  // The frame's script and style as files too: a frame document of an earlier version, still in a browser's cache, names them.
   app.get('/checkout/card-frame.js', { schema: { hide: true, ...versioned } }, script('card-frame'));
   app.get('/checkout/card-frame.css', { schema: { hide: true, ...versioned } }, css(cardFrameCss));
   // The 3-D Secure return page, in the widget's modal frame, tells the widget the challenge is over (and nothing else).

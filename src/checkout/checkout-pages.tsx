@@ -5,7 +5,7 @@
 import type { FastifyReply } from 'fastify';
 import type { VNode } from 'preact';
 import {
-  Document, type Locale, type PageLanguage, ShopperPage, Text, csp, intlLocale, render, sendHtml, sendShopperMessage, sendShopperPage, t,
+  Document, type EncodedPage, type Locale, type PageLanguage, ShopperPage, Text, csp, cspHash, intlLocale, renderPage, sendHtml, sendShopperMessage, sendShopperPage, t,
 } from '../web/index.ts';
 import { formatAmount } from '../money/currency.ts';
 import type { CheckoutService } from './checkout.service.ts';
@@ -98,26 +98,28 @@ export function sendThreeDsFinished(reply: FastifyReply, lang: PageLanguage, key
 }
 
 /**
- * The card frame (/checkout/card-frame?s={session id}): one document for every session
- * (the parent's origin and the credential come by the fragment and postMessage; its
- * script writes the fields in the session's language), rendered once per process (and
- * once more should its script's version change: a development server bundles again).
- * Only its headers differ: who may embed it (the session's merchant's checkout origins).
- * Cacheable, as it holds nothing of the session; it names its script's and style's
- * versions (?v=), which are then cached for a year.
+ * The card frame (/checkout/card-frame?s={session id}): one document for every session in
+ * a language (the parent's origin and the credential come by the fragment and
+ * postMessage; its script writes the fields at once, in the document's language),
+ * rendered once per version of its script and style, which are written in it (no
+ * request for either once the frame's renderer has the document) and allowed by their
+ * hashes in its CSP, never 'unsafe-inline'. Only its headers differ: who may embed it
+ * (the session's merchant's checkout origins). Cacheable, as it holds nothing of the
+ * session (the hashes go with the version); it varies with Accept-Language, which may
+ * decide its language.
  */
-let cardFrame: { key: string; html: string } | undefined;
-export function sendCardFrame(reply: FastifyReply, frameAncestors: string, versions: { script?: string | undefined; style?: string | undefined }): FastifyReply {
-  const key = `${versions.script ?? ''} ${versions.style ?? ''}`;
-  if (cardFrame?.key !== key) {
-    const v = (path: string, version: string | undefined) => (version ? `${path}?v=${version}` : path);
-    cardFrame = {
-      key,
-      html: render(<Document title="Card details" stylesheets={[v('/checkout/card-frame.css', versions.style)]} scripts={[v('/checkout/card-frame.js', versions.script)]} />),
-    };
-  }
-  return sendHtml(reply, 200, cardFrame.html, {
-    csp: csp({ connect: true, formAction: 'none', frameAncestors }),
+export interface CardFrameDocument { html: string; hashes: { scripts: string[]; styles: string[] } }
+export function cardFrameDocument(script: string, style: string, L: Locale): CardFrameDocument {
+  return {
+    html: renderPage(<Document lang={L} title={t(L, 'cardDetails')} stylesheets={[]} inlineStyle={style} inlineBodyScript={script} />),
+    hashes: { scripts: [cspHash(script)], styles: [cspHash(style)] },
+  };
+}
+
+export function sendCardFrame(reply: FastifyReply, frameAncestors: string, L: Locale, page: EncodedPage, hashes: CardFrameDocument['hashes']): FastifyReply {
+  reply.header('content-language', L).header('vary', 'Accept-Language');
+  return sendHtml(reply, 200, page, {
+    csp: csp({ connect: true, formAction: 'none', frameAncestors, inlineHashes: hashes }),
     cacheControl: 'public, max-age=300',
     frameable: true,
   });

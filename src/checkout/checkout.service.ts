@@ -281,6 +281,12 @@ export class CheckoutService {
     return (await this.sessions.byId(sessionId))?.customer?.locale;
   }
 
+  /** The session's card frame, in one read: who may embed it (as frameAncestors) and the merchant's choice of language (customer.locale). */
+  async cardFrame(sessionId: string | undefined): Promise<{ frameAncestors: string; customerLocale: unknown }> {
+    const of = sessionId ? await entitiesRepo.cardFrameOfSession(this.db, sessionId) : { checkoutOrigins: [], customerLocale: undefined };
+    return { frameAncestors: cardFrameAncestors(of.checkoutOrigins), customerLocale: of.customerLocale };
+  }
+
   /** Who may embed the session's card frame and 3-D Secure page (CSP frame-ancestors): the merchant's checkout origins and payd, or any page. */
   async frameAncestors(sessionId: string | undefined): Promise<string> {
     return cardFrameAncestors(sessionId ? await entitiesRepo.checkoutOriginsOfSession(this.db, sessionId) : []);

@@ -39,8 +39,14 @@ export interface PageHeaders {
   frameable?: boolean;
 }
 
-/** Sends a whole page (a <Document>), with payd's security headers. */
-export function sendHtml(reply: FastifyReply, status: number, page: VNode | string, h: PageHeaders): FastifyReply {
+/** A whole page (a <Document>) as text, with its doctype. */
+export const renderPage = (page: VNode): string => `<!doctype html>\n${render(page)}`;
+
+/** A page rendered once (renderPage) and compressed: its bytes in one Content-Encoding ('identity': as they are). */
+export interface EncodedPage { body: Buffer; encoding: 'br' | 'gzip' | 'identity' }
+
+/** Sends a whole page (a <Document>, or one already rendered and encoded), with payd's security headers. */
+export function sendHtml(reply: FastifyReply, status: number, page: VNode | string | EncodedPage, h: PageHeaders): FastifyReply {
   reply
     .code(status)
     .header('content-type', 'text/html; charset=utf-8')
@@ -49,5 +55,11 @@ export function sendHtml(reply: FastifyReply, status: number, page: VNode | stri
     .header('referrer-policy', 'no-referrer')
     .header('x-content-type-options', 'nosniff');
   if (!h.frameable) reply.header('x-frame-options', 'DENY');
+  if (typeof page === 'object' && 'encoding' in page) {
+    const vary = reply.getHeader('vary');
+    reply.header('vary', vary ? `${String(vary)}, Accept-Encoding` : 'Accept-Encoding');
+    if (page.encoding !== 'identity') reply.header('content-encoding', page.encoding);
+    return reply.send(page.body);
+  }
   return reply.send(`<!doctype html>\n${typeof page === 'string' ? page : render(page)}`);
 }

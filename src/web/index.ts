@@ -40,9 +40,9 @@
 //   key. setSignedCookie(reply, name, value, { path, secure }) / readSignedCookie(request,
 //   name) for any signed value; startSession / readSession / endSession for a signed-in
 //   user (`<subject>.<expiry>.<sid>`, signed; the area checks the sid is still alive).
-export { Text, TrustedHtml, render, sendHtml, type PageHeaders } from './html.tsx';
+export { type EncodedPage, Text, TrustedHtml, render, renderPage, sendHtml, type PageHeaders } from './html.tsx';
 export { Document, type DocumentProps } from './layout.tsx';
-export { csp, type CspOptions } from './csp.ts';
+export { csp, cspHash, type CspOptions } from './csp.ts';
 export { webCookies, setSignedCookie, readSignedCookie, readCookie, setPlainCookie, clearCookie, type CookieScope } from './cookies.ts';
 export { startSession, readSession, endSession, type SessionCookie, type WebSession } from './session.ts';
 export { CSRF_FIELD, CsrfField, csrfToken, csrfValid } from './csrf.tsx';

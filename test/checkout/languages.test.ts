@@ -130,6 +130,26 @@ describe('shopper languages', () => {
     expectProblem(await read(plain.widget.data, {}, `?lang=${'x'.repeat(40)}`), 400);
   });
 
+  it('the card frame is written in the language the session read decides, with the same inputs, so its fields need not wait for the session', async () => {
+    const frame = (id: string, headers: Record<string, string> = {}, query = '') => t.app.inject({ url: `/checkout/card-frame?s=${id}${query}`, headers });
+    const s = await newSession({ customer: { locale: 'fr-FR' } });
+    const cases: Array<[string, Record<string, string>, string]> = [[s.id, EN_BROWSER, ''], [s.id, { ...EN_BROWSER, cookie: 'payd_lang=en' }, ''], [s.id, FR_BROWSER, '&lang=en'], [s.id, EN_BROWSER, '&lang=de']];
+    const plain = await newSession();
+    cases.push([plain.id, FR_BROWSER, ''], [plain.id, {}, '']);
+    for (const [id, headers, query] of cases) {
+      const data = id === s.id ? s.widget.data : plain.widget.data;
+      const expected = (await read(data, headers, query.replace('&', '?'))).json().locale as string;
+      const res = await frame(id, headers, query);
+      assert.equal(res.statusCode, 200);
+      assert.equal(htmlLang(res.body), expected, `${id === s.id ? 'fr customer' : 'no customer'} ${JSON.stringify(headers)} ${query}`);
+      assert.equal(title(res.body), say(expected as 'en' | 'fr', 'cardDetails'));
+      assert.equal(res.headers['content-language'], expected);
+      assert.match(String(res.headers.vary), /accept-language/i, 'a cache keeps one copy per browser language');
+    }
+    assert.equal(htmlLang((await frame('not-a-session', FR_BROWSER)).body), 'fr', 'no session: the browser\'s');
+    expectProblem(await frame(s.id, {}, `&lang=${'x'.repeat(40)}`), 400);
+  });
+
   it('says the checkout API\'s refusals to the shopper in the shopper\'s language; the merchant\'s API stays English', async () => {
     // A closed session, in the merchant's language for the customer.
     const s = await newSession({ customer: { locale: 'fr' } });

@@ -1,12 +1,13 @@
 // The checkout's scripts and stylesheets as a browser gets them (issue 42, widget ready in
 // under 300 ms): compressed as the browser accepts (brotli, else gzip, else as they are),
 // with Vary: Accept-Encoding and an ETag per encoding, 304 on If-None-Match; the card
-// frame's document names its script and style with their version, which are then cached
-// for a year, while widget.js (whose address merchants embed) stays at five minutes; the
+// frame's document carries its script and style (allowed by their CSP hashes), compressed
+// the same way, while widget.js (whose address merchants embed) stays at five minutes; the
 // checkout's JSON answers are never stored. And the npm package carries every file the
 // compiled server reads to serve them.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
@@ -60,19 +61,38 @@ describe('the checkout\'s scripts and stylesheets: encodings, ETags, caching', (
     });
   }
 
-  it('the card frame names its script and style with their versions, which are cached for a year (others for five minutes)', async () => {
+  it('the card frame carries its script and style in its document, allowed by their hashes, compressed as the browser accepts, cacheable', async () => {
     const frame = await get('/checkout/card-frame');
     assert.equal(frame.statusCode, 200);
-    const script = /<script src="(\/checkout\/card-frame\.js\?v=[\w-]+)" defer><\/script>/.exec(frame.body)?.[1];
-    const style = /<link rel="stylesheet" href="(\/checkout\/card-frame\.css\?v=[\w-]+)"\/?>/.exec(frame.body)?.[1];
+    assert.equal(frame.headers['content-encoding'], undefined, 'no Accept-Encoding: as it is');
+    const script = /<script>([\s\S]*?)<\/script>/.exec(frame.body)?.[1];
+    const style = /<style>([\s\S]*?)<\/style>/.exec(frame.body)?.[1];
     assert.ok(script && style, frame.body);
-    for (const url of [script, style]) {
-      const res = await get(url, { 'accept-encoding': 'br' });
-      assert.equal(res.statusCode, 200);
-      assert.equal(res.headers['cache-control'], YEAR, url);
-      assert.equal(res.headers['content-encoding'], 'br');
-      const other = await get(url.replace(/v=[\w-]+/, 'v=an-old-version'));
-      assert.equal(other.headers['cache-control'], FIVE_MINUTES, 'another version is answered with this one, not kept long');
+    assert.doesNotMatch(frame.body, /<script src|<link rel="stylesheet"/, 'nothing more to request once the frame has its document');
+    assert.equal(script, (await get('/checkout/card-frame.js')).body, 'the card frame\'s script as it is');
+    assert.equal(style, (await get('/checkout/card-frame.css')).body);
+    const hash = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+    const policy = String(frame.headers['content-security-policy']);
+    assert.ok(policy.includes(`script-src ${hash(script)};`), policy);
+    assert.ok(policy.includes(`style-src ${hash(style)};`), policy);
+    assert.doesNotMatch(policy, /unsafe-inline|'self'; style|script-src 'self'/);
+    // Compressed (the document is the script's size now), brotli else gzip.
+    const br = await get('/checkout/card-frame', { 'accept-encoding': 'gzip, deflate, br, zstd' });
+    assert.equal(br.headers['content-encoding'], 'br');
+    assert.equal(brotliDecompressSync(br.rawPayload).toString(), frame.body);
+    assert.ok(br.rawPayload.length < frame.rawPayload.length / 2, `${br.rawPayload.length} of ${frame.rawPayload.length} bytes`);
+    const gz = await get('/checkout/card-frame', { 'accept-encoding': 'gzip' });
+    assert.equal(gz.headers['content-encoding'], 'gzip');
+    assert.equal(gunzipSync(gz.rawPayload).toString(), frame.body);
+    for (const res of [frame, br, gz]) {
+      assert.match(String(res.headers.vary), /accept-encoding/i, 'caches keep one copy per encoding');
+      assert.equal(res.headers['cache-control'], FIVE_MINUTES);
+    }
+    // The frame's files, still named by a frame document of an earlier version: a year with their version.
+    for (const file of ['/checkout/card-frame.js', '/checkout/card-frame.css']) {
+      const version = String((await get(file)).headers.etag).replace(/"/g, '');
+      assert.equal((await get(`${file}?v=${version}`)).headers['cache-control'], YEAR, file);
+      assert.equal((await get(`${file}?v=an-old-version`)).headers['cache-control'], FIVE_MINUTES, 'another version is answered with this one, not kept long');
     }
     // The frame's document is the same for every session (rendered once), only its headers follow the merchant.
     const s = await t.app.inject({ method: 'POST', url: '/v2/client-sessions', headers: m.auth, payload: { amount: 100, currency: 'EUR' } });

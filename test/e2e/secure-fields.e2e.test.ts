@@ -85,7 +85,8 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
         const style = (url.searchParams.get('style') ? ', style: { borderColor: "rgb(200, 0, 120)", fontFamily: "Georgia, serif", borderRadius: "2px" }' : '')
           + (url.searchParams.get('threeDs') === 'redirect' ? ', threeDs: "redirect"' : '');
         return html(`<h1>Checkout</h1><div id="pay"></div><script>${SPY}</script><script src="${payd}/checkout/widget.js"></script>
-<script>PaydCheckout.mount('#pay', { data: ${JSON.stringify(data)}, onChange: (s) => window.__seen.changes.push(JSON.stringify(s))${style} });</script>`);
+<script>PaydCheckout.mount('#pay', { data: ${JSON.stringify(data)}, onChange: (s) => window.__seen.changes.push(JSON.stringify(s)),
+  onReady: () => { const f = document.querySelector('form.payd-form'); (window.__ready ??= []).push(!!f && !f.hidden && !f.inert && getComputedStyle(f).opacity === '1' && !!f.querySelector('iframe.payd-frame')); }${style} });</script>`);
       }
       if (url.pathname === '/return') {
         try {
@@ -111,7 +112,8 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
     const page = await browser.newPage({ viewport });
     await page.goto(`${shop}/checkout${query}`);
     const card = page.frameLocator('iframe[title="Card details"]');
-    await card.getByLabel('Card number', { exact: true }).waitFor();
+    // The frame writes its fields before the widget shows its form: both.
+    await Promise.all([card.getByLabel('Card number', { exact: true }).waitFor(), page.locator('form.payd-form:not([inert])').waitFor()]);
     return { page, card };
   };
   const fill = async (card: FrameLocator, number: string, cvc = CVC) => {
@@ -169,22 +171,49 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
     await page.close();
   });
 
-  it('requests the card frame at mount, while the session is read, keeps it hidden until then, and pays through it', async () => {
+  it('requests the card frame at mount, while the session is read; the frame writes its fields (in the mount\'s style) meanwhile, hidden; it pays through it', async () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
     let frameRequested!: () => void;
     const frameSeen = new Promise<void>((resolve) => { frameRequested = resolve; });
     page.on('request', (r) => { if (new URL(r.url()).pathname === '/checkout/card-frame') frameRequested(); });
-    // The session read is held until the frame has been requested (or 5 s have gone by).
-    let held: { frameFirst: boolean; frameHidden: boolean; fields: number } | undefined;
+    // The card frame as it is while the session read is held: its fields, their look, its language (up to 5 s for the fields).
+    const frameNow = async () => {
+      const frame = page.frames().find((f) => f.url().includes('/checkout/card-frame'));
+      return frame?.evaluate(() => {
+        const number = document.querySelector<HTMLInputElement>('input[autocomplete="cc-number"]');
+        return {
+          fields: document.querySelectorAll('input[autocomplete^="cc-"]').length, border: number ? getComputedStyle(number).borderTopColor : '', lang: document.documentElement.lang,
+          readOnly: Array.from(document.querySelectorAll('input')).every((i) => i.readOnly),
+        };
+      }).catch(() => undefined);
+    };
+    // The session read is held until the frame has been requested and has written its fields (or 5 s have gone by).
+    let held: { frameFirst: boolean; frameHidden: boolean; fields: number; frame: Awaited<ReturnType<typeof frameNow>> } | undefined;
     await page.route(/\/checkout\/v1\/session(\?|$)/, async (route) => {
       const frameFirst = await Promise.race([frameSeen.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
-      held ??= { frameFirst, frameHidden: await page.locator('iframe.payd-frame').isHidden(), fields: await page.getByRole('button', { name: /^Pay/ }).count() };
+      let frame = await frameNow();
+      for (let i = 0; i < 50 && !frame?.fields; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        frame = await frameNow();
+      }
+      // Out of sight and reach: the form around the frame transparent and inert (laid out, so the frame renders meanwhile).
+      const frameHidden = await page.locator('iframe.payd-frame').evaluate((f) => {
+        const form = f.closest('form');
+        return !!form && form.inert && getComputedStyle(form).opacity === '0';
+      });
+      held ??= { frameFirst, frameHidden, fields: await page.getByRole('button', { name: /^Pay/ }).count(), frame };
       await route.continue();
     });
-    await page.goto(`${shop}/checkout`);
+    await page.goto(`${shop}/checkout?style=1`);
     const card = page.frameLocator('iframe[title="Card details"]');
-    await card.getByLabel('Card number', { exact: true }).waitFor();
-    assert.deepEqual(held, { frameFirst: true, frameHidden: true, fields: 0 }, 'the frame was requested before the session answered, and hidden meanwhile');
+    await Promise.all([card.getByLabel('Card number', { exact: true }).waitFor(), page.locator('form.payd-form:not([inert])').waitFor()]);
+    assert.deepEqual(held, { frameFirst: true, frameHidden: true, fields: 0, frame: { fields: 4, border: 'rgb(200, 0, 120)', lang: 'en', readOnly: true } },
+      'the frame was requested before the session answered, hidden meanwhile, and wrote its fields in the mount\'s style without waiting for the session');
+    let editable = false;
+    for (let i = 0; i < 50 && !editable; i++) editable = await card.getByLabel('Card number', { exact: true }).isEditable() || (await new Promise((r) => setTimeout(r, 100)), false);
+    assert.equal(editable, true, 'typeable once the widget shows the form (and gives the frame the credential)');
+    await page.waitForFunction(() => (window as unknown as { __ready?: boolean[] }).__ready?.length);
+    assert.deepEqual(await page.evaluate(() => (window as unknown as { __ready?: boolean[] }).__ready), [true], 'onReady: once, the form shown with its card frame');
     await fill(card, '4242 4242 4242 4242');
     await payButton(page).click();
     assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');

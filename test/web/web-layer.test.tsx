@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
 import formbody from '@fastify/formbody';
-import { CsrfField, Document, TrustedHtml, csp, csrfToken, csrfValid, readSession, sendHtml, startSession, webCookies } from '../../src/web/index.ts';
+import { CsrfField, Document, TrustedHtml, csp, cspHash, csrfToken, csrfValid, readSession, render, sendHtml, startSession, webCookies } from '../../src/web/index.ts';
+import { createHash } from 'node:crypto';
 
 const KEY = Buffer.alloc(32, 7);
 const SESSION = { name: 'payd_test', path: '/', secure: false };
@@ -50,6 +51,22 @@ describe('the web layer (src/web)', () => {
     assert.equal(res.headers['x-frame-options'], 'DENY');
     assert.equal(res.headers['cache-control'], 'no-store');
     await app.close();
+  });
+
+  it('a page\'s own inline script and style are written as they are and allowed by their hashes alone; one that could end its element is refused', () => {
+    const script = 'if (1 < 2 && "a" > "b") document.title = "&amp;";';
+    const style = 'body > p { content: "<"; }';
+    const html = render(<Document title="Inline" stylesheets={[]} inlineStyle={style} inlineBodyScript={script} />);
+    assert.ok(html.includes(`<style>${style}</style>`), html);
+    assert.ok(html.includes(`<script>${script}</script></body>`), html);
+    const sha = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+    assert.equal(cspHash(script), sha(script));
+    assert.equal(csp({ inlineHashes: { scripts: [cspHash(script)], styles: [cspHash(style)] } }),
+      `default-src 'none'; script-src ${sha(script)}; style-src ${sha(style)}; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`);
+    for (const bad of ['x = "</script>"', 'x = "</SCRIPT "', 'x = 1 <!-- 2']) {
+      assert.throws(() => render(<Document title="Inline" stylesheets={[]} inlineBodyScript={bad} />), /inline script/);
+    }
+    assert.throws(() => render(<Document title="Inline" stylesheets={[]} inlineStyle="p{}</style><script>x()</script>" />), /inline style/);
   });
 
   it('a session is a signed cookie: a changed one, a forged one or none is no session; the CSRF token is bound to it', async () => {

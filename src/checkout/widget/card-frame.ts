@@ -6,15 +6,21 @@
 // message), tells it events (brand, empty, complete) and never a value, and sends the
 // payment to payd itself with the session credential the widget gave it. Nothing is
 // written to a URL, storage or the console; the values are cleared once sent.
+// It is written in the frame's document (checkout-pages.tsx) and writes the fields at
+// once, in the document's language (payd decides it as for the widget's session read)
+// and the style the widget put in the fragment, before the widget has read the session;
+// the credential (payd:init) comes once the widget shows the form.
 import { cardBrand, cvvValid, expiryValid, groupCardNumber, luhnValid, parseExpiry } from './validation.ts';
 import { type Locale, localeOf, t } from '../../web/i18n.ts';
 import { type Field, field, h, regroup } from './dom.ts';
 import type { CardState, FromFrame, ToFrame } from './frame-protocol.ts';
 import { sessionIdOf, styleVariables } from './frame-protocol.ts';
 
+const fragment = new URLSearchParams(window.location.hash.replace(/^#/, ''));
+
 /** The embedding page's origin, from the fragment (#origin=...); the frame does nothing without a sound one. */
 function parentOrigin(): string | undefined {
-  const o = new URLSearchParams(window.location.hash.replace(/^#/, '')).get('origin');
+  const o = fragment.get('origin');
   if (!o || window.parent === window) return undefined;
   try {
     if (new URL(o).origin !== o || !/^https?:$/.test(new URL(o).protocol)) return undefined;
@@ -33,7 +39,7 @@ const send = (message: FromFrame) => origin && window.parent.postMessage(message
 let credential = '';
 /** A saved card is chosen: only the CVC is asked (the card's other details are payd's already). */
 let savedMode = false;
-let L: Locale = 'en';
+let L: Locale = localeOf(document.documentElement.lang) ?? 'en';
 let fields: { number: Field; expiry: Field; cvc: Field; holder: Field; brand: HTMLElement } | undefined;
 
 const digitsOf = (f: Field) => f.input.value.replace(/[\s-]+/g, '');
@@ -63,6 +69,9 @@ const changed = () => {
   if (key !== last) send({ type: 'payd:change', state: s });
   last = key;
 };
+
+let observed = false;
+const sendHeight = () => send({ type: 'payd:resize', height: Math.ceil(document.documentElement.getBoundingClientRect().height) });
 
 function build() {
   document.documentElement.lang = L;
@@ -94,8 +103,12 @@ function build() {
       }
     });
   }
+  // Written before the widget shows them: read-only until the credential comes (payd:init), so nothing is typed
+  // (or filled by a test driver) into fields the shopper cannot see yet.
+  if (!credential) for (const f of [number, expiry, cvc, holder]) f.input.readOnly = true;
   document.body.replaceChildren(root);
-  new ResizeObserver(() => send({ type: 'payd:resize', height: Math.ceil(document.documentElement.getBoundingClientRect().height) })).observe(document.documentElement);
+  if (!observed) new ResizeObserver(sendHeight).observe(document.documentElement);
+  observed = true;
   changed();
 }
 
@@ -163,17 +176,33 @@ async function submit(m: Extract<ToFrame, { type: 'payd:submit' }>) {
   }
 }
 
+/** The merchant's styling options, as CSS variables of the frame (the same from the fragment and from payd:init). */
+const applyStyle = (style: unknown) => {
+  for (const [name, value] of styleVariables(style)) document.documentElement.style.setProperty(name, value);
+};
+
 window.addEventListener('message', (event: MessageEvent) => {
   if (!origin || event.source !== window.parent || event.origin !== origin) return;
   const m = event.data as ToFrame;
-  if (!m || typeof m !== 'object') return;
+  if (!m || typeof m !== 'object' || !fields) return;
   // Only the session this frame was served for (?s=): who may embed it was decided for that session's merchant.
-  if (m.type === 'payd:init' && !fields && typeof m.credential === 'string' && sessionIdOf(m.credential) === new URLSearchParams(window.location.search).get('s')) {
+  if (m.type === 'payd:init' && !credential && typeof m.credential === 'string' && m.credential
+    && sessionIdOf(m.credential) === new URLSearchParams(window.location.search).get('s')) {
     credential = m.credential;
-    L = localeOf(m.locale) ?? 'en';
-    for (const [name, value] of styleVariables(m.style)) document.documentElement.style.setProperty(name, value);
-    build();
-  } else if (!fields) {
+    for (const x of [fields.number, fields.expiry, fields.cvc, fields.holder]) x.input.readOnly = false;
+    applyStyle(m.style);
+    // The widget speaks the session's language; payd wrote this frame in the same one,
+    // unless they differ (nothing is typed yet: the fields were read-only until now).
+    const locale = localeOf(m.locale) ?? 'en';
+    if (locale !== L) {
+      L = locale;
+      build();
+    }
+    // What the widget missed while it read the session: the fields' state and height.
+    last = '';
+    changed();
+    sendHeight();
+  } else if (!credential) {
     return;
   } else if (m.type === 'payd:submit' && Array.isArray(m.split) && Number.isInteger(m.cardIndex)) {
     void submit(m);
@@ -196,4 +225,11 @@ window.addEventListener('message', (event: MessageEvent) => {
   }
 });
 
+// The fields at once (only in a frame of a sound embedding page), then the widget is told.
+if (origin) {
+  try {
+    applyStyle(JSON.parse(fragment.get('style') ?? 'null'));
+  } catch { /* no style, or not JSON: the default look */ }
+  build();
+}
 send({ type: 'payd:ready' });

@@ -70,6 +70,8 @@ export interface MountOptions {
   threeDs?: 'modal' | 'redirect';
   /** The shopper's own choice of language (a language tag, e.g. from your page's switch): wins over the session's customer.locale and the browser's. */
   locale?: string;
+  /** Called once when the widget is shown and its card fields (when it offers a card) can be typed in. */
+  onReady?: () => void;
 }
 
 const scriptOrigin = (() => {
@@ -99,12 +101,21 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   // a card form is shown. It gets the credential only then (payd:init), and is never moved
   // in the page (a moved iframe loads again): the form is built around it. Its address's
   // fragment names this page's origin, the only one it talks to; its height follows its content.
+  // payd writes the frame's fields at once, in the language it decides as for the session
+  // read (the locale option goes with both) and in the style given here (in the fragment).
+  const frameQuery = new URLSearchParams({ s: sessionIdOf(options.data), ...(options.locale ? { lang: options.locale } : {}) });
+  const frameFragment = new URLSearchParams({ origin: window.location.origin, ...(options.style ? { style: JSON.stringify(options.style) } : {}) });
   const frame = h('iframe', {
-    src: `${base}/checkout/card-frame?s=${encodeURIComponent(sessionIdOf(options.data))}#origin=${encodeURIComponent(window.location.origin)}`,
+    src: `${base}/checkout/card-frame?${frameQuery.toString()}#${frameFragment.toString()}`,
     title: t(browserLocale(options.locale), 'cardDetails'), class: 'payd-frame', scrolling: 'no', allow: 'payment',
   });
   const cardBox = h('div', { class: 'payd-card' }, frame);
-  const form = h('form', { class: 'payd-form', novalidate: '', hidden: '' }, cardBox);
+  // Until the session is read the form is laid out but unseen and out of reach (transparent,
+  // inert: no focus, nothing for assistive technologies), so that the frame lays out and
+  // paints its fields meanwhile rather than after the form is shown (a frame not displayed
+  // is not rendered). Set by the CSSOM, which a page's CSP without 'unsafe-inline' allows.
+  const form = h('form', { class: 'payd-form', novalidate: '', inert: '' }, cardBox);
+  form.style.opacity = '0';
   root.replaceChildren(status, form);
   // Messages from payd's origin: the frame's payd:ready may come before the session is
   // read; everything else is handled once the form is built (later.message below).
@@ -244,7 +255,8 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   });
   form.append(formError, pay, h('p', {}, cancel));
   status.remove();
-  form.hidden = false;
+  form.removeAttribute('inert');
+  form.style.removeProperty('opacity');
 
   const selected = () => choices[Number(radios.find((r) => r.checked)?.value ?? 0)]!;
   const syncMethod = () => {
@@ -309,11 +321,19 @@ export async function mount(target: string | Element, options: MountOptions): Pr
     pay.textContent = t(L, 'checking');
   };
 
+  // The widget is ready once shown with its card fields (the frame writes them before it says payd:ready).
+  let readySaid = false;
+  const sayReady = () => {
+    if (readySaid) return;
+    readySaid = true;
+    options.onReady?.();
+  };
   // The frame is up (now or later, or again after a reload): it gets the session's credential, language and style.
   later.ready = () => {
     toFrame({ type: 'payd:init', locale: L, credential: options.data, ...(options.style ? { style: options.style } : {}) });
     if (savedCards.length) syncSaved();
     frameReady();
+    sayReady();
   };
   later.message = (event, m) => {
     if (challenge && event.source === challenge.frame.contentWindow) {
@@ -332,7 +352,6 @@ export async function mount(target: string | Element, options: MountOptions): Pr
       pending.delete(m.id);
     }
   };
-  if (frameUp && card) later.ready();
 
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -416,6 +435,9 @@ export async function mount(target: string | Element, options: MountOptions): Pr
       pay.focus();
     }
   });
+  // Everything is in place: the frame gets the credential now if it is up already (else on its payd:ready).
+  if (frameUp && card) later.ready();
+  if (!card) sayReady();
 }
 
 declare global {
