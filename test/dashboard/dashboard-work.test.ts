@@ -16,26 +16,9 @@ import { RequestLog } from '../../src/platform/observability/request-log.ts';
 import { requestLogRepo } from '../../src/platform/observability/request-log.repo.ts';
 import { paymentListFilter } from '../../src/payments/lists.routes.ts';
 import type { PageRequest } from '../../src/payments/lists.repo.ts';
+import { parseCsv } from '../helpers/csv.ts';
 
 const CARD = { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2031', cvv: '123' };
-
-/** RFC 4180 lines to cells (quoted cells, doubled quotes). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; } else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') { row.push(cell); cell = ''; } else if (c === '\r' && text[i + 1] === '\n') { row.push(cell); rows.push(row); row = []; cell = ''; i++; } else cell += c;
-  }
-  assert.equal(cell, '', 'the last line ends with CRLF');
-  return rows;
-}
 
 describe('dashboard: export, time zone, request log', () => {
   let t: TestApp;

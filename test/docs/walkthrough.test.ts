@@ -22,6 +22,7 @@ import { POSTGRES_URL } from '../helpers/db.ts';
 import { emptyPgDatabase, freePort, startPayd, type PaydProcess, type PgDatabase } from '../helpers/processes.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { hiddenFields } from '../identity/idp-helpers.ts';
+import { parseCsv } from '../helpers/csv.ts';
 
 // An empty home: no profile of the machine's user (payd login) is read by the developer commands.
 const home = mkdtempSync(path.join(tmpdir(), 'payd-walk-home-'));
@@ -64,23 +65,6 @@ function set(code: string, from: string | RegExp, to: string, block: string): st
   const next = code.replace(from, to);
   assert.notEqual(next, code, `${block}: ${from} is gone from the block`);
   return next;
-}
-
-/** One RFC 4180 record per line (CRLF), quoted cells unquoted. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; } else if (c === '"') quoted = false; else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') { row.push(cell); cell = ''; } else if (c === '\r' && text[i + 1] === '\n') { row.push(cell); rows.push(row); row = []; cell = ''; i++; } else cell += c;
-  }
-  if (cell || row.length) { row.push(cell); rows.push(row); }
-  return rows;
 }
 
 /** A browser's HTTP as far as the dashboard needs it: cookies kept (by name), redirects followed, forms posted. */
