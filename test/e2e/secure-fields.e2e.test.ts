@@ -17,6 +17,7 @@ import { createLocalJWKSet, jwtVerify } from 'jose';
 import { type Browser, type Frame, type FrameLocator, type Page, chromium } from 'playwright-core';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/processes.ts';
+import { poll } from '../helpers/wait.ts';
 import { hasMessage, t as text } from '../../src/web/i18n.ts';
 
 const SHOTS = 'test-results/e2e';
@@ -191,11 +192,7 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
     let held: { frameFirst: boolean; frameHidden: boolean; fields: number; frame: Awaited<ReturnType<typeof frameNow>> } | undefined;
     await page.route(/\/checkout\/v1\/session(\?|$)/, async (route) => {
       const frameFirst = await Promise.race([frameSeen.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
-      let frame = await frameNow();
-      for (let i = 0; i < 50 && !frame?.fields; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        frame = await frameNow();
-      }
+      const frame = await poll(frameNow, (f) => !!f?.fields, { withinMs: 5000, everyMs: 100 });
       // Out of sight and reach: the form around the frame transparent and inert (laid out, so the frame renders meanwhile).
       const frameHidden = await page.locator('iframe.payd-frame').evaluate((f) => {
         const form = f.closest('form');
@@ -209,8 +206,7 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
     await Promise.all([card.getByLabel('Card number', { exact: true }).waitFor(), page.locator('form.payd-form:not([inert])').waitFor()]);
     assert.deepEqual(held, { frameFirst: true, frameHidden: true, fields: 0, frame: { fields: 4, border: 'rgb(200, 0, 120)', lang: 'en', readOnly: true } },
       'the frame was requested before the session answered, hidden meanwhile, and wrote its fields in the mount\'s style without waiting for the session');
-    let editable = false;
-    for (let i = 0; i < 50 && !editable; i++) editable = await card.getByLabel('Card number', { exact: true }).isEditable() || (await new Promise((r) => setTimeout(r, 100)), false);
+    const editable = await poll(() => card.getByLabel('Card number', { exact: true }).isEditable(), (e) => e, { withinMs: 5000, everyMs: 100 });
     assert.equal(editable, true, 'typeable once the widget shows the form (and gives the frame the credential)');
     await page.waitForFunction(() => (window as unknown as { __ready?: boolean[] }).__ready?.length);
     assert.deepEqual(await page.evaluate(() => (window as unknown as { __ready?: boolean[] }).__ready), [true], 'onReady: once, the form shown with its card frame');
