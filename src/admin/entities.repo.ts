@@ -42,15 +42,8 @@ export const entitiesRepo = {
     return rows[0]?.checkout_origins;
   },
 
-  /** The checkout origins of the entity of a client session (empty when none or no such session). */
-  async checkoutOriginsOfSession(q: Queryable, sessionId: string): Promise<string[]> {
-    const { rows } = await q.query<{ checkout_origins: string[] }>(
-      'SELECT e.checkout_origins FROM client_sessions s JOIN entities e ON e.id = s.entity_id WHERE s.id = $1', [sessionId]);
-    return rows[0]?.checkout_origins ?? [];
-  },
-
-  /** What the card frame of a session needs, in one read: its merchant's checkout origins and the session's customer.locale. */
-  async cardFrameOfSession(q: Queryable, sessionId: string): Promise<{ checkoutOrigins: string[]; customerLocale: unknown }> {
+  /** What a session's framed pages need, in one read: its merchant's checkout origins (empty when no such session) and the session's customer.locale. */
+  async framingOfSession(q: Queryable, sessionId: string): Promise<{ checkoutOrigins: string[]; customerLocale: unknown }> {
     const { rows } = await q.query<{ checkout_origins: string[]; locale: unknown }>(
       "SELECT e.checkout_origins, s.customer->'locale' AS locale FROM client_sessions s JOIN entities e ON e.id = s.entity_id WHERE s.id = $1", [sessionId]);
     return { checkoutOrigins: rows[0]?.checkout_origins ?? [], customerLocale: rows[0]?.locale ?? undefined };

@@ -111,7 +111,7 @@ export async function assetRoutes(root: FastifyInstance, { checkout }: { checkou
   if (RUNNING_BUILT) void cardFrameDoc('en').catch(() => undefined);
   app.get('/checkout/card-frame', { schema: { hide: true, querystring: Type.Object({ s: Type.Optional(Type.String({ maxLength: 100 })), lang: Type.Optional(Type.String({ maxLength: 35 })) }) } }, async (request, reply) => {
     const session = UUID_RE.test(request.query.s ?? '') ? request.query.s : undefined;
-    const frame = await checkout.cardFrame(session);
+    const frame = await checkout.framing(session);
     const locale = shopperLocale(languageChoice(request), frame.customerLocale);
     const doc = await cardFrameDoc(locale);
     const encoding = pickEncoding(request.headers['accept-encoding']);

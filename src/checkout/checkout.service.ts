@@ -276,20 +276,14 @@ export class CheckoutService {
     return sessionLocale(s, choice);
   }
 
-  /** The merchant's choice of language for a session's shopper (its customer.locale), if any. */
-  async customerLocale(sessionId: string): Promise<unknown> {
-    return (await this.sessions.byId(sessionId))?.customer?.locale;
-  }
-
-  /** The session's card frame, in one read: who may embed it (as frameAncestors) and the merchant's choice of language (customer.locale). */
-  async cardFrame(sessionId: string | undefined): Promise<{ frameAncestors: string; customerLocale: unknown }> {
-    const of = sessionId ? await entitiesRepo.cardFrameOfSession(this.db, sessionId) : { checkoutOrigins: [], customerLocale: undefined };
+  /**
+   * A session's framed pages (the card frame, the 3-D Secure return page), in one read: who
+   * may embed them (CSP frame-ancestors: the merchant's checkout origins and payd, or any
+   * page) and the merchant's choice of language for the shopper (customer.locale), if any.
+   */
+  async framing(sessionId: string | undefined): Promise<{ frameAncestors: string; customerLocale: unknown }> {
+    const of = sessionId ? await entitiesRepo.framingOfSession(this.db, sessionId) : { checkoutOrigins: [], customerLocale: undefined };
     return { frameAncestors: cardFrameAncestors(of.checkoutOrigins), customerLocale: of.customerLocale };
-  }
-
-  /** Who may embed the session's card frame and 3-D Secure page (CSP frame-ancestors): the merchant's checkout origins and payd, or any page. */
-  async frameAncestors(sessionId: string | undefined): Promise<string> {
-    return cardFrameAncestors(sessionId ? await entitiesRepo.checkoutOriginsOfSession(this.db, sessionId) : []);
   }
 
   /** Whether a session's checkout is a widget on the merchant's page (EMBEDDED). */

@@ -25,8 +25,9 @@ export async function threeDsReturnRoutes(root: FastifyInstance, { checkout }: {
     // the top it goes on to the return address (also a link, for a browser without script).
     const dest = request.headers['sec-fetch-dest'];
     if (done.sessionId && (dest === 'iframe' || (dest === undefined && await checkout.isEmbedded(done.sessionId)))) {
-      const lang = pageLanguage(request, reply, await checkout.customerLocale(done.sessionId));
-      return sendThreeDsDone(reply, lang, checkout.returnUrl(done.sessionId), await checkout.frameAncestors(done.sessionId));
+      const framing = await checkout.framing(done.sessionId);
+      const lang = pageLanguage(request, reply, framing.customerLocale);
+      return sendThreeDsDone(reply, lang, checkout.returnUrl(done.sessionId), framing.frameAncestors);
     }
     if (done.retryUrl) return reply.code(303).redirect(done.retryUrl, 303);
     if (done.sessionId) return reply.redirect(checkout.returnUrl(done.sessionId), 303);

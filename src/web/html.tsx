@@ -61,5 +61,5 @@ export function sendHtml(reply: FastifyReply, status: number, page: VNode | stri
     if (page.encoding !== 'identity') reply.header('content-encoding', page.encoding);
     return reply.send(page.body);
   }
-  return reply.send(`<!doctype html>\n${typeof page === 'string' ? page : render(page)}`);
+  return reply.send(typeof page === 'string' ? `<!doctype html>\n${page}` : renderPage(page));
 }
