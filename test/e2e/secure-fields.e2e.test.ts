@@ -113,8 +113,9 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
     const page = await browser.newPage({ viewport });
     await page.goto(`${shop}/checkout${query}`);
     const card = page.frameLocator('iframe[title="Card details"]');
-    // The frame writes its fields before the widget shows its form: both.
-    await Promise.all([card.getByLabel('Card number', { exact: true }).waitFor(), page.locator('form.payd-form:not([inert])').waitFor()]);
+    // The frame writes its fields before the widget shows its form: both, and the fields
+    // typeable (read-only until the frame has the credential, which follows the form's showing).
+    await Promise.all([card.locator('input[autocomplete="cc-number"]:not([readonly])').waitFor(), page.locator('form.payd-form:not([inert])').waitFor()]);
     return { page, card };
   };
   const fill = async (card: FrameLocator, number: string, cvc = CVC) => {
