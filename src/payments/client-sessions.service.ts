@@ -150,8 +150,10 @@ export class ClientSessionsService {
         ...(s.integration_mode === 'HOSTED_PAGE' && status === 'CREATED'
           ? { hosted_page: { href: this.hostedPageUrl(s.id), method: 'GET' } }
           : {}),
-        // abort whenever an abort would be accepted; payment once a payment exists (the spec's words).
-        ...(ClientSessionsService.abortRefusal(status, paymentStatus) === undefined ? { abort: { href: `${self}/abort`, method: 'POST' } } : {}),
+        // The spec: "abort and payment appear only when a payment exists"; abort, besides,
+        // only while an abort would be accepted (a payment refused or failed, the session open).
+        // A CREATED session can still be aborted (POST .../abort), without a link to it.
+        ...(s.payment_id && ClientSessionsService.abortRefusal(status, paymentStatus) === undefined ? { abort: { href: `${self}/abort`, method: 'POST' } } : {}),
         ...(s.payment_id ? { payment: { href: `${this.config.baseUrl}/v2/payments/${s.payment_id}`, method: 'GET' } } : {}),
       },
     };

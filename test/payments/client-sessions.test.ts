@@ -77,10 +77,9 @@ describe('client sessions', () => {
     assert.deepEqual(pairs, ['bnpl-sim/INSTALLMENTS_3X', 'bnpl-sim/INSTALLMENTS_4X', 'card-sim/CARD', 'gift-sim/GIFT_CARD']);
 
     // Spec: "Keys seen: self (GET), abort (POST), payment (GET ...); abort and payment appear
-    // only when a payment exists". payd keeps that reading for payment, and shows abort
-    // whenever an abort would be accepted, which on a CREATED session it is (decisions.md).
+    // only when a payment exists": a new session has only self (issue 44, item 6).
     const self = `http://payd.test/v2/client-sessions/${s.id}`;
-    assert.deepEqual(s.links, { self: { href: self, method: 'GET' }, abort: { href: `${self}/abort`, method: 'POST' } });
+    assert.deepEqual(s.links, { self: { href: self, method: 'GET' } });
 
     // Eligibility follows the partners' limits (USD: cards only; BNPL starts at 50.00).
     const usd = await create({ currency: 'USD' });
@@ -101,10 +100,10 @@ describe('client sessions', () => {
     assert.ok(before + TTL_MS <= exp && exp <= after + TTL_MS, `${s.expires_at} not 30 minutes after ${new Date(before).toISOString()}..${new Date(after).toISOString()}`);
   });
 
-  it('gives a HOSTED_PAGE session its hosted page link, between self and abort', async () => {
+  it('gives a HOSTED_PAGE session its hosted page link after self (no abort before a payment exists)', async () => {
     const s = await create({ integration_mode: 'HOSTED_PAGE' });
     assert.equal(s.integration_mode, 'HOSTED_PAGE');
-    assert.deepEqual(Object.keys(s.links), ['self', 'hosted_page', 'abort']);
+    assert.deepEqual(Object.keys(s.links), ['self', 'hosted_page']);
     assert.equal(s.links.hosted_page.href, `http://payd.test/checkout/pay#session=${s.widget.data}`);
   });
 
@@ -209,7 +208,7 @@ describe('client sessions', () => {
     const s = await create({ amount: 3200 });
     const paid = await payFor(s, '4000000000000002');
     assert.equal(paid.json().authorization.status, 'REFUSED');
-    // The abort link shows exactly when the abort is accepted: here, with the payment link.
+    // Once a payment exists, the abort link shows exactly when the abort is accepted: here, with the payment link.
     const self = `http://payd.test/v2/client-sessions/${s.id}`;
     assert.deepEqual((await read(s.id)).json().links, {
       self: { href: self, method: 'GET' },
