@@ -13,6 +13,7 @@ import type { PageRequest } from '../platform/http/lists.ts';
 export { SESSION_STATUSES } from './client-sessions.repo.ts';
 import type { CreateClientSessionBody } from './client-sessions.schemas.ts';
 import { paymentsRepo } from './payments.repo.ts';
+import type { AuthorizationStatus } from './common.schemas.ts';
 
 export const DEFAULT_SESSION_TTL_MS = 30 * 60_000;
 export const MAX_SESSION_TTL_MS = 24 * 3600_000;
@@ -46,7 +47,7 @@ export class ClientSessionsService {
   readonly now: Clock;
 
   /** The session's status now (CREATED past its expiry reads EXPIRED). */
-  status(s: ClientSessionRow): string {
+  status(s: ClientSessionRow): SessionStatus {
     return ClientSessionsService.effectiveStatus(s, this.now());
   }
 
@@ -108,7 +109,7 @@ export class ClientSessionsService {
    * authorize (and holds nothing). `paymentStatus` is the authorization status of the
    * session's payment, when it has one.
    */
-  static abortRefusal(status: string, paymentStatus: string | undefined): string | undefined {
+  static abortRefusal(status: SessionStatus, paymentStatus: AuthorizationStatus | undefined): string | undefined {
     if (status === 'EXPIRED') return 'The client session has expired.';
     if (status === 'ABORTED_BY_MERCHANT') return 'The client session is already aborted.';
     if (paymentStatus === 'AUTHORIZED' || paymentStatus === 'PENDING') {
@@ -125,7 +126,7 @@ export class ClientSessionsService {
   }
 
   /** The session as the API answers it; `paymentStatus` (see abortRefusal) decides the abort link. */
-  view(s: ClientSessionRow, paymentStatus?: string) {
+  view(s: ClientSessionRow, paymentStatus?: AuthorizationStatus) {
     const status = this.status(s);
     const self = `${this.config.baseUrl}/v2/client-sessions/${s.id}`;
     return {
@@ -224,7 +225,7 @@ export class ClientSessionsService {
   }
 
   /** The authorization status of the session's payment, when it has one. */
-  private async paymentStatus(q: Queryable, s: ClientSessionRow): Promise<string | undefined> {
+  private async paymentStatus(q: Queryable, s: ClientSessionRow): Promise<AuthorizationStatus | undefined> {
     return s.payment_id ? (await paymentsRepo.get(q, s.entity_id, s.payment_id))?.authorization_status : undefined;
   }
 

@@ -7,6 +7,7 @@ import { customPlan, type Queryable } from '../platform/db/index.ts';
 import type { PageRequest } from '../platform/http/lists.ts';
 import type { PaymentListQueryT } from './lists.schemas.ts';
 import type { ClientSessionRow } from './client-sessions.repo.ts';
+import type { AuthorizationStatus } from './common.schemas.ts';
 
 export type { PageRequest };
 
@@ -126,7 +127,7 @@ export const listsRepo = {
       `id, CASE WHEN view_version = version AND view_format = ${formatParam} THEN view END AS view, customer->>'email' AS customer_email`, entityId, req, f);
   },
 
-  async clientSessions(q: Queryable, entityId: string, req: PageRequest, filter: Filter, columns: string): Promise<Array<ClientSessionRow & { payment_status: string | null }> | undefined> {
+  async clientSessions(q: Queryable, entityId: string, req: PageRequest, filter: Filter, columns: string): Promise<Array<ClientSessionRow & { payment_status: AuthorizationStatus | null }> | undefined> {
     return page(q, 'client_sessions s',
       `${columns}, (SELECT p.authorization_status FROM payments p WHERE p.id = s.payment_id) AS payment_status`, entityId, req, filter);
   },

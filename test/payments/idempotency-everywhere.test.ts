@@ -63,6 +63,15 @@ describe('idempotency keys on every creating request', () => {
     const id = first.json().id as string;
     expectConflict(await post('/v2/payments', 'pay-1', paymentBody(1000)), '/v2/payments', id, true);
     await otherRequestsConflict('/v2/payments', 'pay-1', id, paymentBody(2000));
+    // Bodies that pass the schema and fail payd's own checks (issue 44 item 6): the key still decides first.
+    const split = { ...paymentBody(1000), split: [{ ...paymentBody(1000).split[0]!, amount: 900 }] }; // parts not adding up
+    const badCard = { ...paymentBody(1000), split: [{ ...paymentBody(1000).split[0]!, instrument: { ...card(), number: '4242424242424241' } }] }; // Luhn
+    const unknownPartner = { ...paymentBody(1000), split: [{ ...paymentBody(1000).split[0]!, partner: 'nobody-sim' }] };
+    const refusedCurrency = { ...paymentBody(1000), currency: 'XTS' };
+    for (const body of [split, badCard, unknownPartner, refusedCurrency]) {
+      expectProblem(await post('/v2/payments', `fresh-${Math.random()}`, body), 400); // refused on its own
+      expectConflict(await post('/v2/payments', 'pay-1', body), '/v2/payments', id, false);
+    }
     assert.equal(await count('SELECT count(*)::int AS n FROM payments WHERE entity_id = $1 AND idempotency_key = $2', [m.entityId, 'pay-1']), 1);
     // Another merchant's same key is its own.
     const theirs = await post('/v2/payments', 'pay-1', paymentBody(1000), other);
