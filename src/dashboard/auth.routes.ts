@@ -11,7 +11,7 @@ import { decodeJwt } from 'jose';
 import type { ReadRouter } from '../platform/db/reads.ts';
 import { Problem } from '../platform/http/problem.ts';
 import type { IdentityService } from '../identity/idp/idp.service.ts';
-import { csrfToken, csrfValid, endSession, readCookie, readSession, readSignedCookie, setSignedCookie, clearCookie, startSession } from '../web/index.ts';
+import { csrfToken, csrfValid, endSession, readCookie, readSession, readSignedCookie, setPlainCookie, setSignedCookie, clearCookie, startSession } from '../web/index.ts';
 import { plain } from './views.ts';
 import type { DashboardService } from './dashboard.service.ts';
 import { type DashboardAuth, type Signed, entityAccess } from './access.tsx';
@@ -39,10 +39,11 @@ export async function dashboardAuthRoutes(app: FastifyInstance, deps: { dashboar
     request.method === 'GET' && readCookie(request, FRESH_COOKIE) === undefined ? deps.reads.defaultMaxLagMs : 0;
   if (deps.reads.enabled) {
     const freshSeconds = Math.ceil(deps.reads.defaultMaxLagMs / 1000) + 1;
+    // onSend: whether the post succeeded is known only once its answer is made. This hook
+    // runs after @fastify/cookie's (registered on the root before the dashboard), so the
+    // cookie set here is written at once, after those the handler set.
     app.addHook('onSend', async (request, reply, payload) => {
-      if (request.method === 'POST' && reply.statusCode < 400) {
-        reply.header('set-cookie', app.serializeCookie(FRESH_COOKIE, '1', { maxAge: freshSeconds, httpOnly: true, sameSite: 'lax', path: '/dashboard', secure: scope.secure }));
-      }
+      if (request.method === 'POST' && reply.statusCode < 400) setPlainCookie(reply, FRESH_COOKIE, '1', scope, freshSeconds);
       return payload;
     });
   }
