@@ -53,7 +53,7 @@ export async function dashboardAuthRoutes(app: FastifyInstance, deps: { dashboar
     const alive = s ? await deps.identity.sessionAlive(s.sid, s.sub) : undefined;
     if (s && alive) {
       const user = await deps.dashboard.activeUser(s.sub);
-      if (user) return { userId: s.sub, email: user.email, sid: s.sid, csrf: csrfToken(deps.key, s.raw), memberships: user.memberships, amr: alive.amr };
+      if (user) return { userId: s.sub, email: user.email, sid: s.sid, csrf: csrfToken(deps.key, s.raw), raw: s.raw, memberships: user.memberships, amr: alive.amr };
     }
     const verifier = randomBytes(32).toString('base64url');
     const state = randomBytes(16).toString('base64url');
@@ -68,7 +68,7 @@ export async function dashboardAuthRoutes(app: FastifyInstance, deps: { dashboar
     return undefined;
   };
 
-  const { member, csrfOk } = entityAccess(signedIn, deps.idpOrigin);
+  const { member, csrfOk } = entityAccess(signedIn, deps.idpOrigin, deps.key);
 
   app.get('/dashboard/callback', { schema: { hide: true } }, async (request, reply) => {
     const q = request.query as Record<string, string>;
