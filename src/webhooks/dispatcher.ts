@@ -73,6 +73,15 @@ export class WebhookDispatcher {
     return this.stopped !== undefined;
   }
 
+  /**
+   * Whether a claim may still start: started and not stopped, or a round still running.
+   * False in a process that never started it, and for good once a stop's last round is
+   * over (/metrics: payd_webhook_dispatcher_running; tests wait for it).
+   */
+  get claiming(): boolean {
+    return this.running || this.tickInFlight !== undefined;
+  }
+
   /** onError: a tick or a delivery's record that failed; onSuccess: a tick that claimed (the database answered). */
   start(onError: (err: unknown) => void = () => {}, onSuccess: () => void = () => {}): void {
     if (this.running) return;
