@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
 import { ADMIN_TOKEN } from '../helpers/app.ts';
-import { call, onboard, startServer } from '../helpers/server.ts';
+import { call, onboard, startPayd } from '../helpers/processes.ts';
 import { createPgliteDb } from '../../src/platform/db/pglite.ts';
 import type { Db } from '../../src/platform/db/index.ts';
 import { enqueueEvent, verifyWebhookSignature } from '../../src/webhooks/index.ts';
@@ -48,7 +48,7 @@ describe('webhooks in payd processes', () => {
     };
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
     try {
-      const api = await startServer({ ...env, PAYD_ROLE: 'api' });
+      const api = await startPayd({ ...env, PAYD_ROLE: 'api' });
       const m = await onboard(api.base);
       const put = await call(api.base, 'PUT', `/admin/v1/entities/${m.entityId}/webhook-endpoint`, admin, { url: `${rx.url}/proc` });
       assert.equal(put.status, 200);
@@ -58,7 +58,7 @@ describe('webhooks in payd processes', () => {
 
       const { id } = await withDb((db) => db.transaction((tx) => enqueueEvent(tx, { entityId: m.entityId, type: 'payment.captured', data: { via: 'process' } })));
 
-      const apiAgain = await startServer({ ...env, PAYD_ROLE: 'api' });
+      const apiAgain = await startPayd({ ...env, PAYD_ROLE: 'api' });
       // The start is over once payd prints where it listens (a worker's dispatcher is
       // started before that line); from then on /metrics says whether this process's
       // dispatcher claims anything: it does not, so nothing can be sent.
@@ -68,7 +68,7 @@ describe('webhooks in payd processes', () => {
       assert.equal(rx.requests.length, 0, 'the api role does not dispatch');
       assert.equal(await apiAgain.stop(), 0);
 
-      const worker = await startServer({ ...env, PAYD_ROLE: 'worker' });
+      const worker = await startPayd({ ...env, PAYD_ROLE: 'worker' });
       await waitFor(() => rx.requests.length === 1, 15_000, 'the worker to send');
       assert.match(await (await fetch(`${worker.base}/metrics`)).text(), /^payd_webhook_dispatcher_running 1$/m, 'the gauge the api role was read by says 1 where a dispatcher runs');
       const exited = worker.stop();
