@@ -20,7 +20,7 @@ import { ProblemSchema } from './platform/http/schemas.ts';
 import { loggerOptions, withoutRedaction } from './platform/observability/logger.ts';
 import { createMetrics, metricsPlugin, poolGauges, readMetrics, replicaPoolGauges } from './platform/observability/metrics.ts';
 import { CHALLENGE_AGES, challengeGauges, operationsBacklogGauges } from './payments/metrics.ts';
-import { webhookBacklogGauges } from './webhooks/metrics.ts';
+import { webhookBacklogGauges, webhookDispatcherGauge } from './webhooks/metrics.ts';
 import { deliveriesRepo } from './webhooks/deliveries.repo.ts';
 import type { Tracing } from './platform/observability/tracing.ts';
 import { httpTracing } from './platform/observability/http-tracing.ts';
@@ -279,6 +279,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   httpTrace?.register(app);
   app.decorate('services', services);
   const webhooks = attachWebhooks(app, { db, masterKey: deps.masterKey, config, tracer });
+  webhookDispatcherGauge(metrics.registry, () => webhooks.dispatcher.claiming);
 
   // During shutdown every response closes its connection, including the responses of
   // requests that were in flight when SIGTERM came, so that the server can finish closing.

@@ -3,12 +3,18 @@
 // them), signed in with a second factor when the team requires one, with at least the
 // role the page needs; and whether a posted form carries the session's CSRF token.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { safeEqual } from '../platform/crypto/secrets.ts';
 import { hasSecondFactor } from '../identity/mfa/amr.ts';
+import { csrfValid } from '../web/index.ts';
 import { type Membership, type Role, can } from './members.ts';
 import { page, roleLabel } from './views.ts';
 
-export interface Signed { userId: string; email: string; sid: string; csrf: string; memberships: Membership[]; amr: string[] }
+export interface Signed {
+  userId: string; email: string; sid: string; memberships: Membership[]; amr: string[];
+  /** The CSRF token of the session's forms. */
+  csrf: string;
+  /** The session cookie's value as sent (the CSRF token is bound to it). */
+  raw: string;
+}
 export type Member = Signed & { entity: Membership };
 
 /** Who acts, as the action log records them (DashboardService.recordAction). */
@@ -18,13 +24,13 @@ export interface DashboardAuth {
   /** The signed-in user and their membership of the URL's entity (at least `needs`); else the reply is sent (sign-in, 404, 403) and undefined. */
   member: (request: FastifyRequest, reply: FastifyReply, needs?: Role) => Promise<Member | undefined>;
   signedIn: (request: FastifyRequest, reply: FastifyReply) => Promise<Signed | undefined>;
-  /** Whether the posted form carries the session's CSRF token. */
-  csrfOk: (request: FastifyRequest, s: { csrf: string }) => boolean;
+  /** Whether the posted form carries the session's CSRF token (src/web's csrfValid). */
+  csrfOk: (request: FastifyRequest, s: { raw: string }) => boolean;
   /** The replica lag a page may read with (0 in answer to a post and shortly after one). */
   staleOk: (request: FastifyRequest) => number;
 }
 
-export function entityAccess(signedIn: DashboardAuth['signedIn'], idpOrigin: string): Pick<DashboardAuth, 'member' | 'csrfOk'> {
+export function entityAccess(signedIn: DashboardAuth['signedIn'], idpOrigin: string, key: Buffer): Pick<DashboardAuth, 'member' | 'csrfOk'> {
   const member = async (request: FastifyRequest, reply: FastifyReply, needs: Role = 'viewer'): Promise<Member | undefined> => {
     const s = await signedIn(request, reply);
     if (!s) return undefined;
@@ -55,9 +61,6 @@ export function entityAccess(signedIn: DashboardAuth['signedIn'], idpOrigin: str
     }
     return { ...s, entity };
   };
-  const csrfOk = (request: FastifyRequest, s: { csrf: string }) => {
-    const given = (request.body as Record<string, unknown> | undefined)?.csrf;
-    return typeof given === 'string' && safeEqual(given, s.csrf);
-  };
+  const csrfOk = (request: FastifyRequest, s: { raw: string }) => csrfValid(request, key, s.raw);
   return { member, csrfOk };
 }

@@ -4,14 +4,12 @@
 // first-party application payd-dashboard), sign-out, and the forms' CSRF token bound to
 // the session. Every page is authorised by the membership of the entity in its URL
 // (access.tsx; not a member: 404).
-import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { decodeJwt } from 'jose';
 import type { ReadRouter } from '../platform/db/reads.ts';
-import { Problem } from '../platform/http/problem.ts';
 import type { IdentityService } from '../identity/idp/idp.service.ts';
-import { csrfToken, csrfValid, endSession, readCookie, readSession, readSignedCookie, setSignedCookie, clearCookie, startSession } from '../web/index.ts';
+import { firstPartySignIn } from '../identity/idp/first-party-sign-in.ts';
+import { csrfToken, csrfValid, endSession, readCookie, readSession, setPlainCookie, startSession } from '../web/index.ts';
 import { plain } from './views.ts';
 import type { DashboardService } from './dashboard.service.ts';
 import { type DashboardAuth, type Signed, entityAccess } from './access.tsx';
@@ -29,7 +27,7 @@ export async function dashboardAuthRoutes(app: FastifyInstance, deps: { dashboar
   await deps.dashboard.ensureApplication(DASHBOARD_CLIENT_ID, callback, deps.origin, 'payd dashboard');
   const scope = { path: '/dashboard', secure: deps.origin.startsWith('https://') };
   const session = { ...scope, name: 'payd_dashboard' };
-  const LOGIN_COOKIE = 'payd_dashboard_login';
+  const signIn = firstPartySignIn({ identity: deps.identity, clientId: DASHBOARD_CLIENT_ID, callback, authorizeOrigin: deps.idpOrigin, cookie: 'payd_dashboard_login', scope });
 
   // Pages read their lists and figures from the read replica when it is no staler than
   // PAYD_READ_MAX_LAG_MS, except in answer to a post and for a while after one: whoever
@@ -39,10 +37,11 @@ export async function dashboardAuthRoutes(app: FastifyInstance, deps: { dashboar
     request.method === 'GET' && readCookie(request, FRESH_COOKIE) === undefined ? deps.reads.defaultMaxLagMs : 0;
   if (deps.reads.enabled) {
     const freshSeconds = Math.ceil(deps.reads.defaultMaxLagMs / 1000) + 1;
+    // onSend: whether the post succeeded is known only once its answer is made. This hook
+    // runs after @fastify/cookie's (registered on the root before the dashboard), so the
+    // cookie set here is written at once, after those the handler set.
     app.addHook('onSend', async (request, reply, payload) => {
-      if (request.method === 'POST' && reply.statusCode < 400) {
-        reply.header('set-cookie', app.serializeCookie(FRESH_COOKIE, '1', { maxAge: freshSeconds, httpOnly: true, sameSite: 'lax', path: '/dashboard', secure: scope.secure }));
-      }
+      if (request.method === 'POST' && reply.statusCode < 400) setPlainCookie(reply, FRESH_COOKIE, '1', scope, freshSeconds);
       return payload;
     });
   }
@@ -52,44 +51,25 @@ export async function dashboardAuthRoutes(app: FastifyInstance, deps: { dashboar
     const alive = s ? await deps.identity.sessionAlive(s.sid, s.sub) : undefined;
     if (s && alive) {
       const user = await deps.dashboard.activeUser(s.sub);
-      if (user) return { userId: s.sub, email: user.email, sid: s.sid, csrf: csrfToken(deps.key, s.raw), memberships: user.memberships, amr: alive.amr };
+      if (user) return { userId: s.sub, email: user.email, sid: s.sid, csrf: csrfToken(deps.key, s.raw), raw: s.raw, memberships: user.memberships, amr: alive.amr };
     }
-    const verifier = randomBytes(32).toString('base64url');
-    const state = randomBytes(16).toString('base64url');
     const back = request.method === 'GET' && request.url.startsWith('/dashboard') && request.url.length < 1000 ? request.url : '/dashboard';
-    const url = new URL(`${deps.idpOrigin}/oauth/authorize`);
-    url.search = new URLSearchParams({
-      response_type: 'code', client_id: DASHBOARD_CLIENT_ID, redirect_uri: callback, scope: 'openid profile email', state,
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
-    }).toString();
-    setSignedCookie(reply, LOGIN_COOKIE, `${state}.${verifier}.${Buffer.from(back).toString('base64url')}`, scope);
-    reply.redirect(url.toString(), 303);
+    signIn.start(reply, back);
     return undefined;
   };
 
-  const { member, csrfOk } = entityAccess(signedIn, deps.idpOrigin);
+  const { member, csrfOk } = entityAccess(signedIn, deps.idpOrigin, deps.key);
 
   app.get('/dashboard/callback', { schema: { hide: true } }, async (request, reply) => {
-    const q = request.query as Record<string, string>;
-    const [state, verifier, back] = (readSignedCookie(request, LOGIN_COOKIE) ?? '').split('.');
-    const failed = () => plain(reply, 400, 'Sign-in failed', SignInFailed());
-    if (!state || !verifier || q.state !== state || !q.code) return failed();
-    const sid = await deps.identity.codeSession(q.code);
-    let userId: string;
-    try {
-      const tokens = await deps.identity.exchangeCode({}, { code: q.code, redirect_uri: callback, client_id: DASHBOARD_CLIENT_ID, code_verifier: verifier });
-      userId = String(decodeJwt(tokens.access_token).sub);
-    } catch (err) {
-      if (err instanceof Problem) return failed();
-      throw err;
-    }
-    if (!sid) return failed();
+    const signed = await signIn.callback(request);
+    if (!signed?.sid) return plain(reply, 400, 'Sign-in failed', SignInFailed());
+    const { userId, sid } = signed;
     // Invitations whose link this user redeemed start now (team.service.ts, invite).
     await deps.dashboard.acceptRedeemed(userId);
-    const b = Buffer.from(back ?? '', 'base64url').toString();
+    const b = signed.back ?? '';
     const target = b.startsWith('/dashboard') && !b.startsWith('//') ? b : '/dashboard';
     startSession(reply, session, { sub: userId, sid, ttlSeconds: TTL_SECONDS });
-    clearCookie(reply, LOGIN_COOKIE, scope);
+    signIn.done(reply);
     return reply.redirect(target, 303);
   });
 

@@ -29,7 +29,7 @@ import { eligibilityPageRoutes } from './eligibility.routes.ts';
 import { requestLogPageRoutes } from './requests.routes.ts';
 import { DashboardService } from './dashboard.service.ts';
 import { TeamService } from './team.service.ts';
-import { checkoutOriginsPageRoutes } from './checkout-origins.routes.tsx';
+import { checkoutOriginsPageRoutes } from './checkout-origins.routes.ts';
 
 export { DASHBOARD_CLIENT_ID } from './auth.routes.ts';
 export { csvCell, paymentsCsv } from './payments-csv.ts';

@@ -26,7 +26,7 @@ export interface ExtraDeps {
   entities: EntitiesService;
   onApiKeyRevoked: (keyId: string) => void;
   member: (request: FastifyRequest, reply: FastifyReply, needs?: Role) => Promise<Member | undefined>;
-  csrfOk: (request: FastifyRequest, m: { csrf: string }) => boolean;
+  csrfOk: (request: FastifyRequest, m: { raw: string }) => boolean;
 }
 
 export async function linkAndKeyRoutes(app: FastifyInstance, deps: ExtraDeps) {

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { Problem } from '../platform/http/problem.ts';
 import { pageRequest } from '../platform/http/lists.ts';
-import { exampleAmount } from '../payments/currency.ts';
+import { exampleAmount } from '../money/currency.ts';
 import type { ExtraDeps, Member } from './links-keys.routes.ts';
 import { EntityParams, IdParams, UUID } from './params.ts';
 import { formExpired, layoutOf, notFound } from './parts.tsx';

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { VNode } from 'preact';
 import type { PaymentViewT } from '../payments/payments.service.ts';
-import { majorText } from '../payments/currency.ts';
+import { majorText } from '../money/currency.ts';
 import type { EventView } from '../webhooks/webhooks.service.ts';
 import type { Member } from './auth.routes.ts';
 import { can } from './members.ts';

@@ -7,7 +7,7 @@ import { isProblem, Problem, PROBLEM_TYPE } from '../platform/http/problem.ts';
 import { StringEnum } from '../platform/http/schemas.ts';
 import type { PaymentsService, PaymentViewT } from '../payments/payments.service.ts';
 import type { OperationsService } from '../payments/operations.service.ts';
-import { exampleAmount } from '../payments/currency.ts';
+import { exampleAmount } from '../money/currency.ts';
 import type { WebhooksService } from '../webhooks/webhooks.service.ts';
 import type { DashboardAuth, Member } from './auth.routes.ts';
 import type { DashboardService } from './dashboard.service.ts';

@@ -3,7 +3,7 @@
 import type { PaymentViewT } from '../payments/payments.service.ts';
 import { pageOf, pageRequest, type PaymentListQueryT } from '../payments/lists.routes.ts';
 import type { PageRequest } from '../payments/lists.repo.ts';
-import { majorText } from '../payments/currency.ts';
+import { majorText } from '../money/currency.ts';
 import { localSeconds } from './views.ts';
 
 /** The cards of a payment as the shopper knows them (network and last four; payd keeps no more of them). */

@@ -4,7 +4,7 @@
 // `open` (the page opens that payment). Each problem names its field.
 import { AUTHORIZATION_STATUSES, CURRENCIES } from '../payments/common.schemas.ts';
 import type { PaymentListQueryT } from '../payments/lists.schemas.ts';
-import { exampleAmount } from '../payments/currency.ts';
+import { exampleAmount } from '../money/currency.ts';
 import { addDays, dayStart, parseAmount } from './views.ts';
 import { UUID } from './params.ts';
 

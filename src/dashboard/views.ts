@@ -5,7 +5,7 @@
 // Amounts are shown in major units of their currency (majorText: two decimals, none for
 // JPY) and read back the same way; dates in the merchant's time zone.
 import type { Role } from './members.ts';
-import { majorText, minorOf } from '../payments/currency.ts';
+import { majorText, minorOf } from '../money/currency.ts';
 
 
 /** An amount in minor units, shown in major units of its currency: "1,234.56 EUR", "1,000 JPY". */

@@ -1,14 +1,17 @@
-// The bodies of the webhook pages (docs/dashboard.md "Webhooks"): the entity's endpoints
-// with the form that adds one, an endpoint's page (its events and status, rotation, test
-// event, delete), the delete confirmation, and the delivery log.
+// The bodies of the webhook pages (docs/dashboard.md "Webhooks"; their routes are
+// webhook-endpoints*.routes.ts): the Webhooks page (the entity's endpoints with the form
+// that adds one, and the delivery log), an endpoint's page (its events and status,
+// rotation, test event, delete), the delete confirmation, and an event's page.
+import { randomUUID } from 'node:crypto';
 import type { VNode } from 'preact';
 import { CsrfField } from '../web/index.ts';
 import { EVENT_TYPES } from '../webhooks/catalogue.ts';
+import { envelope } from '../webhooks/dispatcher.ts';
 import type { EndpointRow, EventView } from '../webhooks/webhooks.service.ts';
 import { MAX_ENDPOINTS_PER_ENTITY } from '../webhooks/webhooks.service.ts';
 import { SIGNATURE_HEADER } from '../webhooks/signature.ts';
 import type { Member } from './links-keys.routes.ts';
-import { base, statusLabel } from './webhook-endpoints.common.tsx';
+import { base, type Message, Messages, SecretShown, statusLabel } from './webhook-endpoints.common.tsx';
 import { when } from './views.ts';
 
 /** The types a merchant subscribes to (the test event goes to its endpoint whatever they are). */
@@ -154,3 +157,82 @@ export function EventLog({ m, events, filter, next }: { m: Member; events: Event
   );
 }
 export const EVENT_STATUSES: readonly string[] = STATUSES;
+
+/** A signing secret to show once, with the sentence that leads it. */
+export interface ShownSecret { lead: string; secret: string }
+
+/** The Webhooks page: the endpoints, the form that adds one (or why not), the delivery log. */
+export function WebhooksBody({ m, endpoints, events, filter, next, message, secret, draft }: {
+  m: Member; endpoints: EndpointRow[]; events: EventView[]; filter: string | undefined; next: string | null;
+  message?: Message | undefined; secret?: ShownSecret | undefined; draft?: { url: string; events: string[] } | undefined;
+}): VNode {
+  return (
+    <>
+      <Messages message={message} />
+      {secret ? <SecretShown lead={secret.lead} secret={secret.secret} /> : null}
+      <h2>Endpoints</h2>
+      <p>Each event is sent to every enabled endpoint that takes its type, signed in its header with that endpoint's secret.</p>
+      <EndpointsTable m={m} endpoints={endpoints} />
+      {endpoints.length < MAX_ENDPOINTS_PER_ENTITY || draft
+        ? <CreateForm m={m} count={endpoints.length} draft={draft} />
+        : <p>This entity has {MAX_ENDPOINTS_PER_ENTITY} endpoints, the most it may have: delete one to add another.</p>}
+      <EventLog m={m} events={events} filter={filter} next={next} />
+    </>
+  );
+}
+
+/** An endpoint's page, with the answer of its last form (a message, a new secret, the draft kept). */
+export function EndpointPageBody({ m, e, message, secret, draft }: {
+  m: Member; e: EndpointRow; message?: Message | undefined; secret?: ShownSecret | undefined; draft?: { events: string[]; status: string } | undefined;
+}): VNode {
+  return (
+    <>
+      <Messages message={message} />
+      {secret ? <SecretShown lead={secret.lead} secret={secret.secret} /> : null}
+      <EndpointBody m={m} e={e} draft={draft} />
+    </>
+  );
+}
+
+/** An event's page: the request as sent, Replay (once per form), each delivery with every attempt's answer. */
+export function EventBody({ m, ev, message }: { m: Member; ev: EventView & { data: unknown }; message?: Message | undefined }): VNode {
+  const zone = m.entity.time_zone;
+  const body = JSON.stringify(JSON.parse(envelope({ event_id: ev.id, type: ev.type, event_created_at: ev.created_at, entity_id: ev.entity_id, data: ev.data })), null, 2);
+  const at = `${base(m)}/${ev.id}`;
+  return (
+    <>
+      <Messages message={message} />
+      <p><a href={base(m)}>All events</a></p>
+      <dl class="facts">
+        <dt>Event</dt><dd><code>{ev.id}</code></dd><dt>Type</dt><dd>{ev.type}</dd><dt>Created</dt><dd>{when(ev.created_at, zone)}</dd>
+        <dt>Status</dt><dd class="status">{statusLabel(ev.status)}</dd>
+        <dt>Sent to</dt><dd>{ev.target === 'EVENT' ? 'the payment link\'s own webhook' : 'the entity\'s endpoints that take its type'}</dd>
+      </dl>
+      <form method="post" action={`${at}/replay`} data-once>
+        <CsrfField token={m.csrf} /><input type="hidden" name="form_key" value={randomUUID()} />
+        <button type="submit">Replay this event</button> <span class="hint">Sends the same event (same id and body) once more, now.</span>
+      </form>
+      <h2>Request</h2>
+      <p><code>POST</code> with <code>content-type: application/json</code>, <code>{SIGNATURE_HEADER}</code> (computed at each attempt) and this body:</p>
+      <pre class="payload" tabindex={0} aria-label="Request body">{body}</pre>
+      <h2>Deliveries</h2>
+      {ev.deliveries.length === 0 ? <p>No delivery: there was no destination when the event was made. Add an endpoint, then replay it.</p> : ev.deliveries.map((d, i) => (
+        <section aria-labelledby={`delivery-${i}`}>
+          <h3 id={`delivery-${i}`}>{d.reason === 'REPLAY' ? 'Replay' : 'Delivery'} of {when(d.created_at, zone)}: {statusLabel(d.status)}</h3>
+          <p>To <code>{d.url ?? 'no destination'}</code>{d.header_names.length ? <>, with the headers {d.header_names.map((n, j) => <>{j ? ', ' : ''}<code>{n}</code></>)}</> : null}.
+            {d.next_attempt_at ? ` Next attempt ${when(d.next_attempt_at, zone)}.` : ''}</p>
+          <div class="table-wrap" role="region" tabindex={0} aria-label="Attempts (scrolls sideways on small screens)">
+            <table aria-label="Attempts">
+              <thead><tr><th scope="col">#</th><th scope="col">Sent</th><th scope="col">Answer</th><th scope="col" class="num">Time</th><th scope="col">Response body</th></tr></thead>
+              <tbody>
+                {(d.attempts ?? []).length === 0 ? <tr><td colSpan={5}>No attempt yet.</td></tr> : (d.attempts ?? []).map((a) => (
+                  <tr><td>{a.number}</td><td>{when(a.started_at, zone)}</td><td>{a.status_code ?? a.error ?? '—'}</td><td class="num">{a.duration_ms} ms</td><td><pre>{a.response_body ?? ''}</pre></td></tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </section>
+      ))}
+    </>
+  );
+}

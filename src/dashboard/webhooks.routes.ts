@@ -1,14 +1,14 @@
 // The dashboard's webhook pages (admins; docs/dashboard.md "Webhooks"), on the same
 // WebhooksService as the API: the Webhooks page with every endpoint of the entity, the
-// form that adds one and the delivery log (webhook-endpoints.routes.tsx); an endpoint's
+// form that adds one and the delivery log (webhook-endpoints.routes.ts); an endpoint's
 // page with its events, status, rotation, test event and delete (webhook-endpoints-one);
 // an event's page and Replay (webhook-endpoints-events). Each action is recorded with the
 // admin's email (DashboardService.recordAction).
 import type { FastifyInstance } from 'fastify';
 import type { ActionLog, WebhookPageDeps } from './webhook-endpoints.common.tsx';
-import { webhookEndpointListRoutes } from './webhook-endpoints.routes.tsx';
-import { webhookEndpointRoutes } from './webhook-endpoints-one.routes.tsx';
-import { webhookEventRoutes } from './webhook-endpoints-events.routes.tsx';
+import { webhookEndpointListRoutes } from './webhook-endpoints.routes.ts';
+import { webhookEndpointRoutes } from './webhook-endpoints-one.routes.ts';
+import { webhookEventRoutes } from './webhook-endpoints-events.routes.ts';
 
 export type { WebhookPageDeps } from './webhook-endpoints.common.tsx';
 

@@ -7,19 +7,28 @@
 import { ATTR, inSpan, SpanKind, type Tracer } from '../platform/observability/tracing.ts';
 import { type PartnerConnector, type PartnerResult, PartnerRegistry } from './port.ts';
 
+/** The span attributes of a partner call. */
+const PARTNER_ATTR = {
+  name: 'payd.partner.name',
+  call: 'payd.partner.call',
+  key: 'payd.partner.key',
+  outcome: 'payd.partner.outcome',
+  statusCode: 'payd.partner.status_code',
+} as const;
+
 type Call = 'authorize' | 'capture' | 'refund' | 'void' | 'sync';
 const CALLS: readonly Call[] = ['authorize', 'capture', 'refund', 'void', 'sync'];
 
 function traced<R extends PartnerResult | 'NOT_FOUND'>(tracer: Tracer, partner: string, call: Call, key: string, entityId: string, fn: () => Promise<R>): Promise<R> {
   return inSpan(tracer, `partner.${call}`, SpanKind.CLIENT,
-    { [ATTR.partnerName]: partner, [ATTR.partnerCall]: call, [ATTR.partnerKey]: key, [ATTR.entityId]: entityId },
+    { [PARTNER_ATTR.name]: partner, [PARTNER_ATTR.call]: call, [PARTNER_ATTR.key]: key, [ATTR.entityId]: entityId },
     async (span) => {
       const result = await fn();
       if (result === 'NOT_FOUND') {
-        span.setAttribute(ATTR.partnerOutcome, 'NOT_FOUND');
+        span.setAttribute(PARTNER_ATTR.outcome, 'NOT_FOUND');
       } else {
-        span.setAttribute(ATTR.partnerOutcome, result.outcome);
-        span.setAttribute(ATTR.partnerStatusCode, result.status_code);
+        span.setAttribute(PARTNER_ATTR.outcome, result.outcome);
+        span.setAttribute(PARTNER_ATTR.statusCode, result.status_code);
       }
       return result;
     });

@@ -47,7 +47,7 @@ export class Recovery {
     for (const s of stale) {
       if (this.stopped) break; // stopping: claim nothing more, finish only what is under way
       settled += this.tracer
-        ? await inSpan(this.tracer, 'recovery.settle', SpanKind.INTERNAL, { [ATTR.entityId]: s.entity_id, [ATTR.paymentId]: s.id }, () => this.recoverOne(s))
+        ? await inSpan(this.tracer, 'recovery.settle', SpanKind.INTERNAL, { [ATTR.entityId]: s.entity_id, 'payd.payment_id': s.id }, () => this.recoverOne(s))
         : await this.recoverOne(s);
     }
     return settled + (await this.expireChallenges(limit));

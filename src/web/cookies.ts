@@ -41,11 +41,10 @@ export function readSignedCookie(request: FastifyRequest, name: string): string 
 /**
  * Sets a plain cookie (not signed: a preference such as the shopper's language, never
  * trusted for access): HttpOnly, SameSite=Lax unless the scope says, on the scope's path,
- * kept maxAge seconds. Written as `name=value; Path; Max-Age; SameSite; HttpOnly[; Secure]`.
+ * kept maxAge seconds.
  */
 export function setPlainCookie(reply: FastifyReply, name: string, value: string, scope: CookieScope, maxAge: number): void {
-  const sameSite = { lax: 'Lax', strict: 'Strict', none: 'None' }[scope.sameSite ?? 'lax'];
-  reply.header('set-cookie', `${name}=${encodeURIComponent(value)}; Path=${scope.path}; Max-Age=${maxAge}; SameSite=${sameSite}; HttpOnly${scope.secure ? '; Secure' : ''}`);
+  reply.setCookie(name, value, { signed: false, httpOnly: true, sameSite: scope.sameSite ?? 'lax', path: scope.path, secure: scope.secure, maxAge });
 }
 
 /** A plain cookie's value (not signed: a hint, never trusted for access). */

@@ -13,6 +13,15 @@ import type { WebhookSecrets } from './secrets.ts';
 import { type AttemptOutcome, sendWebhook } from './send.ts';
 import { signWebhook, SIGNATURE_HEADER } from './signature.ts';
 
+/** The span attributes of a delivery attempt. */
+const WEBHOOK_ATTR = {
+  eventId: 'payd.webhook.event_id',
+  eventType: 'payd.webhook.event_type',
+  deliveryId: 'payd.webhook.delivery_id',
+  attempt: 'payd.webhook.attempt',
+  outcome: 'payd.webhook.outcome',
+} as const;
+
 export interface DispatcherOptions {
   backoffBaseMs: number;
   backoffMaxMs: number;
@@ -62,6 +71,15 @@ export class WebhookDispatcher {
   /** True once stop() was called (until start() again). */
   get stopping(): boolean {
     return this.stopped !== undefined;
+  }
+
+  /**
+   * Whether a claim may still start: started and not stopped, or a round still running.
+   * False in a process that never started it, and for good once a stop's last round is
+   * over (/metrics: payd_webhook_dispatcher_running; tests wait for it).
+   */
+  get claiming(): boolean {
+    return this.running || this.tickInFlight !== undefined;
   }
 
   /** onError: a tick or a delivery's record that failed; onSuccess: a tick that claimed (the database answered). */
@@ -162,8 +180,8 @@ export class WebhookDispatcher {
     return tracer.startActiveSpan('webhook.deliver', {
       kind: SpanKind.CLIENT,
       attributes: {
-        [ATTR.serverAddress]: host, [ATTR.serverPort]: port, [ATTR.entityId]: d.entity_id, [ATTR.webhookEventId]: d.event_id,
-        [ATTR.webhookEventType]: d.type, [ATTR.webhookDeliveryId]: d.id, [ATTR.webhookAttempt]: d.attempt_count,
+        [ATTR.serverAddress]: host, [ATTR.serverPort]: port, [ATTR.entityId]: d.entity_id, [WEBHOOK_ATTR.eventId]: d.event_id,
+        [WEBHOOK_ATTR.eventType]: d.type, [WEBHOOK_ATTR.deliveryId]: d.id, [WEBHOOK_ATTR.attempt]: d.attempt_count,
       },
     }, contextOf(d.traceparent), async (span) => {
       try {
@@ -173,7 +191,7 @@ export class WebhookDispatcher {
             span.setStatus({ code: SpanStatusCode.ERROR, message: out.interrupted ? 'interrupted' : out.statusCode === null ? 'not sent' : `HTTP ${out.statusCode}` });
           }
         });
-        span.setAttribute(ATTR.webhookOutcome, status === 'PENDING' ? 'RETRY' : status ?? 'CLAIM_LOST');
+        span.setAttribute(WEBHOOK_ATTR.outcome, status === 'PENDING' ? 'RETRY' : status ?? 'CLAIM_LOST');
         return status;
       } catch (err) {
         span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.name : 'error' });

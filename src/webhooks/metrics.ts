@@ -1,4 +1,5 @@
-// The webhook backlog gauges of /metrics (the registry and the shared read are platform's).
+// The webhook gauges of /metrics: the backlog, and whether this process dispatches (the
+// registry and the shared read are platform's).
 import { Gauge, type Registry } from 'prom-client';
 import { sharedRead } from '../platform/observability/metrics.ts';
 
@@ -21,4 +22,14 @@ export function webhookBacklogGauges(registry: Registry, read: () => Promise<{ p
   gauge('payd_webhook_deliveries_pending', 'Webhook deliveries not made yet (due now or scheduled for a retry)', (b) => b.pending);
   gauge('payd_webhook_deliveries_due', 'Webhook deliveries due now and not made yet', (b) => b.due);
   gauge('payd_webhook_oldest_due_seconds', 'How long the oldest due webhook delivery has waited', (b) => b.oldest_due_seconds);
+}
+
+/** Whether this process's dispatcher claims deliveries (1 in the all and worker roles once started, 0 in the api role and once stopped). */
+export function webhookDispatcherGauge(registry: Registry, claiming: () => boolean): void {
+  new Gauge({
+    name: 'payd_webhook_dispatcher_running', help: 'Whether this process\'s webhook dispatcher claims deliveries (1) or not (0: the api role, or stopped)', registers: [registry],
+    collect() {
+      this.set(claiming() ? 1 : 0);
+    },
+  });
 }

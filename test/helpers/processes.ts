@@ -26,7 +26,6 @@ import { poll, waitFor } from './wait.ts';
 
 export { poll, waitFor };
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export async function freePort(): Promise<number> {
@@ -58,7 +57,7 @@ export interface PaydProcess {
 }
 
 export interface StartOptions {
-  /** How long to wait for /readyz to answer 200 (default 180 s, as startServer: a first start on PGlite migrates). */
+  /** How long to wait for /readyz to answer 200 (default 180 s: a first start on PGlite migrates). */
   readyWithinMs?: number;
   /** The command's arguments (default ['start']). */
   args?: string[];
@@ -72,9 +71,6 @@ export interface StartOptions {
 }
 
 const running = new Set<PaydProcess>();
-
-/** The shape older tests know a started server by. */
-export type ServerProcess = PaydProcess;
 
 /**
  * Starts `node bin/payd.js start` (or options.args) from the repository root and waits until /readyz
@@ -123,18 +119,18 @@ export async function startPayd(env: Record<string, string>, options: StartOptio
     },
   };
   running.add(proc);
-  const deadline = Date.now() + readyWithinMs;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`payd exited with ${child.exitCode} before it was ready:\n${tail()}`);
+  const state = await poll(async () => {
+    if (child.exitCode !== null) return 'exited';
     try {
-      if ((await fetch(`${base}/readyz`)).status === 200) return proc;
-    } catch { /* not listening yet */ }
-    if (Date.now() > deadline) {
-      await proc.stop('SIGKILL');
-      throw new Error(`payd was not ready within ${readyWithinMs / 1000} s:\n${tail()}`);
+      return (await fetch(`${base}/readyz`)).status === 200 ? 'ready' : 'starting';
+    } catch {
+      return 'starting'; // not listening yet
     }
-    await sleep(100);
-  }
+  }, (s) => s !== 'starting', { withinMs: readyWithinMs, everyMs: 100 });
+  if (state === 'ready') return proc;
+  if (state === 'exited') throw new Error(`payd exited with ${child.exitCode} before it was ready:\n${tail()}`);
+  await proc.stop('SIGKILL');
+  throw new Error(`payd was not ready within ${readyWithinMs / 1000} s:\n${tail()}`);
 }
 
 /** The processes startPayd started that have not been stopped through stop(), oldest first. */

@@ -3,6 +3,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { freePort } from './processes.ts';
+import { poll } from './wait.ts';
 
 export interface StripeMock {
   url: string;
@@ -15,17 +16,16 @@ export async function startStripeMock(): Promise<StripeMock> {
     stdio: 'ignore', env: { ...process.env, PORT: String(port), LOG_LEVEL: 'error' },
   });
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
+  const state = await poll(async () => {
     try {
       // Any HTTP answer means it listens (unauthenticated calls are 401).
       await fetch(`${url}/v1/charges`);
-      break;
+      return 'listening';
     } catch {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error('stripe-stateful-mock did not start');
-      await new Promise((r) => setTimeout(r, 100));
+      return child.exitCode !== null ? 'exited' : 'starting';
     }
-  }
+  }, (s) => s !== 'starting', { withinMs: 20_000, everyMs: 100 });
+  if (state !== 'listening') throw new Error('stripe-stateful-mock did not start');
   return {
     url,
     stop: () => new Promise<void>((resolve) => {

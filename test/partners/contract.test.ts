@@ -10,7 +10,7 @@ import type { AuthorizeRequest, PartnerConnector, PartnerResult, SyncRequest } f
 import { BnplSimulator, CardAcquirerSimulator, GiftCardSimulator } from '../../src/partners/simulators/index.ts';
 import { StripeConnector } from '../../src/partners/stripe/stripe-connector.ts';
 import { cardDetails, fingerprintKey } from '../../src/payments/cards.ts';
-import { freePort } from '../helpers/server.ts';
+import { freePort } from '../helpers/processes.ts';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
 import { startStripeMock, type StripeMock } from '../helpers/stripe-mock.ts';
 

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { startStripeMock, type StripeMock } from '../helpers/stripe-mock.ts';
-import { freePort } from '../helpers/server.ts';
+import { freePort } from '../helpers/processes.ts';
 import { parsePartners } from '../../src/partners/partners-config.ts';
 import { loadConfig } from '../../src/config.ts';
 

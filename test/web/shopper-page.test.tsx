@@ -34,9 +34,9 @@ describe('shopper pages on the web layer (src/web/shopper-page.tsx)', () => {
     assert.equal(res.headers['content-security-policy'], "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'");
     assert.equal(res.headers['x-frame-options'], 'DENY');
     assert.equal(res.headers['cache-control'], 'no-store');
-    assert.equal(res.headers['set-cookie'], 'payd_lang=fr; Path=/; Max-Age=31536000; SameSite=Lax; HttpOnly');
+    assert.equal(res.headers['set-cookie'], 'payd_lang=fr; Max-Age=31536000; Path=/; HttpOnly; SameSite=Lax');
     const https = await app.inject({ url: '/page?lang=en', headers: { 'x-forwarded-proto': 'https' } });
-    assert.equal(https.headers['set-cookie'], 'payd_lang=en; Path=/; Max-Age=31536000; SameSite=Lax; HttpOnly; Secure');
+    assert.equal(https.headers['set-cookie'], 'payd_lang=en; Max-Age=31536000; Path=/; HttpOnly; Secure; SameSite=Lax');
     await app.close();
   });
 

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { freePort } from '../helpers/server.ts';
+import { freePort } from '../helpers/processes.ts';
 import { verifyWebhookSignature } from '../../src/webhooks/index.ts';
 import { enqueue, FAST, getEvent, Polls, type Receiver, secretOf, setEndpoint, settled, startReceiver, startWebhookApp, stopWebhookApp, waitFor } from './helpers.ts';
 

@@ -80,9 +80,9 @@ describe('webhook dispatcher: graceful stop', () => {
       const closing = s.t.app.close();
       await waitFor(() => s.dispatcher.stopping, 5_000, 'the dispatcher to begin stopping');
       const second = await s.enqueue({ n: 4 });
-      // A fixed wait, on purpose: a stopped dispatcher gives no signal that it does not
-      // poll, so fifteen poll periods pass (FAST polls every 20 ms) while the first call is held.
-      await new Promise((r) => setTimeout(r, 300));
+      // The stop's last round is over (the dispatcher can claim nothing more from then on)
+      // while the first call is still held: only then is the second event's fate settled.
+      await waitFor(() => !s.dispatcher.claiming, 5_000, 'the dispatcher to end its last round');
       s.release();
       await closing;
       assert.equal(s.rx.requests.length, 1, 'the second event was not sent');

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
 import { ADMIN_TOKEN } from '../helpers/app.ts';
-import { call, onboard, startServer } from '../helpers/server.ts';
+import { call, onboard, startPayd } from '../helpers/processes.ts';
 import { createPgliteDb } from '../../src/platform/db/pglite.ts';
 import type { Db } from '../../src/platform/db/index.ts';
 import { enqueueEvent, verifyWebhookSignature } from '../../src/webhooks/index.ts';
@@ -48,7 +48,7 @@ describe('webhooks in payd processes', () => {
     };
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
     try {
-      const api = await startServer({ ...env, PAYD_ROLE: 'api' });
+      const api = await startPayd({ ...env, PAYD_ROLE: 'api' });
       const m = await onboard(api.base);
       const put = await call(api.base, 'PUT', `/admin/v1/entities/${m.entityId}/webhook-endpoint`, admin, { url: `${rx.url}/proc` });
       assert.equal(put.status, 200);
@@ -58,15 +58,19 @@ describe('webhooks in payd processes', () => {
 
       const { id } = await withDb((db) => db.transaction((tx) => enqueueEvent(tx, { entityId: m.entityId, type: 'payment.captured', data: { via: 'process' } })));
 
-      const apiAgain = await startServer({ ...env, PAYD_ROLE: 'api' });
-      // A fixed wait, on purpose: a role without a dispatcher gives no signal that it did
-      // not send, so it is given twenty poll periods (PAYD_WEBHOOK_POLL_MS 50) to do so.
-      await new Promise((r) => setTimeout(r, 1000));
+      const apiAgain = await startPayd({ ...env, PAYD_ROLE: 'api' });
+      // The start is over once payd prints where it listens (a worker's dispatcher is
+      // started before that line); from then on /metrics says whether this process's
+      // dispatcher claims anything: it does not, so nothing can be sent.
+      await waitFor(() => apiAgain.output().includes('listening on'), 15_000, 'the api role to finish starting');
+      const metrics = await (await fetch(`${apiAgain.base}/metrics`)).text();
+      assert.match(metrics, /^payd_webhook_dispatcher_running 0$/m, 'the api role runs no dispatcher');
       assert.equal(rx.requests.length, 0, 'the api role does not dispatch');
       assert.equal(await apiAgain.stop(), 0);
 
-      const worker = await startServer({ ...env, PAYD_ROLE: 'worker' });
+      const worker = await startPayd({ ...env, PAYD_ROLE: 'worker' });
       await waitFor(() => rx.requests.length === 1, 15_000, 'the worker to send');
+      assert.match(await (await fetch(`${worker.base}/metrics`)).text(), /^payd_webhook_dispatcher_running 1$/m, 'the gauge the api role was read by says 1 where a dispatcher runs');
       const exited = worker.stop();
       // SIGTERM arrived first (the worker's /readyz no longer answers 200; the outcome is the same if it had not).
       await waitFor(async () => (await fetch(`${worker.base}/readyz`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status, () => 0)) !== 200,

@@ -3,19 +3,16 @@
 // itself (authorization code + PKCE, the built-in first-party public client payd-console),
 // sign-out, and the forms' CSRF token bound to the session. Only users with is_admin get
 // in (and, with PAYD_CONSOLE_REQUIRE_MFA, only a sign-in made with a second factor).
-import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { decodeJwt } from 'jose';
 import { Type } from 'typebox';
-import { Problem } from '../../platform/http/problem.ts';
-import { clearCookie, csrfToken, csrfValid, endSession, readSession, readSignedCookie, setSignedCookie, startSession } from '../../web/index.ts';
+import { csrfToken, csrfValid, endSession, readSession, startSession } from '../../web/index.ts';
+import { firstPartySignIn } from '../idp/first-party-sign-in.ts';
 import type { IdentityService } from '../idp/idp.service.ts';
 import { hasSecondFactor } from '../mfa/amr.ts';
 import { CONSOLE_CLIENT_ID, type ConsoleService, type UserRow } from './console.service.ts';
 import { expired, consolePage, plainPage } from './layout.tsx';
 
 const COOKIE = 'payd_console';
-const PKCE_COOKIE = 'payd_console_login';
 const TTL_SECONDS = 8 * 3600;
 
 export interface Admin {
@@ -52,6 +49,7 @@ export async function consoleSessionRoutes(app: FastifyInstance, deps: ConsoleSe
   // POSTs anyway.
   const scope = { path: '/console', secure: deps.consoleOrigin.startsWith('https://'), sameSite: 'lax' as const };
   const session = { ...scope, name: COOKIE };
+  const signIn = firstPartySignIn({ identity: deps.identity, clientId: CONSOLE_CLIENT_ID, callback, authorizeOrigin: deps.consoleOrigin, cookie: 'payd_console_login', scope });
   const failed = (reply: FastifyReply) => plainPage(reply, 400, 'Sign-in failed', <p role="alert">The console sign-in did not complete. <a href="/console">Try again</a>.</p>);
 
   const admin = async (request: FastifyRequest, reply: FastifyReply): Promise<Admin | undefined> => {
@@ -72,15 +70,7 @@ export async function consoleSessionRoutes(app: FastifyInstance, deps: ConsoleSe
         return { user, csrf, sid: s.sid, raw: s.raw };
       }
     }
-    const verifier = randomBytes(32).toString('base64url');
-    const state = randomBytes(16).toString('base64url');
-    const url = new URL(`${deps.consoleOrigin}/oauth/authorize`);
-    url.search = new URLSearchParams({
-      response_type: 'code', client_id: CONSOLE_CLIENT_ID, redirect_uri: callback, scope: 'openid profile email', state,
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
-    }).toString();
-    setSignedCookie(reply, PKCE_COOKIE, `${state}.${verifier}`, scope);
-    reply.redirect(url.toString(), 303);
+    signIn.start(reply);
     return undefined;
   };
 
@@ -95,23 +85,14 @@ export async function consoleSessionRoutes(app: FastifyInstance, deps: ConsoleSe
   });
 
   app.get('/console/callback', { schema: { hide: true } }, async (request, reply) => {
-    const q = request.query as Record<string, string>;
-    const [state, verifier] = (readSignedCookie(request, PKCE_COOKIE) ?? '').split('.');
-    if (!state || !verifier || q.state !== state || !q.code) return failed(reply);
-    let userId: string;
-    const sid = await deps.identity.codeSession(q.code);
-    try {
-      const tokens = await deps.identity.exchangeCode({}, { code: q.code, redirect_uri: callback, client_id: CONSOLE_CLIENT_ID, code_verifier: verifier });
-      userId = String(decodeJwt(tokens.access_token).sub);
-    } catch (err) {
-      if (err instanceof Problem) return failed(reply);
-      throw err;
-    }
+    const signed = await signIn.callback(request);
+    if (!signed) return failed(reply);
+    const { userId, sid } = signed;
     const user = await deps.console.user(userId);
     if (!user?.is_admin) return plainPage(reply, 403, 'Not an administrator', <p role="alert">Only administrators may use the console.</p>);
     if (!sid) return failed(reply);
     startSession(reply, session, { sub: userId, sid, ttlSeconds: TTL_SECONDS });
-    clearCookie(reply, PKCE_COOKIE, scope);
+    signIn.done(reply);
     return reply.redirect('/console', 303);
   });
 

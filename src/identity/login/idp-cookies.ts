@@ -66,21 +66,3 @@ export function idpCookies(baseUrl: string, csrfKey: Buffer): IdpCookies {
     shortScope: (path) => ({ path, secure }),
   };
 }
-
-/**
- * The request's cookies, the identity provider's signed ones as their values (a cookie
- * whose signature fails is left out). Kept for the identity SDK's routes
- * (sdk/sdk.routes.ts reads `cookies(request)[SESSION_COOKIE]`); new code reads the session
- * through IdpCookies.session.
- */
-export function cookies(request: FastifyRequest): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, raw] of Object.entries(request.cookies)) {
-    if (raw === undefined) continue;
-    if (name === SESSION_COOKIE || name === CSRF_COOKIE) {
-      const value = readSignedCookie(request, name);
-      if (value !== undefined) out[name] = value;
-    } else out[name] = raw;
-  }
-  return out;
-}

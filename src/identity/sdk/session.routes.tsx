@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { IdentityService } from '../idp/idp.service.ts';
-import { SESSION_COOKIE, cookies, type LoginPages } from '../login/pages.ts';
+import type { LoginPages } from '../login/pages.ts';
 import { SDK_JSON } from './errors.ts';
 import type { SdkService } from './sdk.service.ts';
 import { identityPage } from './pages.tsx';
@@ -39,7 +39,7 @@ export async function sdkSessionRoutes(root: FastifyInstance, { sdk, identity, p
   }, async (request, reply) => {
     await sdk.application(request.query.client_id);
     reply.header('cache-control', 'no-store');
-    const session = await identity.sessionUser(cookies(request)[SESSION_COOKIE]);
+    const session = await identity.sessionUser(pages.session(request));
     if (!session) return { is_authenticated: false };
     const last = (await identity.events(session.user.id))[0];
     const { user } = session;
@@ -58,7 +58,7 @@ export async function sdkSessionRoutes(root: FastifyInstance, { sdk, identity, p
   app.get('/identity/v1/logout', {
     schema: { hide: true, summary: 'Logout (the SDK\'s)', querystring: Type.Object({ redirect_to: Type.Optional(Type.String({ maxLength: 2048 })) }, { additionalProperties: true }) },
   }, async (request, reply) => {
-    const cookie = cookies(request)[SESSION_COOKIE];
+    const cookie = pages.session(request);
     const session = await identity.sessionUser(cookie);
     const from = originOf(request);
     const proven = request.headers['sec-fetch-site'] === 'same-origin' || (from !== undefined && (from === new URL(baseUrl).origin || await sdk.originAllowed(from)));

@@ -21,6 +21,8 @@ export interface Tracing {
 }
 
 // Attribute names (OpenTelemetry semantic conventions where one exists, payd.* otherwise).
+// Those of a domain (payd.payment_id, payd.partner.*, payd.webhook.*) are named by the
+// module that sets them (payments/recovery.ts, partners/traced.ts, webhooks/dispatcher.ts).
 export const ATTR = {
   dbSystem: 'db.system.name',
   dbOperation: 'db.operation.name',
@@ -36,17 +38,6 @@ export const ATTR = {
   errorType: 'error.type',
   requestId: 'payd.request_id',
   entityId: 'payd.entity_id',
-  paymentId: 'payd.payment_id',
-  partnerName: 'payd.partner.name',
-  partnerCall: 'payd.partner.call',
-  partnerKey: 'payd.partner.key',
-  partnerOutcome: 'payd.partner.outcome',
-  partnerStatusCode: 'payd.partner.status_code',
-  webhookEventId: 'payd.webhook.event_id',
-  webhookEventType: 'payd.webhook.event_type',
-  webhookDeliveryId: 'payd.webhook.delivery_id',
-  webhookAttempt: 'payd.webhook.attempt',
-  webhookOutcome: 'payd.webhook.outcome',
 } as const;
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;

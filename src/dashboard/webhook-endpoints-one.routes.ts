@@ -6,10 +6,10 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { EndpointRow } from '../webhooks/webhooks.service.ts';
 import type { Member } from './links-keys.routes.ts';
 import {
-  actor, base, EndpointParams, type Form, FormBody, layout, list, type Message, Messages, notFound, orNotFound, problemText, refusal, refused,
-  ROTATION_OVERLAP_SECONDS, SecretShown, text, type WebhookRouteDeps,
+  actor, base, EndpointParams, type Form, FormBody, layout, list, type Message, notFound, orNotFound, problemText, refusal, refused,
+  ROTATION_OVERLAP_SECONDS, text, type WebhookRouteDeps,
 } from './webhook-endpoints.common.tsx';
-import { DeleteConfirm, EndpointBody } from './webhook-endpoints.views.tsx';
+import { DeleteConfirm, EndpointPageBody, type ShownSecret } from './webhook-endpoints.views.tsx';
 import { page, when } from './views.ts';
 
 const STATUSES = ['enabled', 'disabled'] as const;
@@ -19,14 +19,8 @@ export async function webhookEndpointRoutes(app: FastifyInstance, deps: WebhookR
   const postOpts = { schema: { hide: true, params: EndpointParams, body: FormBody } };
   const endpointOf = (m: Member, params: unknown) => orNotFound(deps.webhooks.getEndpointById(m.entity.entity_id, (params as { endpoint: string }).endpoint));
   const endpointPage = (reply: FastifyReply, m: Member, e: EndpointRow, status = 200, message?: Message,
-    extra?: { secret?: { lead: string; secret: string }; draft?: { events: string[]; status: string } }) =>
-    page(reply, status, layout(m, 'Webhook endpoint'), (
-      <>
-        <Messages message={message} />
-        {extra?.secret ? <SecretShown lead={extra.secret.lead} secret={extra.secret.secret} /> : null}
-        <EndpointBody m={m} e={e} draft={extra?.draft} />
-      </>
-    ));
+    extra?: { secret?: ShownSecret; draft?: { events: string[]; status: string } }) =>
+    page(reply, status, layout(m, 'Webhook endpoint'), EndpointPageBody({ m, e, message, secret: extra?.secret, draft: extra?.draft }));
 
   app.get('/dashboard/:entity/webhooks/endpoints/:endpoint', opts, async (request, reply) => {
     const m = await deps.member(request, reply, 'admin');
@@ -85,7 +79,7 @@ export async function webhookEndpointRoutes(app: FastifyInstance, deps: WebhookR
     if (!m) return reply;
     const e = await endpointOf(m, request.params);
     if (!e) return notFound(reply, m, 'endpoint');
-    return page(reply, 200, layout(m, 'Delete the endpoint?'), <DeleteConfirm m={m} e={e} />);
+    return page(reply, 200, layout(m, 'Delete the endpoint?'), DeleteConfirm({ m, e }));
   });
 
   app.post('/dashboard/:entity/webhooks/endpoints/:endpoint/delete', postOpts, async (request, reply) => {

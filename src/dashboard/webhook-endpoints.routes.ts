@@ -10,17 +10,17 @@ import type { WebhooksService } from '../webhooks/webhooks.service.ts';
 import { MAX_ENDPOINTS_PER_ENTITY } from '../webhooks/webhooks.service.ts';
 import type { Member } from './links-keys.routes.ts';
 import {
-  actor, EntityParams, type Form, FormBody, isUuid, layout, list, type Message, Messages, problemText, refusal, refused, SecretShown, text,
+  actor, EntityParams, type Form, FormBody, isUuid, layout, list, type Message, problemText, refusal, refused, text,
   type WebhookRouteDeps,
 } from './webhook-endpoints.common.tsx';
-import { CreateForm, EndpointsTable, EVENT_STATUSES, EventLog } from './webhook-endpoints.views.tsx';
+import { EVENT_STATUSES, type ShownSecret, WebhooksBody } from './webhook-endpoints.views.tsx';
 import { page } from './views.ts';
 
 const PAGE = 25;
 
 export async function webhookEndpointListRoutes(app: FastifyInstance, deps: WebhookRouteDeps) {
   const listPage = async (reply: FastifyReply, m: Member, q: Record<string, unknown>, status = 200,
-    message?: Message, extra?: { secret?: { lead: string; secret: string }; draft?: { url: string; events: string[] } }) => {
+    message?: Message, extra?: { secret?: ShownSecret; draft?: { url: string; events: string[] } }) => {
     const entityId = m.entity.entity_id;
     const endpoints = (await deps.webhooks.listEndpoints(entityId, MAX_ENDPOINTS_PER_ENTITY)).data;
     const filter = typeof q.status === 'string' && EVENT_STATUSES.includes(q.status) ? q.status as EventStatus : undefined;
@@ -32,19 +32,8 @@ export async function webhookEndpointListRoutes(app: FastifyInstance, deps: Webh
       if (!isProblem(err, PROBLEM_TYPE.invalidRequest)) throw err; // a cursor of another entity: the first page
       events = await deps.webhooks.listEvents(entityId, PAGE, { status: filter });
     }
-    return page(reply, status, layout(m, 'Webhooks'), (
-      <>
-        <Messages message={message} />
-        {extra?.secret ? <SecretShown lead={extra.secret.lead} secret={extra.secret.secret} /> : null}
-        <h2>Endpoints</h2>
-        <p>Each event is sent to every enabled endpoint that takes its type, signed in its header with that endpoint's secret.</p>
-        <EndpointsTable m={m} endpoints={endpoints} />
-        {endpoints.length < MAX_ENDPOINTS_PER_ENTITY || extra?.draft
-          ? <CreateForm m={m} count={endpoints.length} draft={extra?.draft} />
-          : <p>This entity has {MAX_ENDPOINTS_PER_ENTITY} endpoints, the most it may have: delete one to add another.</p>}
-        <EventLog m={m} events={events.data} filter={filter} next={events.next_cursor} />
-      </>
-    ));
+    return page(reply, status, layout(m, 'Webhooks'),
+      WebhooksBody({ m, endpoints, events: events.data, filter, next: events.next_cursor, message, secret: extra?.secret, draft: extra?.draft }));
   };
 
   app.get('/dashboard/:entity/webhooks', { schema: { hide: true, params: EntityParams } }, async (request, reply) => {
