@@ -16,7 +16,7 @@
 // not separate paths. Settlement (a read that syncs, recovery, late answers, partner
 // notifications, reversals, expired challenges) records answers and concludes with the
 // same functions. test/payments/one-writer.test.ts fails when SQL elsewhere writes these
-// tables.
+// tables, and when a path leaves its sums to the database's totals triggers.
 import type { Queryable } from '../platform/db/index.ts';
 import { enqueueEvent, eventCtes, type NewEvent } from '../webhooks/outbox.ts';
 import type { AuthorizationStatus, OperationStatus } from './common.schemas.ts';
@@ -26,25 +26,20 @@ import { type NewOperation, type NewPartnerTx, type NewPayment, type OperationRo
 
 const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
 
-/** A partner's answer applied to a ledger row still PENDING, with extra SET terms. */
-const settleTxSql = (extra: string) => `UPDATE partner_transactions SET status = $2, partner_reference = coalesce($3, partner_reference),
+/**
+ * A partner's answer applied to a ledger row still PENDING, by a statement that writes
+ * the change's sums to the payment itself (settleSums): it moves the row's
+ * sums_by_statement, so that the update trigger (kept for the rows a process of an
+ * earlier version settles) leaves this change to the statement (migration 0032).
+ */
+const SETTLE_TX_COUNTED = `UPDATE partner_transactions SET status = $2, partner_reference = coalesce($3, partner_reference),
     partner_status = coalesce($4, partner_status), partner_status_description = coalesce($5, partner_status_description),
     status_code = coalesce($6, status_code), card = coalesce($7::jsonb, card),
     redirection = CASE WHEN $8::boolean THEN $9::jsonb ELSE redirection END,
-    token_saved = coalesce($10, token_saved), updated_at = coalesce($11::timestamptz, now())${extra}
+    token_saved = coalesce($10, token_saved), updated_at = coalesce($11::timestamptz, now()), sums_by_statement = sums_by_statement + 1
   WHERE id = $1 AND status = 'PENDING'`;
 
-/** The settlement whose sums the update trigger counts. */
-const SETTLE_TX = settleTxSql('');
-
-/**
- * The settlement for a statement that writes the change's sums to the payment itself
- * (settleSums): it moves the row's sums_by_statement, so that the update trigger leaves
- * this change to the statement (migration 0032).
- */
-const SETTLE_TX_COUNTED = settleTxSql(', sums_by_statement = sums_by_statement + 1');
-
-/** SETTLE_TX's parameters; `at`, the time of the change (default the database's now()). */
+/** SETTLE_TX_COUNTED's parameters; `at`, the time of the change (default the database's now()). */
 const settleParams = (id: string, u: TxUpdate, at: Date | null = null) => [id, u.status, u.partner_reference ?? null, u.partner_status ?? null,
   u.partner_status_description ?? null, u.status_code ?? null, json(u.card), u.redirection !== undefined, json(u.redirection),
   u.token_saved ?? null, at];
@@ -119,13 +114,11 @@ function sqlFor(shape: string, build: () => string): string {
 }
 
 // The sums of ledger rows are the running-totals rule of ledger-totals.ts (ledgerTotals,
-// settleSums): the statements that insert ledger rows or operations write these sums
-// themselves, in the same statement, and mark the rows (sums_by_statement 1,
-// counted_by_statement true) so that the insert triggers, kept for the rows of a process
-// of an earlier version during a rolling upgrade, leave them (migration 0031). A row's
-// later changes of status or amount are counted by the update trigger (the database's
-// copy of the rule, migration 0043), unless the statement making the change counts it
-// (settleSums, migration 0032).
+// settleSums): every statement that inserts ledger rows or operations, or settles a
+// ledger row, writes these sums itself, in the same statement, and marks the rows
+// (sums_by_statement, counted_by_statement) so that the totals triggers leave them. The
+// triggers (migrations 0031, 0032, 0043) count only the rows a process of an earlier
+// version writes during a rolling upgrade; a later migration drops them.
 
 /** `SET` terms adding operations and ledger sums to a payment, parameters from `first` on (addParams' order). */
 function addSql(first: number): string {
@@ -288,10 +281,21 @@ const statements = {
 
   /**
    * Applies a partner answer to a transaction still PENDING (a settled transaction never
-   * changes); returns the time of the change, or undefined when it was already settled.
+   * changes), with the settlement's sums (settleSums of `tx` against `parents`, its
+   * authorization as stored) written to its payment in the same statement, the ledger
+   * row before the payment (the lock order of every settlement); no write of the payment
+   * when the change moves no sum. Returns the time of the change, or undefined when the
+   * transaction was already settled (nothing written).
    */
-  async settleTx(q: Queryable, id: string, u: TxUpdate): Promise<Date | undefined> {
-    const { rows } = await q.query<{ updated_at: Date }>(`${SETTLE_TX} RETURNING updated_at`, settleParams(id, u));
+  async settleTx(q: Queryable, tx: CountedRow, parents: readonly ParentRow[], u: TxUpdate): Promise<Date | undefined> {
+    const sums = settleSums(tx, u.status, parents);
+    const moves = SUM_COLS.some((c) => sums[c] !== 0);
+    const { rows } = await q.query<{ updated_at: Date }>(sqlFor(`settleTx|${moves}`, () => moves
+      ? `WITH t AS (${SETTLE_TX_COUNTED} RETURNING payment_id, updated_at),
+         u AS (UPDATE payments SET ${addSql(12)} WHERE id = (SELECT payment_id FROM t))
+         SELECT updated_at FROM t`
+      : `${SETTLE_TX_COUNTED} RETURNING updated_at`),
+    moves ? [...settleParams(tx.id, u), ...addParams(0, sums)] : settleParams(tx.id, u));
     return rows[0]?.updated_at;
   },
 
@@ -478,8 +482,12 @@ export interface Reserved {
 
 /** What record writes, by shape. */
 export type Recording =
-  /** A partner's answer on a ledger row still PENDING (a settled row never changes). */
-  | { shape: 'answer'; txId: string; update: TxUpdate }
+  /**
+   * A partner's answer on a ledger row still PENDING (a settled row never changes), its
+   * sums counted by the statement: `tx` as reserved, `parents` holding its authorization
+   * as stored (for an operation row; an authorization row needs none).
+   */
+  | { shape: 'answer'; tx: CountedRow; parents: readonly ParentRow[]; update: TxUpdate }
   /** A partner's answer that came after payd closed the authorization as ERROR or REFUSED (it is then reversed). */
   | { shape: 'late answer'; txId: string; update: TxUpdate };
 
@@ -524,7 +532,7 @@ export const moneyWriter = {
 
   /** Step 2: a partner's answer. The time of the change, or undefined when the row was not in the state the shape expects. */
   async record(q: Queryable, r: Recording): Promise<Date | undefined> {
-    return r.shape === 'answer' ? statements.settleTx(q, r.txId, r.update) : statements.recordLateAnswer(q, r.txId, r.update);
+    return r.shape === 'answer' ? statements.settleTx(q, r.tx, r.parents, r.update) : statements.recordLateAnswer(q, r.txId, r.update);
   },
 
   /** Step 3: the payment's and its operations' next state, with the events of the change. */

@@ -15,6 +15,7 @@ import { answerInline } from '../partners/inline.ts';
 import { callPartner, txUpdate } from './partner-calls.ts';
 import { type NewOperation, type NewPartnerTx, type OperationKind, type OperationRow, type PartnerTxRow, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
 import { isOperationKeyConflict, moneyWriter, restingTotals } from './money.repo.ts';
+import type { CountedRow } from './ledger-totals.ts';
 import { needsNothingElse, outcomeOf } from './outcome.ts';
 import { paymentView, reservedOfPayment, slicesOf, slicesOfPayment, totalsOfPayment } from './payment-view.ts';
 import { paymentEvents } from './payment-events.ts';
@@ -369,10 +370,12 @@ export class OperationsService {
     faultPoint(`${step}:after-reserve`);
     for (const c of children) {
       const connector = this.partners.get(c.auth.partner)!;
+      // The row as reserved, counted against its authorization as read under the lock.
+      const row: CountedRow = { id: c.id, kind, status: 'PENDING', amount: c.amount, parent_id: c.auth.id };
       const req = { key: c.key, entityId, authorization_reference: c.auth.partner_reference ?? '', amount: c.amount, currency: p.currency };
       const call = kind === 'CAPTURE' ? () => connector.capture(req) : kind === 'REFUND' ? () => connector.refund(req) : () => connector.void(req);
       const update = txUpdate(kind, await callPartner(call, this.config.partnerTimeoutMs,
-        (r) => void this.payments.answeredLate(entityId, p.id, { id: c.id, kind }, r),
+        (r) => void this.payments.answeredLate(entityId, p.id, row, [c.auth], r),
         { telemetry: this.config.telemetry, partner: c.auth.partner, call: step, key: c.key }));
       faultPoint(`${step}:after-partner`);
       if (update && oneStatement) {
@@ -383,7 +386,7 @@ export class OperationsService {
         }
       }
       // (After a conclusion that did not apply, a no-op when it settled the transaction.)
-      if (update) await this.db.onRow(p.id, () => moneyWriter.record(this.db, { shape: 'answer', txId: c.id, update }));
+      if (update) await this.db.onRow(p.id, () => moneyWriter.record(this.db, { shape: 'answer', tx: row, parents: [c.auth], update }));
     }
     faultPoint(`${step}:after-record`);
     const view = await this.payments.finalize(entityId, p.id, { endProcessing: false, recover: false });

@@ -120,6 +120,16 @@ export interface TxUpdate {
   token_saved?: boolean | undefined;
 }
 
+/** A ledger row a partner's notification names: what the running-totals rule reads of it, its authorization, its payment. */
+export type NotifiedTx = Pick<PartnerTxRow, 'id' | 'kind' | 'status' | 'amount' | 'parent_id' | 'payment_id'> & {
+  entity_id: string;
+  /** The authorization an operation row belongs to, as stored (null for an authorization). */
+  parent: Pick<PartnerTxRow, 'id' | 'status'> | null;
+};
+type NotifiedTxRow = Omit<NotifiedTx, 'parent'> & { parent_status: PartnerTxRow['status'] | null };
+const notifiedTx = ({ parent_status, ...t }: NotifiedTxRow): NotifiedTx =>
+  ({ ...t, parent: t.parent_id !== null && parent_status !== null ? { id: t.parent_id, status: parent_status } : null });
+
 const TX_STATUSES_OF = {
   AUTHORIZATION: new Set<TxStatus>(['PENDING', 'AUTHORIZED', 'REFUSED', 'ERROR']),
   OPERATION: new Set<TxStatus>(['PENDING', 'SUCCESS', 'FAILURE']),
@@ -264,22 +274,27 @@ export const paymentsRepo = {
     return rows[0];
   },
 
-  /** A partner's transaction by the key payd sent it (partner notifications), with its payment's entity. */
-  async txByPartnerKey(q: Queryable, partner: string, key: string): Promise<{ id: string; kind: TxKind; payment_id: string; entity_id: string } | undefined> {
-    const { rows } = await q.query<{ id: string; kind: TxKind; payment_id: string; entity_id: string }>(
-      `SELECT t.id, t.kind, t.payment_id, p.entity_id FROM partner_transactions t JOIN payments p ON p.id = t.payment_id
+  /**
+   * A partner's transaction by the key payd sent it (partner notifications), with its
+   * payment's entity and, for an operation row, its authorization as stored (what the
+   * running-totals rule reads: ledger-totals.ts).
+   */
+  async txByPartnerKey(q: Queryable, partner: string, key: string): Promise<NotifiedTx | undefined> {
+    const { rows } = await q.query<NotifiedTxRow>(
+      `SELECT t.id, t.kind, t.status, t.amount, t.parent_id, a.status AS parent_status, t.payment_id, p.entity_id
+         FROM partner_transactions t JOIN payments p ON p.id = t.payment_id LEFT JOIN partner_transactions a ON a.id = t.parent_id
         WHERE t.partner_key = $1 AND t.partner = $2`, [key, partner]);
-    return rows[0];
+    return rows.map(notifiedTx)[0];
   },
 
-  /** A partner's PENDING captures of the authorization it knows by this reference (partner notifications). */
-  async pendingCapturesOf(q: Queryable, partner: string, authorizationReference: string): Promise<{ id: string; kind: TxKind; payment_id: string; entity_id: string }[]> {
-    const { rows } = await q.query<{ id: string; kind: TxKind; payment_id: string; entity_id: string }>(
-      `SELECT c.id, c.kind, c.payment_id, p.entity_id FROM partner_transactions a
+  /** A partner's PENDING captures of the authorization it knows by this reference (partner notifications), as txByPartnerKey. */
+  async pendingCapturesOf(q: Queryable, partner: string, authorizationReference: string): Promise<NotifiedTx[]> {
+    const { rows } = await q.query<NotifiedTxRow>(
+      `SELECT c.id, c.kind, c.status, c.amount, c.parent_id, a.status AS parent_status, c.payment_id, p.entity_id FROM partner_transactions a
          JOIN partner_transactions c ON c.parent_id = a.id AND c.kind = 'CAPTURE' AND c.status = 'PENDING'
          JOIN payments p ON p.id = c.payment_id
         WHERE a.partner = $1 AND a.partner_reference = $2 AND a.kind = 'AUTHORIZATION'`, [partner, authorizationReference]);
-    return rows;
+    return rows.map(notifiedTx);
   },
 
   async txs(q: Queryable, paymentId: string): Promise<PartnerTxRow[]> {

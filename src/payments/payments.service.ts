@@ -21,6 +21,7 @@ import { callPartner, txUpdate } from './partner-calls.ts';
 import type { CreatePaymentBody } from './payments.schemas.ts';
 import { type NewPartnerTx, type NewPayment, type OperationRow, type PartnerTxRow, type PaymentBase, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
 import { moneyWriter, restingTotals } from './money.repo.ts';
+import type { CountedRow, ParentRow } from './ledger-totals.ts';
 import { needsNothingElse, outcomeOf } from './outcome.ts';
 import { VIEW_FORMAT, paymentView } from './payment-view.ts';
 import { type Filter, listsRepo, type PageRequest } from './lists.repo.ts';
@@ -323,7 +324,7 @@ export class PaymentsService {
       faultPoint('authorize:after-reserve');
       const connector = this.partners.get(partner)!;
       const result = await callPartner(() => connector.authorize(request), this.config.partnerTimeoutMs,
-        (r) => void this.answeredLate(entityId, id, stored, r), { telemetry: this.config.telemetry, partner, call: 'authorize', key: row.partner_key });
+        (r) => void this.answeredLate(entityId, id, stored, [], r), { telemetry: this.config.telemetry, partner, call: 'authorize', key: row.partner_key });
       faultPoint('authorize:after-partner');
       const update = txUpdate('AUTHORIZATION', result);
       const final = update?.status !== 'AUTHORIZED' || i === parts.length - 1;
@@ -331,7 +332,7 @@ export class PaymentsService {
         last = { row: stored, update };
         break;
       }
-      const at = await this.db.onRow(id, () => moneyWriter.record(this.db, { shape: 'answer', txId: stored.id, update: update! }));
+      const at = await this.db.onRow(id, () => moneyWriter.record(this.db, { shape: 'answer', tx: stored, parents: [], update: update! }));
       faultPoint('authorize:after-record');
       rows.push(at ? settledTxRow(stored, update!, at) : stored);
     }
@@ -341,7 +342,7 @@ export class PaymentsService {
       faultPoint('authorize:after-finalize');
       return fast;
     }
-    if (last?.update) await this.db.onRow(id, () => moneyWriter.record(this.db, { shape: 'answer', txId: last.row.id, update: last.update! }));
+    if (last?.update) await this.db.onRow(id, () => moneyWriter.record(this.db, { shape: 'answer', tx: last.row, parents: [], update: last.update! }));
     faultPoint('authorize:after-record');
     const view = await this.finalize(entityId, id, { endProcessing: true, recover: false });
     faultPoint('authorize:after-finalize');
@@ -514,7 +515,7 @@ export class PaymentsService {
     for (const t of left) {
       if (renew && !(await renew())) break;
       const update = await this.expireChallenge(p, t, expirySeconds);
-      if (update && await moneyWriter.record(this.db, { shape: 'answer', txId: t.id, update })) settled = true;
+      if (update && await moneyWriter.record(this.db, { shape: 'answer', tx: t, parents: [], update })) settled = true;
     }
     if (settled) await this.finalize(p.entity_id, p.id, { endProcessing: true, recover: true });
     return settled;
@@ -560,7 +561,7 @@ export class PaymentsService {
   private async settleTx(p: PaymentRow, t: PartnerTxRow, all: PartnerTxRow[], recover: boolean): Promise<void> {
     const connector = this.partners.get(t.partner);
     if (!connector) return;
-    const late = (r: PartnerResult) => this.answeredLate(p.entity_id, p.id, t, r);
+    const late = (r: PartnerResult) => this.answeredLate(p.entity_id, p.id, t, all, r);
     const parentRef = all.find((x) => x.id === t.parent_id)?.partner_reference ?? undefined;
     const context = { amount: t.amount, currency: p.currency, sent_at: new Date(t.created_at), ...(parentRef ? { authorization_reference: parentRef } : {}) };
     const synced = await callPartner(async () => {
@@ -580,7 +581,7 @@ export class PaymentsService {
     }, recover ? this.config.partnerTimeoutMs * 2 : this.config.partnerTimeoutMs, undefined, // (a sync, then maybe a resend)
     { telemetry: this.config.telemetry, partner: t.partner, call: 'sync', key: t.partner_key });
     const update = txUpdate(t.kind, synced);
-    if (update) await this.db.onRow(p.id, () => moneyWriter.record(this.db, { shape: 'answer', txId: t.id, update }));
+    if (update) await this.db.onRow(p.id, () => moneyWriter.record(this.db, { shape: 'answer', tx: t, parents: all, update }));
   }
 
   /**
@@ -594,7 +595,7 @@ export class PaymentsService {
       : n.kind === 'CAPTURE' && n.authorization_reference ? await paymentsRepo.pendingCapturesOf(this.db, partner, n.authorization_reference) : [];
     for (const t of targets) {
       if (n.kind && n.kind !== t.kind && !(n.kind === 'REFUND' && t.kind === 'VOID')) continue;
-      await this.answeredLate(t.entity_id, t.payment_id, t, n.result);
+      await this.answeredLate(t.entity_id, t.payment_id, t, t.parent ? [t.parent] : [], n.result);
     }
     return targets.length;
   }
@@ -609,11 +610,11 @@ export class PaymentsService {
    * not look at an authorization it closed). Each step is idempotent, so a retry after a
    * partial attempt does nothing twice.
    */
-  async answeredLate(entityId: string, paymentId: string, t: Pick<PartnerTxRow, 'id' | 'kind'>, result: PartnerResult): Promise<void> {
+  async answeredLate(entityId: string, paymentId: string, t: CountedRow, parents: readonly ParentRow[], result: PartnerResult): Promise<void> {
     const until = Date.now() + LATE_ANSWER_RETRY_MS;
     for (let retry = false; ; retry = true) {
       try {
-        await this.applyLateAnswer(entityId, paymentId, t, result, retry);
+        await this.applyLateAnswer(entityId, paymentId, t, parents, result, retry);
         return;
       } catch (err) {
         // Best effort beyond that: a reversal recorded but not sent stays PENDING for recovery to send.
@@ -623,10 +624,10 @@ export class PaymentsService {
     }
   }
 
-  private async applyLateAnswer(entityId: string, paymentId: string, t: Pick<PartnerTxRow, 'id' | 'kind'>, result: PartnerResult, retry: boolean): Promise<void> {
+  private async applyLateAnswer(entityId: string, paymentId: string, t: CountedRow, parents: readonly ParentRow[], result: PartnerResult, retry: boolean): Promise<void> {
     const update = txUpdate(t.kind, result);
     if (!update || update.status === 'PENDING') return;
-    const settled = await this.db.onRow(paymentId, () => moneyWriter.record(this.db, { shape: 'answer', txId: t.id, update }));
+    const settled = await this.db.onRow(paymentId, () => moneyWriter.record(this.db, { shape: 'answer', tx: t, parents, update }));
     // A retry finalizes in any case: the attempt before may have settled the transaction
     // and failed before finalizing (finalize changes nothing when nothing is due).
     if (settled || retry) await this.finalize(entityId, paymentId, { endProcessing: false, recover: false });
@@ -752,12 +753,14 @@ export class PaymentsService {
     const currency = (await paymentsRepo.get(this.db, entityId, id))?.currency ?? '';
     for (const c of children) {
       const connector = this.partners.get(c.auth.partner)!;
+      // The void as reserved, counted against its authorization as stored.
+      const row: CountedRow = { id: c.txId, kind: 'VOID', status: 'PENDING', amount: c.auth.amount, parent_id: c.auth.id };
       const result = await callPartner(() => connector.void({
         key: c.key, entityId, authorization_reference: c.auth.partner_reference ?? '', amount: c.auth.amount, currency,
-      }), this.config.partnerTimeoutMs, (r) => void this.answeredLate(entityId, id, { id: c.txId, kind: 'VOID' }, r),
+      }), this.config.partnerTimeoutMs, (r) => void this.answeredLate(entityId, id, row, [c.auth], r),
       { telemetry: this.config.telemetry, partner: c.auth.partner, call: 'void', key: c.key });
       const update = txUpdate('VOID', result);
-      if (update) await this.db.onRow(id, () => moneyWriter.record(this.db, { shape: 'answer', txId: c.txId, update }));
+      if (update) await this.db.onRow(id, () => moneyWriter.record(this.db, { shape: 'answer', tx: row, parents: [c.auth], update }));
     }
     await this.finalize(entityId, id, { endProcessing: false, recover: false });
   }

@@ -222,12 +222,13 @@ describe('an operation decided on a reading with another operation in flight ans
     const capture = await app.inject({ method: 'POST', url: `/v2/payments/${id}/captures`, headers: m.auth, payload: { amount: 600 } });
     assert.equal(capture.statusCode, 200, capture.body);
     assert.equal(capture.json().captures[0].status, 'PENDING', capture.body);
-    const pendingRow = (await paymentsRepo.getWithLedger(t.testDb.db, m.entityId, id))!.txs.find((x) => x.kind === 'CAPTURE')!;
+    const ledger = (await paymentsRepo.getWithLedger(t.testDb.db, m.entityId, id))!.txs;
+    const pendingRow = ledger.find((x) => x.kind === 'CAPTURE')!;
 
     // The capture's answer is recorded while the void's partner call is in flight, as the
     // capture's process records a late answer (the ledger row; no new version).
     hook.run = async () => {
-      assert.ok(await moneyWriter.record(t.testDb.db, { shape: 'answer', txId: pendingRow.id, update: { status: 'SUCCESS', partner_status: 'SUCCEEDED' } }));
+      assert.ok(await moneyWriter.record(t.testDb.db, { shape: 'answer', tx: pendingRow, parents: ledger, update: { status: 'SUCCESS', partner_status: 'SUCCEEDED' } }));
     };
     hook.armed = true;
     const voided = await app.inject({ method: 'POST', url: `/v2/payments/${id}/voids`, headers: m.auth, payload: {} });
