@@ -69,7 +69,7 @@ describe('payd listen and payd trigger', () => {
   });
 
   const events = async (type: string) =>
-    (await (await fetch(`${server.base}/v2/events?type=${type}`, { headers: { authorization: `Bearer ${token}` } })).json()).data as Array<{ id: string; type: string }>;
+    (await (await fetch(`${server.base}/v2/events?type=${type}&limit=100`, { headers: { authorization: `Bearer ${token}` } })).json()).data as Array<{ id: string; type: string; data: { id?: string; endpoint_id?: string } }>;
 
   it('forwards new events, signed as the webhook would be, and prints a line for each', async () => {
     const target = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks`;
@@ -191,6 +191,14 @@ describe('payd listen and payd trigger', () => {
     assert.match((await payd(['webhook-endpoints', 'update', id, '--events', '*'], env)).stdout, new RegExp(`^${id}  enabled  \\*  `, 'm'));
     const sent = await payd(['webhook-endpoints', 'test', id], env);
     const [, eventId, deliveryId] = /test event ([0-9a-f-]{36}) queued \(delivery ([0-9a-f-]{36})\)/.exec(sent.stdout)!;
+    // Sent with a fresh key, printed: the same key again (a retry of a lost answer) sends nothing more.
+    const testKey = /^idempotency key (\S+) \(retry a lost answer with --idempotency-key \1\)$/m.exec(sent.stdout)?.[1];
+    assert.ok(testKey, sent.stdout);
+    const retried = await payd(['webhook-endpoints', 'test', id, '--idempotency-key', testKey], env).then(() => assert.fail('exit 0'), (e: { code: number; stderr: string }) => e);
+    assert.equal(retried.code, 2);
+    assert.match(retried.stderr, /HTTP 409/);
+    const tests = (await events('webhook_endpoint.test')).filter((e) => e.data.endpoint_id === id);
+    assert.deepEqual(tests.map((e) => e.id), [eventId], 'one test event for one key');
     // Its delivery to the endpoint (the `payd listen` of an earlier test forwards a copy of each event to the same receiver).
     const arrived = () => received.find((r) => r.headers['payd-event-id'] === eventId && r.headers['payd-delivery-id'] === deliveryId);
     const call = await poll(async () => arrived(), (c) => c !== undefined, { withinMs: 30_000 });
