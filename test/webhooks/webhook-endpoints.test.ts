@@ -180,6 +180,17 @@ describe('webhooks: several endpoints per merchant (/v2/webhook-endpoints)', () 
     assert.equal(ev.deliveries.length, 1);
     assert.equal(ev.deliveries[0].url, `${rx.url}/b`);
     assert.equal(rx.requests.filter((r) => r.headers['payd-event-id'] === test.json().id).length, 1);
+
+    // The overlap ends (moved into the past on the row instead of waited for: the database's
+    // clock decides it, not the app's): only the new secret signs.
+    await t.testDb.db.query(`UPDATE webhook_endpoints SET previous_expires_at = now() - interval '1 second' WHERE id = $1`, [b.id]);
+    const afterOverlap = await call(fan, 'POST', `/v2/webhook-endpoints/${b.id}/test`);
+    assert.equal(afterOverlap.statusCode, 202, afterOverlap.body);
+    const late = (await waitFor(() => rx.requests.find((r) => r.headers['payd-event-id'] === afterOverlap.json().id), 15_000, 'the test event after the overlap'))!;
+    assert.equal(late.path, '/b');
+    assert.equal([...String(late.headers['payd-signature']).matchAll(/v1=/g)].length, 1, 'one signature');
+    assert.ok(signedWith(rotated.json().secret, late), 'the new secret signs');
+    assert.ok(!signedWith(b.secret, late), 'the previous secret no longer signs');
     void off;
     void all;
   });
