@@ -450,9 +450,15 @@ class WebhookEndpoints {
     return this.c.idempotent<WebhookEndpointSecret>({ method: 'POST', path: `/v2/webhook-endpoints/${enc(id)}/secret/rotate`, body: params },
       opts.idempotencyKey, undefined, (a) => a.body as WebhookEndpointSecret);
   }
-  /** Sends a webhook_endpoint.test event to this endpoint only; resolves once payd has queued it (202). */
-  test(id: string): Promise<WebhookEndpointTest> {
-    return this.c.json({ method: 'POST', path: `/v2/webhook-endpoints/${enc(id)}/test`, retrySafe: false });
+  /**
+   * Sends a webhook_endpoint.test event to this endpoint only; resolves once payd has queued
+   * it (202). Sent with an idempotency key and retried with it: it sends at most one. When
+   * payd had already sent it with that key (the answer was lost): IdempotencyError
+   * (sameRequest true, resourceId: the test event, which events.get reads).
+   */
+  test(id: string, opts: IdempotentOptions = {}): Promise<WebhookEndpointTest> {
+    return this.c.idempotent<WebhookEndpointTest>({ method: 'POST', path: `/v2/webhook-endpoints/${enc(id)}/test` }, opts.idempotencyKey,
+      undefined, (a) => a.body as WebhookEndpointTest);
   }
 }
 

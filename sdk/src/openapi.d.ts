@@ -10286,7 +10286,10 @@ export interface operations {
     testWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description One key per test event (1-255 visible ASCII characters, no space), scoped to the entity. A key already processed sends nothing more: 409 write-conflict with resource_id (the test event it wrote: GET /v2/events/{id}) and same_request (true for a retry of the first request; false for the key sent with another request, such as a test of another endpoint). */
+                "x-idempotency-key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -10355,6 +10358,16 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: idempotency violation (urn:eu.service:write-conflict with resource_id and same_request), or the resource is busy (retry after Retry-After) */
+            409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;

@@ -272,7 +272,7 @@ export const TRIGGERS: Record<EventTypeName, { what: string; run: Step }> = {
         id = page.data[0]?.id;
         if (!id) throw new CliError('webhook_endpoint.test goes to a webhook endpoint, and you have none: payd webhook-endpoints create --url ...');
       }
-      await api.call('POST', `/v2/webhook-endpoints/${id}/test`);
+      await api.call('POST', `/v2/webhook-endpoints/${id}/test`, undefined, randomUUID());
       return id;
     },
   },

@@ -170,7 +170,10 @@ export async function webhookEndpoints(argv: string[], env: NodeJS.ProcessEnv, o
       return out(`signing secret version ${rotated.version} (shown once): ${rotated.secret}${rotated.previous_expires_at ? `; the previous one signs too until ${rotated.previous_expires_at}` : ''}`);
     }
     case 'test': {
-      const sent = await api.call<{ id: string; delivery_id: string }>('POST', `/v2/webhook-endpoints/${idOf(positionals, 'webhook-endpoints test')}/test`);
+      const id = idOf(positionals, 'webhook-endpoints test');
+      const key = (values['idempotency-key'] as string | undefined) ?? randomUUID();
+      out(`idempotency key ${key} (retry a lost answer with --idempotency-key ${key})`);
+      const sent = await api.call<{ id: string; delivery_id: string }>('POST', `/v2/webhook-endpoints/${id}/test`, undefined, key);
       return out(values.json ? JSON.stringify(sent, null, 2) : `test event ${sent.id} queued (delivery ${sent.delivery_id})`);
     }
     default:

@@ -118,7 +118,7 @@ ${CONNECTION}`,
   --description <text>             create, update
   --enable, --disable              update (--disable also on create)
   --previous-valid-seconds <n>     rotate: how long the previous secret still signs (0 to 604800)
-  --idempotency-key <key>          create, rotate
+  --idempotency-key <key>          create, rotate, test: the key sent (create and test print theirs: retry a lost answer with it)
   --limit <n>                      list: 1 to 100 (default 20)
   --json                           the API's answer as it is
 

@@ -30,7 +30,8 @@ export function listQuery(q: Record<string, string | undefined>, zone: string): 
   // One search box: a payment id opens that payment; an email, four digits (a card's last
   // four) or anything else (an order reference) filter the list.
   const ref = str('order_reference');
-  const open = ref && UUID.test(ref) ? ref.toLowerCase() : undefined;
+  // (An id in capitals, as some tools copy it, opens the payment too.)
+  const open = ref && UUID.test(ref.toLowerCase()) ? ref.toLowerCase() : undefined;
   if (ref && /^\d{4}$/.test(ref)) filter.card_last_four = ref;
   else if (ref && ref.includes('@')) filter.customer_email = ref;
   else if (ref) filter.order_reference = ref;

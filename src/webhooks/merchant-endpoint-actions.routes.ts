@@ -1,6 +1,6 @@
 // What is done to one of the merchant's endpoints: rotate its signing secret (the new one
-// shown once, the previous one signing on for a while) and send it a test event
-// (merchant-endpoint.routes.ts assembles).
+// shown once, the previous one signing on for a while) and send it a test event, each
+// honouring x-idempotency-key (merchant-endpoint.routes.ts assembles).
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { entityOf } from '../platform/http/auth.ts';
@@ -13,6 +13,8 @@ import type { MerchantEndpointDeps } from './merchant-endpoint.routes.ts';
 export async function merchantEndpointActionRoutes(root: FastifyInstance, { service, idempotency }: MerchantEndpointDeps) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const endpointRotationKeys = idempotency.route({ scope: () => 'webhook-endpoint-secret' });
+  // Entity-wide like the rotation's, with the endpoint's id in the fingerprint (another endpoint's test is another request).
+  const testKeys = idempotency.route({ scope: () => 'webhook-endpoint-test', pathInFingerprint: true });
 
   app.post('/v2/webhook-endpoints/:id/secret/rotate', {
     config: { auth, ...endpointRotationKeys.config },
@@ -40,13 +42,22 @@ export async function merchantEndpointActionRoutes(root: FastifyInstance, { serv
   });
 
   app.post('/v2/webhook-endpoints/:id/test', {
-    config: { auth },
+    config: { auth, ...testKeys.config },
+    preHandler: testKeys.preHandler,
+    onSend: testKeys.onSend,
     schema: {
       tags, security, summary: 'Send a test event to a webhook endpoint',
       description: 'Writes a webhook_endpoint.test event and sends it to this endpoint only (whatever its enabled_events and status), ' +
         'signed and retried like any event. Its delivery log is GET /admin/v1/entities/{id}/webhook-events/{event_id} (operator) or the dashboard.',
       params: IdParams,
-      response: { 202: EndpointTestSent, ...problemResponses(400, 401, 403, 404) },
+      headers: idempotencyHeaders('One key per test event (1-255 visible ASCII characters, no space), scoped to the entity. A key already processed ' +
+        'sends nothing more: 409 write-conflict with resource_id (the test event it wrote: GET /v2/events/{id}) and same_request ' +
+        '(true for a retry of the first request; false for the key sent with another request, such as a test of another endpoint).'),
+      response: { 202: EndpointTestSent, ...problemResponses(400, 401, 403, 404, 409) },
     },
-  }, async (request, reply) => reply.code(202).send(await service.sendTestEvent(entityOf(request), request.params.id)));
+  }, async (request, reply) => {
+    const sent = await service.sendTestEvent(entityOf(request), request.params.id);
+    markCreated(request, sent.id);
+    return reply.code(202).send(sent);
+  });
 }

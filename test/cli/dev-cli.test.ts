@@ -33,7 +33,7 @@ describe('payd listen and payd trigger', () => {
   let token = '';
   let listener: ChildProcess | undefined;
   let receiver: http.Server;
-  const received: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
+  const received: Array<{ url: string; headers: http.IncomingHttpHeaders; body: string }> = [];
 
   before(async () => {
     let dbEnv: Record<string, string>;
@@ -56,7 +56,7 @@ describe('payd listen and payd trigger', () => {
     receiver = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => { received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') }); res.writeHead(204).end(); });
+      req.on('end', () => { received.push({ url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') }); res.writeHead(204).end(); });
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   });
@@ -69,7 +69,7 @@ describe('payd listen and payd trigger', () => {
   });
 
   const events = async (type: string) =>
-    (await (await fetch(`${server.base}/v2/events?type=${type}`, { headers: { authorization: `Bearer ${token}` } })).json()).data as Array<{ id: string; type: string }>;
+    (await (await fetch(`${server.base}/v2/events?type=${type}&limit=100`, { headers: { authorization: `Bearer ${token}` } })).json()).data as Array<{ id: string; type: string; data: { id?: string; endpoint_id?: string } }>;
 
   it('forwards new events, signed as the webhook would be, and prints a line for each', async () => {
     const target = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks`;
@@ -191,6 +191,14 @@ describe('payd listen and payd trigger', () => {
     assert.match((await payd(['webhook-endpoints', 'update', id, '--events', '*'], env)).stdout, new RegExp(`^${id}  enabled  \\*  `, 'm'));
     const sent = await payd(['webhook-endpoints', 'test', id], env);
     const [, eventId, deliveryId] = /test event ([0-9a-f-]{36}) queued \(delivery ([0-9a-f-]{36})\)/.exec(sent.stdout)!;
+    // Sent with a fresh key, printed: the same key again (a retry of a lost answer) sends nothing more.
+    const testKey = /^idempotency key (\S+) \(retry a lost answer with --idempotency-key \1\)$/m.exec(sent.stdout)?.[1];
+    assert.ok(testKey, sent.stdout);
+    const retried = await payd(['webhook-endpoints', 'test', id, '--idempotency-key', testKey], env).then(() => assert.fail('exit 0'), (e: { code: number; stderr: string }) => e);
+    assert.equal(retried.code, 2);
+    assert.match(retried.stderr, /HTTP 409/);
+    const tests = (await events('webhook_endpoint.test')).filter((e) => e.data.endpoint_id === id);
+    assert.deepEqual(tests.map((e) => e.id), [eventId], 'one test event for one key');
     // Its delivery to the endpoint (the `payd listen` of an earlier test forwards a copy of each event to the same receiver).
     const arrived = () => received.find((r) => r.headers['payd-event-id'] === eventId && r.headers['payd-delivery-id'] === deliveryId);
     const call = await poll(async () => arrived(), (c) => c !== undefined, { withinMs: 30_000 });
@@ -317,6 +325,107 @@ describe('payd listen and payd trigger', () => {
       assert.equal(err.code, 2, String(args));
       assert.match(err.stderr, message);
       assert.equal(err.stderr.trim().split('\n').length, 1, err.stderr);
+    }
+  });
+
+  // Issue 43 item 2, the options the tests above leave out: --json on the lists, list filters, void.
+  it('lists print the API\'s page with --json; payments list takes --status and --reference; payments void voids', async () => {
+    const reference = `cli-ref-${Date.now()}`;
+    const res = await fetch(`${server.base}/v2/payments`, {
+      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-idempotency-key': reference },
+      body: JSON.stringify({ amount: 4321, currency: 'EUR', capture_mode: 'MANUAL', order: { reference },
+        split: [{ partner: 'card-sim', method: 'CARD', amount: 4321, instrument: { type: 'CARD', number: '4242424242424242', expiry_month: '12', expiry_year: '2031', cvv: '123' } }] }),
+    });
+    assert.equal(res.status, 200);
+    const mine = (await res.json()) as { id: string };
+    const refused = /for ([0-9a-f-]{36})/.exec((await payd(['trigger', 'payment.refused'], env)).stdout)![1]!;
+    type Listed = { object: string; data: Array<{ id: string; authorization?: { status: string }; order_reference?: string }>; has_more: boolean };
+    const json = async (args: string[]) => JSON.parse((await payd([...args, '--json'], env)).stdout) as Listed;
+
+    // --json: the API's page, the whole output parseable.
+    const all = await json(['payments', 'list', '--limit', '100']);
+    assert.equal(all.object, 'list');
+    assert.equal(typeof all.has_more, 'boolean');
+    assert.ok(all.data.some((p) => p.id === mine.id) && all.data.some((p) => p.id === refused), 'both payments listed');
+    assert.deepEqual((await json(['payments', 'list', '--limit', '1'])).data.length, 1);
+
+    // --reference: that order's payment only, in either form.
+    assert.deepEqual((await json(['payments', 'list', '--reference', reference])).data.map((p) => p.id), [mine.id]);
+    const table = (await payd(['payments', 'list', '--reference', reference], env)).stdout;
+    assert.equal(table.trim().split('\n').length, 1, table);
+    assert.match(table, new RegExp(`^${mine.id}  \\S+ \\S+  4321 EUR  AUTHORIZED  captured 0 refunded 0 voided 0  ${reference}$`, 'm'));
+    assert.deepEqual((await json(['payments', 'list', '--reference', `${reference}-none`])).data, []);
+
+    // --status: that status only.
+    const refusedOnly = await json(['payments', 'list', '--status', 'REFUSED', '--limit', '100']);
+    assert.ok(refusedOnly.data.some((p) => p.id === refused), 'the refused payment is listed');
+    assert.ok(refusedOnly.data.every((p) => p.authorization?.status === 'REFUSED'), JSON.stringify(refusedOnly.data.map((p) => p.authorization?.status)));
+    assert.ok(!refusedOnly.data.some((p) => p.id === mine.id));
+    const badStatus = await payd(['payments', 'list', '--status', 'EXPLODED'], env).then(() => assert.fail('exit 0'), (e: { code: number; stderr: string }) => e);
+    assert.equal(badStatus.code, 2);
+    assert.match(badStatus.stderr, /HTTP 400/);
+
+    // void: the whole authorized amount, with a printed key.
+    const voided = await payd(['payments', 'void', mine.id], env);
+    assert.match(voided.stdout, /^idempotency key [0-9a-f-]{36} \(retry a lost answer with --idempotency-key [0-9a-f-]{36}\)$/m);
+    assert.match(voided.stdout, new RegExp(`^void asked: payment ${mine.id} captured 0 refunded 0 voided 4321 EUR$`, 'm'));
+    const after = JSON.parse((await payd(['payments', 'get', mine.id], env)).stdout);
+    assert.equal(after.amounts.total_voided, 4321);
+    assert.equal(after.amounts.available_to_capture, 0);
+    assert.match((await payd(['payments', 'list', '--reference', reference], env)).stdout, / voided 4321 /);
+
+    // events list --json: the voided event, as its webhook body.
+    const voidedEvents = await json(['events', 'list', '--type', 'payment.voided', '--limit', '100']) as unknown as { object: string; data: Array<{ id: string; type: string; data: { id: string } }> };
+    assert.equal(voidedEvents.object, 'list');
+    assert.ok(voidedEvents.data.every((e) => e.type === 'payment.voided'));
+    assert.equal(voidedEvents.data.filter((e) => e.data.id === mine.id).length, 1, 'one payment.voided for the payment');
+
+    // webhook-endpoints list --json.
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/cli-json`;
+    const endpointId = /^([0-9a-f-]{36}) {2}enabled/m.exec((await payd(['webhook-endpoints', 'create', '--url', url, '--events', 'payment.voided'], env)).stdout)![1]!;
+    try {
+      const endpoints = await json(['webhook-endpoints', 'list']) as unknown as { object: string; data: Array<{ id: string; url: string; secret?: string }> };
+      assert.equal(endpoints.object, 'list');
+      assert.deepEqual(endpoints.data.filter((e) => e.id === endpointId).map((e) => e.url), [url]);
+      assert.ok(endpoints.data.every((e) => e.secret === undefined), 'no secret in a list');
+    } finally {
+      await payd(['webhook-endpoints', 'delete', endpointId], env);
+    }
+  });
+
+  it('trigger webhook_endpoint.test --webhook-endpoint sends the test event to that endpoint only (without it: the first one listed)', async () => {
+    const port = (receiver.address() as AddressInfo).port;
+    const create = async (name: string) => /^([0-9a-f-]{36}) {2}enabled/m.exec((await payd(['webhook-endpoints', 'create', '--url', `http://127.0.0.1:${port}/${name}`, '--events', 'payment.voided'], env)).stdout)![1]!;
+    const older = await create('trigger-older');
+    const newer = await create('trigger-newer');
+    const testsOf = async (endpoint: string) => (await events('webhook_endpoint.test')).filter((e) => e.data.endpoint_id === endpoint).map((e) => e.id);
+    try {
+      // The list is newest first: without the option the test goes to `newer`; with it, to `older`.
+      const chosen = await payd(['trigger', 'webhook_endpoint.test', '--webhook-endpoint', older], env);
+      assert.match(chosen.stdout, new RegExp(`^Done: webhook_endpoint\\.test will be sent for ${older} `, 'm'));
+      const [eventId] = await testsOf(older);
+      assert.ok(eventId, 'a test event for the endpoint named');
+      const call = await poll(async () => received.find((r) => r.headers['payd-event-id'] === eventId && r.url === '/trigger-older'), (c) => c !== undefined, { withinMs: 30_000 });
+      assert.equal(JSON.parse(call!.body).data.endpoint_id, older);
+      assert.deepEqual(await testsOf(newer), [], 'nothing for the other endpoint');
+      assert.equal(received.filter((r) => r.url === '/trigger-newer').length, 0);
+
+      const byDefault = await payd(['trigger', 'webhook_endpoint.test'], env);
+      assert.match(byDefault.stdout, new RegExp(`^Done: webhook_endpoint\\.test will be sent for ${newer} `, 'm'));
+      assert.equal((await testsOf(newer)).length, 1);
+      assert.equal((await testsOf(older)).length, 1);
+
+      for (const [args, message] of [
+        [['trigger', 'webhook_endpoint.test', '--webhook-endpoint', '00000000-0000-4000-8000-000000000000'], /HTTP 404/],
+        [['trigger', 'webhook_endpoint.test', '--webhook-endpoint', 'nope'], /--webhook-endpoint: a webhook endpoint id \(uuid\)/],
+      ] as const) {
+        const err = await payd([...args], env).then(() => assert.fail('exit 0'), (e: { code: number; stderr: string }) => e);
+        assert.equal(err.code, 2, String(args));
+        assert.match(err.stderr, message);
+      }
+    } finally {
+      await payd(['webhook-endpoints', 'delete', older], env);
+      await payd(['webhook-endpoints', 'delete', newer], env);
     }
   });
 });

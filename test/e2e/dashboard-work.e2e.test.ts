@@ -1,7 +1,9 @@
 // The dashboard's working tools in headless Chromium (issue 43 item 3): an admin sets the
 // merchant's time zone, searches payments by an amount range, downloads the search as CSV
 // from the list's link, reads the request log, and opens a void's confirmation; another
-// merchant's admin gets a 404 for these pages. On every page, at 375 px and at 1280 px:
+// merchant's admin gets a 404 for these pages. The search box opens a payment by its id and
+// finds payments by a customer's email and by a card's last four; a payment's page shows its
+// card (brand, last four, expiry). On every page, at 375 px and at 1280 px:
 // axe-core finds no violation at all (of any impact), and the page does not scroll
 // sideways (document.documentElement.scrollWidth within the viewport's width).
 // Screenshots under test-results/e2e/dashboard-work-*.png.
@@ -25,6 +27,8 @@ describe('the dashboard\'s working tools in Chromium', () => {
   let a: Merchant;
   let b: Merchant;
   let toVoid: string;
+  let mailed: string;
+  let otherCard: string;
 
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
@@ -39,10 +43,13 @@ describe('the dashboard\'s working tools in Chromium', () => {
       const res = await t.app.inject({ method: 'POST', url: `/admin/v1/entities/${entity.entityId}/members`, headers: t.adminHeaders, payload: { email, role } });
       assert.equal(res.statusCode, 201, res.body);
     }
-    const pay = async (m: Merchant, reference: string, amount: number, key?: string) => {
+    const pay = async (m: Merchant, reference: string, amount: number, key?: string, extra: { number?: string; email?: string } = {}) => {
       const res = await t.app.inject({
         method: 'POST', url: '/v2/payments', headers: { ...m.auth, ...(key ? { 'x-idempotency-key': key } : {}) },
-        payload: { amount, currency: 'EUR', capture_mode: 'MANUAL', order: { reference }, split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: CARD }] },
+        payload: {
+          amount, currency: 'EUR', capture_mode: 'MANUAL', order: { reference }, ...(extra.email ? { customer: { email: extra.email } } : {}),
+          split: [{ partner: 'card-sim', method: 'CARD', amount, instrument: { ...CARD, ...(extra.number ? { number: extra.number } : {}) } }],
+        },
       });
       assert.equal(res.statusCode, 200, res.body);
       return res.json().id as string;
@@ -51,6 +58,9 @@ describe('the dashboard\'s working tools in Chromium', () => {
     await pay(a, '=cmd|" /C calc"!A0', 2500);
     await pay(a, 'BIG-ONE', 250000, 'e2e-idempotency-key-1');
     toVoid = await pay(a, 'VOID-ME', 12000);
+    // For the search box (below the amount range of the first test: 7.77 and 8.88 EUR).
+    mailed = await pay(a, 'MAIL-MC', 777, undefined, { number: '5555555555554444', email: 'lin.mail@example.com' });
+    otherCard = await pay(a, 'MAIL-OTHER', 888, undefined, { number: '4000056655665556', email: 'other.person@example.com' });
     await pay(b, 'B-ONLY', 2500);
     await t.app.inject({ method: 'POST', url: '/v2/payments', headers: a.auth, payload: { amount: 0 } }); // a 400 for the log
     await t.app.requestLog.flush();
@@ -121,6 +131,7 @@ describe('the dashboard\'s working tools in Chromium', () => {
       // The payment page and the void's confirmation.
       await page.goto(`${base}/dashboard/${a.entityId}/payments/${toVoid}`);
       await page.getByText(offset).first().waitFor();
+      assert.equal(await page.locator('#payment-card').textContent(), 'VISA •••• 4242 (expires 12/31)');
       await check(page, 'payment', w);
       await page.getByRole('button', { name: 'Void…' }).click();
       await page.getByRole('heading', { name: 'Void 120.00 EUR?' }).waitFor();
@@ -149,6 +160,49 @@ describe('the dashboard\'s working tools in Chromium', () => {
       await other.getByRole('table', { name: 'Requests' }).waitFor();
       assert.doesNotMatch(await other.content(), /e2e-idempotency-key-1/);
       await other.context().close();
+    });
+  }
+
+  for (const viewport of VIEWPORTS) {
+    it(`at ${viewport.width} px: the search box opens a payment by its id and finds payments by email and by last four; the payment page shows its card; axe finds nothing`, async () => {
+      const w = viewport.width;
+      const page = await signedIn('ada.lovelace.administrator@long-domain-name.example.com', viewport);
+      const table = page.getByRole('table', { name: 'Payments' });
+      const search = async (text: string) => {
+        await page.goto(`${base}/dashboard/${a.entityId}/payments`);
+        await page.getByLabel('Search (order reference, payment id, email, last four digits)').fill(text);
+        await page.getByRole('button', { name: 'Search' }).click();
+      };
+      /** The list after a search: its rows' order references, once the search's page has loaded. */
+      const results = async (text: string) => {
+        await page.waitForURL((u) => u.pathname.endsWith('/payments') && u.searchParams.get('order_reference') === text);
+        return table.locator('tbody tr td:nth-child(2)').allTextContents();
+      };
+
+      // A payment id (in capitals at 1280 px, as copied from some tools): its page opens, with its card.
+      await search(w === 375 ? mailed : mailed.toUpperCase());
+      await page.waitForURL(`${base}/dashboard/${a.entityId}/payments/${mailed}`);
+      assert.equal(await page.locator('#payment-card').textContent(), 'MASTERCARD •••• 4444 (expires 12/31)');
+      await check(page, 'search-by-id', w);
+
+      // A customer's email (in other capitals): that customer's payment only.
+      await search('Lin.Mail@EXAMPLE.com');
+      assert.deepEqual(await results('Lin.Mail@EXAMPLE.com'), ['MAIL-MC']);
+      await check(page, 'search-by-email', w);
+
+      // A card's last four: the payments of that card only.
+      await search('5556');
+      assert.deepEqual(await results('5556'), ['MAIL-OTHER']);
+      await check(page, 'search-by-last-four', w);
+      await search('4242');
+      const visa = await results('4242');
+      assert.ok(visa.includes('VOID-ME') && visa.includes('BIG-ONE'), JSON.stringify(visa));
+      assert.ok(!visa.includes('MAIL-MC') && !visa.includes('MAIL-OTHER') && !visa.includes('B-ONLY'), JSON.stringify(visa));
+
+      // The other card's page: its brand and last four.
+      await page.goto(`${base}/dashboard/${a.entityId}/payments/${otherCard}`);
+      assert.equal(await page.locator('#payment-card').textContent(), 'VISA •••• 5556 (expires 12/31)');
+      await page.context().close();
     });
   }
 });

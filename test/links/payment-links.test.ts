@@ -141,7 +141,11 @@ describe('payment links', () => {
     // Its expiry passes: moved into the past on the row instead of waited for (the links
     // service reads the wall clock, not the app clock a test could move).
     await t.testDb.db.query(`UPDATE payment_links SET expires_at = now() - interval '1 second' WHERE id = $1`, [l.id]);
-    assert.equal((await t.app.inject({ url: `/v2/payment-links/${l.id}`, headers: m.auth })).json().status, 'EXPIRED');
+    const expired = (await t.app.inject({ url: `/v2/payment-links/${l.id}`, headers: m.auth })).json();
+    assert.equal(expired.status, 'EXPIRED');
+    assert.equal(expired.links.cancel, undefined, 'an EXPIRED link advertises no cancel (it would answer 400)');
+    assert.ok(expired.links.self && expired.links.customer_url, 'its other links stay');
+    expectProblem(await t.app.inject({ method: 'POST', url: `/v2/payment-links/${l.id}/cancel`, headers: m.auth }), 400);
     const page = await openPage(l.id);
     assert.equal(page.page.statusCode, 410);
     assert.match(page.page.body, /expired/i);

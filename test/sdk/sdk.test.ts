@@ -307,6 +307,19 @@ describe('@payd/sdk against payd start', () => {
     assert.equal(call.headers['payd-event-type'], 'webhook_endpoint.test');
     const event = await constructEvent(call.body, String(call.headers['payd-signature']), rotated.secret);
     assert.equal((event.data as { endpoint_id: string }).endpoint_id, created.id);
+    // A test whose answer is lost sent one event: its retry carries the same key and is the 409 naming it.
+    const testPath = `/v2/webhook-endpoints/${created.id}/test`;
+    const before = proxy.seen.length;
+    proxy.loseNext((req) => req.method === 'POST' && req.url === testPath);
+    const lost = await payd.webhookEndpoints.test(created.id).catch((e: unknown) => e);
+    assert.ok(lost instanceof IdempotencyError, String(lost));
+    assert.equal(lost.sameRequest, true);
+    const tests = proxy.seen.slice(before).filter((x) => x.method === 'POST' && x.url === testPath);
+    assert.deepEqual(tests.map((x) => x.status), [202, 409]);
+    assert.ok(tests[0]!.key && tests[0]!.key === tests[1]!.key, 'one key, kept across the retry');
+    assert.notEqual(tests[0]!.key, proxy.seen.slice(0, before).filter((x) => x.url === testPath).at(-1)?.key, 'a fresh key per test');
+    assert.equal(lost.resourceId, JSON.parse(tests[0]!.body).id, 'the event the lost call sent');
+    assert.equal((await payd.events.get(lost.resourceId!)).type, 'webhook_endpoint.test');
     // events.resend: the same event again, to this endpoint (issue 43), with an idempotency key.
     const resent = await payd.events.resend(sent.id, { webhook_endpoint_id: created.id });
     assert.equal(resent.event_id, sent.id);

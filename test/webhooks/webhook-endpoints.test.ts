@@ -180,8 +180,51 @@ describe('webhooks: several endpoints per merchant (/v2/webhook-endpoints)', () 
     assert.equal(ev.deliveries.length, 1);
     assert.equal(ev.deliveries[0].url, `${rx.url}/b`);
     assert.equal(rx.requests.filter((r) => r.headers['payd-event-id'] === test.json().id).length, 1);
+
+    // The overlap ends (moved into the past on the row instead of waited for: the database's
+    // clock decides it, not the app's): only the new secret signs.
+    await t.testDb.db.query(`UPDATE webhook_endpoints SET previous_expires_at = now() - interval '1 second' WHERE id = $1`, [b.id]);
+    const afterOverlap = await call(fan, 'POST', `/v2/webhook-endpoints/${b.id}/test`);
+    assert.equal(afterOverlap.statusCode, 202, afterOverlap.body);
+    const late = (await waitFor(() => rx.requests.find((r) => r.headers['payd-event-id'] === afterOverlap.json().id), 15_000, 'the test event after the overlap'))!;
+    assert.equal(late.path, '/b');
+    assert.equal([...String(late.headers['payd-signature']).matchAll(/v1=/g)].length, 1, 'one signature');
+    assert.ok(signedWith(rotated.json().secret, late), 'the new secret signs');
+    assert.ok(!signedWith(b.secret, late), 'the previous secret no longer signs');
     void off;
     void all;
+  });
+
+  it('a test event honours x-idempotency-key: the same key again sends nothing more (409 naming the first event, same_request true); the key on another endpoint is another request', async () => {
+    const keyed = await t.createMerchant('Keyed test shop');
+    const a = (await call(keyed, 'POST', '/v2/webhook-endpoints', { url: `${rx.url}/keyed-a` })).json();
+    const b = (await call(keyed, 'POST', '/v2/webhook-endpoints', { url: `${rx.url}/keyed-b` })).json();
+    const testEvents = async () => (await call(keyed, 'GET', '/v2/events?type=webhook_endpoint.test')).json().data.map((e: { id: string }) => e.id) as string[];
+    const key = { 'x-idempotency-key': 'test-event-1' };
+
+    // A refusal gives the key back: a 404 with it, then the same key works.
+    expectProblem(await call(keyed, 'POST', '/v2/webhook-endpoints/00000000-0000-4000-8000-000000000000/test', undefined, key), 404);
+    const first = await call(keyed, 'POST', `/v2/webhook-endpoints/${a.id}/test`, undefined, key);
+    assert.equal(first.statusCode, 202, first.body);
+    const replay = expectProblem(await call(keyed, 'POST', `/v2/webhook-endpoints/${a.id}/test`, undefined, key), 409);
+    assert.equal(replay.type, 'urn:eu.service:write-conflict');
+    assert.equal(replay.resource_id, first.json().id, 'the first call\'s event, which GET /v2/events/{id} reads back');
+    assert.equal(replay.same_request, true);
+    assert.deepEqual(await testEvents(), [first.json().id], 'one event for one key');
+    assert.equal((await call(keyed, 'GET', `/v2/events/${replay.resource_id}`)).json().data.endpoint_id, a.id);
+
+    // The same key on another endpoint is another request: 409, same_request false, nothing sent to B.
+    const elsewhere = expectProblem(await call(keyed, 'POST', `/v2/webhook-endpoints/${b.id}/test`, undefined, key), 409);
+    assert.equal(elsewhere.resource_id, first.json().id);
+    assert.equal(elsewhere.same_request, false);
+    assert.deepEqual(await testEvents(), [first.json().id]);
+
+    // Another key is another test event.
+    const second = await call(keyed, 'POST', `/v2/webhook-endpoints/${a.id}/test`, undefined, { 'x-idempotency-key': 'test-event-2' });
+    assert.equal(second.statusCode, 202, second.body);
+    assert.deepEqual((await testEvents()).sort(), [first.json().id, second.json().id].sort());
+    await waitFor(() => rx.requests.filter(at('/keyed-a')).length >= 2, 15_000, 'the two test events');
+    assert.equal(rx.requests.filter(at('/keyed-b')).length, 0);
   });
 
   it('keeps the singular routes: they manage the default endpoint, listed with is_default and signed with the entity secret', async () => {

@@ -66,6 +66,12 @@ export interface IdempotentRoute {
    * no claim row is written (needs `lookup`).
    */
   ownKey?: boolean;
+  /**
+   * The request's path (the ids in it), not only its route, is part of its fingerprint: for
+   * an entity-wide scope on a route of one resource (POST /v2/webhook-endpoints/{id}/test),
+   * so that the key reused on another resource is another request (same_request false).
+   */
+  pathInFingerprint?: boolean;
 }
 
 /** What the first request with a key created, and its fingerprint when the resource keeps it. */
@@ -144,13 +150,15 @@ export class IdempotencyKeys {
     return { config: { idempotency: { keys: this, route } }, preHandler, onSend };
   }
 
-  /** The request's fingerprint: HMAC-SHA256 of its method, route and raw body (hex). */
+  /** The request's fingerprint: HMAC-SHA256 of its method, route (or path: pathInFingerprint) and raw body (hex). */
   private fingerprint(request: FastifyRequest): string {
     const known = stateOf(request).fingerprint;
     if (known) return known;
     const body = stateOf(request).body?.digest('hex')
       ?? (request.body === undefined ? '' : `parsed:${JSON.stringify(request.body)}`);
-    return createHmac('sha256', this.config.key).update(`${request.method} ${request.routeOptions.url}\n${body}`).digest('hex');
+    const target = request.routeOptions.config?.idempotency?.route.pathInFingerprint
+      ? request.url.split('?')[0]!.toLowerCase() : request.routeOptions.url;
+    return createHmac('sha256', this.config.key).update(`${request.method} ${target}\n${body}`).digest('hex');
   }
 
   private async read(entityId: string, scope: string, key: string): Promise<Claim | undefined> {
