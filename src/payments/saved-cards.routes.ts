@@ -19,7 +19,7 @@ const ListQuery = Type.Object({
 
 export async function savedCardsRoutes(root: FastifyInstance, { savedCards, idempotency }: { savedCards: SavedCardsService; idempotency: IdempotencyKeys }) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
-  const deletionKeys = idempotency.route({ scope: () => 'saved-card-deletions' });
+  const deletionKeys = idempotency.route({ scope: () => 'saved-card-deletions', pathInFingerprint: true });
 
   app.get('/v2/saved-cards', {
     config: { auth },

@@ -12,7 +12,7 @@ import type { MerchantEndpointDeps } from './merchant-endpoint.routes.ts';
 
 export async function merchantEndpointActionRoutes(root: FastifyInstance, { service, idempotency }: MerchantEndpointDeps) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
-  const endpointRotationKeys = idempotency.route({ scope: () => 'webhook-endpoint-secret' });
+  const endpointRotationKeys = idempotency.route({ scope: () => 'webhook-endpoint-secret', pathInFingerprint: true });
   // Entity-wide like the rotation's, with the endpoint's id in the fingerprint (another endpoint's test is another request).
   const testKeys = idempotency.route({ scope: () => 'webhook-endpoint-test', pathInFingerprint: true });
 

@@ -12,7 +12,7 @@ import type { MerchantEndpointDeps } from './merchant-endpoint.routes.ts';
 
 export async function merchantEventResendRoutes(root: FastifyInstance, { service, idempotency }: MerchantEndpointDeps) {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
-  const resendKeys = idempotency.route({ scope: () => 'event-resend' });
+  const resendKeys = idempotency.route({ scope: () => 'event-resend', pathInFingerprint: true });
 
   app.post('/v2/events/:id/resend', {
     config: { auth, ...resendKeys.config },

@@ -234,6 +234,13 @@ describe('saved cards', () => {
     const gone = await ok(await del(`/v2/saved-cards/${id}`, 'saved-del-1'));
     const again = expectProblem(await del(`/v2/saved-cards/${id}`, 'saved-del-1'), 409);
     assert.equal(again.resource_id, gone.id);
+    assert.equal(again.same_request, true);
+    // The same key on another card is another request (the path is in the fingerprint):
+    // 409 same_request false, and that card is kept (an SDK would otherwise report it deleted).
+    const otherCard = await save('cust-keys-2');
+    const elsewhere = expectProblem(await del(`/v2/saved-cards/${otherCard}`, 'saved-del-1'), 409);
+    assert.equal(elsewhere.same_request, false);
+    assert.equal((await payWith(otherCard)).statusCode, 200, 'the other card is still usable');
     // A key not yet used on a card that is gone: 404, and the key is free again.
     assert.equal((await del(`/v2/saved-cards/${id}`, 'saved-del-2')).statusCode, 404);
   });

@@ -227,6 +227,26 @@ describe('webhooks: several endpoints per merchant (/v2/webhook-endpoints)', () 
     assert.equal(rx.requests.filter(at('/keyed-b')).length, 0);
   });
 
+  it('a key used on one endpoint\'s rotation or one event\'s resend is another request on another one (409 same_request false, nothing done)', async () => {
+    const keyed = await t.createMerchant('Keyed rotation shop');
+    const a = (await call(keyed, 'POST', '/v2/webhook-endpoints', { url: `${rx.url}/rot-a` })).json();
+    const b = (await call(keyed, 'POST', '/v2/webhook-endpoints', { url: `${rx.url}/rot-b` })).json();
+    const key = { 'x-idempotency-key': 'rotation-1' };
+    const rotated = await call(keyed, 'POST', `/v2/webhook-endpoints/${a.id}/secret/rotate`, {}, key);
+    assert.equal(rotated.statusCode, 200, rotated.body);
+    const elsewhere = expectProblem(await call(keyed, 'POST', `/v2/webhook-endpoints/${b.id}/secret/rotate`, {}, key), 409);
+    assert.equal(elsewhere.same_request, false, 'B\'s rotation is not a retry of A\'s (an SDK would report it done)');
+    assert.equal((await call(keyed, 'GET', `/v2/webhook-endpoints/${b.id}`)).json().version, b.version, 'B not rotated');
+
+    const e1 = (await call(keyed, 'POST', `/v2/webhook-endpoints/${a.id}/test`, undefined, { 'x-idempotency-key': 'ev-1' })).json().id as string;
+    const e2 = (await call(keyed, 'POST', `/v2/webhook-endpoints/${a.id}/test`, undefined, { 'x-idempotency-key': 'ev-2' })).json().id as string;
+    const resend = { 'x-idempotency-key': 'resend-1' };
+    const first = await call(keyed, 'POST', `/v2/events/${e1}/resend`, {}, resend);
+    assert.ok(first.statusCode < 300, first.body);
+    assert.equal(expectProblem(await call(keyed, 'POST', `/v2/events/${e1}/resend`, {}, resend), 409).same_request, true);
+    assert.equal(expectProblem(await call(keyed, 'POST', `/v2/events/${e2}/resend`, {}, resend), 409).same_request, false);
+  });
+
   it('keeps the singular routes: they manage the default endpoint, listed with is_default and signed with the entity secret', async () => {
     const legacy = await t.createMerchant('Legacy shop');
     const put = await t.app.inject({ method: 'PUT', url: '/v2/webhook-endpoint', headers: legacy.auth, payload: { url: `${rx.url}/legacy` } });
