@@ -90,7 +90,7 @@ describe('transitions: the table against the API', () => {
       const d = doc.paths[`/v2/payments/{id}/${OPERATIONS[name].path}`].post.description as string;
       assert.ok(d.startsWith(operationDescription(name)), d);
     }
-    assert.match(operationDescription('refund'), /AUTHORIZED, up to what is captured, not refunded \(amounts.available_to_refund\)/);
+    assert.match(operationDescription('refund'), /AUTHORIZED, up to what is captured, not refunded \(total_captured − total_refunded\) less what refunds in progress reserve: amounts.available_to_refund, which is 0 in any other state/);
     assert.match(operationDescription('capture'), /PENDING, REFUSED, ERROR: a 400 problem of type urn:eu.service:payment-not-authorized/);
   });
 });
