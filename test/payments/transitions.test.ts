@@ -9,6 +9,7 @@ import { OPERATION_NAMES, OPERATIONS, REFUSALS, allowedIn, allowedOperations, av
 import type { AuthorizationStatus } from '../../src/payments/common.schemas.ts';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { TestClock } from '../helpers/clock.ts';
+import { ACTIONS } from '../../src/dashboard/payment-actions.ts';
 
 const card = (amount: number, number: string) => ({
   partner: 'card-sim', method: 'CARD', amount, instrument: { type: 'CARD', number, expiry_month: '12', expiry_year: '2031', cvv: '123' },
@@ -101,7 +102,8 @@ describe('transitions: the table against the API', () => {
 // operation; and an operation of that amount is accepted (200), one of a unit more is
 // refused (400). States where the two could part: a PENDING split whose gift card is
 // already authorized, a capture in flight, REFUSED and ERROR payments (a split's
-// authorized part reversed), fully captured, voided, refunded.
+// authorized part reversed), fully captured, voided, refunded. The dashboard's action
+// forms are compared with the table on the same states.
 describe('transitions: the Payment\'s available_to_* are the table\'s', () => {
   let t: TestApp;
   let m: Merchant;
@@ -174,12 +176,25 @@ describe('transitions: the Payment\'s available_to_* are the table\'s', () => {
     } },
   ];
 
+  it('the dashboard has one action per operation of the table', () => {
+    assert.deepEqual(Object.keys(ACTIONS).sort(), [...OPERATION_NAMES].sort());
+  });
+
   for (const s of states) {
-    it(`${s.name}: each available_to_* is the table's, and what an operation is accepted for`, async () => {
+    it(`${s.name}: each available_to_* is the table's, and what an operation is accepted for; the dashboard offers the same`, async () => {
       const shown = await s.make();
       for (const name of OPERATION_NAMES) {
         const field = `available_to_${name}`;
         assert.equal(shown.amounts[field], table(shown, name), `${field} is the table's (${shown.authorization.status}, in flight ${JSON.stringify(reservedOf(shown))}): ${JSON.stringify(shown.amounts)}`);
+      }
+      // The dashboard's actions (dashboard/payment-actions.ts) on the payment as it reads
+      // it (the stored view): each offers what the table gives, and only when that is more than 0.
+      const stored = await t.app.services.payments.getStored(m.entityId, shown.id) as unknown as View;
+      for (const name of OPERATION_NAMES) {
+        const action = ACTIONS[name]!;
+        assert.equal(action.kind, OPERATIONS[name].kind);
+        assert.equal(action.path, OPERATIONS[name].path);
+        assert.equal(action.available(stored as never), table(stored, name), `the dashboard's ${name} (${stored.authorization.status}, in flight ${JSON.stringify(reservedOf(stored))})`);
       }
       for (const name of OPERATION_NAMES) {
         const p = await s.make(); // (a payment per operation: an accepted one moves it on)
