@@ -2,23 +2,20 @@
 // table (transitions.ts), offered when the payment accepts it now and the role may.
 import { isProblem, PROBLEM_TYPE } from '../platform/http/problem.ts';
 import type { PaymentsService, PaymentViewT } from '../payments/payments.service.ts';
-import type { Reserved } from '../payments/amounts.ts';
-import { OPERATIONS, OPERATION_NAMES, type OperationKindOf, type OperationName, availableFor } from '../payments/transitions.ts';
+import { OPERATIONS, OPERATION_NAMES, type OperationKindOf, type OperationName } from '../payments/transitions.ts';
 import type { Role } from './members.ts';
-
-/** What operations in flight (PENDING) reserve, per operation, as the Payment shows them. */
-function reservedOfView(p: PaymentViewT): Reserved {
-  const sum = (ops: Array<{ status: string; amount: number }>) => ops.filter((o) => o.status === 'PENDING').reduce((s, o) => s + o.amount, 0);
-  return { capture: sum(p.captures), refund: sum(p.refunds), void: sum(p.voids) };
-}
 
 export interface PaymentAction { kind: OperationKindOf<OperationName>; path: string; verb: string; needs: Role; available: (p: PaymentViewT) => number }
 
-/** The action forms: one per operation of the table (transitions.ts), shown when the payment accepts it now. */
+/**
+ * The action forms: one per operation of the table (transitions.ts), shown when the
+ * payment accepts it now: its amounts.available_to_<op>, which is the table's availableFor
+ * (the state, the balance, less what operations in flight reserve).
+ */
 export const ACTIONS: Record<string, PaymentAction> = Object.fromEntries(
   OPERATION_NAMES.map((op) => [op, {
     kind: OPERATIONS[op].kind, path: OPERATIONS[op].path, verb: OPERATIONS[op].verb, needs: 'operator' as Role,
-    available: (p: PaymentViewT) => availableFor(op, p.authorization.status, p.amounts, reservedOfView(p)),
+    available: (p: PaymentViewT) => p.amounts[`available_to_${op}`],
   }]));
 
 /** The payment, or undefined when the entity has none of that id. */

@@ -1,6 +1,9 @@
 // Money math of a payment. Amounts are integers in the currency's minor unit. The
-// totals come from partner transactions; everything else is derived here, in one place.
+// totals come from partner transactions; what each operation may take is the table's
+// (transitions.ts availableFor); the rest is derived here, in one place.
 import { methodMeaning } from '../partners/methods.ts';
+import type { AuthorizationStatus } from './common.schemas.ts';
+import { availableFor } from './transitions.ts';
 
 export interface Totals {
   authorize_pending: number;
@@ -32,17 +35,22 @@ export interface Reserved {
   refund: number;
 }
 
-export function deriveAmounts(t: Totals): Amounts {
-  const uncaptured = Math.max(0, t.total_authorized - t.total_captured - t.total_voided);
+/**
+ * The Payment's amounts: its totals, and for each operation what it would be accepted
+ * for now, availableFor of the table (the function the operations' plan decides by): 0
+ * when the state does not list the operation, else its balance less what operations in
+ * flight reserve. (In the spec's order of fields.)
+ */
+export function deriveAmounts(t: Totals, status: AuthorizationStatus, reserved: Reserved): Amounts {
   return {
     authorize_pending: t.authorize_pending,
     total_authorized: t.total_authorized,
     total_voided: t.total_voided,
+    available_to_void: availableFor('void', status, t, reserved),
     total_captured: t.total_captured,
+    available_to_capture: availableFor('capture', status, t, reserved),
     total_refunded: t.total_refunded,
-    available_to_capture: uncaptured,
-    available_to_void: uncaptured,
-    available_to_refund: Math.max(0, t.total_captured - t.total_refunded),
+    available_to_refund: availableFor('refund', status, t, reserved),
   };
 }
 
@@ -59,9 +67,6 @@ export function deriveOverview(a: Amounts): Overview {
     refunded: degree(a.total_refunded, a.total_captured),
   };
 }
-
-// (What an operation may still take, after the reservations of operations in flight, is
-// the table's: transitions.ts, availableFor.)
 
 /** One authorization's share of the payment, for allocating operations across a split. */
 export interface Slice {

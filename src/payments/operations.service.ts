@@ -8,8 +8,8 @@ import { faultPoint } from '../platform/fault-points.ts';
 import type { FirstRequest } from '../platform/http/idempotency.ts';
 import { Problem, problems } from '../platform/http/problem.ts';
 import type { PartnerRegistry } from '../partners/port.ts';
-import { type Slice, allocate, deriveAmounts } from './amounts.ts';
-import { OPERATIONS, REFUSALS, STATES, allowedIn, availableFor, operationOf } from './transitions.ts';
+import { type Slice, allocate } from './amounts.ts';
+import { OPERATIONS, REFUSALS, STATES, allowedIn, availableFor, balanceFor, operationOf } from './transitions.ts';
 import { holdWhileInFlight } from './idempotency.ts';
 import { answerInline } from '../partners/inline.ts';
 import { callPartner, txUpdate } from './partner-calls.ts';
@@ -125,13 +125,14 @@ export class OperationsService {
         `The payment already has ${p.operation_count} operations (captures, refunds and voids together); a payment takes at most ${limit}.`,
         { max_operations: limit });
     }
-    const amounts = deriveAmounts(totalsOfPayment(p));
-    const available = availableFor(op, p.authorization_status, amounts, reservedOfPayment(p));
+    // (What the Payment shows as available_to_<op>: one function, transitions.ts.)
+    const totals = totalsOfPayment(p);
+    const available = availableFor(op, p.authorization_status, totals, reservedOfPayment(p));
     const amount = body.amount ?? available;
     if (amount <= 0 || amount > available) {
       throw problems.refused(REFUSALS.balance.type, REFUSALS.balance.title,
         `${amount} cannot be ${past}: ${available} is available` +
-        (available !== amounts[`available_to_${op}`] ? ' (other operations are in progress)' : '') + '.',
+        (available !== balanceFor(op, totals) ? ' (other operations are in progress)' : '') + '.',
         { available_amount: available });
     }
     const on = body.authorizations ? slices.filter((s) => body.authorizations!.includes(s.id)) : slices;

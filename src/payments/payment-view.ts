@@ -1,6 +1,7 @@
 // Builds the Payment resource from its rows: the ledger (partner transactions) is the
-// source of every amount; amounts.ts derives the rest.
-import { type Amounts, type Overview, type Reserved, type Slice, type Totals, deriveAmounts, deriveOverview } from './amounts.ts';
+// source of every total; amounts.ts derives the rest (what each operation may take, by
+// the table of transitions.ts).
+import { type Reserved, type Slice, type Totals, deriveAmounts, deriveOverview } from './amounts.ts';
 import { type CountedRow, type LedgerSums, ledgerTotals } from './ledger-totals.ts';
 import { OPERATIONS } from './transitions.ts';
 import type { OperationRow, PartnerTxRow, PaymentBase, PaymentTotals } from './payments.repo.ts';
@@ -111,16 +112,6 @@ export function childrenByOperation(txs: PartnerTxRow[]): Map<string, PartnerTxR
   return out;
 }
 
-export interface PaymentState {
-  amounts: Amounts;
-  overview: Overview;
-}
-
-export function stateOf(txs: PartnerTxRow[]): PaymentState {
-  const amounts = deriveAmounts(totalsOf(txs));
-  return { amounts, overview: deriveOverview(amounts) };
-}
-
 // From the running totals on the payment row (migration 0015): what an operation decides
 // on, without reading the ledger. They equal totalsOf / reservedOf / slicesOf of the
 // ledger the row was read with (test/payments/operation-limits.test.ts checks it).
@@ -155,11 +146,11 @@ export async function slicesOfPayment(p: PaymentTotals, auths: PartnerTxRow[], l
  * test/payments/stored-view.test.ts fails when the view of a sample payment changes
  * while this stays the same.
  */
-export const VIEW_FORMAT = 'payment-view/5'; // 5: saved_card_id; 2: status enums in the schema; token_saved as the partner says; 3: links only for the operations allowed now; 4: the spec's four links always, again
+export const VIEW_FORMAT = 'payment-view/6'; // 6: available_to_* by the table (0 unless AUTHORIZED, less what is in flight); 5: saved_card_id; 2: status enums in the schema; token_saved as the partner says; 3: links only for the operations allowed now; 4: the spec's four links always, again
 
 export function paymentView(p: PaymentBase, txs: PartnerTxRow[], ops: OperationRow[], baseUrl: string) {
   const sums = ledgerTotals(txs);
-  const amounts = deriveAmounts(totalsOfSums(sums));
+  const amounts = deriveAmounts(totalsOfSums(sums), p.authorization_status, reservedOfSums(sums));
   const overview = deriveOverview(amounts);
   const auths = txs.filter((t) => t.kind === 'AUTHORIZATION');
   const redirection = auths.find((t) => t.status === 'PENDING' && t.redirection)?.redirection;
@@ -190,8 +181,10 @@ export function paymentView(p: PaymentBase, txs: PartnerTxRow[], ops: OperationR
     captures: ops.filter((o) => o.kind === 'CAPTURE').map(opView),
     voids: ops.filter((o) => o.kind === 'VOID').map(opView),
     refunds: ops.filter((o) => o.kind === 'REFUND').map(opView),
-    // The spec's shape: self, capture, refund and void, always (what the payment accepts
-    // now is in the amounts' available_to_*, decided by the table of transitions.ts).
+    // The spec's four, always: its resource table lists self, capture, refund and void and
+    // gives no rule for leaving one out, so the links do not follow the table. What the
+    // payment accepts now is in amounts.available_to_*, which the table decides
+    // (transitions.ts availableFor, the function the operations' plan decides by).
     links: {
       self: { href: self, method: 'GET' },
       ...Object.fromEntries((Object.keys(OPERATIONS) as Array<keyof typeof OPERATIONS>)

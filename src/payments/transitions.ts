@@ -3,12 +3,16 @@
 // table, read by everything that decides or shows what can be done to a payment:
 // * the operations' plan (operations.service.ts), which refuses what the table does not
 //   allow, with the problem the table names;
-// * the Payment's amounts (available_to_capture, _refund, _void): what each operation
-//   would accept now (the links keep the spec's shape: all four, always);
-// * the dashboard's action forms (dashboard/dashboard.routes.ts);
+// * the Payment's amounts available_to_capture, _refund and _void (amounts.ts
+//   deriveAmounts): each is availableFor of its operation, the function plan decides by,
+//   so an operation of that amount is accepted and one of more is refused;
+// * the dashboard's action forms (dashboard/payment-actions.ts), offered when that amount
+//   is more than zero;
 // * the OpenAPI descriptions of POST .../captures, .../refunds, .../voids
 //   (payments.routes.ts, operationDescription);
 // * test/payments/transitions.test.ts, which walks the table against the API.
+// Not the Payment's links: the spec's resource table lists self, capture, refund and
+// void, and they are shown always (payment-view.ts).
 //
 // A payment's state for operations is its authorization status; an AUTHORIZED payment
 // holds two balances, and each operation draws on one:
@@ -19,7 +23,7 @@
 //
 // An operation is allowed when the table lists it from the payment's status and its
 // balance, less what operations in flight reserve of it, is more than zero.
-import type { Amounts, Reserved } from './amounts.ts';
+import type { Reserved, Totals } from './amounts.ts';
 import type { AuthorizationStatus } from './common.schemas.ts';
 
 export type OperationName = 'capture' | 'refund' | 'void';
@@ -41,11 +45,17 @@ export function operationOf(kind: 'CAPTURE' | 'REFUND' | 'VOID'): OperationName 
   return kind === 'CAPTURE' ? 'capture' : kind === 'REFUND' ? 'refund' : 'void';
 }
 
-/** The balances of an AUTHORIZED payment: which of its amounts, and which operations in flight reserve part of it. */
+/** The balances of an AUTHORIZED payment: how each follows from its totals, and which operations in flight reserve part of it. */
 export const BALANCES = {
-  uncaptured: { amount: 'available_to_capture', reservedBy: ['capture', 'void'], description: 'authorized, neither captured nor voided' },
-  captured: { amount: 'available_to_refund', reservedBy: ['refund'], description: 'captured, not refunded' },
-} as const satisfies Record<Balance, { amount: keyof Amounts; reservedBy: readonly OperationName[]; description: string }>;
+  uncaptured: {
+    of: (t: Totals) => t.total_authorized - t.total_captured - t.total_voided, formula: 'total_authorized − total_captured − total_voided',
+    reservedBy: ['capture', 'void'], description: 'authorized, neither captured nor voided',
+  },
+  captured: {
+    of: (t: Totals) => t.total_captured - t.total_refunded, formula: 'total_captured − total_refunded',
+    reservedBy: ['refund'], description: 'captured, not refunded',
+  },
+} as const satisfies Record<Balance, { of: (t: Totals) => number; formula: string; reservedBy: readonly OperationName[]; description: string }>;
 
 /** Each state (authorization status), what it means, and the operations it allows (each on its balance). */
 export const STATES = {
@@ -68,16 +78,24 @@ export function allowedIn(status: AuthorizationStatus, op: OperationName): boole
   return (STATES[status].operations as readonly OperationName[]).includes(op);
 }
 
-/** What the operation may still take from its balance, after the reservations of operations in flight (0 when the state does not list it). */
-export function availableFor(op: OperationName, status: AuthorizationStatus, a: Amounts, reserved: Reserved): number {
+/** The balance the operation draws on, before what operations in flight reserve of it. */
+export function balanceFor(op: OperationName, t: Totals): number {
+  return Math.max(0, BALANCES[OPERATIONS[op].balance].of(t));
+}
+
+/**
+ * What the operation may take now: its balance less what operations in flight reserve of
+ * it, and 0 when the state does not list it. The one rule of what is available: plan
+ * decides by it, and the Payment's available_to_<op> is it (amounts.ts deriveAmounts).
+ */
+export function availableFor(op: OperationName, status: AuthorizationStatus, t: Totals, reserved: Reserved): number {
   if (!allowedIn(status, op)) return 0;
-  const b = BALANCES[OPERATIONS[op].balance];
-  return Math.max(0, a[b.amount] - b.reservedBy.reduce((s, r) => s + reserved[r], 0));
+  return Math.max(0, balanceFor(op, t) - BALANCES[OPERATIONS[op].balance].reservedBy.reduce((s, r) => s + reserved[r], 0));
 }
 
 /** The operations the payment accepts now, each with what it may take. */
-export function allowedOperations(status: AuthorizationStatus, a: Amounts, reserved: Reserved): Array<{ op: OperationName; available: number }> {
-  return OPERATION_NAMES.map((op) => ({ op, available: availableFor(op, status, a, reserved) })).filter((x) => x.available > 0);
+export function allowedOperations(status: AuthorizationStatus, t: Totals, reserved: Reserved): Array<{ op: OperationName; available: number }> {
+  return OPERATION_NAMES.map((op) => ({ op, available: availableFor(op, status, t, reserved) })).filter((x) => x.available > 0);
 }
 
 /** The sentence the OpenAPI description of an operation gives of when it is accepted (from the table). */
@@ -87,7 +105,7 @@ export function operationDescription(op: OperationName): string {
   const b = BALANCES[o.balance];
   const others = (Object.keys(STATES) as AuthorizationStatus[]).filter((s) => !allowedIn(s, op));
   return `Accepted on a payment whose authorization.status is ${from.join(' or ')}, up to what is ${b.description} ` +
-    `(amounts.${b.amount}) less what ${b.reservedBy.map((r) => `${OPERATIONS[r].kind.toLowerCase()}s`).join(' and ')} in progress reserve; ` +
-    `amounts.available_to_${op} says how much now. On a payment ${others.join(', ')}: a 400 problem of type urn:eu.service:${REFUSALS.state.type}; ` +
+    `(${b.formula}) less what ${b.reservedBy.map((r) => `${OPERATIONS[r].kind.toLowerCase()}s`).join(' and ')} in progress reserve: ` +
+    `amounts.available_to_${op}, which is 0 in any other state. On a payment ${others.join(', ')}: a 400 problem of type urn:eu.service:${REFUSALS.state.type}; ` +
     `for more than is available (or nothing available): a 400 problem of type urn:eu.service:${REFUSALS.balance.type} with available_amount.`;
 }

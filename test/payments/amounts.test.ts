@@ -18,15 +18,20 @@ describe('amounts.ts properties', () => {
       return { authorize_pending: 0, total_authorized: a, total_captured: captured, total_voided: voided, total_refunded: Math.min(r, captured) };
     });
 
-  it('never derives a negative or inconsistent amount', () => {
-    fc.assert(fc.property(totals, (t) => {
-      const a = deriveAmounts(t);
-      assert.equal(a.available_to_capture, t.total_authorized - t.total_captured - t.total_voided);
-      assert.equal(a.available_to_refund, t.total_captured - t.total_refunded);
+  const status = fc.constantFrom('PENDING', 'AUTHORIZED', 'REFUSED', 'ERROR') as fc.Arbitrary<'PENDING' | 'AUTHORIZED' | 'REFUSED' | 'ERROR'>;
+  const reserved = fc.record({ capture: fc.integer({ min: 0, max: 1e6 }), void: fc.integer({ min: 0, max: 1e6 }), refund: fc.integer({ min: 0, max: 1e6 }) });
+
+  it('never derives a negative or inconsistent amount; available_to_* are the table\'s (0 unless AUTHORIZED, less what is in flight)', () => {
+    fc.assert(fc.property(totals, status, reserved, (t, s, r) => {
+      const a = deriveAmounts(t, s, r);
+      const on = s === 'AUTHORIZED';
+      assert.equal(a.available_to_capture, on ? Math.max(0, t.total_authorized - t.total_captured - t.total_voided - r.capture - r.void) : 0);
+      assert.equal(a.available_to_void, a.available_to_capture);
+      assert.equal(a.available_to_refund, on ? Math.max(0, t.total_captured - t.total_refunded - r.refund) : 0);
+      for (const op of ['capture', 'refund', 'void'] as const) assert.equal(a[`available_to_${op}`], availableFor(op, s, t, r));
       assert.ok(Object.values(a).every((x) => x >= 0));
       const o = deriveOverview(a);
       assert.equal(o.captured === 'NOT', t.total_captured === 0);
-      assert.ok(availableFor('capture', 'AUTHORIZED', a, { capture: 0, void: 0, refund: 0 }) <= a.available_to_capture);
     }));
   });
 

@@ -108,6 +108,6 @@ describe('stored payment view (GET with max-age)', () => {
     const schema = t.app.getSchema('Payment');
     assert.ok(schema, 'the Payment schema is registered');
     const hash = createHash('sha256').update(JSON.stringify([paymentView(p, txs, [op], 'https://payd.example'), schema])).digest('hex').slice(0, 16);
-    assert.deepEqual({ VIEW_FORMAT, hash }, { VIEW_FORMAT: 'payment-view/5', hash: 'a3da5fcc4cf26b22' });
+    assert.deepEqual({ VIEW_FORMAT, hash }, { VIEW_FORMAT: 'payment-view/6', hash: '58971ff0ec4b3ad2' });
   });
 });
