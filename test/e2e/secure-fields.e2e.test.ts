@@ -84,7 +84,8 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
         });
         const data = s.json().widget.data as string;
         const style = (url.searchParams.get('style') ? ', style: { borderColor: "rgb(200, 0, 120)", fontFamily: "Georgia, serif", borderRadius: "2px" }' : '')
-          + (url.searchParams.get('threeDs') === 'redirect' ? ', threeDs: "redirect"' : '');
+          + (url.searchParams.get('threeDs') === 'redirect' ? ', threeDs: "redirect"' : '')
+          + (url.searchParams.get('locale') ? `, locale: ${JSON.stringify(url.searchParams.get('locale'))}` : '');
         return html(`<h1>Checkout</h1><div id="pay"></div><script>${SPY}</script><script src="${payd}/checkout/widget.js"></script>
 <script>PaydCheckout.mount('#pay', { data: ${JSON.stringify(data)}, onChange: (s) => window.__seen.changes.push(JSON.stringify(s)),
   onReady: () => { const f = document.querySelector('form.payd-form'); (window.__ready ??= []).push(!!f && !f.hidden && !f.inert && getComputedStyle(f).opacity === '1' && !!f.querySelector('iframe.payd-frame')); }${style} });</script>`);
@@ -326,6 +327,32 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
     await payButton(page).click();
     await page.waitForURL(/pay\.example.*\/sim\/acs\//);
     await page.getByRole('button', { name: 'Approve the payment' }).click();
+    assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
+    await page.close();
+  });
+
+  it('speaks the mount\'s locale option in the 3-D Secure modal (the bank\'s page and payd\'s return page), in an English browser', async () => {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 }, locale: 'en-US' });
+    await page.goto(`${shop}/checkout?locale=fr`);
+    const card = page.frameLocator('iframe.payd-frame');
+    await Promise.all([card.locator('input[autocomplete="cc-number"]:not([readonly])').waitFor(), page.locator('form.payd-form:not([inert])').waitFor()]);
+    await card.locator('input[autocomplete="cc-number"]').fill('4000 0000 0000 3220');
+    await card.locator('input[autocomplete="cc-exp"]').fill('12/31');
+    await card.locator('input[autocomplete="cc-csc"]').fill(CVC);
+    await card.locator('input[autocomplete="cc-name"]').fill('Ada Shopper');
+    await page.locator('button.payd-pay').click();
+    await page.getByRole('dialog', { name: text('fr', 'threeDsTitle') }).waitFor();
+    const acs = page.frameLocator('dialog iframe');
+    const approve = acs.getByRole('button', { name: text('fr', 'acsApprove') });
+    await approve.waitFor({ timeout: 10_000 }).catch(async () => {
+      assert.fail(`the bank's page is not French: ${await acs.locator('h1').textContent()}`);
+    });
+    const bank = page.frames().find((f) => new URL(f.url()).pathname.startsWith('/sim/acs/'))!;
+    assert.equal(await bank.evaluate(() => document.documentElement.lang), 'fr', 'the bank\'s page is French');
+    const back = page.waitForResponse((r) => new URL(r.url()).pathname.startsWith('/checkout/3ds-return/'));
+    await approve.click();
+    const done = await back;
+    assert.equal(done.headers()['content-language'], 'fr', 'payd\'s 3-D Secure return page (3ds-done) is French');
     assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
     await page.close();
   });

@@ -309,7 +309,11 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   };
   const openChallenge = (url: string) => {
     const dialog = h('dialog', { class: 'payd-3ds', 'aria-label': t(L, 'threeDsTitle') });
-    const f = h('iframe', { src: url, title: t(L, 'threeDsTitle'), class: 'payd-3ds-frame' });
+    // payd's own challenge page (the simulated bank's, then the 3ds-done page) takes the
+    // locale option as the card frame does (?lang=); a bank's address is left as given.
+    const at = new URL(url, window.location.href);
+    if (options.locale && at.origin === paydOrigin) at.searchParams.set('lang', options.locale);
+    const f = h('iframe', { src: at.href, title: t(L, 'threeDsTitle'), class: 'payd-3ds-frame' });
     dialog.append(h('p', { class: 'payd-3ds-title', text: t(L, 'threeDsTitle') }), f);
     // The bank's page decides the outcome; Escape does not leave a payment half done
     // (should the browser close the dialog anyway, it opens again while the challenge lasts).
