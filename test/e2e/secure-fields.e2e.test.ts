@@ -86,7 +86,7 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
         const style = (url.searchParams.get('style') ? ', style: { borderColor: "rgb(200, 0, 120)", fontFamily: "Georgia, serif", borderRadius: "2px" }' : '')
           + (url.searchParams.get('threeDs') === 'redirect' ? ', threeDs: "redirect"' : '')
           + (url.searchParams.get('locale') ? `, locale: ${JSON.stringify(url.searchParams.get('locale'))}` : '');
-        return html(`<h1>Checkout</h1><div id="pay"></div><script>${SPY}</script><script src="${payd}/checkout/widget.js"></script>
+        return html(`<h1>Checkout</h1><div id="pay"></div><script>${SPY}; addEventListener('pageshow', (e) => (window.__shows ??= []).push(e.persisted));</script><script src="${payd}/checkout/widget.js"></script>
 <script>PaydCheckout.mount('#pay', { data: ${JSON.stringify(data)}, onChange: (s) => window.__seen.changes.push(JSON.stringify(s)),
   onReady: () => { const f = document.querySelector('form.payd-form'); (window.__ready ??= []).push(!!f && !f.hidden && !f.inert && getComputedStyle(f).opacity === '1' && !!f.querySelector('iframe.payd-frame')); }${style} });</script>`);
       }
@@ -216,6 +216,29 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
     await payButton(page).click();
     assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
     await page.close();
+  });
+
+  it('after paying, Back to the merchant\'s page restored from the back/forward cache shows the session paid, not a form', async () => {
+    // Playwright turns the cache off by default (--disable-back-forward-cache); a browser of its own with it on, as shoppers have it.
+    const cached = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ARGS, ignoreDefaultArgs: ['--disable-back-forward-cache'] });
+    try {
+      const page = await cached.newPage({ viewport: { width: 390, height: 844 } });
+      await page.goto(`${shop}/checkout`);
+      const card = page.frameLocator('iframe[title="Card details"]');
+      await Promise.all([card.locator('input[autocomplete="cc-number"]:not([readonly])').waitFor(), page.locator('form.payd-form:not([inert])').waitFor()]);
+      await fill(card, '4242 4242 4242 4242');
+      await payButton(page).click();
+      assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
+      // A page restored from the cache fires no load event: the navigation is waited for until it commits.
+      await page.goBack({ waitUntil: 'commit' });
+      const shows = await poll(() => page.evaluate(() => (window as unknown as { __shows?: boolean[] }).__shows ?? []).catch(() => []), (v) => v.length > 1, { withinMs: 10_000 });
+      assert.deepEqual(shows, [false, true], 'the page came back from the back/forward cache');
+      await page.getByRole('status').filter({ hasText: text('en', 'alreadyPaid') }).waitFor({ timeout: 10_000 });
+      assert.equal(await page.locator('form.payd-form').count(), 0, 'no form to pay again');
+      assert.equal(await page.getByRole('link', { name: text('en', 'returnToMerchant') }).count(), 1);
+    } finally {
+      await cached.close();
+    }
   });
 
   it('says a decline in place; the brand and the number leave the emptied field; another card pays in the same session', async () => {
