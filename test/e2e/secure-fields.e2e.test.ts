@@ -328,9 +328,25 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
     const acs = page.frameLocator('dialog iframe');
     await acs.getByRole('button', { name: 'Fail authentication' }).waitFor();
     assert.match(page.url(), /shop\.test.*\/checkout/, 'the challenge is on the merchant\'s page');
+    // Escape goes where the focus is: on the dialog of the merchant's page (the shopper
+    // clicked beside the bank's page), not in the bank's frame, where the dialog never hears it.
+    await dialog.evaluate((d) => {
+      const seen: string[] = [];
+      (window as unknown as { __dialogEvents: string[] }).__dialogEvents = seen;
+      for (const type of ['cancel', 'close']) d.addEventListener(type, () => seen.push(type));
+    });
+    await dialog.locator('.payd-3ds-title').click();
+    assert.deepEqual(await page.evaluate(() => [document.activeElement?.tagName, document.activeElement?.className]), ['DIALOG', 'payd-3ds'],
+      'focus is on the dialog, in the merchant\'s page');
     await page.keyboard.press('Escape');
     await page.keyboard.press('Escape');
-    assert.equal(await dialog.isVisible(), true, 'Escape does not leave the challenge half done');
+    // Each Escape is a cancel (refused) or a close (the dialog opens again while the challenge lasts): wait for both, and the dialog open.
+    const after = await poll(() => page.evaluate(() => {
+      const d = document.querySelector<HTMLDialogElement>('dialog.payd-3ds');
+      return { open: !!d?.open && d.matches(':modal'), heard: (window as unknown as { __dialogEvents: string[] }).__dialogEvents.length };
+    }), (v) => v.open && v.heard >= 2, { withinMs: 5000 });
+    assert.ok(after.heard >= 2, `both Escapes reached the dialog: ${JSON.stringify(after)}`);
+    assert.equal(after.open, true, 'Escape does not leave the challenge half done');
     await page.screenshot({ path: `${SHOTS}/secure-fields-3ds-modal.png`, fullPage: true });
     await acs.getByRole('button', { name: 'Fail authentication' }).click();
     await page.getByRole('alert').filter({ hasText: 'Your payment was declined' }).waitFor();
