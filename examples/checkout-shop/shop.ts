@@ -48,7 +48,7 @@ export function createShop({ payd, apiKey, entityId, onSession }: ShopOptions): 
     const url = new URL(req.url ?? '/', base);
     const html = (status: number, body: string) => {
       res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' });
-      res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Shop</title></head><body>${body}</body></html>`);
+      res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Shop</title></head><body><main>${body}</main></body></html>`);
     };
     try {
       if (url.pathname === '/' || url.pathname === '/checkout') {

@@ -2698,7 +2698,7 @@ export interface components {
             browser?: components["schemas"]["Browser"];
             /**
              * Format: email
-             * @description The shopper's email, when a solution of the split requires customer_email (the session has none): used for this payment only. Refused when the session has a customer email.
+             * @description The shopper's email, when a solution of the split requires customer_email (the session has none): used for this payment only. Refused when the session has a customer email, or when no solution of the split requires it.
              */
             customer_email?: string;
         };

@@ -109,18 +109,19 @@ export class CheckoutService {
 
   /**
    * The saved cards the shopper of this session may pay with (docs/checkout.md, Saved
-   * cards): the session customer's (by customer.reference, else customer.email), kept
-   * by a partner the session offers for CARD, not expired. None for a session without a
-   * customer.
+   * cards): the session customer's by customer.reference only, the merchant's own id of
+   * its customer (as Stripe lists a Customer's payment methods by its id), kept by a
+   * partner the session offers for CARD, not expired. Never by email: an email is what a
+   * shopper types (a guest checkout, the widget's BNPL field), so whoever typed another
+   * shopper's would see and pay with that shopper's cards. None without a reference.
    */
   private async savedCards(s: ClientSessionRow): Promise<SavedCardRow[]> {
     const reference = typeof s.customer?.reference === 'string' && s.customer.reference ? s.customer.reference : undefined;
-    const email = typeof s.customer?.email === 'string' && s.customer.email ? s.customer.email : undefined;
-    if (!reference && !email) return [];
+    if (!reference) return [];
     const partners = new Set(this.offered(s).filter((e) => methodMeaning(e.method).cardOnFile).map((e) => e.partner));
     if (partners.size === 0) return [];
     const now = (this.config.clock ?? systemClock)();
-    const rows = await savedCardsRepo.list(this.db, s.entity_id, reference ? { reference } : { email: email! });
+    const rows = await savedCardsRepo.list(this.db, s.entity_id, { reference });
     return rows.filter((c) => partners.has(c.partner) && !cardExpired(c.expiry_month, c.expiry_year, now));
   }
 
@@ -148,6 +149,10 @@ export class CheckoutService {
     });
     if (body.customer_email !== undefined && typeof s.customer?.email === 'string' && s.customer.email) {
       throw inShopperWords(problems.invalidField('customer_email', t('en', 'errEmailGiven')), 'errEmailGiven');
+    }
+    if (body.customer_email !== undefined && !needsEmail) {
+      // The shopper's email is asked for a method that needs it, and taken for nothing else.
+      throw inShopperWords(problems.invalidField('customer_email', t('en', 'errEmailNotAsked')), 'errEmailNotAsked');
     }
     if (needsEmail && !body.customer_email) {
       throw inShopperWords(problems.invalidField('customer_email', t('en', 'errEmailRequired')), 'errEmailRequired');

@@ -74,7 +74,7 @@ export async function sessionApiRoutes(root: FastifyInstance, { checkout }: { ch
         browser: Type.Optional(Type.Ref('Browser')),
         customer_email: Type.Optional(Type.String({
           format: 'email', maxLength: 254,
-          description: 'The shopper\'s email, when a solution of the split requires customer_email (the session has none): used for this payment only. Refused when the session has a customer email.',
+          description: 'The shopper\'s email, when a solution of the split requires customer_email (the session has none): used for this payment only. Refused when the session has a customer email, or when no solution of the split requires it.',
         })),
       }, { additionalProperties: false }),
       querystring: LangQuery,

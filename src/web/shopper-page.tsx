@@ -51,9 +51,10 @@ export interface ShopperPageProps {
 export function ShopperPage(p: ShopperPageProps): VNode {
   return (
     <Document lang={p.lang.locale} title={p.title} stylesheets={[SHOPPER_CSS]} refreshTo={p.refreshTo} bodyScripts={p.bodyScripts ?? []}>
-      <main>
+      {/* Named by its heading: framed in a merchant's page (3-D Secure), it stays a landmark of its own beside the page's main. */}
+      <main aria-labelledby="payd-title">
         <LanguageSwitch url={p.lang.url} current={p.lang.locale} />
-        <h1 data-payd-t={p.titleKey}>{p.title}</h1>
+        <h1 data-payd-t={p.titleKey} id="payd-title">{p.title}</h1>
         {p.children}
       </main>
     </Document>

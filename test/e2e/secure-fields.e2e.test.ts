@@ -10,11 +10,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createLocalJWKSet, jwtVerify } from 'jose';
-import { type Browser, type Frame, type FrameLocator, type Page, chromium } from 'playwright-core';
+import { type Browser, type FrameLocator, type Page, chromium } from 'playwright-core';
+import { assertNoAxeViolations } from '../helpers/browser.ts';
 import { createTestApp, type Merchant, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/processes.ts';
 import { poll } from '../helpers/wait.ts';
@@ -84,8 +84,9 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
         });
         const data = s.json().widget.data as string;
         const style = (url.searchParams.get('style') ? ', style: { borderColor: "rgb(200, 0, 120)", fontFamily: "Georgia, serif", borderRadius: "2px" }' : '')
-          + (url.searchParams.get('threeDs') === 'redirect' ? ', threeDs: "redirect"' : '');
-        return html(`<h1>Checkout</h1><div id="pay"></div><script>${SPY}</script><script src="${payd}/checkout/widget.js"></script>
+          + (url.searchParams.get('threeDs') === 'redirect' ? ', threeDs: "redirect"' : '')
+          + (url.searchParams.get('locale') ? `, locale: ${JSON.stringify(url.searchParams.get('locale'))}` : '');
+        return html(`<h1>Checkout</h1><div id="pay"></div><script>${SPY}; addEventListener('pageshow', (e) => (window.__shows ??= []).push(e.persisted));</script><script src="${payd}/checkout/widget.js"></script>
 <script>PaydCheckout.mount('#pay', { data: ${JSON.stringify(data)}, onChange: (s) => window.__seen.changes.push(JSON.stringify(s)),
   onReady: () => { const f = document.querySelector('form.payd-form'); (window.__ready ??= []).push(!!f && !f.hidden && !f.inert && getComputedStyle(f).opacity === '1' && !!f.querySelector('iframe.payd-frame')); }${style} });</script>`);
       }
@@ -217,6 +218,29 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
     await page.close();
   });
 
+  it('after paying, Back to the merchant\'s page restored from the back/forward cache shows the session paid, not a form', async () => {
+    // Playwright turns the cache off by default (--disable-back-forward-cache); a browser of its own with it on, as shoppers have it.
+    const cached = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ARGS, ignoreDefaultArgs: ['--disable-back-forward-cache'] });
+    try {
+      const page = await cached.newPage({ viewport: { width: 390, height: 844 } });
+      await page.goto(`${shop}/checkout`);
+      const card = page.frameLocator('iframe[title="Card details"]');
+      await Promise.all([card.locator('input[autocomplete="cc-number"]:not([readonly])').waitFor(), page.locator('form.payd-form:not([inert])').waitFor()]);
+      await fill(card, '4242 4242 4242 4242');
+      await payButton(page).click();
+      assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
+      // A page restored from the cache fires no load event: the navigation is waited for until it commits.
+      await page.goBack({ waitUntil: 'commit' });
+      const shows = await poll(() => page.evaluate(() => (window as unknown as { __shows?: boolean[] }).__shows ?? []).catch(() => []), (v) => v.length > 1, { withinMs: 10_000 });
+      assert.deepEqual(shows, [false, true], 'the page came back from the back/forward cache');
+      await page.getByRole('status').filter({ hasText: text('en', 'alreadyPaid') }).waitFor({ timeout: 10_000 });
+      assert.equal(await page.locator('form.payd-form').count(), 0, 'no form to pay again');
+      assert.equal(await page.getByRole('link', { name: text('en', 'returnToMerchant') }).count(), 1);
+    } finally {
+      await cached.close();
+    }
+  });
+
   it('says a decline in place; the brand and the number leave the emptied field; another card pays in the same session', async () => {
     const { page, card } = await open();
     await fill(card, '4000 0000 0000 0002');
@@ -304,9 +328,25 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
     const acs = page.frameLocator('dialog iframe');
     await acs.getByRole('button', { name: 'Fail authentication' }).waitFor();
     assert.match(page.url(), /shop\.test.*\/checkout/, 'the challenge is on the merchant\'s page');
+    // Escape goes where the focus is: on the dialog of the merchant's page (the shopper
+    // clicked beside the bank's page), not in the bank's frame, where the dialog never hears it.
+    await dialog.evaluate((d) => {
+      const seen: string[] = [];
+      (window as unknown as { __dialogEvents: string[] }).__dialogEvents = seen;
+      for (const type of ['cancel', 'close']) d.addEventListener(type, () => seen.push(type));
+    });
+    await dialog.locator('.payd-3ds-title').click();
+    assert.deepEqual(await page.evaluate(() => [document.activeElement?.tagName, document.activeElement?.className]), ['DIALOG', 'payd-3ds'],
+      'focus is on the dialog, in the merchant\'s page');
     await page.keyboard.press('Escape');
     await page.keyboard.press('Escape');
-    assert.equal(await dialog.isVisible(), true, 'Escape does not leave the challenge half done');
+    // Each Escape is a cancel (refused) or a close (the dialog opens again while the challenge lasts): wait for both, and the dialog open.
+    const after = await poll(() => page.evaluate(() => {
+      const d = document.querySelector<HTMLDialogElement>('dialog.payd-3ds');
+      return { open: !!d?.open && d.matches(':modal'), heard: (window as unknown as { __dialogEvents: string[] }).__dialogEvents.length };
+    }), (v) => v.open && v.heard >= 2, { withinMs: 5000 });
+    assert.ok(after.heard >= 2, `both Escapes reached the dialog: ${JSON.stringify(after)}`);
+    assert.equal(after.open, true, 'Escape does not leave the challenge half done');
     await page.screenshot({ path: `${SHOTS}/secure-fields-3ds-modal.png`, fullPage: true });
     await acs.getByRole('button', { name: 'Fail authentication' }).click();
     await page.getByRole('alert').filter({ hasText: 'Your payment was declined' }).waitFor();
@@ -326,6 +366,32 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
     await payButton(page).click();
     await page.waitForURL(/pay\.example.*\/sim\/acs\//);
     await page.getByRole('button', { name: 'Approve the payment' }).click();
+    assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
+    await page.close();
+  });
+
+  it('speaks the mount\'s locale option in the 3-D Secure modal (the bank\'s page and payd\'s return page), in an English browser', async () => {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 }, locale: 'en-US' });
+    await page.goto(`${shop}/checkout?locale=fr`);
+    const card = page.frameLocator('iframe.payd-frame');
+    await Promise.all([card.locator('input[autocomplete="cc-number"]:not([readonly])').waitFor(), page.locator('form.payd-form:not([inert])').waitFor()]);
+    await card.locator('input[autocomplete="cc-number"]').fill('4000 0000 0000 3220');
+    await card.locator('input[autocomplete="cc-exp"]').fill('12/31');
+    await card.locator('input[autocomplete="cc-csc"]').fill(CVC);
+    await card.locator('input[autocomplete="cc-name"]').fill('Ada Shopper');
+    await page.locator('button.payd-pay').click();
+    await page.getByRole('dialog', { name: text('fr', 'threeDsTitle') }).waitFor();
+    const acs = page.frameLocator('dialog iframe');
+    const approve = acs.getByRole('button', { name: text('fr', 'acsApprove') });
+    await approve.waitFor({ timeout: 10_000 }).catch(async () => {
+      assert.fail(`the bank's page is not French: ${await acs.locator('h1').textContent()}`);
+    });
+    const bank = page.frames().find((f) => new URL(f.url()).pathname.startsWith('/sim/acs/'))!;
+    assert.equal(await bank.evaluate(() => document.documentElement.lang), 'fr', 'the bank\'s page is French');
+    const back = page.waitForResponse((r) => new URL(r.url()).pathname.startsWith('/checkout/3ds-return/'));
+    await approve.click();
+    const done = await back;
+    assert.equal(done.headers()['content-language'], 'fr', 'payd\'s 3-D Secure return page (3ds-done) is French');
     assert.equal(await result(page), 'verified AUTHORIZED SUBMITTED');
     await page.close();
   });
@@ -364,29 +430,18 @@ describe('secure card fields on a merchant page of another site, in Chromium', (
     await page.close();
   });
 
-  it('has no serious accessibility violation (axe-core) on the merchant page and in the card frame, at 375 and 1280 px', async () => {
-    const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-    const audit = async (frame: Frame, name: string) => {
-      await frame.addScriptTag({ content: axeSource });
-      const violations = await frame.evaluate(async () => {
-        const result = await (window as unknown as { axe: { run: (o: unknown) => Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }).axe.run({ iframes: false });
-        return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
-      });
-      assert.deepEqual(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], `${name}: ${JSON.stringify(violations)}`);
-    };
+  it('has no accessibility violation of any impact (axe-core) on the merchant page with its card frame, at 375 and 1280 px', async () => {
     for (const viewport of [{ width: 375, height: 812 }, { width: 1280, height: 800 }]) {
       const context = await browser.newContext({ viewport, bypassCSP: true });
       const page = await context.newPage();
       await page.goto(`${shop}/checkout?amount=6000`);
       const card = page.frameLocator('iframe[title="Card details"]');
       await card.getByLabel('Card number', { exact: true }).waitFor();
-      const frame = page.frames().find((f) => f.url().includes('/checkout/card-frame'))!;
-      await audit(page.mainFrame(), `merchant page ${viewport.width}`);
-      await audit(frame, `card frame ${viewport.width}`);
+      await assertNoAxeViolations(page, `merchant page with the card frame ${viewport.width}`);
       await fill(card, '4000 0000 0000 3220');
       await payButton(page).click();
       await page.frameLocator('dialog iframe').getByRole('button', { name: 'Approve the payment' }).waitFor();
-      await audit(page.mainFrame(), `merchant page with the 3-D Secure modal ${viewport.width}`);
+      await assertNoAxeViolations(page, `merchant page with the 3-D Secure modal ${viewport.width}`);
       const exp = await card.getByLabel('Expiry date (MM/YY)').boundingBox();
       const cvc = await card.getByLabel('Security code (CVV)').boundingBox();
       assert.ok(exp && cvc && Math.abs(exp.y - cvc.y) < 2 && cvc.x > exp.x + exp.width, 'expiry and CVC side by side');

@@ -29,7 +29,7 @@ describe('shopper pages on the web layer (src/web/shopper-page.tsx)', () => {
     assert.ok(res.body.startsWith('<!doctype html>\n<html lang="fr">'));
     assert.equal(res.headers['content-language'], 'fr');
     assert.match(res.body, /<link rel="stylesheet" href="\/checkout\/checkout.css"\/>/);
-    assert.match(res.body, /<main><nav class="payd-lang" aria-label="Langue" data-payd-t-label="language"><ul>.*<\/ul><\/nav><h1>Paiement accepté<\/h1>/);
+    assert.match(res.body, /<main aria-labelledby="payd-title"><nav class="payd-lang" aria-label="Langue" data-payd-t-label="language"><ul>.*<\/ul><\/nav><h1 id="payd-title">Paiement accepté<\/h1>/);
     assert.match(res.body, /<p role="status">Votre banque vous demande de confirmer un paiement de <strong>1 €<\/strong>\.<\/p>/);
     assert.equal(res.headers['content-security-policy'], "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'");
     assert.equal(res.headers['x-frame-options'], 'DENY');
@@ -46,7 +46,7 @@ describe('shopper pages on the web layer (src/web/shopper-page.tsx)', () => {
     assert.equal(res.headers['content-security-policy'], "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'self' https://shop.example; frame-src 'self'");
     assert.equal(res.headers['x-frame-options'], undefined);
     assert.equal(res.headers['set-cookie'], undefined, 'the choice is already kept');
-    assert.match(res.body, /<h1 data-payd-t="securePayment">Framed<\/h1>/);
+    assert.match(res.body, /<h1 data-payd-t="securePayment" id="payd-title">Framed<\/h1>/);
     assert.match(res.body, /<script src="\/x.js" data-next="\/a\?b=1&amp;c=2"><\/script><\/body>/);
     await app.close();
   });

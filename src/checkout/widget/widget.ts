@@ -146,15 +146,16 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   }
   const L: Locale = localeOf(info.locale) ?? 'en';
   root.setAttribute('lang', L); // the widget's language, which may not be the page's
-  if (!info.can_pay) {
-    const what = info.status === 'EXPIRED' ? t(L, 'expired')
-      : info.payment?.authorization_status === 'AUTHORIZED' ? t(L, 'alreadyPaid')
-        : info.payment?.authorization_status === 'PENDING' ? t(L, 'inProgress')
-          : info.status === 'ABORTED_BY_MERCHANT' ? t(L, 'cancelledByMerchant')
-            : info.payment ? t(L, 'tooManyAttempts') : t(L, 'closed');
-    root.replaceChildren(h('p', { class: 'payd-status', role: 'status', text: what }), h('a', { href: info.return_url, text: t(L, 'returnToMerchant') }));
-    return;
-  }
+  /** A session that takes no further payment: why, and the way back to the merchant. */
+  const showClosed = (s: SessionInfo) => {
+    const what = s.status === 'EXPIRED' ? t(L, 'expired')
+      : s.payment?.authorization_status === 'AUTHORIZED' ? t(L, 'alreadyPaid')
+        : s.payment?.authorization_status === 'PENDING' ? t(L, 'inProgress')
+          : s.status === 'ABORTED_BY_MERCHANT' ? t(L, 'cancelledByMerchant')
+            : s.payment ? t(L, 'tooManyAttempts') : t(L, 'closed');
+    root.replaceChildren(h('p', { class: 'payd-status', role: 'status', text: what }), h('a', { href: s.return_url, text: t(L, 'returnToMerchant') }));
+  };
+  if (!info.can_pay) return showClosed(info);
 
   const total = formatAmount(info.amount, info.currency, intlLocale(L));
   // What each method means (which instrument the shopper gives) is partners/methods.ts's.
@@ -309,7 +310,11 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   };
   const openChallenge = (url: string) => {
     const dialog = h('dialog', { class: 'payd-3ds', 'aria-label': t(L, 'threeDsTitle') });
-    const f = h('iframe', { src: url, title: t(L, 'threeDsTitle'), class: 'payd-3ds-frame' });
+    // payd's own challenge page (the simulated bank's, then the 3ds-done page) takes the
+    // locale option as the card frame does (?lang=); a bank's address is left as given.
+    const at = new URL(url, window.location.href);
+    if (options.locale && at.origin === paydOrigin) at.searchParams.set('lang', options.locale);
+    const f = h('iframe', { src: at.href, title: t(L, 'threeDsTitle'), class: 'payd-3ds-frame' });
     dialog.append(h('p', { class: 'payd-3ds-title', text: t(L, 'threeDsTitle') }), f);
     // The bank's page decides the outcome; Escape does not leave a payment half done
     // (should the browser close the dialog anyway, it opens again while the challenge lasts).
@@ -433,6 +438,24 @@ export async function mount(target: string | Element, options: MountOptions): Pr
       formError.textContent = `${t(L, 'didNotGoThrough')} ${(err as Error).message}`;
       busy(false);
       pay.focus();
+    }
+  });
+  // Back (or Forward) to this page from the browser's back/forward cache: the page is as it
+  // was left (a payment sent, "Paying…", a challenge open), the session may not be. It is
+  // read again: one that takes no further payment is shown closed (paid, in progress...);
+  // an attempt left in flight that is over gives the form back.
+  window.addEventListener('pageshow', async (event) => {
+    if (!event.persisted || !root.contains(form)) return;
+    const now = await loadSession().catch(() => undefined);
+    if (!now) return;
+    if (!now.can_pay) {
+      const open = challenge;
+      challenge = undefined;
+      open?.dialog.remove();
+      showClosed(now);
+    } else if (pay.disabled && !challenge) {
+      busy(false);
+      showPrevious(now);
     }
   });
   // Everything is in place: the frame gets the credential now if it is up already (else on its payd:ready).

@@ -2,7 +2,7 @@
 // is sent to when card-sim asks for a challenge, where they approve or fail it. It lives
 // with the simulator and is registered by it (PartnerConnector.registerRoutes); payd's
 // checkout knows nothing of it beyond the redirection URL the partner returned.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { StringEnum, Uuid } from '../../platform/http/schemas.ts';
@@ -12,7 +12,17 @@ import { sendAnswered, sendChallenge, sendDone, sendExpired, sendNothing } from 
 
 // The pages speak the cardholder's language as payd's own do (src/web/language.ts):
 // the shopper's choice on payd's pages, else the payment's customer.locale (which the
-// simulated issuer keeps with the challenge), else the browser's.
+// simulated issuer keeps with the challenge), else the browser's. A choice given in the
+// address (?lang=: the widget's locale option, in its 3-D Secure modal) goes on to the
+// return address: in a frame of another site the payd_lang cookie is neither kept nor sent.
+const onward = (request: FastifyRequest, returnUrl: string | undefined): string | undefined => {
+  const lang = new URLSearchParams(langQuery(request)).get('lang');
+  if (!returnUrl || !lang) return returnUrl;
+  const url = new URL(returnUrl);
+  url.searchParams.set('lang', lang);
+  return url.toString();
+};
+
 export async function acsRoutes(root: FastifyInstance, sim: SimulatedPartner): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const RefParams = Type.Object({ ref: Uuid() });
@@ -20,8 +30,8 @@ export async function acsRoutes(root: FastifyInstance, sim: SimulatedPartner): P
     const c = await sim.challenge(request.params.ref);
     if (!c) return sendNothing(reply, pageLanguage(request, reply));
     const lang = pageLanguage(request, reply, c.locale);
-    if (c.status === 'EXPIRED') return sendExpired(reply, lang, c.return_url);
-    if (c.status !== 'CHALLENGE_REQUIRED') return sendDone(reply, lang, c.return_url);
+    if (c.status === 'EXPIRED') return sendExpired(reply, lang, onward(request, c.return_url));
+    if (c.status !== 'CHALLENGE_REQUIRED') return sendDone(reply, lang, onward(request, c.return_url));
     return sendChallenge(reply, lang, c, `/sim/acs/${request.params.ref}${langQuery(request)}`);
   });
   app.post('/sim/acs/:ref', {
@@ -31,7 +41,7 @@ export async function acsRoutes(root: FastifyInstance, sim: SimulatedPartner): P
     if (!c) return sendNothing(reply, pageLanguage(request, reply));
     const lang = pageLanguage(request, reply, c.locale);
     const done = await sim.completeChallenge(request.params.ref, request.body.result === 'pass');
-    if (done?.partner_status === 'EXPIRED') return sendExpired(reply, lang, c.return_url);
-    return sendAnswered(reply, lang, c.return_url);
+    if (done?.partner_status === 'EXPIRED') return sendExpired(reply, lang, onward(request, c.return_url));
+    return sendAnswered(reply, lang, onward(request, c.return_url));
   });
 }

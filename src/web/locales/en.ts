@@ -132,6 +132,7 @@ export default {
     errNotEligible: '{solution} is not an eligible solution of this session',
     errEmailGiven: 'The merchant already gave the customer\'s email for this session',
     errEmailRequired: 'Required: the chosen payment method needs the customer\'s email',
+    errEmailNotAsked: 'The chosen payment method does not take an email',
     problemInvalid: 'Some payment details are not valid.',
     reasonInvalid: 'The value of {field} is not valid.',
     problemConflict: 'This payment is already being processed. Wait a moment, then check the order with the merchant.',

@@ -121,6 +121,7 @@ export default {
     errNotEligible: 'Ce moyen de paiement ({solution}) n’est pas proposé pour cette commande.',
     errEmailGiven: 'Le marchand a déjà donné l’adresse e-mail du client pour cette session.',
     errEmailRequired: 'Obligatoire : le moyen de paiement choisi a besoin de votre adresse e-mail.',
+    errEmailNotAsked: 'Le moyen de paiement choisi ne demande pas d’adresse e-mail.',
     problemInvalid: 'Certaines données du paiement ne sont pas valides.',
     reasonInvalid: 'La valeur de {field} n’est pas valide.',
     problemConflict: 'Ce paiement est déjà en cours de traitement. Patientez un instant, puis vérifiez la commande auprès du marchand.',
