@@ -7,7 +7,7 @@
 // (the split, a gift card, the browser, an email) and hears back events and the outcome,
 // never a card value. A 3-D Secure challenge opens in a modal frame on the page, and its
 // outcome comes back to the widget. Bundled by esbuild (src/checkout/widget-bundle.ts).
-import { formatAmount } from '../../money/currency.ts';
+import { formatAmount, minorOf } from '../../money/currency.ts';
 import { methodMeaning } from '../../partners/methods.ts';
 import { type Locale, hasMessage, intlLocale, localeOf, methodLabel, pickLocale, t } from '../../web/i18n.ts';
 import { type Field, field, h, nextId, regroup } from './dom.ts';
@@ -232,7 +232,7 @@ export async function mount(target: string | Element, options: MountOptions): Pr
   const giftNumber = field(t(L, 'giftNumber'), { name: 'giftcard', inputmode: 'numeric', autocomplete: 'off', maxlength: '23' },
     () => (/^[0-9]{12,19}$/.test(giftNumber.input.value.replace(/[\s-]+/g, '')) ? '' : t(L, 'errGiftDigits')));
   giftNumber.input.addEventListener('input', () => regroup(giftNumber.input, groupsOf4, 19));
-  const giftMinor = () => Math.round(Number(giftAmount.input.value.trim().replace(',', '.')) * 10 ** (info.currency === 'JPY' ? 0 : 2));
+  const giftMinor = () => minorOf(giftAmount.input.value, info.currency) ?? Number.NaN; // (money/currency.ts: the one table of minor units)
   const giftAmount = field(t(L, 'giftAmount', { currency: info.currency }), { name: 'giftamount', inputmode: 'decimal' }, () => {
     const minor = giftMinor();
     return giftAmount.input.value.trim() && Number.isInteger(minor) && minor > 0 && minor < info.amount ? '' : t(L, 'errGiftAmount', { total });
