@@ -865,7 +865,7 @@ export interface paths {
         put?: never;
         /**
          * Pay the client session (the widget submits)
-         * @description Moves the session to SUBMITTED and creates a payment attempt with the session's amount, currency and order. Each split part must be one of the solutions the session offers. A refused or failed attempt leaves the session payable (can_retry) up to PAYD_SESSION_MAX_ATTEMPTS attempts; a submit while an attempt is in flight or authorized, or with no attempts left, answers 400 (409 for a concurrent submit of the same attempt).
+         * @description Moves the session to SUBMITTED and creates a payment attempt with the session's amount, currency and order. Each split part must be one of the solutions the session offers. A refused or failed attempt leaves the session payable (can_retry) up to PAYD_SESSION_MAX_ATTEMPTS attempts; a submit while an attempt is in flight or authorized, or with no attempts left, answers 400 (409 for a concurrent submit of the same attempt). A part's save_token is refused (400): the session's allow_future_usage decides what is kept on file, and a payment carrying a customer_email keeps no card.
          */
         post: operations["checkoutPay"];
         delete?: never;

@@ -157,6 +157,12 @@ export class CheckoutService {
     if (needsEmail && !body.customer_email) {
       throw inShopperWords(problems.invalidField('customer_email', t('en', 'errEmailRequired')), 'errEmailRequired');
     }
+    // Whether a card is kept on file is the merchant's decision (the session's allow_future_usage), not the shopper's.
+    body.split.forEach((part, i) => {
+      if (part.save_token !== undefined) {
+        throw problems.invalidField(`split[${i}].save_token`, 'set by the session: a card is kept on file when the merchant created the session with allow_future_usage');
+      }
+    });
     // A saved card: one of this session's customer's, paid by the cardholder with its CVC.
     const named = body.split.flatMap((part, i) => (part.instrument?.type === 'SAVED_CARD' ? [{ i, instrument: part.instrument }] : []));
     if (named.length) {
@@ -169,6 +175,9 @@ export class CheckoutService {
     }
     // The shopper's email, for this payment only (the session keeps what the merchant gave).
     const customer = body.customer_email ? { ...(s.customer ?? {}), email: body.customer_email } : s.customer;
+    // An email the shopper typed names nobody the merchant knows: a payment carrying one keeps no card on file
+    // (a card part beside buy-now-pay-later is not saved under it; docs/decisions.md "Saved cards").
+    const split = body.customer_email ? body.split.map((part) => (part.instrument?.type === 'CARD' ? { ...part, save_token: false } : part)) : body.split;
     if (s.payment_link_id) await this.db.transaction((tx) => this.links.claimAttempt(tx, s));
     // One key per attempt: a double submit of the same attempt is answered once.
     const attempt = this.sessions.maxAttempts - before.attempts_left + 1;
@@ -184,7 +193,7 @@ export class CheckoutService {
         ...(customer ? { customer: customer as never } : {}),
         ...(body.browser ? { browser: body.browser } : {}),
         ...(s.three_ds_authentication_options ? { three_ds_authentication_options: s.three_ds_authentication_options as never } : {}),
-        split: body.split,
+        split,
       }, attempt === 1 ? `checkout:${s.id}` : `checkout:${s.id}:${attempt}`, `/checkout/v1/session/payments`);
     } catch (err) {
       if (s.payment_link_id) await this.links.releaseAttempt(s.id, s.payment_link_id);

@@ -91,4 +91,26 @@ describe('saved cards in the checkout: by the merchant\'s customer reference onl
     const { rows } = await t.testDb.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM saved_cards WHERE customer_email = 'ada@example.com'`);
     assert.equal(rows[0]!.n, 2, 'only the merchant\'s own saves carry that email');
   });
+  it('keeps no card on file under an email the shopper typed (a card beside buy-now-pay-later), and takes no save_token from the shopper', async () => {
+    const res = await t.app.inject({
+      method: 'POST', url: '/v2/client-sessions', headers: m.auth,
+      payload: { amount: 9000, currency: 'EUR', allow_future_usage: true, customer: { reference: 'cust-split' } },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const data = res.json().widget.data as string;
+    const split = [
+      { partner: 'bnpl-sim', method: 'INSTALLMENTS_3X', amount: 5000 },
+      { partner: 'card-sim', method: 'CARD', amount: 4000, instrument: card('4242424242424242') },
+    ];
+    // The shopper cannot decide what the merchant keeps on file.
+    assert.equal(expectProblem(await submit(data, { split: [split[1]!].map((p) => ({ ...p, amount: 9000, save_token: true })) }), 400).invalid_params?.[0]?.name, 'split[0].save_token');
+    const paid = await submit(data, { customer_email: 'mallory@example.com', split });
+    assert.equal(paid.statusCode, 200, paid.body);
+    assert.equal(paid.json().authorization_status, 'AUTHORIZED', paid.body);
+    const p = (await t.app.inject({ url: `/v2/payments/${paid.json().payment_id}`, headers: m.auth })).json();
+    const cardTx = p.authorization.partner_transactions.find((x: { partner: string }) => x.partner === 'card-sim');
+    assert.equal(cardTx.saved_card_id, undefined, JSON.stringify(cardTx));
+    const { rows } = await t.testDb.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM saved_cards WHERE customer_email = 'mallory@example.com' OR customer_reference = 'cust-split'`);
+    assert.equal(rows[0]!.n, 0, 'no card saved under the typed email');
+  });
 });
