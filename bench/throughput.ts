@@ -259,7 +259,9 @@ function ratio(name: string, baseline: string, target: number): string {
   // The serving processes' CPU per request: payd's own overhead, less sensitive to what
   // else the machine runs than the throughputs (the database's share is not counted).
   const cpu = a.cpuUs && b.cpuUs ? `; its process used ${(a.cpuUs / b.cpuUs).toFixed(1)} times the CPU per request` : '';
-  return `${name}: ${r.toFixed(2)} of ${baseline} (target ${target}${r < target ? ', NOT MET' : ', met'})${cpu}`;
+  // At a fixed BENCH_RATE both serve the rate asked: the ratio says nothing of the target.
+  const verdict = process.env.BENCH_RATE ? ': no verdict at a fixed rate' : r < target ? ', NOT MET' : ', met';
+  return `${name}: ${r.toFixed(2)} of ${baseline} (target ${target}${verdict})${cpu}`;
 }
 
 const want = (name: string) => !only || only.some((o) => name.includes(o));
@@ -533,14 +535,22 @@ export async function runThroughput(): Promise<void> {
     for (const line of [
       ratio('pair (payd)', 'pair (stripe-stateful-mock)', 0.5),
       ratio('pair (same-work baseline)', 'pair (stripe-stateful-mock)', 0.5),
-      ratio('pair (payd)', 'pair (same-work baseline)', 0.5),
-      ratio('create (payd)', 'create (same-work baseline)', 0.5),
+      // Issue 44's targets against the same-work floor: 0.6 for the pair and the create,
+      // 0.5 for a capture of a payment not remembered (and a remembered one).
+      ratio('pair (payd)', 'pair (same-work baseline)', 0.6),
+      ratio('create (payd)', 'create (same-work baseline)', 0.6),
       ratio('capture alone (payd)', 'capture alone (same-work baseline)', 0.5),
       ratio('capture alone, not remembered (payd)', 'capture alone (same-work baseline)', 0.5),
       slowLine,
     ]) if (line) console.log(line);
     const p = results.get('pair (payd)');
-    if (p) console.log(`pair (payd) p99 per request: ${p.p99} ms (target < 100 ms${p.p99 >= 100 ? ', NOT MET' : ', met'})`);
+    // Issue 44: p99 < 50 ms at BENCH_CONNECTIONS (50) at saturation, < 20 ms at a fixed 200
+    // pairs/s (BENCH_RATE=400: autocannon's rate counts requests, two a pair).
+    const fixedRate = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
+    const fixed200 = fixedRate === 400;
+    const p99Target = fixed200 ? 20 : fixedRate === undefined ? 50 : undefined;
+    if (p && p99Target !== undefined) console.log(`pair (payd) p99 per request: ${p.p99} ms (target < ${p99Target} ms${fixed200 ? ' at 200 pairs/s' : ` at ${connections} connections`}${p.p99 >= p99Target ? ', NOT MET' : ', met'})`);
+    else if (p) console.log(`pair (payd) p99 per request: ${p.p99} ms at ${fixedRate} requests/s (issue 44's targets are at saturation and at 200 pairs/s)`);
   } finally {
     for (const s of children.reverse()) await s().catch(() => {});
     await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch((err: unknown) => console.error(`could not drop ${dbName}: ${String(err)}`));
