@@ -143,9 +143,9 @@ export interface PartnerConnector {
   readonly limits: { currencies: readonly string[]; min_amount?: number; max_amount?: number };
   /**
    * Optional: the partner captures an authorization once, and a partial capture releases
-   * the rest (Stripe's charges). payd then records that release as a SYSTEM void of the
-   * rest, which the connector answers without a call (OperationsService.releaseRest).
-   * Absent: captures as many as the authorization allows.
+   * the rest (Stripe's charges). payd then records that release itself, a SYSTEM void of
+   * the rest that has succeeded (no call: payments/outcome.ts, Release), written with the
+   * capture's conclusion. Absent: captures as many as the authorization allows.
    */
   readonly capturesOnce?: boolean;
   /**
@@ -188,6 +188,11 @@ export class PartnerRegistry {
 
   get(name: string): PartnerConnector | undefined {
     return this.connectors.get(name);
+  }
+
+  /** Whether the named partner captures an authorization once (capturesOnce); false for one not registered. */
+  capturesOnce(name: string): boolean {
+    return this.connectors.get(name)?.capturesOnce === true;
   }
 
   all(): PartnerConnector[] {

@@ -10,7 +10,8 @@
 //             closed before its answer came, that late answer);
 //   conclude  the payment's and its operations' next state with the events of the change
 //             (the outcome of outcome.ts), in one statement when nobody touched the
-//             payment since it was read, else under its row lock.
+//             payment since it was read, else under its row lock (with the release a
+//             capture-once partner made, when the outcome has one).
 //
 // Each step is one function; the fast paths are statement shapes inside them (`shape`),
 // not separate paths. Settlement (a read that syncs, recovery, late answers, partner
@@ -461,7 +462,10 @@ export type Reservation =
   | { shape: 'payment'; payment: NewPayment; first: NewPartnerTx }
   /** The next part of a split being created: its authorization row (PENDING), before its partner is called. */
   | { shape: 'part'; row: NewPartnerTx }
-  /** An operation whose partners all answered inline: written whole only if the payment is still at the version of `payment`. */
+  /**
+   * An operation whose partners all answered inline: written whole only if the payment is
+   * still at the version of `payment` (a release is written by the same statement: conclude, 'locked').
+   */
   | { shape: 'operation, concluded'; payment: PaymentRow; at: Date; op: OperationRow; txs: PartnerTxRow[]; parents: readonly ParentRow[]; event: NewEvent | undefined }
   /**
    * An operation (PENDING) and its PENDING rows: on the payment as read at
@@ -503,9 +507,20 @@ export type Conclusion =
   /** The end of an operation of one ledger row reserved at `expectedVersion`, as 'creation' ends a creation. */
   | { shape: 'operation'; tx: CountedRow; parents: readonly ParentRow[]; update: TxUpdate; paymentId: string; expectedVersion: number;
     operationId: string; status: OperationStatus; at: Date; event: NewEvent | undefined }
-  /** Under the payment's row lock (the caller's transaction holds it): the outcome of every row as read under it. */
+  /**
+   * Under the payment's row lock (the caller's transaction holds it): the outcome of every
+   * row as read under it, with the release it calls for, if any (ReleaseRecord).
+   */
   | { shape: 'locked'; paymentId: string; status: AuthorizationStatus; endProcessing: boolean; operations: Array<{ id: string; status: OperationStatus }>;
-    at: Date; events: NewEvent[] };
+    release?: ReleaseRecord | undefined; at: Date; events: NewEvent[] };
+
+/**
+ * The release of what a partner that captures once let go (outcome.ts, Release): its
+ * SYSTEM void as settled and its settled rows, written with the conclusion, on `payment`
+ * as read under the row lock (at its current version); `parents`, the authorizations it
+ * releases. Its event is among the conclusion's.
+ */
+export interface ReleaseRecord { payment: PaymentRow; op: OperationRow; txs: PartnerTxRow[]; parents: readonly ParentRow[] }
 
 export interface Concluded {
   /** Whether the payment took the conclusion (false: it moved on; the row is settled all the same). */
@@ -542,6 +557,11 @@ export const moneyWriter = {
       case 'creation': return statements.settleTxAndConclude(q, x.tx, x.update, x.paymentId, x.expectedVersion, x.status, x.at, x.event) as Promise<Concluded[C['shape']]>;
       case 'operation': return statements.concludeOperation(q, x) as Promise<Concluded[C['shape']]>;
       case 'locked': {
+        // (Under the row lock the version read is the current one: the release always applies.)
+        const r = x.release;
+        if (r && !(await statements.insertOperationConcluded(q, r.payment, x.at, r.op, r.txs, r.parents, undefined))) {
+          throw new Error(`payment ${x.paymentId} moved under its row lock`);
+        }
         await statements.concludeLocked(q, x);
         for (const e of x.events) await enqueueEvent(q, e);
         return undefined as Concluded[C['shape']];

@@ -17,7 +17,7 @@ import { type NewOperation, type NewPartnerTx, type OperationKind, type Operatio
 import { isOperationKeyConflict, moneyWriter, restingTotals } from './money.repo.ts';
 import type { CountedRow } from './ledger-totals.ts';
 import { needsNothingElse, outcomeOf } from './outcome.ts';
-import { paymentView, reservedOfPayment, slicesOf, slicesOfPayment, totalsOfPayment } from './payment-view.ts';
+import { paymentView, reservedOfPayment, slicesOfPayment, totalsOfPayment } from './payment-view.ts';
 import { paymentEvents } from './payment-events.ts';
 import type { OperationBody } from './payments.schemas.ts';
 import { type Ledger, nothingPending } from './recent-payments.ts';
@@ -65,6 +65,9 @@ export class OperationsService {
     private readonly config: PaymentsConfig,
   ) {}
 
+  /** Whether the partner captures an authorization once (PartnerConnector.capturesOnce): what outcome.ts releases. */
+  private readonly capturesOnce = (partner: string): boolean => this.partners.capturesOnce(partner);
+
   private async refuseReplay(paymentId: string, key: string, instance: string): Promise<void> {
     const first = await holdWhileInFlight(
       () => paymentsRepo.operationByKey(this.db, paymentId, key),
@@ -95,11 +98,11 @@ export class OperationsService {
   /**
    * The outcome (outcome.ts) of a payment whose only change is `op` and its rows, for the
    * one-statement shapes: `op`'s new status and its event, or undefined when the rows say
-   * more changes (the payment's own status, another operation), which only the conclusion
-   * under the row lock writes.
+   * more changes (the payment's own status, another operation, a release), which only the
+   * conclusion under the row lock writes.
    */
   private outcomeOfOne(p: PaymentRow, txs: PartnerTxRow[], ops: OperationRow[], op: OperationRow) {
-    const outcome = outcomeOf(p, txs, ops, { endProcessing: false });
+    const outcome = outcomeOf(p, txs, ops, { endProcessing: false, capturesOnce: this.capturesOnce });
     const mine = outcome.operations.find((o) => o.op === op);
     if (outcome.changed || !needsNothingElse(outcome) || outcome.operations.length !== (mine ? 1 : 0)) return undefined;
     return { status: mine?.status ?? op.status, events: outcome.events };
@@ -294,41 +297,7 @@ export class OperationsService {
    */
   async run(kind: OperationKind, entityId: string, paymentId: string, body: OperationBody, opts: OperationOptions): Promise<OperationResult> {
     const opId = randomUUID();
-    const result = (await this.optimistic(kind, entityId, paymentId, body, opts, opId)) ?? (await this.locked(kind, entityId, paymentId, body, opts, opId));
-    return kind === 'CAPTURE' ? this.releaseRest(entityId, result) : result;
-  }
-
-  /**
-   * After a capture on a partner that captures an authorization once (capturesOnce: a
-   * partial capture released the rest there), the rest of each such authorization that
-   * has a successful capture is recorded as released: a SYSTEM void of it, keyed by the
-   * capture (`release:<operation id>`, so it is recorded once), which the connector
-   * answers without a call. The answer is the payment after it, so that
-   * available_to_capture says what the partner can still do. Payments without such a
-   * partner pay nothing for this (the split is in the answer already).
-   */
-  private async releaseRest(entityId: string, result: OperationResult): Promise<OperationResult> {
-    const once = (partner: string) => this.partners.get(partner)?.capturesOnce === true;
-    if (!result.payment.split.some((s) => once(s.partner))) return result;
-    const found = await paymentsRepo.getWithLedger(this.db, entityId, result.payment.id);
-    if (!found) return result;
-    const partnerOf = new Map(found.txs.map((t) => [t.id, t.partner]));
-    // The room each such authorization has left, as allocate counts it (slicesOf: one rule).
-    const rest = slicesOf(found.txs)
-      .filter((sl) => once(partnerOf.get(sl.id)!) && sl.captured > 0)
-      .map((sl) => ({ id: sl.id, amount: sl.authorized - sl.captured - (sl.capturing ?? 0) - sl.voided }))
-      .filter((r) => r.amount > 0);
-    if (!rest.length) return result;
-    const released = await this.run('VOID', entityId, result.payment.id, {
-      amount: rest.reduce((s, r) => s + r.amount, 0),
-      reason: 'Released by the partner with a partial capture (it captures an authorization once)',
-      authorizations: rest.map((r) => r.id),
-    }, { idempotencyKey: `release:${result.operationId}`, instance: `/v2/payments/${result.payment.id}/voids`, triggeredBy: 'SYSTEM' }).catch((err: unknown) => {
-      // Recorded by another request first (the key), or the payment moved on: the capture's answer stands.
-      if (err instanceof Problem) return undefined;
-      throw err;
-    });
-    return released ? { payment: released.payment, operationId: result.operationId } : result;
+    return (await this.optimistic(kind, entityId, paymentId, body, opts, opId)) ?? this.locked(kind, entityId, paymentId, body, opts, opId);
   }
 
   /** The locked strategy: reserve under the row lock, call the partners, settle (finalize). */

@@ -20,14 +20,14 @@ import { NotSettled, type PartnerTelemetry } from './partner-telemetry.ts';
 import { callPartner, txUpdate } from './partner-calls.ts';
 import type { CreatePaymentBody } from './payments.schemas.ts';
 import { type NewPartnerTx, type NewPayment, type OperationRow, type PartnerTxRow, type PaymentBase, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
-import { moneyWriter, restingTotals } from './money.repo.ts';
+import { type ReleaseRecord, moneyWriter, restingTotals } from './money.repo.ts';
 import type { CountedRow, ParentRow } from './ledger-totals.ts';
-import { needsNothingElse, outcomeOf } from './outcome.ts';
+import { type Release, needsNothingElse, outcomeOf } from './outcome.ts';
 import { VIEW_FORMAT, paymentView } from './payment-view.ts';
 import { type Filter, listsRepo, type PageRequest } from './lists.repo.ts';
 import { paymentJson } from './payment-json.ts';
 import type { RecentPayments } from './recent-payments.ts';
-import { paymentEvents } from './payment-events.ts';
+import { operationEventType, paymentEvents } from './payment-events.ts';
 import type { ReturnLinks } from './return-links.ts';
 import type { EligibilityEngine } from '../eligibility/engine.ts';
 
@@ -72,6 +72,29 @@ const expired = (expirySeconds: number): TxUpdate => ({
 const DEFAULT_REVERSAL = (paymentId: string): ReversalOptions =>
   ({ key: `reversal:${paymentId}`, reason: 'Reversal of a split payment that was not fully authorized' });
 
+/**
+ * The rows of a release (outcome.ts, Release) as written at `at`: a SYSTEM void that has
+ * succeeded, one ledger row per authorization released, numbered after `ledger`, each
+ * with the partner key `<operation id>:<n>` and what the partner's release is (its
+ * reference is the authorization's). No partner is called: the capture's success is it.
+ */
+function releaseRows(p: PaymentRow, r: Release, ledger: PartnerTxRow[], at: Date): { op: OperationRow; rows: PartnerTxRow[] } {
+  const opId = randomUUID();
+  let seq = ledger.reduce((m, t) => Math.max(m, t.seq), 0) + 1;
+  const op: OperationRow = {
+    id: opId, payment_id: p.id, kind: 'VOID', amount: r.parts.reduce((s, x) => s + x.amount, 0), status: 'SUCCESS', triggered_by: 'SYSTEM',
+    merchant_reference: null, reason: r.reason, idempotency_key: r.key, request_fingerprint: null, created_at: at, updated_at: at,
+  };
+  const rows = r.parts.map(({ auth, amount }, i) => settledTxRow(newTxRow({
+    id: randomUUID(), payment_id: p.id, operation_id: opId, parent_id: auth.id, kind: 'VOID', seq: seq++, partner: auth.partner, method: auth.method,
+    amount, status: 'PENDING', partner_key: `${opId}:${i + 1}`, card: auth.card, save_token: null,
+  }, at, at), {
+    status: 'SUCCESS', partner_reference: auth.partner_reference ?? undefined, partner_status: 'released', status_code: 'SUCCEEDED',
+    partner_status_description: 'The partner released the rest of the authorization with the partial capture',
+  }, at));
+  return { op, rows };
+}
+
 /** Slack added to the partner timeout before a call is surely over (the timer starts just after the row is written). */
 const DEADLINE_MARGIN_MS = 250;
 /** How long a late partner answer met by a database outage is retried (a Patroni failover with its default ttl of 30 s fits). */
@@ -98,6 +121,9 @@ export class PaymentsService {
     private readonly config: PaymentsConfig,
     private readonly steps?: AuthorizationSteps,
   ) {}
+
+  /** Whether the partner captures an authorization once (PartnerConnector.capturesOnce): what outcome.ts releases. */
+  private readonly capturesOnce = (partner: string): boolean => this.partners.capturesOnce(partner);
 
   // ---- reading ----
 
@@ -369,7 +395,7 @@ export class PaymentsService {
     idempotencyKey: string | undefined, instance: string): Promise<PaymentViewT> {
     const now = new Date();
     const txs = rows.map((row, i) => settledTxRow(newTxRow(row, now, now), txUpdate('AUTHORIZATION', results[i])!, now));
-    const outcome = outcomeOf(np, txs, [], { endProcessing: true });
+    const outcome = outcomeOf(np, txs, [], { endProcessing: true, capturesOnce: this.capturesOnce });
     const p: PaymentBase = Object.assign({ version: 1, created_at: now, updated_at: now }, np, { authorization_status: outcome.status, processing: false });
     const view = paymentView(p, txs, [], this.config.baseUrl);
     const write = async (q: Queryable) => moneyWriter.reserve(q, { shape: 'payment, concluded', payment: p, txs, event: (await paymentEvents(q, p, view, outcome.events))[0] });
@@ -394,7 +420,7 @@ export class PaymentsService {
     if (!update) return undefined;
     const at = new Date();
     const txs = [...earlier, settledTxRow(lastRow, update, at)];
-    const outcome = outcomeOf(p, txs, [], { endProcessing: true });
+    const outcome = outcomeOf(p, txs, [], { endProcessing: true, capturesOnce: this.capturesOnce });
     if (!needsNothingElse(outcome)) return undefined; // a part to reverse, or the automatic capture: under the lock
     const status = outcome.status;
     const next = { ...p, authorization_status: status, processing: false, version: p.version + 1, updated_at: at };
@@ -657,7 +683,7 @@ export class PaymentsService {
       const p = await paymentsRepo.get(tx, entityId, id, true);
       if (!p) return undefined;
       const { txs, ops } = await paymentsRepo.ledger(tx, id);
-      const outcome = outcomeOf(p, txs, ops, { endProcessing: opts.endProcessing });
+      const outcome = outcomeOf(p, txs, ops, { endProcessing: opts.endProcessing, capturesOnce: this.capturesOnce });
       let version = p.version;
       // The reversal is recorded in this transaction, with the status that calls for it:
       // a crash before the partners are called leaves PENDING voids that recovery sends,
@@ -675,7 +701,21 @@ export class PaymentsService {
         op.updated_at = at;
         ended.push(op);
       }
-      const changed = outcome.changed || outcome.operations.length > 0;
+      // The release a capture-once partner made with a partial capture is written with the
+      // conclusion that sees it (the capture's, commonly), so that no crash separates the
+      // capture's success from it. (Its statement moves the version.)
+      let release: ReleaseRecord | undefined;
+      const events = [...outcome.events];
+      if (outcome.release) {
+        const { op, rows } = releaseRows(p, outcome.release, txs, at);
+        release = { payment: { ...p, version }, op, txs: rows, parents: outcome.release.parts.map((x) => x.auth) };
+        ops.push(op);
+        txs.push(...rows);
+        events.push({ type: operationEventType(op)!, operationId: op.id });
+        ended.push(op);
+        version += 1;
+      }
+      const changed = outcome.changed || outcome.operations.length > 0 || release !== undefined;
       if (changed) version += 1;
       capture = outcome.capture;
       // The payment as this transaction leaves it.
@@ -683,7 +723,7 @@ export class PaymentsService {
       if (changed) {
         await moneyWriter.conclude(tx, {
           shape: 'locked', paymentId: id, status: outcome.status, endProcessing: opts.endProcessing, at,
-          operations: outcome.operations.map((o) => ({ id: o.op.id, status: o.status })), events: await paymentEvents(tx, p, view, outcome.events),
+          operations: outcome.operations.map((o) => ({ id: o.op.id, status: o.status })), release, events: await paymentEvents(tx, p, view, events),
         });
       }
       return view;
