@@ -464,7 +464,7 @@ export type Reservation =
   | { shape: 'part'; row: NewPartnerTx }
   /**
    * An operation whose partners all answered inline: written whole only if the payment is
-   * still at the version of `payment` (a release is written by the same statement: conclude, 'locked').
+   * still at the version of `payment` (an outcome that calls for a release is not written this way: conclude, 'locked').
    */
   | { shape: 'operation, concluded'; payment: PaymentRow; at: Date; op: OperationRow; txs: PartnerTxRow[]; parents: readonly ParentRow[]; event: NewEvent | undefined }
   /**

@@ -13,7 +13,7 @@ import { OPERATIONS, REFUSALS, STATES, allowedIn, availableFor, balanceFor, oper
 import { holdWhileInFlight } from './idempotency.ts';
 import { answerInline } from '../partners/inline.ts';
 import { callPartner, txUpdate } from './partner-calls.ts';
-import { type NewOperation, type NewPartnerTx, type OperationKind, type OperationRow, type PartnerTxRow, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
+import { type NewOperation, type NewPartnerTx, type OperationKind, type OperationRow, type PartnerTxRow, type PaymentRow, type TxUpdate, newTxRow, nextSeqOf, paymentsRepo, pendingChildren, settledTxRow } from './payments.repo.ts';
 import { isOperationKeyConflict, moneyWriter, restingTotals } from './money.repo.ts';
 import type { CountedRow } from './ledger-totals.ts';
 import { needsNothingElse, outcomeOf } from './outcome.ts';
@@ -22,27 +22,6 @@ import { paymentEvents } from './payment-events.ts';
 import type { OperationBody } from './payments.schemas.ts';
 import { type Ledger, nothingPending } from './recent-payments.ts';
 import type { PaymentsConfig, PaymentsService, PaymentViewT } from './payments.service.ts';
-
-/** The next free ledger number after these rows. */
-function nextSeqOf(txs: PartnerTxRow[]): number {
-  let max = 0;
-  for (const t of txs) if (t.seq > max) max = t.seq;
-  return max + 1;
-}
-
-/**
- * The operation's ledger rows, PENDING, one per allocation, numbered from `seq` (the
- * next free ledger number); each with the partner key `<operation id>:<n>` its partner
- * call uses.
- */
-function pendingChildren(kind: OperationKind, paymentId: string, opId: string, seq: number,
-  allocations: Array<{ auth: PartnerTxRow; amount: number }>): NewPartnerTx[] {
-  return allocations.map((a, i) => ({
-    id: randomUUID(), payment_id: paymentId, operation_id: opId, parent_id: a.auth.id, kind, seq: seq++,
-    partner: a.auth.partner, method: a.auth.method, amount: a.amount, status: 'PENDING', partner_key: `${opId}:${i + 1}`,
-    card: a.auth.card, save_token: null,
-  }));
-}
 
 export interface OperationOptions {
   idempotencyKey?: string | undefined;

@@ -42,7 +42,7 @@ export interface Release {
   parts: Array<{ auth: PartnerTxRow; amount: number }>;
 }
 
-export const RELEASE_REASON = 'Released by the partner with a partial capture (it captures an authorization once)';
+const RELEASE_REASON = 'Released by the partner with a partial capture (it captures an authorization once)';
 
 /** The payment fields an outcome reads. */
 export type OutcomePayment = Pick<PaymentRow, 'amount' | 'authorization_status' | 'processing' | 'capture_mode'>;

@@ -2,6 +2,7 @@
 // and the recovery claims. Every write of money state (a payment's status, version and
 // running totals, its ledger rows, its operations) is money.repo.ts's: reserve, record,
 // conclude. (saveView writes the stored view, a cache of the answer, not money state.)
+import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../platform/db/index.ts';
 import type { AuthorizationStatus, CaptureModeValue, OperationStatus, Trigger, TxStatus } from './common.schemas.ts';
 import type { LedgerSums } from './ledger-totals.ts';
@@ -152,6 +153,27 @@ export function newTxRow(t: NewPartnerTx, created_at: Date, updated_at: Date): P
     partner_reference: null, partner_status: null, partner_status_description: null, status_code: null,
     card: t.card, redirection: null, save_token: t.save_token, token_saved: null, created_at, updated_at,
   });
+}
+
+/** The next free ledger number after these rows. */
+export function nextSeqOf(txs: PartnerTxRow[]): number {
+  let max = 0;
+  for (const t of txs) if (t.seq > max) max = t.seq;
+  return max + 1;
+}
+
+/**
+ * The operation's ledger rows, PENDING, one per allocation, numbered from `seq` (the
+ * next free ledger number); each with the partner key `<operation id>:<n>` its partner
+ * call uses.
+ */
+export function pendingChildren(kind: OperationKind, paymentId: string, opId: string, seq: number,
+  allocations: Array<{ auth: PartnerTxRow; amount: number }>): NewPartnerTx[] {
+  return allocations.map((a, i) => ({
+    id: randomUUID(), payment_id: paymentId, operation_id: opId, parent_id: a.auth.id, kind, seq: seq++,
+    partner: a.auth.partner, method: a.auth.method, amount: a.amount, status: 'PENDING', partner_key: `${opId}:${i + 1}`,
+    card: a.auth.card, save_token: null,
+  }));
 }
 
 /** The row as settleTx leaves it (the same coalescing as its SQL), for views built without re-reading. */

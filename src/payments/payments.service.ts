@@ -19,7 +19,7 @@ import { answerInline } from '../partners/inline.ts';
 import { NotSettled, type PartnerTelemetry } from './partner-telemetry.ts';
 import { callPartner, txUpdate } from './partner-calls.ts';
 import type { CreatePaymentBody } from './payments.schemas.ts';
-import { type NewPartnerTx, type NewPayment, type OperationRow, type PartnerTxRow, type PaymentBase, type PaymentRow, type TxUpdate, newTxRow, paymentsRepo, settledTxRow } from './payments.repo.ts';
+import { type NewPartnerTx, type NewPayment, type OperationRow, type PartnerTxRow, type PaymentBase, type PaymentRow, type TxUpdate, newTxRow, nextSeqOf, paymentsRepo, pendingChildren, settledTxRow } from './payments.repo.ts';
 import { type ReleaseRecord, moneyWriter, restingTotals } from './money.repo.ts';
 import type { CountedRow, ParentRow } from './ledger-totals.ts';
 import { type Release, needsNothingElse, outcomeOf } from './outcome.ts';
@@ -80,16 +80,12 @@ const DEFAULT_REVERSAL = (paymentId: string): ReversalOptions =>
  */
 function releaseRows(p: PaymentRow, r: Release, ledger: PartnerTxRow[], at: Date): { op: OperationRow; rows: PartnerTxRow[] } {
   const opId = randomUUID();
-  let seq = ledger.reduce((m, t) => Math.max(m, t.seq), 0) + 1;
   const op: OperationRow = {
     id: opId, payment_id: p.id, kind: 'VOID', amount: r.parts.reduce((s, x) => s + x.amount, 0), status: 'SUCCESS', triggered_by: 'SYSTEM',
     merchant_reference: null, reason: r.reason, idempotency_key: r.key, request_fingerprint: null, created_at: at, updated_at: at,
   };
-  const rows = r.parts.map(({ auth, amount }, i) => settledTxRow(newTxRow({
-    id: randomUUID(), payment_id: p.id, operation_id: opId, parent_id: auth.id, kind: 'VOID', seq: seq++, partner: auth.partner, method: auth.method,
-    amount, status: 'PENDING', partner_key: `${opId}:${i + 1}`, card: auth.card, save_token: null,
-  }, at, at), {
-    status: 'SUCCESS', partner_reference: auth.partner_reference ?? undefined, partner_status: 'released', status_code: 'SUCCEEDED',
+  const rows = pendingChildren('VOID', p.id, opId, nextSeqOf(ledger), r.parts).map((row, i) => settledTxRow(newTxRow(row, at, at), {
+    status: 'SUCCESS', partner_reference: r.parts[i]!.auth.partner_reference ?? undefined, partner_status: 'released', status_code: 'SUCCEEDED',
     partner_status_description: 'The partner released the rest of the authorization with the partial capture',
   }, at));
   return { op, rows };
