@@ -11,13 +11,14 @@ import path from 'node:path';
 const dataDir = mkdtempSync(path.join(tmpdir(), 'payd-help-'));
 
 /**
- * Runs bin/payd.js from the sources with no API key and no database configured. A command
+ * Runs bin/payd.js (dist/ when it is current, else the sources: bin-choice.test.ts) with
+ * no API key and no database configured. A command
  * that starts instead of printing its usage would not end: the timeout is a guard (its
  * kill fails the test), not a measure.
  */
 const payd = (args: string[]) => new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
   execFile(process.execPath, ['bin/payd.js', ...args], {
-    env: { PATH: process.env.PATH ?? '', PAYD_FROM_SOURCES: '1', PAYD_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
+    env: { PATH: process.env.PATH ?? '', PAYD_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
     timeout: 60_000,
   }, (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }));
 });
