@@ -35,7 +35,11 @@
 // one's: the same scenarios on the build before a change, e.g. a `git archive` of it),
 // BENCH_RATE (requests per second, all clients together: a fixed load instead of as
 // many as the server takes, to compare the CPU per request of two builds, which moves
-// less at a fixed load; the throughput ratios then mean nothing).
+// less at a fixed load; the throughput ratios then mean nothing; autocannon's rate comes in
+// bursts each second, so its latencies are not those of a steady load: see paced below),
+// BENCH_PACED_RATE (200 pairs/s: the open-loop load of bench/paced.ts, run after the other
+// scenarios, "paced" in BENCH_ONLY, for the latency at a fixed rate: hello at twice the
+// rate, the same-work pair and payd's pair, each request with its key).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -47,6 +51,7 @@ import pg from 'pg';
 import autocannon from 'autocannon';
 import { RECENT_PAYMENTS_DEFAULT } from '../src/payments/recent-payments.ts';
 import { VERIFIED_MAX } from '../src/identity/oauth/access-tokens.ts';
+import { type PacedRequest, paced } from './paced.ts';
 import { COMPILED_ONLY, cpuMs, cpuTotalMs, freePort, rssMb } from './proc.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -456,6 +461,33 @@ export async function runThroughput(): Promise<void> {
         print(s.name, await withCpu(pid, s.run, s.name.includes('stripe') || peer ? undefined : { admin, dbName }), s.unit);
       }
     }
+    // Issue 44's latency at a fixed 200 pairs/s, as an open-loop load (bench/paced.ts):
+    // the bare hello route at the same request rate, the same-work pair, payd's pair.
+    let pacedLine = '';
+    if (want('paced') && !process.env.BENCH_RATE) {
+      const rate = Number(process.env.BENCH_PACED_RATE ?? 200);
+      const pacedOpts = { rate, seconds, connections };
+      const idOf = (earlier: unknown[]) => (earlier[0] as { id: string }).id;
+      const flows: Array<[string, string, PacedRequest[], number]> = [
+        ['hello (baseline)', baseUrl, [{ method: 'GET', path: () => '/hello' }], 2 * rate],
+        ['pair (same-work baseline)', baseUrl, [
+          { method: 'POST', path: () => '/create', headers: json, body: JSON.stringify({ amount: 1000, entity_id: entityId }), keyed: 'x-idempotency-key' },
+          { method: 'POST', path: (e) => `/capture/${idOf(e)}`, headers: json, body: JSON.stringify({ amount: 1000 }), keyed: 'x-idempotency-key' },
+        ], rate],
+        ['pair (payd)', payd.base, [
+          { method: 'POST', path: () => '/v2/payments', headers: auth, body: paymentBody(1000), keyed: 'x-idempotency-key' },
+          { method: 'POST', path: (e) => `/v2/payments/${idOf(e)}/captures`, headers: auth, body: JSON.stringify({ amount: 1000 }), keyed: 'x-idempotency-key' },
+        ], rate],
+      ];
+      console.log(`\nopen-loop load at ${rate} pairs/s (${2 * rate} requests/s), ${seconds}s each after ${warmupSeconds}s unmeasured, at most ${connections} connections; latency of each request from its sending`);
+      for (const [name, url, flow, flowRate] of flows) {
+        if (warmupSeconds > 0) await paced(url, flow, { ...pacedOpts, rate: flowRate, seconds: warmupSeconds });
+        const r = await paced(url, flow, { ...pacedOpts, rate: flowRate });
+        const unit = flow.length === 1 ? 'req/s' : 'pairs/s';
+        console.log(`${`${name}, paced`.padEnd(44)} ${r.flowsPerSecond.toFixed(0).padStart(6)} ${unit}  p50 ${r.p50.toFixed(1).padStart(5)} ms  p99 ${r.p99.toFixed(1).padStart(5)} ms  max ${r.max.toFixed(0).padStart(4)} ms  non-2xx/errors ${r.bad}${r.late ? `  (${r.late} flows started late by the client)` : ''}`);
+        if (name === 'pair (payd)' && rate === 200) pacedLine = `pair (payd) p99 per request at a fixed 200 pairs/s: ${r.p99.toFixed(1)} ms (target < 20 ms${r.p99 >= 20 ? ', NOT MET' : ', met'})`;
+      }
+    }
     const peak = payd.peakRss();
     await payd.stop();
 
@@ -542,6 +574,7 @@ export async function runThroughput(): Promise<void> {
       ratio('capture alone (payd)', 'capture alone (same-work baseline)', 0.5),
       ratio('capture alone, not remembered (payd)', 'capture alone (same-work baseline)', 0.5),
       slowLine,
+      pacedLine,
     ]) if (line) console.log(line);
     const p = results.get('pair (payd)');
     // Issue 44: p99 < 50 ms at BENCH_CONNECTIONS (50) at saturation, < 20 ms at a fixed 200
