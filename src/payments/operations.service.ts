@@ -6,9 +6,10 @@
 // guarded by the version read or by the payment's row lock, so concurrent requests in any
 // number of payd processes never take more than is available; when every partner answers
 // inline, that statement is the whole outcome and the pipeline ends there. call asks each
-// partner outside any transaction, with a partner key derived from the operation id.
-// conclude writes the end: in one statement when nobody touched the payment meanwhile,
-// else each answer recorded and the payment finalized under its row lock.
+// partner outside any transaction, with a partner key derived from the operation id, and
+// records each answer as it comes. conclude writes the end: in one statement when nobody
+// touched the payment meanwhile (one row, its answer written with it), else the payment
+// finalized under its row lock.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../platform/db/index.ts';
 import { faultPoint } from '../platform/fault-points.ts';
@@ -248,7 +249,12 @@ export class OperationsService {
     return { concluded: end.view };
   }
 
-  /** Step 2: each reserved row's partner, in turn, outside any transaction; its answer, or undefined (none in time: the row stays PENDING). */
+  /**
+   * Step 2: each reserved row's partner, in turn, outside any transaction; its answer, or
+   * undefined (none in time: the row stays PENDING). Each answer is recorded as it comes, so
+   * that a process that dies before the next call loses none, unless the one-statement end
+   * is to write it (one row).
+   */
   private async call(r: Reservation): Promise<Array<TxUpdate | undefined>> {
     const { payment: p, op: { kind } } = r;
     const step = kind.toLowerCase();
@@ -258,18 +264,26 @@ export class OperationsService {
       const req = followUp(p, c);
       const call = kind === 'CAPTURE' ? () => connector.capture(req) : kind === 'REFUND' ? () => connector.refund(req) : () => connector.void(req);
       // (A late answer goes to the row as reserved, counted against its authorization as read.)
-      updates.push(txUpdate(kind, await callPartner(call, this.config.partnerTimeoutMs,
+      const update = txUpdate(kind, await callPartner(call, this.config.partnerTimeoutMs,
         (late) => void this.payments.answeredLate(p.entity_id, p.id, c.tx, [c.auth], late),
-        { telemetry: this.config.telemetry, partner: c.auth.partner, call: step, key: c.tx.partner_key })));
+        { telemetry: this.config.telemetry, partner: c.auth.partner, call: step, key: c.tx.partner_key }));
+      updates.push(update);
       faultPoint(`${step}:after-partner`);
+      if (update && !r.oneStatement) await this.record(p, c, update);
     }
     return updates;
   }
 
+  /** A partner's answer on its reserved row (a no-op when the row was settled already). */
+  private record(p: PaymentRow, c: Child, update: TxUpdate): Promise<unknown> {
+    return this.db.onRow(p.id, () => moneyWriter.record(this.db, { shape: 'answer', tx: c.tx, parents: [c.auth], update }));
+  }
+
   /**
    * Step 3: the one-statement end ('operation': the answer, the operation's status, the
-   * payment's next version and the event) when it applies; else each answer recorded,
-   * then the conclusion under the row lock (PaymentsService.finalize).
+   * payment's next version and the event) when it applies; else its answer recorded (the
+   * others were as they came), then the conclusion under the row lock
+   * (PaymentsService.finalize).
    */
   private async conclude(r: Reservation, updates: Array<TxUpdate | undefined>): Promise<PaymentViewT> {
     const { payment: p, op: { kind } } = r;
@@ -291,11 +305,8 @@ export class OperationsService {
         return end.view;
       }
     }
-    // (After a one-statement end that did not apply, a no-op when it settled the row.)
-    for (const [i, c] of r.children.entries()) {
-      const u = updates[i];
-      if (u) await this.db.onRow(p.id, () => moneyWriter.record(this.db, { shape: 'answer', tx: c.tx, parents: [c.auth], update: u }));
-    }
+    // (The answer the one-statement end did not write: a no-op when it settled the row.)
+    if (one && update) await this.record(p, r.children[0]!, update);
     faultPoint(`${step}:after-record`);
     const view = await this.payments.finalize(p.entity_id, p.id, { endProcessing: false, recover: false });
     faultPoint(`${step}:after-finalize`);
