@@ -2,13 +2,13 @@
 // operation that commonly follows at once (a shop capturing a payment it just created)
 // skips the read of the payment and its ledger.
 //
-// Never trusted alone. Only the optimistic strategy reads it, and its writes apply only
-// at the version remembered (money.repo.ts reserve, shapes 'operation, concluded' and 'operation':
+// Never trusted alone. Only OperationsService.reserve reads it (its first reading), and
+// its writes on it apply only at the version remembered (money.repo.ts reserve, shapes 'operation, concluded' and 'operation':
 // WHERE version = $2). A payment is remembered only when nothing in it is PENDING, so
 // nothing can settle without a new version: any later change starts with one that moves
 // the version (an operation's reservation or conditional write, a reversal's reservation). A
 // remembered version is therefore the database's version with the same rows. A payment
-// changed elsewhere (another process, the locked path, a partner's notification) costs
+// changed elsewhere (another process, a reservation under the row lock, a partner's notification) costs
 // one statement that writes nothing; the operation then reads afresh. Only committed
 // states are remembered: the row a statement returned, or, after statements that settled
 // the last PENDING rows, the row with the sums of its ledger (payments.repo restingTotals).
