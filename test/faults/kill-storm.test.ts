@@ -158,7 +158,10 @@ describe(`kill storm (seed ${SEED}, ${KILLS} kills)`, () => {
     if (payment?.authorization?.status !== 'AUTHORIZED') return undefined;
     if (action === 'refund') await send(p, 'POST', `/v2/payments/${payment.id}/captures`, { amount: payment.amount }, `setup-capture-${key}`).catch(() => undefined);
     const path = `/v2/payments/${payment.id}/${action === 'capture' ? 'captures' : action === 'refund' ? 'refunds' : 'voids'}`;
-    return { path, body: action === 'void' ? {} : { amount: action === 'capture' ? 1000 : 500 }, key };
+    // A split's capture and refund draw on both its authorizations (neither part alone has
+    // the amount): two partner calls, each answer recorded as it comes, then finalize.
+    const amount = instrument === 'split' ? payment.amount - 500 : action === 'capture' ? 1000 : 500;
+    return { path, body: action === 'void' ? {} : { amount }, key };
   }
 
   /** The merchant replays its keys (after losing the answers) on a process that runs. */
@@ -183,8 +186,9 @@ describe(`kill storm (seed ${SEED}, ${KILLS} kills)`, () => {
     const actions: Action[] = named === 'reversal:before-send' ? ['authorize'] : named && !named.startsWith('recovery:') ? [named.split(':')[0] as Action]
       : named ? [pick<Action>(['authorize', 'capture', 'refund', 'void'])] : [0, 1, 2].map(() => pick<Action>(['authorize', 'capture', 'refund', 'void']));
     // Steps that only some writes pass: <kind>:after-record (a part recorded before the
-    // next part's call, or an operation's answers recorded before finalize: splits; an
-    // operation with one partner transaction records and concludes in one statement), reversal:before-send (a split whose card is declined) and
+    // next part's call, or an operation's answers recorded before finalize: splits, whose
+    // captures and refunds draw on both parts; an operation with one partner transaction
+    // records and concludes in one statement), reversal:before-send (a split whose card is declined) and
     // recovery:* (work for recovery: a capture that times out).
     const only: Instrument | undefined = named?.endsWith(':after-record') ? 'split'
       : named === 'reversal:before-send' ? 'split-declined'
