@@ -1,6 +1,6 @@
 // CPU per request of single payd routes, to compare two builds: each directory given (a
 // checkout with its own `npm run build`; default: this one) starts its `payd start`
-// (defaults, LOG_LEVEL=silent) on a fresh PostgreSQL database, and autocannon loads one
+// (defaults, its log level info unless BENCH_LOG_LEVEL) on a fresh PostgreSQL database, and autocannon loads one
 // route at a time (50 connections, after 2 s of warm-up) while /proc gives the CPU time
 // the process spent (payd, its merchant and the payment body as throughput.ts starts
 // them). Builds alternate, BENCH_ROUNDS times, so that the machine's drift falls on both.
