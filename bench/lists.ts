@@ -20,6 +20,7 @@ import { createTestApp } from '../test/helpers/app.ts';
 import { VIEW_FORMAT } from '../src/payments/payment-view.ts';
 import { CUSTOM_PLAN } from '../src/platform/db/db.ts';
 import { captured, LIST_FILTERS, runList, seedLists } from './lists-seed.ts';
+import { quantile } from './paced.ts';
 
 const server = process.env.BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432/test';
 const sizes = (process.env.BENCH_SIZES ?? '10000,1000000,2000000').split(',').map(Number);
@@ -48,7 +49,6 @@ const COMBINED: Array<{ name: string; common: string; rare: string; absent: stri
 
 process.env.DATABASE_URL = server;
 const t = await createTestApp({ rateLimitTokenPerKey: 0, rateLimitTokenPerAddress: 0, rateLimitApiPerKey: 0 });
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
 let worst = 0;
 try {
   const m = await t.createMerchant('Big shop');

@@ -28,7 +28,7 @@ export interface PacedResult {
   p99: number;
   max: number;
   bad: number;
-  /** Flows that started more than 1 ms after their scheduled time (the client fell behind). */
+  /** Flows the client's own timer started more than 2 ms after their scheduled time. */
   late: number;
   /** The slowest requests: when each was sent (ms from the start), its latency, its place in the flow. */
   slowest: Array<{ at: number; ms: number; step: number }>;
@@ -55,13 +55,13 @@ function send(agent: http.Agent, base: URL, r: PacedRequest, earlier: unknown[])
   });
 }
 
-const quantile = (sorted: number[], q: number) => sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : 0;
+/** The nearest-rank quantile of ascending values (0 when there are none). */
+export const quantile = (sorted: number[], q: number): number => sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]! : 0;
 
 /** Runs `flow` at `rate` flows per second for `seconds`, against `baseUrl`. */
 export async function paced(baseUrl: string, flow: PacedRequest[], opts: { rate: number; seconds: number; connections: number }): Promise<PacedResult> {
   const base = new URL(baseUrl);
   const agent = new http.Agent({ keepAlive: true, maxSockets: opts.connections });
-  const latencies: number[] = [];
   const timed: Array<{ at: number; ms: number; step: number }> = [];
   let bad = 0;
   let late = 0;
@@ -76,7 +76,6 @@ export async function paced(baseUrl: string, flow: PacedRequest[], opts: { rate:
       try {
         const { status, json } = await send(agent, base, r, earlier);
         const now = performance.now();
-        latencies.push(now - from);
         timed.push({ at: from - t0, ms: now - from, step });
         from = now;
         if (status < 200 || status >= 300) { bad++; return; }
@@ -98,10 +97,10 @@ export async function paced(baseUrl: string, flow: PacedRequest[], opts: { rate:
   await Promise.all(running);
   const elapsed = (performance.now() - t0) / 1000;
   agent.destroy();
-  const sorted = latencies.sort((a, b) => a - b);
+  const sorted = timed.sort((a, b) => a.ms - b.ms).map((t) => t.ms);
   return {
-    flowsPerSecond: total / elapsed, requests: latencies.length, bad, late,
+    flowsPerSecond: total / elapsed, requests: timed.length, bad, late,
     p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), max: sorted[sorted.length - 1] ?? 0,
-    slowest: timed.sort((a, b) => b.ms - a.ms).slice(0, 20),
+    slowest: timed.slice(-20).reverse(),
   };
 }

@@ -287,15 +287,40 @@ export function keyed(req: Record<string, unknown>, header = 'x-idempotency-key'
   return { ...req, headers: { ...(req.headers as Record<string, string>), [header]: randomUUID() } };
 }
 
-function paydPair(auth: Record<string, string>, amount = 1000) {
+/** A pair flow on a JSON server: the create request, then the capture of what it created; each request keyed. */
+interface Pair { headers: Record<string, string>; createPath: string; createBody: string; capturePath: (id: string) => string; captureBody: string }
+
+/** payd's pair: a MANUAL card payment of `amount`, then the capture of all of it. */
+const paydPairOf = (auth: Record<string, string>, amount = 1000): Pair => ({
+  headers: auth, createPath: '/v2/payments', createBody: paymentBody(amount),
+  capturePath: (id) => `/v2/payments/${id}/captures`, captureBody: JSON.stringify({ amount }),
+});
+
+/** The same-work pair of bench/baselines.ts, the durable floor. */
+const baselinePairOf = (entityId: string): Pair => ({
+  headers: { 'content-type': 'application/json' }, createPath: '/create', createBody: JSON.stringify({ amount: 1000, entity_id: entityId }),
+  capturePath: (id) => `/capture/${id}`, captureBody: JSON.stringify({ amount: 1000 }),
+});
+
+/** A pair as autocannon's requests (the created id taken from the answer). */
+function loaded(pair: Pair) {
   return {
     requests: [
-      { method: 'POST', path: '/v2/payments', headers: auth, body: paymentBody(amount), setupRequest: (req: Record<string, unknown>) => keyed(req),
+      { method: 'POST', path: pair.createPath, headers: pair.headers, body: pair.createBody, setupRequest: (req: Record<string, unknown>) => keyed(req),
         onResponse: (_s: number, body: string, ctx: Record<string, unknown>) => { ctx.id = /"id":"([^"]+)"/.exec(body)?.[1]; } },
-      { method: 'POST', headers: auth, body: JSON.stringify({ amount }),
-        setupRequest: (req: Record<string, unknown>, ctx: Record<string, unknown>) => keyed({ ...req, path: `/v2/payments/${ctx.id}/captures` }) },
+      { method: 'POST', headers: pair.headers, body: pair.captureBody,
+        setupRequest: (req: Record<string, unknown>, ctx: Record<string, unknown>) => keyed({ ...req, path: pair.capturePath(String(ctx.id)) }) },
     ],
   };
+}
+
+/** A pair as bench/paced.ts's flow. */
+function pacedFlow(pair: Pair): PacedRequest[] {
+  const idOf = (earlier: unknown[]) => (earlier[0] as { id: string }).id;
+  return [
+    { method: 'POST', path: () => pair.createPath, headers: pair.headers, body: pair.createBody, keyed: 'x-idempotency-key' },
+    { method: 'POST', path: (e) => pair.capturePath(idOf(e)), headers: pair.headers, body: pair.captureBody, keyed: 'x-idempotency-key' },
+  ];
 }
 
 /** A merchant on the payd at `base`: its id, its API key's token form, and JSON headers with an access token. */
@@ -438,13 +463,8 @@ export async function runThroughput(): Promise<void> {
           setupRequest: (req: Record<string, unknown>, ctx: Record<string, unknown>) => keyed({ ...req, path: `/v1/charges/${ctx.id}/capture` }, 'idempotency-key') },
       ] }).then(pairs) },
       // The durable floor of the pair: the same-work create, then the same-work capture of it.
-      { name: 'pair (same-work baseline)', unit: 'pairs/s', run: () => load(baseUrl, { requests: [
-        { method: 'POST', path: '/create', headers: json, body: JSON.stringify({ amount: 1000, entity_id: entityId }), setupRequest: (req: Record<string, unknown>) => keyed(req),
-          onResponse: (_s: number, body: string, ctx: Record<string, unknown>) => { ctx.id = /"id":"([^"]+)"/.exec(body)?.[1]; } },
-        { method: 'POST', headers: json, body: JSON.stringify({ amount: 1000 }),
-          setupRequest: (req: Record<string, unknown>, ctx: Record<string, unknown>) => keyed({ ...req, path: `/capture/${ctx.id}` }) },
-      ] }).then(pairs) },
-      { name: 'pair (payd)', unit: 'pairs/s', run: () => load(payd.base, paydPair(auth)).then(pairs) },
+      { name: 'pair (same-work baseline)', unit: 'pairs/s', run: () => load(baseUrl, loaded(baselinePairOf(entityId))).then(pairs) },
+      { name: 'pair (payd)', unit: 'pairs/s', run: () => load(payd.base, loaded(paydPairOf(auth))).then(pairs) },
     ];
     for (const s of scenarios) {
       if (!want(s.name) && !s.name.includes('baseline') && !s.name.includes('stripe') && !(s.name.includes('oidc-provider') && wantTokens)) continue;
@@ -467,17 +487,10 @@ export async function runThroughput(): Promise<void> {
     if (want('paced') && !process.env.BENCH_RATE) {
       const rate = Number(process.env.BENCH_PACED_RATE ?? 200);
       const pacedOpts = { rate, seconds, connections };
-      const idOf = (earlier: unknown[]) => (earlier[0] as { id: string }).id;
       const flows: Array<[string, string, PacedRequest[], number]> = [
         ['hello (baseline)', baseUrl, [{ method: 'GET', path: () => '/hello' }], 2 * rate],
-        ['pair (same-work baseline)', baseUrl, [
-          { method: 'POST', path: () => '/create', headers: json, body: JSON.stringify({ amount: 1000, entity_id: entityId }), keyed: 'x-idempotency-key' },
-          { method: 'POST', path: (e) => `/capture/${idOf(e)}`, headers: json, body: JSON.stringify({ amount: 1000 }), keyed: 'x-idempotency-key' },
-        ], rate],
-        ['pair (payd)', payd.base, [
-          { method: 'POST', path: () => '/v2/payments', headers: auth, body: paymentBody(1000), keyed: 'x-idempotency-key' },
-          { method: 'POST', path: (e) => `/v2/payments/${idOf(e)}/captures`, headers: auth, body: JSON.stringify({ amount: 1000 }), keyed: 'x-idempotency-key' },
-        ], rate],
+        ['pair (same-work baseline)', baseUrl, pacedFlow(baselinePairOf(entityId)), rate],
+        ['pair (payd)', payd.base, pacedFlow(paydPairOf(auth)), rate],
       ];
       console.log(`\nopen-loop load at ${rate} pairs/s (${2 * rate} requests/s), ${seconds}s each after ${warmupSeconds}s unmeasured, at most ${connections} connections; latency of each request from its sending`);
       for (const [name, url, flow, flowRate] of flows) {
@@ -498,7 +511,7 @@ export async function runThroughput(): Promise<void> {
         const own = await startPayd(dbUrl, env);
         children.push(own.stop);
         const t = (await call(own.base, 'POST', '/oauth/token', form, 'grant_type=client_credentials')).access_token as string;
-        const run = () => load(own.base, paydPair({ authorization: `Bearer ${t}`, 'content-type': 'application/json' }), conns).then(pairs);
+        const run = () => load(own.base, loaded(paydPairOf({ authorization: `Bearer ${t}`, 'content-type': 'application/json' })), conns).then(pairs);
         await warm(run);
         await quiet(own.child.pid);
         return {
