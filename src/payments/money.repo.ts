@@ -326,11 +326,11 @@ const statements = {
   },
 
   /**
-   * The reservation of an operation on the optimistic path, in one statement: the
+   * The reservation of an operation at the version read, in one statement: the
    * payment's next version, the operation (PENDING) and its PENDING ledger rows, written
    * only if the payment is still at `expectedVersion` (the amount check was made on it)
    * and no operation of the payment has the key. Returns the time of the reservation
-   * (the database's, as on the locked path: recovery's grace period is counted from it),
+   * (the database's, as under the row lock: recovery's grace period is counted from it),
    * or undefined when nothing was written. The payment's row takes the operation and the
    * PENDING rows' sums in the same write (ledgerTotals). An operation of the payment that
    * took the key meanwhile makes the statement fail whole (a unique violation, nothing
@@ -391,7 +391,7 @@ const statements = {
   },
 
   /**
-   * The reservation of an operation on the locked path, in one statement: the operation
+   * The reservation of an operation under the row lock, in one statement: the operation
    * (PENDING), its PENDING ledger rows and the payment's next version. false when the
    * payment already has an operation with this idempotency key (nothing is written).
    * The payment's row takes the operation and the PENDING rows' sums in the same write

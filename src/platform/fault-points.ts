@@ -9,7 +9,7 @@
 // (the partner answered; nothing recorded), <kind>:after-record (the answer is recorded;
 // the payment or operation is not finalized), <kind>:after-finalize (before the answer
 // is sent), <kind>:under-lock (capture, refund, void: inside the transaction that holds
-// the payment's row lock, on the locked path), where kind is authorize, capture, refund or void; recovery:after-claim,
+// the payment's row lock, reserve's last reading), where kind is authorize, capture, refund or void; recovery:after-claim,
 // recovery:after-partner; and reversal:before-send (a split that failed is recorded with
 // the reversal of its authorized parts; their voids are not sent yet).
 
