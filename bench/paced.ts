@@ -30,6 +30,10 @@ export interface PacedResult {
   bad: number;
   /** Flows the client's own timer started more than 2 ms after their scheduled time. */
   late: number;
+  /** Flows whose every request was answered 2xx. */
+  completed: number;
+  /** The answers that were not 2xx, by status ("error" for a request that got no answer). */
+  statuses: Record<string, number>;
   /** The slowest requests: when each was sent (ms from the start), its latency, its place in the flow. */
   slowest: Array<{ at: number; ms: number; step: number }>;
 }
@@ -58,33 +62,39 @@ function send(agent: http.Agent, base: URL, r: PacedRequest, earlier: unknown[])
 /** The nearest-rank quantile of ascending values (0 when there are none). */
 export const quantile = (sorted: number[], q: number): number => sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]! : 0;
 
-/** Runs `flow` at `rate` flows per second for `seconds`, against `baseUrl`. */
-export async function paced(baseUrl: string, flow: PacedRequest[], opts: { rate: number; seconds: number; connections: number }): Promise<PacedResult> {
+/**
+ * Runs `flow` at `rate` flows per second for `seconds`, against `baseUrl`; a function gives
+ * the i-th flow's requests (flows that differ in turn, as the soak's).
+ */
+export async function paced(baseUrl: string, flow: PacedRequest[] | ((i: number) => PacedRequest[]), opts: { rate: number; seconds: number; connections: number }): Promise<PacedResult> {
   const base = new URL(baseUrl);
   const agent = new http.Agent({ keepAlive: true, maxSockets: opts.connections });
   const timed: Array<{ at: number; ms: number; step: number }> = [];
   let bad = 0;
   let late = 0;
+  let completed = 0;
+  const statuses: Record<string, number> = {};
+  const count = (status: string) => { bad++; statuses[status] = (statuses[status] ?? 0) + 1; };
   const interval = 1000 / opts.rate;
   const total = Math.round(opts.rate * opts.seconds);
   const running: Array<Promise<void>> = [];
   const t0 = performance.now();
-  const runFlow = async (start: number) => {
+  const runFlow = async (requests: PacedRequest[], start: number) => {
     const earlier: unknown[] = [];
     let from = start;
-    for (const [step, r] of flow.entries()) {
+    for (const [step, r] of requests.entries()) {
       try {
         const { status, json } = await send(agent, base, r, earlier);
         const now = performance.now();
         timed.push({ at: from - t0, ms: now - from, step });
         from = now;
-        if (status < 200 || status >= 300) { bad++; return; }
+        if (status < 200 || status >= 300) return count(String(status));
         earlier.push(json);
       } catch {
-        bad++;
-        return;
+        return count('error');
       }
     }
+    completed++;
   };
   for (let i = 0; i < total; i++) {
     const due = t0 + i * interval;
@@ -92,14 +102,14 @@ export async function paced(baseUrl: string, flow: PacedRequest[], opts: { rate:
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const start = performance.now();
     if (start - due > 2) late++;
-    running.push(runFlow(start));
+    running.push(runFlow(typeof flow === 'function' ? flow(i) : flow, start));
   }
   await Promise.all(running);
   const elapsed = (performance.now() - t0) / 1000;
   agent.destroy();
   const sorted = timed.sort((a, b) => a.ms - b.ms).map((t) => t.ms);
   return {
-    flowsPerSecond: total / elapsed, requests: timed.length, bad, late,
+    flowsPerSecond: total / elapsed, requests: timed.length, bad, late, completed, statuses,
     p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), max: sorted[sorted.length - 1] ?? 0,
     slowest: timed.slice(-20).reverse(),
   };

@@ -288,16 +288,16 @@ export function keyed(req: Record<string, unknown>, header = 'x-idempotency-key'
 }
 
 /** A pair flow on a JSON server: the create request, then the capture of what it created; each request keyed. */
-interface Pair { headers: Record<string, string>; createPath: string; createBody: string; capturePath: (id: string) => string; captureBody: string }
+export interface Pair { headers: Record<string, string>; createPath: string; createBody: string; capturePath: (id: string) => string; captureBody: string }
 
 /** payd's pair: a MANUAL card payment of `amount`, then the capture of all of it. */
-const paydPairOf = (auth: Record<string, string>, amount = 1000): Pair => ({
+export const paydPairOf = (auth: Record<string, string>, amount = 1000): Pair => ({
   headers: auth, createPath: '/v2/payments', createBody: paymentBody(amount),
   capturePath: (id) => `/v2/payments/${id}/captures`, captureBody: JSON.stringify({ amount }),
 });
 
 /** The same-work pair of bench/baselines.ts, the durable floor. */
-const baselinePairOf = (entityId: string): Pair => ({
+export const baselinePairOf = (entityId: string): Pair => ({
   headers: { 'content-type': 'application/json' }, createPath: '/create', createBody: JSON.stringify({ amount: 1000, entity_id: entityId }),
   capturePath: (id) => `/capture/${id}`, captureBody: JSON.stringify({ amount: 1000 }),
 });
@@ -315,7 +315,7 @@ function loaded(pair: Pair) {
 }
 
 /** A pair as bench/paced.ts's flow. */
-function pacedFlow(pair: Pair): PacedRequest[] {
+export function pacedFlow(pair: Pair): PacedRequest[] {
   const idOf = (earlier: unknown[]) => (earlier[0] as { id: string }).id;
   return [
     { method: 'POST', path: () => pair.createPath, headers: pair.headers, body: pair.createBody, keyed: 'x-idempotency-key' },
