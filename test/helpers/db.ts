@@ -9,7 +9,7 @@ import path from 'node:path';
 import pg from 'pg';
 import type { Db } from '../../src/platform/db/index.ts';
 import { createPgDb } from '../../src/platform/db/pg.ts';
-import { createPgliteDb } from '../../src/platform/db/pglite.ts';
+import { PGLITE_WAL_SEGMENT_MB, createPgliteDb } from '../../src/platform/db/pglite.ts';
 import { loadMigrations, migrate } from '../../src/platform/db/migrator.ts';
 
 export interface TestDb {
@@ -24,7 +24,9 @@ let template: Blob | undefined;
 async function pgliteTemplate(): Promise<Blob> {
   if (template) return template;
   const migrations = loadMigrations();
-  const hash = createHash('sha256').update(migrations.map((m) => m.checksum).join(',')).digest('hex').slice(0, 16);
+  // The migrations and how the template is made (an older one on this machine is not reused).
+  const made = `checkpointed, WAL segments of ${PGLITE_WAL_SEGMENT_MB} MB`;
+  const hash = createHash('sha256').update([made, ...migrations.map((m) => m.checksum)].join(',')).digest('hex').slice(0, 16);
   const file = path.join(os.tmpdir(), `payd-pglite-template-${hash}.tar`);
   if (existsSync(file)) {
     template = new Blob([readFileSync(file)]);
@@ -32,6 +34,9 @@ async function pgliteTemplate(): Promise<Blob> {
   }
   const db = await createPgliteDb();
   await migrate(db, migrations);
+  // A checkpoint first, as the build's template (pglite-template.ts): without it every test
+  // database would replay the migrations' WAL when it opens.
+  await db.exec('CHECKPOINT');
   template = await db.dump();
   await db.close();
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;

@@ -69,7 +69,7 @@ export function usableTemplate(file = TEMPLATE_FILE, migrations: Migration[] = l
 /**
  * Unpacks the template into `dir` (an empty or absent directory): into a sibling first,
  * then renamed into place, so that an interrupted start leaves no half database behind.
- * Native file writes: PGlite's own loader (loadDataDir) writes the 41 MB through its WASM
+ * Native file writes: PGlite's own loader (loadDataDir) writes the 33 MB through its WASM
  * file system, about a second more. Returns false (nothing done) when there is no usable
  * template or `dir` is not empty.
  */

@@ -32,11 +32,22 @@ export interface PgliteOptions {
  */
 export const PGLITE_SHARED_BUFFERS = '16MB';
 
+/**
+ * The WAL segment size initdb gives a new embedded database, in MB (PostgreSQL's least; its
+ * default is 16). A segment is a whole file from its first record, so with 16 MB a new
+ * database starts with 16 MB of mostly empty WAL, which the migrated template carries
+ * (dist/pglite-template.tar.gz, the test databases' template) and which PGlite keeps in
+ * memory wherever its files live in memory. Databases made before keep their size: it is
+ * fixed when initdb runs.
+ */
+export const PGLITE_WAL_SEGMENT_MB = 1;
+
 export async function createPgliteDb(options: PgliteOptions = {}): Promise<Db & { dump(compression?: 'none' | 'gzip'): Promise<Blob> }> {
   const db = await PGlite.create({
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
     ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
     parsers: { [INT8_OID]: parseInt8 },
+    initDbStartParams: [`--wal-segsize=${PGLITE_WAL_SEGMENT_MB}`],
     startParams: [...(PGlite as unknown as { defaultStartParams: string[] }).defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
   });
   const root = wrap(db);
