@@ -63,6 +63,8 @@ describe('embedded database template', () => {
       assert.ok(a.columns!.length > 50 && a.indexes!.length > 10, 'the catalog query sees the schema');
       assert.equal(a.migrations!.length, loadMigrations().length);
       assert.deepEqual(a, b);
+      // initdb made it with 1 MB WAL segments (pglite.ts PGLITE_WAL_SEGMENT_MB), not 16.
+      assert.deepEqual((await fromTemplate.query('SHOW wal_segment_size')).rows, [{ wal_segment_size: '1MB' }]);
     } finally {
       await fromTemplate.close();
       await inOrder.close();
