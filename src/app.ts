@@ -176,8 +176,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await eligibilityRules.startFeed();
   const eligibility = new EligibilityEngine(partners, eligibilityRules);
   const metrics = createMetrics();
-  webhookBacklogGauges(metrics.registry, () => deliveriesRepo.backlog(db));
+  // The pool is read first: a scrape runs the collectors in this order, and the backlog
+  // gauges' queries would otherwise wait in the pool (a tick) when it is read.
   if (db.poolStats) poolGauges(metrics.registry, db.poolStats);
+  webhookBacklogGauges(metrics.registry, () => deliveriesRepo.backlog(db));
   operationsBacklogGauges(metrics.registry, () => paymentsRepo.pendingOperations(db));
   challengeGauges(metrics.registry, () => paymentsRepo.challengeAges(db, new Date(clock()), CHALLENGE_AGES.map((a) => a.from)));
   const telemetry = new PartnerTelemetry(metrics.registry);
