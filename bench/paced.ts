@@ -27,6 +27,7 @@ export interface PacedResult {
   p50: number;
   p99: number;
   max: number;
+  /** Flows that ended on an answer that was not 2xx, or on no answer (the sum of `statuses`). */
   bad: number;
   /** Flows the client's own timer started more than 2 ms after their scheduled time. */
   late: number;
@@ -70,11 +71,10 @@ export async function paced(baseUrl: string, flow: PacedRequest[] | ((i: number)
   const base = new URL(baseUrl);
   const agent = new http.Agent({ keepAlive: true, maxSockets: opts.connections });
   const timed: Array<{ at: number; ms: number; step: number }> = [];
-  let bad = 0;
   let late = 0;
   let completed = 0;
   const statuses: Record<string, number> = {};
-  const count = (status: string) => { bad++; statuses[status] = (statuses[status] ?? 0) + 1; };
+  const count = (status: string) => { statuses[status] = (statuses[status] ?? 0) + 1; };
   const interval = 1000 / opts.rate;
   const total = Math.round(opts.rate * opts.seconds);
   const running: Array<Promise<void>> = [];
@@ -109,7 +109,7 @@ export async function paced(baseUrl: string, flow: PacedRequest[] | ((i: number)
   agent.destroy();
   const sorted = timed.sort((a, b) => a.ms - b.ms).map((t) => t.ms);
   return {
-    flowsPerSecond: total / elapsed, requests: timed.length, bad, late, completed, statuses,
+    flowsPerSecond: total / elapsed, requests: timed.length, bad: Object.values(statuses).reduce((a, b) => a + b, 0), late, completed, statuses,
     p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), max: sorted[sorted.length - 1] ?? 0,
     slowest: timed.slice(-20).reverse(),
   };
