@@ -11,6 +11,7 @@ import type { Db } from '../../src/platform/db/index.ts';
 import { createPgDb } from '../../src/platform/db/pg.ts';
 import { PGLITE_WAL_SEGMENT_MB, createPgliteDb } from '../../src/platform/db/pglite.ts';
 import { loadMigrations, migrate } from '../../src/platform/db/migrator.ts';
+import { migratedDump } from '../../src/platform/db/pglite-template.ts';
 
 export interface TestDb {
   db: Db;
@@ -32,13 +33,7 @@ async function pgliteTemplate(): Promise<Blob> {
     template = new Blob([readFileSync(file)]);
     return template;
   }
-  const db = await createPgliteDb();
-  await migrate(db, migrations);
-  // A checkpoint first, as the build's template (pglite-template.ts): without it every test
-  // database would replay the migrations' WAL when it opens.
-  await db.exec('CHECKPOINT');
-  template = await db.dump();
-  await db.close();
+  template = await migratedDump(migrations, 'none');
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
   writeFileSync(tmp, Buffer.from(await template.arrayBuffer()));
   renameSync(tmp, file);

@@ -34,17 +34,25 @@ function pgliteVersion(): string {
   return (JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }).version;
 }
 
-/** Writes the template (npm run build): initdb and every migration in memory, then a dump. */
-export async function writeTemplate(file = TEMPLATE_FILE, migrations: Migration[] = loadMigrations()): Promise<void> {
+/**
+ * A new PGlite database in memory with `migrations` applied, dumped as a data directory
+ * (this template, and the test databases' template in test/helpers/db.ts).
+ */
+export async function migratedDump(migrations: Migration[], compression: 'none' | 'gzip'): Promise<Blob> {
   const db = await createPgliteDb();
   try {
     await migrate(db, migrations);
     // A checkpoint first, so that the dump carries no WAL to replay on first open.
     await db.exec('CHECKPOINT');
-    writeFileSync(file, Buffer.from(await (await db.dump('gzip')).arrayBuffer()));
+    return await db.dump(compression);
   } finally {
     await db.close();
   }
+}
+
+/** Writes the template (npm run build): initdb and every migration in memory, then a dump. */
+export async function writeTemplate(file = TEMPLATE_FILE, migrations: Migration[] = loadMigrations()): Promise<void> {
+  writeFileSync(file, Buffer.from(await (await migratedDump(migrations, 'gzip')).arrayBuffer()));
   const info: TemplateInfo = { pglite: pgliteVersion(), migrations: migrations.map((m) => ({ version: m.version, checksum: m.checksum })) };
   writeFileSync(infoFile(file), `${JSON.stringify(info, null, 2)}\n`);
 }
