@@ -144,7 +144,7 @@ class OneLinePerRequest extends LogController {
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (error) return super.requestCompleted(error, request, reply);
     this.plain ??= withoutRedaction(request.log);
-    this.plain(request.log).info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    this.plain(request.log, { req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
   }
 }
 

@@ -65,7 +65,7 @@ describe('the request log line', () => {
     const plain = withoutRedaction(child);
     const line = { req: { method: 'POST', url: '/oauth/token?token=abc', headers: { 'x-api-key': 'k' }, ip: '127.0.0.1' }, res: { statusCode: 200 }, responseTime: 1.5 };
     child.info(line, 'request completed');
-    plain(child).info(line, 'request completed');
+    plain(child, line, 'request completed');
     assert.equal(written.length, 2);
     assert.equal(written[1], written[0], 'byte for byte the line the redacting logger writes');
     assert.match(written[0]!, /"reqId":"r-1".*"url":"\/oauth\/token\?token=\[redacted\]"/);
