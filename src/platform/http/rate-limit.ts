@@ -2,21 +2,20 @@
 // client address on POST /oauth/token, per credential on the payment API. Each is a fixed
 // window of PAYD_RATE_LIMIT_WINDOW_SECONDS; past its limit a request is answered 429
 // problem+json with Retry-After (the seconds left in the window) and the RateLimit headers
-// (RateLimit-Limit, -Remaining, -Reset, as @fastify/rate-limit's draft-spec headers), which
-// every answer of a limited route carries.
+// (RateLimit-Limit, -Remaining, -Reset, the IETF draft's names), which every answer of a
+// limited route carries.
 //
-// The decisions are @fastify/rate-limit's (createRateLimit: key, limit, window, the
-// remaining count); the counters are its custom-store interface over SharedCounters below:
-// each process counts in memory, so a request costs a Map lookup and no database
-// statement, and about once a second (PAYD's sync, one statement for every key it counted)
-// adds its counts to rate_limit_counters and reads back each key's total, so that the
-// processes on one database agree. A process learns what the others counted at its next
-// sync after a request of that key: with N processes a key can get up to N times what
-// one admits in a second above its limit. When the database does not answer, each process
-// keeps counting alone (its own limit, never an error) and adds its counts once it can.
+// A limit is a count per key and window: each process counts in memory (SharedCounters
+// below), so a request costs a Map lookup, no promise and no database statement, and
+// about once a second (PAYD's sync, one statement for every key it counted) adds its
+// counts to rate_limit_counters and reads back each key's total, so that the processes on
+// one database agree. A process learns what the others counted at its next sync after a
+// request of that key: with N processes a key can get up to N times what one admits in a
+// second above its limit. When the database does not answer, each process keeps counting
+// alone (its own limit, never an error) and adds its counts once it can.
 import { createHash } from 'node:crypto';
+import { sha256For } from '../crypto/secrets.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import rateLimitPlugin from '@fastify/rate-limit';
 import type { Db } from '../db/index.ts';
 import { rateLimitRepo } from './rate-limit.repo.ts';
 import { Problem, PROBLEM_TYPE } from './problem.ts';
@@ -138,7 +137,15 @@ declare module 'fastify' {
   }
 }
 
-type Check = (request: FastifyRequest) => Promise<{ isAllowed: boolean; max?: number; remaining?: number; ttlInSeconds?: number; isExceeded?: boolean } | undefined>;
+/** A limit's verdict on one request: allowed or exceeded, and what its headers say. */
+interface Verdict {
+  max: number;
+  remaining: number;
+  /** Seconds left in the window. */
+  reset: number;
+  exceeded: boolean;
+}
+type Check = (request: FastifyRequest) => Verdict | undefined;
 
 /** A short, fixed-length key for a secret (an API key is never kept, not even in memory). */
 function secretKey(secret: string): string {
@@ -153,7 +160,8 @@ function secretKey(secret: string): string {
  */
 export function tokenCredential(request: FastifyRequest): string | undefined {
   const apiKey = request.headers[API_KEY_HEADER];
-  if (typeof apiKey === 'string') return `k:${secretKey(apiKey)}`;
+  // (The same hash as the key's lookup, computed once for the request.)
+  if (typeof apiKey === 'string') return `k:${sha256For(request.headers, apiKey).toString('base64url').slice(0, 22)}`;
   const body = (request.body ?? {}) as Record<string, unknown>;
   if (body.grant_type !== 'client_credentials') return undefined;
   const basic = /^basic\s+(\S+)/i.exec(request.headers.authorization ?? '')?.[1];
@@ -179,10 +187,10 @@ function headers(max: number, remaining: number, reset: number): Record<string, 
 }
 
 /**
- * Registers @fastify/rate-limit (no global limit) over the shared counters and the limits:
- * POST /oauth/token per address (onRequest, before the body is read) and per credential
- * (preValidation, once the body is parsed), the payment API per credential (onRequest,
- * after authentication). Register after the auth plugin and before the routes.
+ * Registers the shared counters and the limits: POST /oauth/token per address (onRequest,
+ * before the body is read) and per credential (preValidation, once the body is parsed),
+ * the payment API per credential (onRequest, after authentication). Register after the
+ * auth plugin and before the routes. The hooks are synchronous: a request costs no promise.
  */
 export async function registerRateLimits(app: FastifyInstance, db: Db, settings: RateLimitSettings, onSyncError: (err: unknown) => void): Promise<void> {
   const counters = new SharedCounters(db, { onSyncError });
@@ -190,46 +198,32 @@ export async function registerRateLimits(app: FastifyInstance, db: Db, settings:
   app.addHook('onReady', async () => counters.start(1000));
   app.addHook('onClose', () => counters.stop()); // what was not synced yet is dropped: a few requests' counts
   const windowMs = settings.windowSeconds * 1000;
-  // The library creates its store with `new`; every limit shares the one set of counters.
-  class Store {
-    constructor(private readonly scope = 'default') {}
-    incr(key: string, cb: (err: Error | null, res?: { current: number; ttl: number }) => void, timeWindow: number): void {
-      cb(null, counters.incr(this.scope, key, timeWindow));
-    }
-    child(params: { nameSpace?: string }): Store {
-      return new Store(params.nameSpace);
-    }
-  }
-  await app.register(rateLimitPlugin, { global: false, store: Store as never, timeWindow: windowMs, skipOnError: true });
 
   const limit = (scope: string, max: number, key: (request: FastifyRequest) => string | undefined): Check | undefined => {
     if (max <= 0) return undefined;
-    // The key is worked out once per request (a token request's is a hash of its API key).
-    const keys = new WeakMap<FastifyRequest, string>();
-    const check = app.createRateLimit({ nameSpace: scope, max, timeWindow: windowMs, keyGenerator: (request: FastifyRequest) => keys.get(request) ?? key(request) ?? '' } as never);
-    return async (request) => {
+    return (request) => {
       const k = key(request);
       if (k === undefined) return undefined;
-      keys.set(request, k);
-      return check(request) as never;
+      const { current, ttl } = counters.incr(scope, k, windowMs);
+      return { max, remaining: Math.max(0, max - current), reset: Math.ceil(ttl / 1000), exceeded: current > max };
     };
   };
-  const enforce = async (checks: Array<Check | undefined>, request: FastifyRequest, reply: FastifyReply, what: string, oauth: boolean) => {
-    let tightest: { max: number; remaining: number; reset: number } | undefined;
+  /** Counts the request under each limit; throws the 429 of the first it exceeds, else sets the tightest's headers. */
+  const enforce = (checks: Array<Check | undefined>, request: FastifyRequest, reply: FastifyReply, what: string, oauth: boolean): void => {
+    let tightest: Verdict | undefined;
     for (const check of checks) {
-      const r = check ? await check(request) : undefined;
-      if (!r || r.isAllowed) continue;
-      const max = r.max!, remaining = r.remaining!, reset = r.ttlInSeconds!;
-      if (r.isExceeded) {
+      const v = check?.(request);
+      if (!v) continue;
+      if (v.exceeded) {
         counters.refused[what] = (counters.refused[what] ?? 0) + 1;
         throw new Problem({
           status: 429, type: PROBLEM_TYPE.tooManyRequests, title: 'Too many requests',
-          detail: `Rate limit of ${what} reached (${max} requests in ${settings.windowSeconds} s). Retry after ${reset} s.`,
-          headers: { ...headers(max, 0, reset), 'retry-after': String(reset) },
+          detail: `Rate limit of ${what} reached (${v.max} requests in ${settings.windowSeconds} s). Retry after ${v.reset} s.`,
+          headers: { ...headers(v.max, 0, v.reset), 'retry-after': String(v.reset) },
           ...(oauth ? { extra: { error: 'too_many_requests' } } : {}),
         });
       }
-      if (!tightest || remaining < tightest.remaining) tightest = { max, remaining, reset };
+      if (!tightest || v.remaining < tightest.remaining) tightest = v;
     }
     if (tightest) reply.headers(headers(tightest.max, tightest.remaining, tightest.reset));
   };
@@ -239,20 +233,25 @@ export async function registerRateLimits(app: FastifyInstance, db: Db, settings:
   const api = limit('api-key', settings.apiPerKey, apiCredential);
   app.addHook('onRoute', (route) => {
     if (route.url === '/oauth/token' && route.method === 'POST') {
-      const add = (hook: 'onRequest' | 'preValidation', fn: (request: FastifyRequest, reply: FastifyReply) => Promise<void>) => {
+      const add = (hook: 'onRequest' | 'preValidation', fn: (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void) => {
         const existing = route[hook];
         route[hook] = [fn, ...(Array.isArray(existing) ? existing : existing ? [existing] : [])] as never;
       };
-      add('onRequest', (request, reply) => enforce([tokenAddress], request, reply, 'token requests from this address', true));
-      add('preValidation', (request, reply) => enforce([tokenKey], request, reply, 'token requests for this credential', true));
+      add('onRequest', (request, reply, done) => {
+        enforce([tokenAddress], request, reply, 'token requests from this address', true);
+        done();
+      });
+      add('preValidation', (request, reply, done) => {
+        enforce([tokenKey], request, reply, 'token requests for this credential', true);
+        done();
+      });
     }
   });
   // The payment API: every route whose authentication (auth.ts, an earlier onRequest hook) found a merchant's credential.
   if (api) {
-    // (A callback hook: requests without a merchant's credential cost no promise.)
     app.addHook('onRequest', (request, reply, done) => {
-      if (!request.principal) return done();
-      enforce([api], request, reply, 'requests for this credential', false).then(() => done(), done);
+      if (request.principal) enforce([api], request, reply, 'requests for this credential', false);
+      done();
     });
   }
 }
