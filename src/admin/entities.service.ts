@@ -1,7 +1,7 @@
 // Onboarding rules: merchant entities and their API keys. No HTTP, no SQL here.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../platform/db/index.ts';
-import { generateSecret, sha256 } from '../platform/crypto/secrets.ts';
+import { generateSecret, sha256, sha256For } from '../platform/crypto/secrets.ts';
 import { problems } from '../platform/http/problem.ts';
 import { type ApiKeyRow, type EntityRow, entitiesRepo } from './entities.repo.ts';
 import { MAX_CHECKOUT_ORIGIN_LENGTH, MAX_CHECKOUT_ORIGINS } from './entities.schemas.ts';
@@ -168,9 +168,10 @@ export class EntitiesService {
   }
 
   /** The entity and key id behind an API key, or undefined when unknown or revoked. */
-  async resolveApiKey(apiKey: string): Promise<{ id: string; entity_id: string } | undefined> {
+  /** The active key `apiKey` is, if any; its hash is computed once per `request` (its headers) when given. */
+  async resolveApiKey(apiKey: string, request?: object): Promise<{ id: string; entity_id: string } | undefined> {
     if (!API_KEY_SHAPE.test(apiKey)) return undefined;
-    const hash = sha256(apiKey);
+    const hash = request ? sha256For(request, apiKey) : sha256(apiKey);
     const cacheKey = hash.toString('base64');
     const cached = this.keyCache.get(cacheKey);
     if (cached && Date.now() - cached.at < KEY_CACHE_TTL_MS) return { id: cached.id, entity_id: cached.entity_id };

@@ -11,6 +11,20 @@ export function sha256(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
 }
 
+const digests = new WeakMap<object, { value: string; digest: Buffer }>();
+
+/**
+ * sha256(value), remembered for as long as `holder` lives (a request's headers): a token
+ * request hashes its API key for its rate limit and for the key's lookup, once.
+ */
+export function sha256For(holder: object, value: string): Buffer {
+  const seen = digests.get(holder);
+  if (seen?.value === value) return seen.digest;
+  const digest = sha256(value);
+  digests.set(holder, { value, digest });
+  return digest;
+}
+
 export function safeEqual(a: string, b: string): boolean {
   const ha = sha256(a);
   const hb = sha256(b);

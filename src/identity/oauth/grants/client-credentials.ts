@@ -9,7 +9,7 @@ import { PAYMENT_API_SCOPE } from '../access-tokens.ts';
 import { oauthError } from '../oauth-errors.ts';
 
 export interface ApiKeyResolver {
-  resolveApiKey(apiKey: string): Promise<{ id: string; entity_id: string } | undefined>;
+  resolveApiKey(apiKey: string, request?: object): Promise<{ id: string; entity_id: string } | undefined>;
 }
 
 export interface TokenRequest {
@@ -33,7 +33,7 @@ export async function clientCredentialsGrant(
   if (scope !== undefined && scope !== PAYMENT_API_SCOPE) {
     throw oauthError('invalid_scope', `The only scope of this grant is "${PAYMENT_API_SCOPE}".`);
   }
-  const key = await deps.apiKeys.resolveApiKey(apiKey);
+  const key = await deps.apiKeys.resolveApiKey(apiKey, req.headers);
   if (!key) throw oauthError('invalid_client', 'The API key is unknown or revoked.', CHALLENGE);
   return deps.tokens.issue({ entityId: key.entity_id, apiKeyId: key.id, scope: PAYMENT_API_SCOPE });
 }
