@@ -17,7 +17,7 @@ import { strictDateTimeFormat } from './platform/http/date-time.ts';
 import { lazySchemaController } from './platform/http/lazy-compilers.ts';
 import { openapiPlugin } from './openapi/openapi.ts';
 import { ProblemSchema } from './platform/http/schemas.ts';
-import { loggerOptions, withoutRedaction } from './platform/observability/logger.ts';
+import { loggerOptions, requestChild, writeUnredacted } from './platform/observability/logger.ts';
 import { createMetrics, metricsPlugin, poolGauges, readMetrics, replicaPoolGauges } from './platform/observability/metrics.ts';
 import { CHALLENGE_AGES, challengeGauges, operationsBacklogGauges } from './payments/metrics.ts';
 import { webhookBacklogGauges, webhookDispatcherGauge } from './webhooks/metrics.ts';
@@ -138,13 +138,11 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * log line per request"). A request that errored keeps Fastify's "request errored" line.
  */
 class OneLinePerRequest extends LogController {
-  /** The line's fields all come from the serializers: written without the redaction pass (logger.ts, withoutRedaction). */
-  private plain: ReturnType<typeof withoutRedaction> | undefined;
   override incomingRequest(): void {}
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (error) return super.requestCompleted(error, request, reply);
-    this.plain ??= withoutRedaction(request.log);
-    this.plain(request.log, { req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    // Its fields all come from the serializers: written without the redaction pass (logger.ts).
+    writeUnredacted(request.log, { req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
   }
 }
 
@@ -242,7 +240,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // bindings, redacted) whose every line would be dropped.
     logger: logging ? { ...loggerOptions(config.logLevel), ...(httpTrace ? { mixin: httpTrace.mixin } : {}), ...(deps.logStream ? { stream: deps.logStream } : {}) } : false,
     // Tracing on: each request's logger binds its span's trace_id and span_id (http-tracing.ts).
-    ...(httpTrace && logging ? { childLoggerFactory: httpTrace.childLoggerFactory } : {}),
+    // (Without tracing, Fastify's own factory but for the redaction pass over the request id: logger.ts, requestChild.)
+    ...(logging ? { childLoggerFactory: httpTrace ? httpTrace.childLoggerFactory : (logger, bindings, opts) => requestChild(logger, bindings, opts) } : {}),
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: false,
     genReqId: (req) => {

@@ -150,7 +150,9 @@ async function start(config: Config, log: pino.Logger): Promise<void> {
   // Tracing, when PAYD_OTEL_EXPORTER names an exporter: the SDK loads only then.
   const tracing = config.tracing.exporter === 'none' ? undefined
     : (await import('./platform/observability/otel-sdk.ts')).tracingFromConfig(config, VERSION);
-  const app = await buildApp({ config, db, masterKey: master.key, tracing });
+  // The server's lines go to stdout a turn of the event loop at a time (logger.ts, turnBatched).
+  const logStream = config.logLevel === 'silent' ? undefined : (await import('./platform/observability/logger.ts')).turnBatched();
+  const app = await buildApp({ config, db, masterKey: master.key, tracing, ...(logStream ? { logStream } : {}) });
   phases.app = Math.round(performance.now());
   // Signals are handled from here on, before listening: a SIGTERM that comes as soon as the
   // server answers (a supervisor, npm) finds its handler, never Node's default exit.

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { loggerOptions, withoutRedaction } from '../../src/platform/observability/logger.ts';
+import { loggerOptions, requestChild, writeUnredacted } from '../../src/platform/observability/logger.ts';
 
 describe('the request log line', () => {
   let t: TestApp;
@@ -58,14 +58,13 @@ describe('the request log line', () => {
     for (const k of Object.keys(ofRequest[0]!.req)) assert.ok(['method', 'url', 'version', 'host', 'remoteAddress', 'remotePort'].includes(k), k);
   });
 
-  it('withoutRedaction: the same line as the redacting logger writes, which still redacts', () => {
+  it('writeUnredacted: the same line as the redacting logger writes, which still redacts', () => {
     const written: string[] = [];
     const root = pino({ ...loggerOptions('info'), timestamp: false }, { write: (line: string) => void written.push(line) });
     const child = root.child({ reqId: 'r-1' });
-    const plain = withoutRedaction(child);
     const line = { req: { method: 'POST', url: '/oauth/token?token=abc', headers: { 'x-api-key': 'k' }, ip: '127.0.0.1' }, res: { statusCode: 200 }, responseTime: 1.5 };
     child.info(line, 'request completed');
-    plain(child, line, 'request completed');
+    writeUnredacted(child, line, 'request completed');
     assert.equal(written.length, 2);
     assert.equal(written[1], written[0], 'byte for byte the line the redacting logger writes');
     assert.match(written[0]!, /"reqId":"r-1".*"url":"\/oauth\/token\?token=\[redacted\]"/);
@@ -73,5 +72,35 @@ describe('the request log line', () => {
     assert.match(written[2]!, /"api_key":"\[redacted\]"/, 'the logger itself still redacts');
     assert.ok(!written.join('').includes('secret-key'));
   });
-});
 
+  it('requestChild: the same bindings as pino writes; the child and its parent still redact; other bindings keep the pass', () => {
+    const written: string[] = [];
+    const root = pino({ ...loggerOptions('info'), timestamp: false }, { write: (line: string) => void written.push(line) });
+    const bindings = { reqId: 'r-"2"', trace_id: 'abc', span_id: 'def' };
+    root.child(bindings, {}).info('x');
+    requestChild(root, bindings, {}).info('x');
+    assert.equal(written[1], written[0], 'byte for byte the bindings pino writes');
+    const child = requestChild(root, { reqId: 'r-3' });
+    child.info({ headers: { authorization: 'Bearer secret-1' } }, 'y');
+    root.info({ body: { password: 'secret-2' } }, 'z');
+    // A binding the pass could redact (an object) keeps it.
+    requestChild(root, { reqId: 'r-4', user: { password: 'secret-3' } }).info('w');
+    const text = written.join('');
+    for (const secret of ['secret-1', 'secret-2', 'secret-3']) assert.ok(!text.includes(secret), secret);
+    assert.match(written[2]!, /"reqId":"r-3".*"authorization":"\[redacted\]"/);
+  });
+
+  it('the time of a line is ISO 8601 with milliseconds, as pino writes it', () => {
+    const written: string[] = [];
+    const log = pino(loggerOptions('info'), { write: (line: string) => void written.push(line) });
+    for (let i = 0; i < 50; i++) {
+      const before = Date.now();
+      log.info('t');
+      const after = Date.now();
+      const time = JSON.parse(written[i]!).time as string;
+      assert.match(time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      const at = Date.parse(time);
+      assert.ok(at >= before && at <= after, `${time} within [${before}, ${after}]`);
+    }
+  });
+});

@@ -11,6 +11,7 @@ import type { IncomingMessage } from 'node:http';
 import { context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { activeTraceIds, ATTR, contextOf } from './tracing.ts';
+import { requestChild } from './logger.ts';
 
 const SPAN = Symbol('payd.http.span');
 /** Set on a logger whose bindings hold trace_id and span_id (the request's): the mixin adds nothing to its lines. */
@@ -63,9 +64,9 @@ export function httpTracing(tracer: Tracer): HttpTracing {
 
   return {
     childLoggerFactory(logger, bindings, opts, raw) {
-      if (PROBES.has(pathOf(raw.url))) return logger.child(bindings, opts);
+      if (PROBES.has(pathOf(raw.url))) return requestChild(logger, bindings, opts);
       const sc = spanOf(raw).spanContext();
-      const child = logger.child({ ...bindings, trace_id: sc.traceId, span_id: sc.spanId }, opts);
+      const child = requestChild(logger, { ...bindings, trace_id: sc.traceId, span_id: sc.spanId }, opts);
       (child as unknown as Record<symbol, boolean>)[IDS_BOUND] = true;
       return child;
     },
