@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { loggerOptions, requestChild, writeUnredacted } from '../../src/platform/observability/logger.ts';
+import { REDACT_PATHS, loggerOptions, requestChild, writeUnredacted } from '../../src/platform/observability/logger.ts';
 
 describe('the request log line', () => {
   let t: TestApp;
@@ -88,6 +88,8 @@ describe('the request log line', () => {
     const text = written.join('');
     for (const secret of ['secret-1', 'secret-2', 'secret-3']) assert.ok(!text.includes(secret), secret);
     assert.match(written[2]!, /"reqId":"r-3".*"authorization":"\[redacted\]"/);
+    // What lets a request's ids skip the pass: no redaction path is a top-level name.
+    for (const path of REDACT_PATHS) assert.ok(/[.[]/.test(path), path);
   });
 
   it('the time of a line is ISO 8601 with milliseconds, as pino writes it', () => {

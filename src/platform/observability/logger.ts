@@ -177,25 +177,20 @@ export interface LogDestination {
   flushSync(): void;
 }
 
+const PIECE = 12 * 1024;
+
 /**
  * payd's stdout for its logs: pino's asynchronous destination (sonic-boom), handed the
- * lines of one turn of the event loop as one string at the turn's end. sonic-boom
+ * lines of one turn of the event loop together at the turn's end (PIECE at a time). sonic-boom
  * measures the UTF-8 length of the string it has pending for every write it is given
  * (the pending string grows to 16 KB between two writes to the file): one write a turn
  * instead of one a line took 4 % of a token request's CPU off the main thread. A line
  * waits at most until the end of its turn; at exit (process.exit, a crash) what waits is
  * written synchronously, after what sonic-boom had pending.
  */
-const PIECE = 12 * 1024;
-
 export function turnBatched(dest: LogDestination & { fd: number } = pino.destination({ dest: 1, sync: false }) as never): LogDestination {
   let parts: string[] = [];
   let scheduled = false;
-  const take = (): string => {
-    const chunk = parts.length === 1 ? parts[0]! : parts.join('');
-    parts = [];
-    return chunk;
-  };
   // In pieces of up to about sonic-boom's largest write (16 KB): a pipe takes 64 KB at a
   // time, and a write under way when the process exits is lost.
   const drain = () => {
@@ -214,7 +209,8 @@ export function turnBatched(dest: LogDestination & { fd: number } = pino.destina
   // What waits, written at once: after what sonic-boom has pending, with writeSync.
   const writeNow = () => {
     if (parts.length === 0) return;
-    const chunk = take();
+    const chunk = parts.join('');
+    parts = [];
     try {
       dest.flushSync();
       const bytes = Buffer.from(chunk);
