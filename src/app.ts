@@ -241,7 +241,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger: logging ? { ...loggerOptions(config.logLevel), ...(httpTrace ? { mixin: httpTrace.mixin } : {}), ...(deps.logStream ? { stream: deps.logStream } : {}) } : false,
     // Tracing on: each request's logger binds its span's trace_id and span_id (http-tracing.ts).
     // (Without tracing, Fastify's own factory but for the redaction pass over the request id: logger.ts, requestChild.)
-    ...(logging ? { childLoggerFactory: httpTrace ? httpTrace.childLoggerFactory : (logger, bindings, opts) => requestChild(logger, bindings, opts) } : {}),
+    ...(logging ? { childLoggerFactory: httpTrace ? httpTrace.childLoggerFactory : requestChild } : {}),
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: false,
     genReqId: (req) => {

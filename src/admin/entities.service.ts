@@ -167,8 +167,10 @@ export class EntitiesService {
     return row;
   }
 
-  /** The entity and key id behind an API key, or undefined when unknown or revoked. */
-  /** The active key `apiKey` is, if any; its hash is computed once per `request` (its headers) when given. */
+  /**
+   * The entity and key id behind an API key, or undefined when unknown or revoked. Given the
+   * request (its headers), the key's hash is the one its rate limit computed (sha256For).
+   */
   async resolveApiKey(apiKey: string, request?: object): Promise<{ id: string; entity_id: string } | undefined> {
     if (!API_KEY_SHAPE.test(apiKey)) return undefined;
     const hash = request ? sha256For(request, apiKey) : sha256(apiKey);

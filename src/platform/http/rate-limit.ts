@@ -13,9 +13,8 @@
 // request of that key: with N processes a key can get up to N times what one admits in a
 // second above its limit. When the database does not answer, each process keeps counting
 // alone (its own limit, never an error) and adds its counts once it can.
-import { createHash } from 'node:crypto';
-import { sha256For } from '../crypto/secrets.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { sha256, sha256For } from '../crypto/secrets.ts';
 import type { Db } from '../db/index.ts';
 import { rateLimitRepo } from './rate-limit.repo.ts';
 import { Problem, PROBLEM_TYPE } from './problem.ts';
@@ -147,9 +146,9 @@ interface Verdict {
 }
 type Check = (request: FastifyRequest) => Verdict | undefined;
 
-/** A short, fixed-length key for a secret (an API key is never kept, not even in memory). */
-function secretKey(secret: string): string {
-  return createHash('sha256').update(secret).digest('base64url').slice(0, 22);
+/** A short, fixed-length key from a secret's SHA-256 (an API key is never kept, not even in memory). */
+function secretKey(digest: Buffer): string {
+  return digest.toString('base64url').slice(0, 22);
 }
 
 /**
@@ -161,7 +160,7 @@ function secretKey(secret: string): string {
 export function tokenCredential(request: FastifyRequest): string | undefined {
   const apiKey = request.headers[API_KEY_HEADER];
   // (The same hash as the key's lookup, computed once for the request.)
-  if (typeof apiKey === 'string') return `k:${sha256For(request.headers, apiKey).toString('base64url').slice(0, 22)}`;
+  if (typeof apiKey === 'string') return `k:${secretKey(sha256For(request.headers, apiKey))}`;
   const body = (request.body ?? {}) as Record<string, unknown>;
   if (body.grant_type !== 'client_credentials') return undefined;
   const basic = /^basic\s+(\S+)/i.exec(request.headers.authorization ?? '')?.[1];
@@ -169,9 +168,9 @@ export function tokenCredential(request: FastifyRequest): string | undefined {
     const decoded = Buffer.from(basic, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     // The client_id as sent (not URL-decoded: a malformed escape must not throw here; the grant refuses it).
-    return `c:${secretKey(colon >= 0 ? decoded.slice(0, colon) : decoded)}`;
+    return `c:${secretKey(sha256(colon >= 0 ? decoded.slice(0, colon) : decoded))}`;
   }
-  if (typeof body.client_id === 'string') return `c:${secretKey(body.client_id)}`;
+  if (typeof body.client_id === 'string') return `c:${secretKey(sha256(body.client_id))}`;
   return undefined;
 }
 

@@ -159,7 +159,7 @@ const REQUEST_BINDINGS: ReadonlySet<string> = new Set(['reqId', 'trace_id', 'spa
 /**
  * logger.child(bindings, options), for a request's logger: pino passes each binding
  * through the redaction paths' stringifiers when it makes the child, which finds nothing
- * to hide in a request id or a span id (strings; no path is a top-level name) at about 1 %
+ * to hide in a request id or a span id (strings; no path is a top-level name) at about 2 %
  * of a token request. Bindings of these names and string values skip that pass; any other
  * binding keeps it. The child itself redacts every line it writes, as its parent does.
  */
@@ -183,8 +183,8 @@ const PIECE = 12 * 1024;
  * payd's stdout for its logs: pino's asynchronous destination (sonic-boom), handed the
  * lines of one turn of the event loop together at the turn's end (PIECE at a time). sonic-boom
  * measures the UTF-8 length of the string it has pending for every write it is given
- * (the pending string grows to 16 KB between two writes to the file): one write a turn
- * instead of one a line took 4 % of a token request's CPU off the main thread. A line
+ * (the pending string grows to 16 KB between two writes to the file), 4 % of a token
+ * request's main thread when it was given each line; now it measures each piece. A line
  * waits at most until the end of its turn; at exit (process.exit, a crash) what waits is
  * written synchronously, after what sonic-boom had pending.
  */
