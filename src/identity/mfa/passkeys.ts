@@ -8,10 +8,10 @@
 // signature counter must grow whenever the authenticator keeps one (a cloned key is
 // refused), again by one conditional UPDATE.
 import { randomUUID, webcrypto as crypto } from 'node:crypto';
-import {
-  type AuthenticationResponseJSON, type AuthenticatorTransport, type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON, type RegistrationResponseJSON,
-  generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse,
+import type * as SimpleWebAuthn from '@simplewebauthn/server';
+import type {
+  AuthenticationResponseJSON, AuthenticatorTransport, PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON, RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import type { Queryable } from '../../platform/db/index.ts';
 import { sha256 } from '../../platform/crypto/secrets.ts';
@@ -23,6 +23,14 @@ export type { PasskeyRow };
 export const PASSKEYS = { challengeSeconds: 300, maxPerUser: 10, nameMax: 60 } as const;
 const TRANSPORTS: readonly string[] = ['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb'];
 const hex = (s: string) => sha256(s).toString('hex');
+
+/**
+ * @simplewebauthn/server, loaded at the first passkey request: with its ASN.1 and CBOR
+ * modules it is about 350 files, a third of a second of every process's start-up and of
+ * its memory, for a feature most deployments seldom touch.
+ */
+let webauthnLib: Promise<typeof SimpleWebAuthn> | undefined;
+const webauthn = () => (webauthnLib ??= import('@simplewebauthn/server'));
 
 /** How a passkey passed (for amr, RFC 8176): hwk for a device-bound key, swk for a synced (backed-up) one. */
 export interface PasskeyUse { passkeyId: string; amr: 'hwk' | 'swk'; userVerified: boolean }
@@ -100,7 +108,7 @@ export class Passkeys {
   /** The options of navigator.credentials.create() for a new passkey of the user (its other passkeys excluded). */
   async registrationOptions(user: { id: string; email: string }): Promise<PublicKeyCredentialCreationOptionsJSON> {
     const existing = await passkeysRepo.credentials(this.db, user.id);
-    return generateRegistrationOptions({
+    return (await webauthn()).generateRegistrationOptions({
       rpName: this.rpName, rpID: this.rpID, userName: user.email, userDisplayName: user.email,
       userID: new Uint8Array(Buffer.from(user.id.replace(/-/g, ''), 'hex')),
       challenge: await this.newChallenge(user.id, 'register'),
@@ -119,7 +127,7 @@ export class Passkeys {
     }
     let info;
     try {
-      const v = await verifyRegistrationResponse({ response, expectedChallenge: challenge, expectedOrigin: this.origin, expectedRPID: this.rpID, requireUserVerification: false });
+      const v = await (await webauthn()).verifyRegistrationResponse({ response, expectedChallenge: challenge, expectedOrigin: this.origin, expectedRPID: this.rpID, requireUserVerification: false });
       if (!v.verified) throw new Error('not verified');
       info = v.registrationInfo;
     } catch (err) {
@@ -138,7 +146,7 @@ export class Passkeys {
   async authenticationOptions(userId: string, pendingCookie: string): Promise<PublicKeyCredentialRequestOptionsJSON | undefined> {
     const creds = await passkeysRepo.credentials(this.db, userId);
     if (!creds.length) return undefined;
-    return generateAuthenticationOptions({
+    return (await webauthn()).generateAuthenticationOptions({
       rpID: this.rpID,
       allowCredentials: creds.map((c) => ({ id: c.credential_id, transports: c.transports as AuthenticatorTransport[] })),
       challenge: await this.newChallenge(userId, 'authenticate', pendingCookie),
@@ -161,7 +169,7 @@ export class Passkeys {
     const counter = Number(row.counter);
     let info;
     try {
-      const v = await verifyAuthenticationResponse({
+      const v = await (await webauthn()).verifyAuthenticationResponse({
         response, expectedChallenge: challenge, expectedOrigin: this.origin, expectedRPID: this.rpID, requireUserVerification: false,
         credential: { id: row.credential_id, publicKey: new Uint8Array(row.public_key), counter, transports: row.transports as AuthenticatorTransport[] },
       });
