@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // npm test: runs every test/**/*.test.ts (and .test.tsx) with node's test runner (through tsx).
 // Test files run in parallel processes; each makes its own database.
+// On PostgreSQL the test databases are copies of one migrated template, dropped at the end.
 // Usage: npm test [-- <file or folder filter>...]
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -26,4 +27,20 @@ const result = spawnSync(
   ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...files],
   { stdio: 'inherit', env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' } },
 );
+await dropPgTemplates();
 process.exit(result.status ?? 1);
+
+/** The migrated templates the test databases were copied from (test/helpers/db.ts), dropped with the run. */
+async function dropPgTemplates() {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test', connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    const { rows } = await client.query("SELECT datname FROM pg_database WHERE datname LIKE 'payd\\_tpl%'");
+    for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`).catch(() => {});
+  } catch {
+    // No PostgreSQL server here: no template was made on it.
+  } finally {
+    await client.end().catch(() => {});
+  }
+}

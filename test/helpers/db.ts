@@ -12,6 +12,7 @@ import { createPgDb } from '../../src/platform/db/pg.ts';
 import { PGLITE_WAL_SEGMENT_MB, createPgliteDb } from '../../src/platform/db/pglite.ts';
 import { loadMigrations, migrate } from '../../src/platform/db/migrator.ts';
 import { migratedDump } from '../../src/platform/db/pglite-template.ts';
+import { waitFor } from './wait.ts';
 
 export interface TestDb {
   db: Db;
@@ -40,6 +41,74 @@ async function pgliteTemplate(): Promise<Blob> {
   return template;
 }
 
+/**
+ * The migrated template on a PostgreSQL server: `payd_tpl_<hash of the migrations>`, made once
+ * (migrations run on a database of a random name, renamed when done, so no copy ever sees a
+ * half-migrated one) and copied by CREATE DATABASE ... TEMPLATE, a fifth of a second where
+ * running the migrations takes half a second or more. `npm test` drops it when it ends
+ * (scripts/run-tests.js); a test run directly leaves it for the next.
+ */
+export const PG_TEMPLATE_PREFIX = 'payd_tpl_';
+
+function pgTemplateName(): string {
+  const hash = createHash('sha256').update(loadMigrations().map((m) => m.checksum).join(',')).digest('hex').slice(0, 16);
+  return `${PG_TEMPLATE_PREFIX}${hash}`;
+}
+
+async function adminQuery(serverUrl: string, sql: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(sql);
+  } finally {
+    await admin.end();
+  }
+}
+
+async function buildPgTemplate(serverUrl: string, template: string): Promise<void> {
+  const building = `payd_tplb_${randomBytes(6).toString('hex')}`;
+  await adminQuery(serverUrl, `CREATE DATABASE ${building}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${building}`;
+  const db = createPgDb(url.toString(), 1);
+  try {
+    await migrate(db);
+  } catch (err) {
+    await db.close();
+    await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${building} WITH (FORCE)`);
+    throw err;
+  }
+  await db.close();
+  // The pool's backend may still be leaving: RENAME needs the database to itself (55006 until then).
+  const renamed = await waitFor(async () => {
+    try {
+      await adminQuery(serverUrl, `ALTER DATABASE ${building} RENAME TO ${template}`);
+      return 'renamed';
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code === '55006') return undefined;
+      if (code === '42P04') return 'made by another process';
+      throw err;
+    }
+  }, { every: 20, what: `the template's migrating session to leave ${building}` });
+  if (renamed !== 'renamed') await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${building} WITH (FORCE)`);
+}
+
+/** Creates database `name` as a copy of the migrated template, making the template first if needed. */
+async function copyOfTemplate(serverUrl: string, name: string): Promise<void> {
+  const template = pgTemplateName();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await adminQuery(serverUrl, `CREATE DATABASE ${name} TEMPLATE ${template}`);
+      return;
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code === '3D000' && attempt < 3) await buildPgTemplate(serverUrl, template);
+      else throw err;
+    }
+  }
+}
+
 /** The PostgreSQL server of the fault scenarios, which need one even when the suite runs on PGlite. */
 export const POSTGRES_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -50,14 +119,10 @@ export async function createTestDb(serverUrl = process.env.DATABASE_URL): Promis
     return { db, url: undefined, close: () => db.close() };
   }
   const name = `payd_t_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
+  await copyOfTemplate(serverUrl, name);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   const db = createPgDb(url.toString(), 20);
-  await migrate(db);
   return {
     db,
     url: url.toString(),
