@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// npm test: runs every test/**/*.test.ts (and .test.tsx) with node's test runner (through tsx).
+// npm test: runs every test/**/*.test.ts (and .test.tsx) with node's test runner, TypeScript
+// loaded by scripts/test-loader.js (esbuild, cached: half the start-up CPU of tsx a file).
 // Test files run in parallel processes; each makes its own database.
 // On PostgreSQL the test databases are copies of one migrated template, dropped at the end.
 // Usage: npm test [-- <file or folder filter>...]
@@ -7,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 function walk(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -24,7 +26,7 @@ if (files.length === 0) {
 const concurrency = Number(process.env.TEST_CONCURRENCY) || Math.max(2, os.availableParallelism());
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...files],
+  ['--import', fileURLToPath(new URL('./test-loader.js', import.meta.url)), '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...files],
   { stdio: 'inherit', env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' } },
 );
 await dropPgTemplates();
