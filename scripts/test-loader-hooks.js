@@ -19,6 +19,8 @@ export async function initialize(data) {
 }
 
 const TSCONFIG = { compilerOptions: { verbatimModuleSyntax: true, jsx: 'react-jsx', jsxImportSource: 'preact' } };
+/** What else decides the compiled form, in each cached file's key. */
+const OPTIONS_KEY = JSON.stringify({ TSCONFIG, target: 'node20', sourcemap: 'inline' });
 
 export async function resolve(specifier, context, next) {
   if (specifier === 'typebox' || specifier.startsWith('typebox/')) {
@@ -33,7 +35,7 @@ export async function load(url, context, next) {
   const file = fileURLToPath(url);
   const source = readFileSync(file, 'utf8');
   // The compiled form is kept on disk by content: a test process compiles only what changed.
-  const key = createHash('sha256').update(file).update('\0').update(source).digest('hex');
+  const key = createHash('sha256').update(`${OPTIONS_KEY}\0${file}\0`).update(source).digest('hex');
   const cached = path.join(cacheDir, `${key}.js`);
   try {
     return { format: 'module', source: readFileSync(cached, 'utf8'), shortCircuit: true };

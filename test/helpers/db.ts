@@ -55,7 +55,8 @@ function pgTemplateName(): string {
   return `${PG_TEMPLATE_PREFIX}${hash}`;
 }
 
-async function adminQuery(serverUrl: string, sql: string): Promise<void> {
+/** One statement on a connection of its own to `serverUrl`: the server's CREATE, ALTER and DROP DATABASE. */
+export async function adminQuery(serverUrl: string, sql: string): Promise<void> {
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   try {
@@ -128,10 +129,7 @@ export async function createTestDb(serverUrl = process.env.DATABASE_URL): Promis
     url: url.toString(),
     async close() {
       await db.close();
-      const c = new pg.Client({ connectionString: serverUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
+      await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
   };
 }

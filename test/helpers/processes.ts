@@ -16,12 +16,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import type { Db } from '../../src/platform/db/index.ts';
 import { createPgDb } from '../../src/platform/db/pg.ts';
 import { createPgliteDb } from '../../src/platform/db/pglite.ts';
 import { ADMIN_TOKEN } from './app.ts';
-import { createTestDb, type TestDb } from './db.ts';
+import { adminQuery, createTestDb, type TestDb } from './db.ts';
 import { poll, waitFor } from './wait.ts';
 
 export { poll, waitFor };
@@ -219,15 +218,7 @@ export interface PgDatabase {
 /** A new, empty (unmigrated) database on the PostgreSQL server of serverUrl: the first process migrates it. */
 export async function emptyPgDatabase(serverUrl: string, namePrefix = 'payd_p_'): Promise<PgDatabase> {
   const name = `${namePrefix}${randomBytes(5).toString('hex')}`;
-  const admin = async (sql: string) => {
-    const c = new pg.Client({ connectionString: serverUrl });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  };
+  const admin = (sql: string) => adminQuery(serverUrl, sql);
   await admin(`CREATE DATABASE ${name}`);
   const u = new URL(serverUrl);
   u.pathname = `/${name}`;
