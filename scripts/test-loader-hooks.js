@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Set by test-loader.js: where the bundled TypeBox entry points are, and the esbuild transform's options. */
+/** Where the bundled TypeBox entry points are (made by test-loader.js), and where compiled files are kept. */
 let typeboxDir = '';
 let cacheDir = '';
 let esbuild;
