@@ -10,7 +10,7 @@ import pg from 'pg';
 import type { Db } from '../../src/platform/db/index.ts';
 import { createPgDb } from '../../src/platform/db/pg.ts';
 import { PGLITE_WAL_SEGMENT_MB, createPgliteDb } from '../../src/platform/db/pglite.ts';
-import { loadMigrations, migrate } from '../../src/platform/db/migrator.ts';
+import { type Migration, loadMigrations, migrate } from '../../src/platform/db/migrator.ts';
 import { migratedDump } from '../../src/platform/db/pglite-template.ts';
 import { waitFor } from './wait.ts';
 
@@ -23,13 +23,24 @@ export interface TestDb {
 
 let template: Blob | undefined;
 
+/** A short hash of the migrations (and of what else made a template), naming a template made from them. */
+function migrationsHash(migrations: readonly Migration[], ...made: string[]): string {
+  return createHash('sha256').update([...made, ...migrations.map((m) => m.checksum)].join(',')).digest('hex').slice(0, 16);
+}
+
+/** The URL of database `name` on the server of `serverUrl`. */
+function databaseUrl(serverUrl: string, name: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
 async function pgliteTemplate(): Promise<Blob> {
   if (template) return template;
   const migrations = loadMigrations();
   // The migrations and how the template is made (an older one on this machine is not reused).
   const made = `checkpointed, WAL segments of ${PGLITE_WAL_SEGMENT_MB} MB`;
-  const hash = createHash('sha256').update([made, ...migrations.map((m) => m.checksum)].join(',')).digest('hex').slice(0, 16);
-  const file = path.join(os.tmpdir(), `payd-pglite-template-${hash}.tar`);
+  const file = path.join(os.tmpdir(), `payd-pglite-template-${migrationsHash(migrations, made)}.tar`);
   if (existsSync(file)) {
     template = new Blob([readFileSync(file)]);
     return template;
@@ -48,11 +59,8 @@ async function pgliteTemplate(): Promise<Blob> {
  * running the migrations takes half a second or more. `npm test` drops it when it ends
  * (scripts/run-tests.js); a test run directly leaves it for the next.
  */
-export const PG_TEMPLATE_PREFIX = 'payd_tpl_';
-
 function pgTemplateName(): string {
-  const hash = createHash('sha256').update(loadMigrations().map((m) => m.checksum).join(',')).digest('hex').slice(0, 16);
-  return `${PG_TEMPLATE_PREFIX}${hash}`;
+  return `payd_tpl_${migrationsHash(loadMigrations())}`;
 }
 
 /** One statement on a connection of its own to `serverUrl`: the server's CREATE, ALTER and DROP DATABASE. */
@@ -69,9 +77,7 @@ export async function adminQuery(serverUrl: string, sql: string): Promise<void> 
 async function buildPgTemplate(serverUrl: string, template: string): Promise<void> {
   const building = `payd_tplb_${randomBytes(6).toString('hex')}`;
   await adminQuery(serverUrl, `CREATE DATABASE ${building}`);
-  const url = new URL(serverUrl);
-  url.pathname = `/${building}`;
-  const db = createPgDb(url.toString(), 1);
+  const db = createPgDb(databaseUrl(serverUrl, building), 1);
   try {
     await migrate(db);
   } catch (err) {
@@ -121,12 +127,11 @@ export async function createTestDb(serverUrl = process.env.DATABASE_URL): Promis
   }
   const name = `payd_t_${randomBytes(6).toString('hex')}`;
   await copyOfTemplate(serverUrl, name);
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  const db = createPgDb(url.toString(), 20);
+  const url = databaseUrl(serverUrl, name);
+  const db = createPgDb(url, 20);
   return {
     db,
-    url: url.toString(),
+    url,
     async close() {
       await db.close();
       await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
