@@ -4,7 +4,7 @@
 // lazily, on first use, since start-up no longer does it).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { installTemplate, usableTemplate, writeTemplate } from '../../src/platform/db/pglite-template.ts';
@@ -52,7 +52,7 @@ describe('embedded database template', () => {
 
   it('a new database from the template has the schema of the migrations applied in order (PGlite, and PostgreSQL with DATABASE_URL)', async () => {
     const data = path.join(dir, 'data', 'pgdata');
-    assert.equal(installTemplate(data, file), true);
+    assert.equal(await installTemplate(data, file), true);
     const fromTemplate = await createPgliteDb({ dataDir: data });
     // Migrated in order: on the suite's database (PostgreSQL with DATABASE_URL, else PGlite).
     const inOrder = await createTestDb();
@@ -71,6 +71,24 @@ describe('embedded database template', () => {
     }
   });
 
+  it('carries one WAL segment, the current one; the database writes past it and opens again', async () => {
+    const data = path.join(dir, 'wal', 'pgdata');
+    assert.equal(await installTemplate(data, file), true);
+    // The segments PostgreSQL had recycled ahead of the current one are not in the template.
+    assert.deepEqual(readdirSync(path.join(data, 'pg_wal')).filter((f) => /^[0-9A-F]{24}$/.test(f)).length, 1);
+    let db = await createPgliteDb({ dataDir: data });
+    // About 4 MB of WAL: four segments more, each made when it is reached.
+    await db.exec(`CREATE TABLE wal_filler (n int, pad text); INSERT INTO wal_filler SELECT n, repeat('x', 200) FROM generate_series(1, 15000) n`);
+    await db.close();
+    db = await createPgliteDb({ dataDir: data });
+    try {
+      assert.deepEqual((await db.query('SELECT count(*)::int AS n FROM wal_filler')).rows, [{ n: 15000 }]);
+      assert.ok(readdirSync(path.join(data, 'pg_wal')).filter((f) => /^[0-9A-F]{24}$/.test(f)).length > 1);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('is used only when its migrations are this payd\'s first ones, unedited; later ones then apply in order', async () => {
     const all = loadMigrations();
     assert.ok(usableTemplate(file, all));
@@ -78,7 +96,7 @@ describe('embedded database template', () => {
     const extra = { version: 9999, name: 'later', sql: 'CREATE TABLE later_one (id int)', checksum: 'f'.repeat(64) };
     assert.ok(usableTemplate(file, [...all, extra]));
     const data = path.join(dir, 'later', 'pgdata');
-    assert.equal(installTemplate(data, file), true);
+    assert.equal(await installTemplate(data, file), true);
     const db = await createPgliteDb({ dataDir: data });
     try {
       assert.deepEqual(await migrate(db, [...all, extra]), [9999]);
@@ -94,7 +112,7 @@ describe('embedded database template', () => {
     writeFileSync(info, JSON.stringify({ ...JSON.parse(saved), pglite: '0.0.1' }));
     try {
       assert.equal(usableTemplate(file, all), undefined);
-      assert.equal(installTemplate(path.join(dir, 'other', 'pgdata'), file), false);
+      assert.equal(await installTemplate(path.join(dir, 'other', 'pgdata'), file), false);
     } finally {
       writeFileSync(info, saved);
     }

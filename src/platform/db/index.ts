@@ -33,7 +33,7 @@ export async function openDb(config: DbSettings, { template = true } = {}): Prom
     if (template && !existsSync(path.join(dir, 'PG_VERSION'))) {
       // A new embedded database starts from the migrated template (npm run build) when it fits.
       const { installTemplate } = await import('./pglite-template.ts');
-      installTemplate(dir);
+      await installTemplate(dir);
     }
     const db = await createPgliteDb({ dataDir: dir });
     const close = db.close.bind(db);
