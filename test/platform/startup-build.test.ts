@@ -4,7 +4,8 @@
 // lazily, on first use, since start-up no longer does it).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import os from 'node:os';
 import path from 'node:path';
 import { installTemplate, usableTemplate, writeTemplate } from '../../src/platform/db/pglite-template.ts';
@@ -69,6 +70,17 @@ describe('embedded database template', () => {
       await fromTemplate.close();
       await inOrder.close();
     }
+  });
+
+  it('a template cut short installs nothing', async () => {
+    const tar = gunzipSync(readFileSync(file));
+    const cut = path.join(dir, 'cut.tar.gz');
+    writeFileSync(cut, gzipSync(tar.subarray(0, Math.floor(tar.length / 2))));
+    writeFileSync(cut.replace(/\.tar\.gz$/, '.json'), readFileSync(file.replace(/\.tar\.gz$/, '.json')));
+    const data = path.join(dir, 'cut', 'pgdata');
+    assert.equal(await installTemplate(data, cut), false);
+    assert.equal(existsSync(data), false);
+    assert.deepEqual(readdirSync(path.join(dir, 'cut')), [], 'nor its half-written sibling');
   });
 
   it('carries one WAL segment, the current one; the database writes past it and opens again', async () => {

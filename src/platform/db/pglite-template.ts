@@ -169,54 +169,55 @@ async function untar(chunks: AsyncIterable<Buffer>, into: string): Promise<void>
   let header = Buffer.alloc(0); // the next header's bytes gathered so far
   let file: { fd: number; left: number; target: string; mode: number } | undefined;
   let skip = 0; // the padding after a file's content
-  for await (let chunk of chunks as AsyncIterable<Buffer>) {
-    while (chunk.length > 0) {
-      if (file) {
-        const n = Math.min(file.left, chunk.length);
-        writeSync(file.fd, chunk, 0, n);
-        file.left -= n;
-        chunk = chunk.subarray(n);
-        if (file.left === 0) {
-          closeSync(file.fd);
-          chmodSync(file.target, file.mode);
-          file = undefined;
+  try {
+    for await (let chunk of chunks) {
+      while (chunk.length > 0) {
+        if (file) {
+          const n = Math.min(file.left, chunk.length);
+          writeSync(file.fd, chunk, 0, n);
+          file.left -= n;
+          chunk = chunk.subarray(n);
+          if (file.left === 0) {
+            closeSync(file.fd);
+            chmodSync(file.target, file.mode);
+            file = undefined;
+          }
+          continue;
         }
-        continue;
-      }
-      if (skip > 0) {
-        const n = Math.min(skip, chunk.length);
-        skip -= n;
-        chunk = chunk.subarray(n);
-        continue;
-      }
-      const need = 512 - header.length;
-      header = Buffer.concat([header, chunk.subarray(0, need)]);
-      chunk = chunk.subarray(need);
-      if (header.length < 512) continue;
-      const e = tarHeader(header);
-      header = Buffer.alloc(0);
-      if (!e) return; // the two empty blocks at the end
-      if (e.name.startsWith('..')) throw new Error(`template entry outside the data directory: ${e.name}`);
-      const target = path.join(into, e.name);
-      if (e.type === '5') {
-        mkdirSync(target, { recursive: true, mode: e.mode || 0o700 });
-      } else if (e.type === '0') {
-        mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
-        const mode = e.mode || 0o600;
-        const fd = openSync(target, 'w', mode);
-        if (e.size > 0) file = { fd, left: e.size, target, mode };
-        else {
-          closeSync(fd);
-          chmodSync(target, mode);
+        if (skip > 0) {
+          const n = Math.min(skip, chunk.length);
+          skip -= n;
+          chunk = chunk.subarray(n);
+          continue;
         }
-        skip = padded(e.size) - e.size;
-      } else {
-        throw new Error(`unexpected template entry type ${e.type} (${e.name})`);
+        const need = 512 - header.length;
+        header = Buffer.concat([header, chunk.subarray(0, need)]);
+        chunk = chunk.subarray(need);
+        if (header.length < 512) continue;
+        const e = tarHeader(header);
+        header = Buffer.alloc(0);
+        if (!e) return; // the two empty blocks at the end
+        if (e.name.startsWith('..')) throw new Error(`template entry outside the data directory: ${e.name}`);
+        const target = path.join(into, e.name);
+        if (e.type === '5') {
+          mkdirSync(target, { recursive: true, mode: e.mode || 0o700 });
+        } else if (e.type === '0') {
+          mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
+          const mode = e.mode || 0o600;
+          const fd = openSync(target, 'w', mode);
+          if (e.size > 0) file = { fd, left: e.size, target, mode };
+          else {
+            closeSync(fd);
+            chmodSync(target, mode);
+          }
+          skip = padded(e.size) - e.size;
+        } else {
+          throw new Error(`unexpected template entry type ${e.type} (${e.name})`);
+        }
       }
     }
-  }
-  if (file) {
-    closeSync(file.fd);
-    throw new Error(`the template ends inside ${file.target}`);
+    if (file) throw new Error(`the template ends inside ${file.target}`);
+  } finally {
+    if (file) closeSync(file.fd);
   }
 }
