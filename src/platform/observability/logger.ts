@@ -180,19 +180,19 @@ export interface LogDestination {
 const PIECE = 12 * 1024;
 
 /**
- * payd's stdout for its logs: pino's asynchronous destination (sonic-boom), handed the
- * lines of one turn of the event loop together at the turn's end (PIECE at a time). sonic-boom
- * measures the UTF-8 length of the string it has pending for every write it is given
- * (the pending string grows to 16 KB between two writes to the file), 4 % of a token
- * request's main thread when it was given each line; now it measures each piece. A line
- * waits at most until the end of its turn; at exit (process.exit, a crash) what waits is
- * written synchronously, after what sonic-boom had pending.
+ * payd's stdout for its logs: pino's destination (sonic-boom), synchronous, handed the
+ * lines of one turn of the event loop together at the turn's end (PIECE at a time): one
+ * write(2) a turn or a few. Synchronous, as pino's own default for stdout: an asynchronous
+ * write runs on libuv's thread pool, and one still under way when the process exits lands
+ * after the lines written at exit, out of order. sonic-boom measures the UTF-8 length of
+ * the string it has pending for every write it is given, 4 % of a token request's main
+ * thread when it was given each line; now it measures each piece. A line waits at most
+ * until the end of its turn; at exit (process.exit, a crash) what waits is written then.
  */
-export function turnBatched(dest: LogDestination & { fd: number } = pino.destination({ dest: 1, sync: false }) as never): LogDestination {
+export function turnBatched(dest: LogDestination & { fd: number } = pino.destination({ dest: 1, sync: true }) as never): LogDestination {
   let parts: string[] = [];
   let scheduled = false;
-  // In pieces of up to about sonic-boom's largest write (16 KB): a pipe takes 64 KB at a
-  // time, and a write under way when the process exits is lost.
+  // In pieces of up to about sonic-boom's largest write (16 KB): a pipe takes 64 KB at a time.
   const drain = () => {
     scheduled = false;
     let piece = '';
