@@ -65,7 +65,7 @@ export async function migratedDump(migrations: Migration[], compression: 'none' 
  * Six of the seven 1 MB segments of a fresh dump: a fifth of the 33 MB every new
  * database copies (a test database's PGlite file system, `payd start`'s new data directory).
  */
-export function withoutRecycledWal(tar: Buffer, current: string): Buffer {
+function withoutRecycledWal(tar: Buffer, current: string): Buffer {
   const kept: Buffer[] = [];
   let end = 0;
   for (const e of tarEntries(tar)) {
