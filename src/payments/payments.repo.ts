@@ -98,6 +98,9 @@ export interface OperationRow {
   updated_at: Date;
 }
 
+/** A payment row with its whole ledger and its operations: what its view is built from. */
+export interface WithLedger { payment: PaymentRow; txs: PartnerTxRow[]; ops: OperationRow[] }
+
 export const PAYMENT_COLS = `id, entity_id, version, amount, currency, capture_mode, allow_future_usage, client_session_id,
   order_reference, "order", customer, browser, split, authorization_status, processing, idempotency_key, created_at, updated_at,
   operation_count, authorize_pending, total_authorized, total_captured, total_voided, total_refunded, reserved_capture, reserved_void, reserved_refund`;
@@ -209,18 +212,20 @@ export const paymentsRepo = {
   },
 
   /** The payment with its ledger and operations in one round trip (reads without a lock). */
-  async getWithLedger(q: Queryable, entityId: string, id: string): Promise<{ payment: PaymentRow; txs: PartnerTxRow[]; ops: OperationRow[] } | undefined> {
+  async getWithLedger(q: Queryable, entityId: string, id: string): Promise<WithLedger | undefined> {
+    return (await paymentsRepo.getManyWithLedger(q, entityId, [id]))[0];
+  },
+
+  /** Payments of the entity among `ids` (in no particular order), each with its whole ledger and its operations. */
+  async getManyWithLedger(q: Queryable, entityId: string, ids: readonly string[]): Promise<WithLedger[]> {
     const { rows } = await q.query<PaymentRow & { txs: PartnerTxRow[]; ops: OperationRow[] }>(
       `SELECT ${PAYMENT_COLS},
          coalesce((SELECT json_agg(t ORDER BY t.seq) FROM (SELECT ${TX_COLS} FROM partner_transactions WHERE payment_id = p.id) t), '[]') AS txs,
          coalesce((SELECT json_agg(o ORDER BY o.created_at, o.id) FROM (SELECT ${OP_COLS} FROM payment_operations WHERE payment_id = p.id) o), '[]') AS ops
-       FROM payments p WHERE id = $1 AND entity_id = $2`,
-      [id, entityId],
+       FROM payments p WHERE ${ids.length === 1 ? 'id = $1' : 'id = ANY($1::uuid[])'} AND entity_id = $2`,
+      [ids.length === 1 ? ids[0] : ids, entityId],
     );
-    const row = rows[0];
-    if (!row) return undefined;
-    const { txs, ops, ...payment } = row;
-    return { payment, txs: txs.map(withDates), ops: ops.map(withDates) };
+    return rows.map(({ txs, ops, ...payment }) => ({ payment, txs: txs.map(withDates), ops: ops.map(withDates) }));
   },
 
   /**
@@ -237,20 +242,22 @@ export const paymentsRepo = {
   },
 
   /**
-   * Keeps the view built from the payment at `version`, unless the payment moved on
-   * meanwhile. Only for a payment at rest (nothing PENDING, not processing): at rest, a
+   * Keeps each view built from its payment at `version`, unless the payment moved on
+   * meanwhile. Only for payments at rest (nothing PENDING, not processing): at rest, a
    * payment changes only through statements that move its version, so the view stays
-   * exact for as long as the version does.
+   * exact for as long as the version does. One statement for any number of payments (a
+   * list page keeps the views of its payments at once).
    */
-  async saveView(q: Queryable, id: string, version: number, format: string, view: string): Promise<void> {
+  async saveViews(q: Queryable, format: string, views: ReadonlyArray<{ id: string; version: number; view: string }>): Promise<void> {
     // (Readers racing on a new version: the first one writes, the others find it done.)
     // A row locked by a change under way is left as it is (SKIP LOCKED): a read never
     // waits for a lock, and that change moves the version anyway.
     await q.query(
-      `UPDATE payments SET view = $3, view_version = $2, view_format = $4
-        WHERE id = (SELECT id FROM payments WHERE id = $1 FOR UPDATE SKIP LOCKED)
-          AND version = $2 AND (view_version IS DISTINCT FROM $2 OR view_format IS DISTINCT FROM $4)`,
-      [id, version, view, format],
+      `UPDATE payments SET view = v.view, view_version = v.version, view_format = $4
+         FROM unnest($1::uuid[], $2::integer[], $3::text[]) AS v(id, version, view)
+        WHERE payments.id = v.id AND payments.id = ANY(ARRAY(SELECT id FROM payments WHERE id = ANY($1::uuid[]) FOR UPDATE SKIP LOCKED))
+          AND payments.version = v.version AND (payments.view_version IS DISTINCT FROM v.version OR payments.view_format IS DISTINCT FROM $4)`,
+      [views.map((v) => v.id), views.map((v) => v.version), views.map((v) => v.view), format],
     );
   },
 

@@ -118,6 +118,11 @@ export class PaymentsService {
     private readonly steps?: AuthorizationSteps,
   ) {}
 
+  /** What a stored view is valid for: this release's view format and base URL (payment-view.ts). */
+  private get viewFormat(): string {
+    return `${VIEW_FORMAT}|${this.config.baseUrl}`;
+  }
+
   /** Whether the partner captures an authorization once (PartnerConnector.capturesOnce): what outcome.ts releases. */
   private readonly capturesOnce = (partner: string): boolean => this.partners.capturesOnce(partner);
 
@@ -158,33 +163,47 @@ export class PaymentsService {
    * a replica (q is not the primary) is not stored: the primary builds its own.
    */
   async findStoredJson(entityId: string, id: string, q: Queryable): Promise<string | undefined> {
-    const format = `${VIEW_FORMAT}|${this.config.baseUrl}`;
-    const stored = await paymentsRepo.storedView(q, entityId, id, format);
+    const stored = await paymentsRepo.storedView(q, entityId, id, this.viewFormat);
     if (!stored) return undefined;
     if (stored.view !== null) return stored.view;
-    const found = await paymentsRepo.getWithLedger(q, entityId, id);
-    if (!found) return undefined;
-    const text = paymentJson(paymentView(found.payment, found.txs, found.ops, this.config.baseUrl));
-    if (q === this.db && !found.payment.processing && !found.txs.some((t) => t.status === 'PENDING')) {
-      await paymentsRepo.saveView(this.db, id, found.payment.version, format, text);
+    return (await this.buildViews(entityId, [id], q)).get(id);
+  }
+
+  /**
+   * The JSON text of each of these payments of the entity found on q, built from their
+   * ledgers with one read; the views of those at rest are kept with one write (on the
+   * primary only), so that the next read of their version is served as stored.
+   */
+  private async buildViews(entityId: string, ids: readonly string[], q: Queryable): Promise<Map<string, string>> {
+    const texts = new Map<string, string>();
+    const keep: Array<{ id: string; version: number; view: string }> = [];
+    for (const { payment, txs, ops } of await paymentsRepo.getManyWithLedger(q, entityId, ids)) {
+      const text = paymentJson(paymentView(payment, txs, ops, this.config.baseUrl));
+      texts.set(payment.id, text);
+      if (!payment.processing && !txs.some((t) => t.status === 'PENDING')) keep.push({ id: payment.id, version: payment.version, view: text });
     }
-    return text;
+    if (q === this.db && keep.length > 0) await paymentsRepo.saveViews(this.db, this.viewFormat, keep);
+    return texts;
   }
 
   /**
    * A page of the entity's payments as stored (no partner call), each as the JSON text
    * GET /v2/payments/{id} sends with max-age, with its customer's email (which the view
    * does not carry; the dashboard's CSV export shows it); limit + 1 of them (has_more), or
-   * undefined when the cursor is not one of the entity's payments.
+   * undefined when the cursor is not one of the entity's payments. The views the page
+   * lacks (its newest payments, typically) are built together: one read, one write.
    */
   async listStoredJson(entityId: string, req: PageRequest, filter: Filter, q: Queryable = this.db): Promise<Array<{ id: string; text: string; customer_email: string | null }> | undefined> {
-    const rows = await listsRepo.payments(q, entityId, req, filter, `${VIEW_FORMAT}|${this.config.baseUrl}`);
+    const rows = await listsRepo.payments(q, entityId, req, filter, this.viewFormat);
     if (!rows) return undefined;
-    // (A payment listed is there when its view is read on the same database: payments are never deleted.)
-    return Promise.all(rows.map(async (r) => ({
-      id: r.id, text: r.view ?? await this.findStoredJson(entityId, r.id, q) ?? await this.getStoredJson(entityId, r.id),
-      customer_email: r.customer_email ?? null,
-    })));
+    const lacking = rows.filter((r) => r.view === null).map((r) => r.id);
+    const built = lacking.length > 0 ? await this.buildViews(entityId, lacking, q) : new Map<string, string>();
+    const page: Array<{ id: string; text: string; customer_email: string | null }> = [];
+    for (const r of rows) {
+      // (A payment listed is there when its ledger is read on the same database: payments are never deleted.)
+      page.push({ id: r.id, text: r.view ?? built.get(r.id) ?? await this.getStoredJson(entityId, r.id), customer_email: r.customer_email ?? null });
+    }
+    return page;
   }
 
   /** The payment row by id alone, for browser paths that carry no merchant credential. */

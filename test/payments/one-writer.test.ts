@@ -18,7 +18,7 @@ const SRC = path.resolve(import.meta.dirname, '../../src');
 /** A statement that writes one of the money tables. */
 const WRITES_MONEY = /\b(INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(payments|partner_transactions|payment_operations)\b/gi;
 /** The one write of those tables outside the writer: the stored view of a payment at rest (a cache of the answer, no money state). */
-const STORED_VIEW = /UPDATE payments SET view = \$3, view_version = \$2, view_format = \$4\s/;
+const STORED_VIEW = /UPDATE payments SET view = v.view, view_version = v.version, view_format = \$4\s/;
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
