@@ -98,8 +98,15 @@ export interface OperationRow {
   updated_at: Date;
 }
 
-/** A payment row with its whole ledger and its operations: what its view is built from. */
-export interface WithLedger { payment: PaymentRow; txs: PartnerTxRow[]; ops: OperationRow[] }
+/**
+ * A payment row with its whole ledger and its operations: what its view is built from, and
+ * what recent-payments.ts remembers (frozen once remembered: callers copy, never change them).
+ */
+export interface Ledger {
+  payment: PaymentRow;
+  txs: PartnerTxRow[];
+  ops: OperationRow[];
+}
 
 export const PAYMENT_COLS = `id, entity_id, version, amount, currency, capture_mode, allow_future_usage, client_session_id,
   order_reference, "order", customer, browser, split, authorization_status, processing, idempotency_key, created_at, updated_at,
@@ -212,12 +219,16 @@ export const paymentsRepo = {
   },
 
   /** The payment with its ledger and operations in one round trip (reads without a lock). */
-  async getWithLedger(q: Queryable, entityId: string, id: string): Promise<WithLedger | undefined> {
+  async getWithLedger(q: Queryable, entityId: string, id: string): Promise<Ledger | undefined> {
     return (await paymentsRepo.getManyWithLedger(q, entityId, [id]))[0];
   },
 
-  /** Payments of the entity among `ids` (in no particular order), each with its whole ledger and its operations. */
-  async getManyWithLedger(q: Queryable, entityId: string, ids: readonly string[]): Promise<WithLedger[]> {
+  /**
+   * Payments of the entity among `ids` (in no particular order), each with its whole ledger
+   * and its operations. One id keeps the statement getWithLedger always ran (`id = $1`): the
+   * read of a capture whose payment this process does not remember.
+   */
+  async getManyWithLedger(q: Queryable, entityId: string, ids: readonly string[]): Promise<Ledger[]> {
     const { rows } = await q.query<PaymentRow & { txs: PartnerTxRow[]; ops: OperationRow[] }>(
       `SELECT ${PAYMENT_COLS},
          coalesce((SELECT json_agg(t ORDER BY t.seq) FROM (SELECT ${TX_COLS} FROM partner_transactions WHERE payment_id = p.id) t), '[]') AS txs,

@@ -12,14 +12,9 @@
 // one statement that writes nothing; the operation then reads afresh. Only committed
 // states are remembered: the row a statement returned, or, after statements that settled
 // the last PENDING rows, the row with the sums of its ledger (payments.repo restingTotals).
-import type { OperationRow, PartnerTxRow, PaymentRow } from './payments.repo.ts';
+import type { Ledger, OperationRow, PartnerTxRow } from './payments.repo.ts';
 
-export interface Ledger {
-  payment: PaymentRow;
-  /** (Frozen once remembered: callers copy, never change them.) */
-  txs: PartnerTxRow[];
-  ops: OperationRow[];
-}
+export type { Ledger };
 
 /** Nothing in the payment's ledger or operations is PENDING: nothing can settle without a new version. */
 export function nothingPending(l: Ledger): boolean {
