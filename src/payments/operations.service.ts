@@ -21,13 +21,13 @@ import { OPERATIONS, REFUSALS, STATES, allowedIn, availableFor, balanceFor, oper
 import { holdWhileInFlight } from './idempotency.ts';
 import { answerInline } from '../partners/inline.ts';
 import { callPartner, txUpdate } from './partner-calls.ts';
-import { type NewOperation, type NewPartnerTx, type OperationKind, type OperationRow, type PartnerTxRow, type PaymentRow, type TxUpdate, newTxRow, nextSeqOf, paymentsRepo, pendingChildren, settledTxRow } from './payments.repo.ts';
+import { type Ledger, type NewOperation, type NewPartnerTx, type OperationKind, type OperationRow, type PartnerTxRow, type PaymentRow, type TxUpdate, newTxRow, nextSeqOf, paymentsRepo, pendingChildren, settledTxRow } from './payments.repo.ts';
 import { isOperationKeyConflict, moneyWriter, restingTotals } from './money.repo.ts';
 import { needsNothingElse, outcomeOf } from './outcome.ts';
 import { paymentView, reservedOfPayment, slicesOfPayment, totalsOfPayment } from './payment-view.ts';
 import { paymentEvents } from './payment-events.ts';
 import type { OperationBody } from './payments.schemas.ts';
-import { type Ledger, nothingPending } from './recent-payments.ts';
+import { nothingPending } from './recent-payments.ts';
 import type { PaymentsConfig, PaymentsService, PaymentViewT } from './payments.service.ts';
 
 export interface OperationOptions {

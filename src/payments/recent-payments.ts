@@ -14,8 +14,6 @@
 // the last PENDING rows, the row with the sums of its ledger (payments.repo restingTotals).
 import type { Ledger, OperationRow, PartnerTxRow } from './payments.repo.ts';
 
-export type { Ledger };
-
 /** Nothing in the payment's ledger or operations is PENDING: nothing can settle without a new version. */
 export function nothingPending(l: Ledger): boolean {
   return !l.txs.some((t) => t.status === 'PENDING') && !l.ops.some((o) => o.status === 'PENDING');
